@@ -1,0 +1,30 @@
+/**
+ * The error vocabulary shared by pure code and adapters. Each class carries the HTTP status
+ * the function answers with, which in turn decides whether the Broker redelivers the event.
+ */
+export abstract class FunctionError extends Error {
+  abstract readonly status: 400 | 409 | 503
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = new.target.name
+  }
+}
+
+/** A malformed CloudEvent or event data: 400, never redelivered. */
+export class BadEventError extends FunctionError {
+  readonly status = 400 as const
+}
+
+/** A lost optimistic-concurrency race (stale resourceVersion): 409, redelivered and re-planned. */
+export class ConflictError extends FunctionError {
+  readonly status = 409 as const
+}
+
+/** The Kubernetes API is unreachable, overloaded (429) or failing (5xx): 503, redelivered with backoff. */
+export class TransientError extends FunctionError {
+  readonly status = 503 as const
+}
+
+/** The HTTP status for any thrown value: ours carry one, everything else is a bug (500). */
+export const statusFor = (err: unknown): 400 | 409 | 500 | 503 =>
+  err instanceof FunctionError ? err.status : 500

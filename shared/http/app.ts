@@ -1,0 +1,28 @@
+import { Hono } from 'hono'
+import { statusFor } from '../errors.js'
+import type { Logger } from '../log.js'
+
+/**
+ * The Hono app every function starts from: health routes and the one place where an error
+ * becomes a status code (400 / 409 / 503 / 500, see the error table in README).
+ */
+export function baseApp(log: Logger, ready: () => boolean = () => true): Hono {
+  const app = new Hono()
+  app.get('/health/readiness', (c) => (ready() ? c.body(null, 204) : c.body(null, 503)))
+  app.get('/health/liveness', (c) => c.body(null, 204))
+  app.get('/healthz', (c) => c.body(null, 204))
+  app.onError((err, c) => {
+    const status = statusFor(err)
+    const fields = { err: { name: err.name, message: err.message, cause: causeMessage(err) }, status }
+    if (status === 500) log.error(fields, 'Handler failed unexpectedly')
+    else log.warn(fields, 'Handler asked for redelivery or rejected the event')
+    return c.json({ error: err.name, message: err.message }, status)
+  })
+  return app
+}
+
+function causeMessage(err: Error): string | undefined {
+  const cause = err.cause
+  if (cause instanceof Error) return cause.message
+  return cause === undefined ? undefined : String(cause)
+}
