@@ -1,0 +1,41 @@
+import { z } from 'zod'
+
+/** An RFC 3339 timestamp string as Kubernetes serialises `metav1.Time` (format only, no pattern). */
+export const dateTime = () => z.string().meta({ format: 'date-time' })
+
+/** A 64-bit integer field as Kubernetes declares `int64`. */
+export const int64 = () => z.number().int().meta({ format: 'int64' })
+
+/** Reference to a Secret: name, optional namespace and key (unknown fields kept, as purko's CRD does). */
+export const SecretKeyRefSchema = z.looseObject({
+  name: z.string().describe('Name of the Secret.'),
+  namespace: z.string().optional().describe('Namespace of the Secret.'),
+  key: z.string().optional().describe('Key inside the Secret.'),
+})
+export type SecretKeyRef = z.infer<typeof SecretKeyRefSchema>
+
+/** `{name, value}` environment variable pair. */
+export const EnvVarSchema = z.looseObject({
+  name: z.string(),
+  value: z.string().optional(),
+})
+export type EnvVar = z.infer<typeof EnvVarSchema>
+
+/** Observability block shared by Agent and Workflow specs (declared keys, unknown ones kept). */
+export const ObservabilitySchema = z.looseObject({
+  metrics: z.looseObject({
+    enabled: z.boolean().optional(),
+    port: z.number().int().optional(),
+    path: z.string().optional(),
+  }).optional(),
+  logging: z.looseObject({
+    level: z.enum(['debug', 'info', 'warn', 'error']).optional(),
+    format: z.enum(['json', 'text']).optional(),
+  }).optional(),
+  tracing: z.looseObject({
+    enabled: z.boolean().optional(),
+    endpoint: z.string().optional(),
+    samplingRate: z.number().min(0).max(1).optional(),
+  }).optional(),
+})
+export type Observability = z.infer<typeof ObservabilitySchema>

@@ -1,0 +1,35 @@
+/** API group of every Kinetic custom resource (purko-compatible). */
+export const API_GROUP = 'purko.io'
+/** Version of the purko.io API that Kinetic serves. */
+export const API_VERSION_NAME = 'v1alpha1'
+/** Full apiVersion string written on every purko.io object. */
+export const API_VERSION = 'purko.io/v1alpha1'
+
+/** Label on step Jobs (and their pods) naming the owning Workflow. */
+export const LABEL_WORKFLOW = 'purko.io/workflow'
+/** Label on step Jobs naming the Workflow step they run. */
+export const LABEL_STEP = 'purko.io/step'
+/** Label on step Jobs naming the Agent that executes the step. */
+export const LABEL_AGENT = 'purko.io/agent'
+/** Kinetic label on step Jobs carrying the run id they belong to. */
+export const LABEL_RUN_ID = 'kinetic.dev/run-id'
+/** Kinetic label on step Jobs carrying the attempt number (0 for the first try). */
+export const LABEL_ATTEMPT = 'kinetic.dev/attempt'
+/** Kinetic label on ConfigMaps that hold step outputs. */
+export const LABEL_OUTPUTS = 'kinetic.dev/outputs'
+
+/** Annotation holding the id of the current Workflow run. */
+export const ANNOTATION_RUN_ID = 'purko.io/run-id'
+/** Annotation marking a Workflow as a template that is not run itself. */
+export const ANNOTATION_TEMPLATE = 'purko.io/template'
+/** Annotation that asks for the current run to be cancelled. */
+export const ANNOTATION_CANCEL = 'purko.io/cancel'
+/** Annotation that asks for a fresh run of the Workflow. */
+export const ANNOTATION_RERUN = 'purko.io/rerun'
+/** Prefix of the per-step approval annotation (`purko.io/approve-<step>`). */
+export const ANNOTATION_APPROVE_PREFIX = 'purko.io/approve-'
+/** Prefix of the per-step denial annotation (`purko.io/deny-<step>`). */
+export const ANNOTATION_DENY_PREFIX = 'purko.io/deny-'
+
+/** Finalizer that Kinetic places on Workflows it has started. */
+export const FINALIZER_WORKFLOW = 'purko.io/workflow-finalizer'
