@@ -1,0 +1,84 @@
+import { describe, expect, it } from 'vitest'
+import { loadManifests, ofKind, type Manifest } from './manifests.js'
+
+const manifests = loadManifests()
+const clusterRoles = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'ClusterRole')
+const bindings = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'ClusterRoleBinding')
+
+/** `<apiGroup>/<resource>` -> sorted verbs, for comparison independent of rule grouping. */
+type Grants = Record<string, string[]>
+
+/** The verbs each function's port methods use (shared/kube/port.ts), and nothing more. */
+const FUNCTION_GRANTS: Grants = {
+  'purko.io/workflows': ['get', 'list', 'patch', 'update'],
+  'purko.io/workflows/status': ['get', 'patch', 'update'],
+  'purko.io/agents': ['get', 'list'],
+  'purko.io/llmproviders': ['get', 'list'],
+  'purko.io/mcpservers': ['get', 'list'],
+  'batch/jobs': ['create', 'delete', 'get', 'list'],
+  '/pods': ['get', 'list'],
+  '/pods/log': ['get'],
+  '/configmaps': ['create', 'get', 'list', 'update'],
+  '/events': ['create', 'patch'],
+}
+
+const EXPECTED: Record<string, { serviceAccount: string; grants: Grants }> = {
+  'kinetic-workflow-changed': { serviceAccount: 'workflow-changed', grants: FUNCTION_GRANTS },
+  'kinetic-step-job-finished': { serviceAccount: 'step-job-finished', grants: FUNCTION_GRANTS },
+  'kinetic-resync-tick': { serviceAccount: 'resync-tick', grants: FUNCTION_GRANTS },
+  // The ApiServerSource adapters only watch what they send.
+  'kinetic-workflows-source': { serviceAccount: 'workflows-source', grants: { 'purko.io/workflows': ['get', 'list', 'watch'] } },
+  'kinetic-jobs-source': { serviceAccount: 'jobs-source', grants: { 'batch/jobs': ['get', 'list', 'watch'] } },
+}
+
+function grantsOf(role: Manifest): Grants {
+  const grants: Grants = {}
+  for (const rule of role.doc.rules as Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>) {
+    for (const group of rule.apiGroups) {
+      for (const resource of rule.resources) {
+        const key = `${group}/${resource}`
+        grants[key] = [...new Set([...(grants[key] ?? []), ...rule.verbs])].sort()
+      }
+    }
+  }
+  return grants
+}
+
+describe('least-privilege RBAC', () => {
+  it('defines exactly the expected ClusterRoles', () => {
+    expect(clusterRoles.map((m) => m.name).sort()).toEqual(Object.keys(EXPECTED).sort())
+  })
+
+  it.each(Object.entries(EXPECTED))('%s grants exactly the verbs in the table', (name, expected) => {
+    const role = clusterRoles.find((m) => m.name === name)!
+    expect(grantsOf(role)).toEqual(expected.grants)
+  })
+
+  it.each(Object.entries(EXPECTED))('%s is bound to its own ServiceAccount only', (name, expected) => {
+    const bound = bindings.filter((b) => b.doc.roleRef.name === name)
+    expect(bound).toHaveLength(1)
+    expect(bound[0]!.doc.subjects).toEqual([{ kind: 'ServiceAccount', name: expected.serviceAccount, namespace: 'kinetic-system' }])
+  })
+
+  it('no rule uses a wildcard, resourceNames or nonResourceURLs', () => {
+    for (const role of clusterRoles) {
+      for (const rule of role.doc.rules) {
+        expect([...rule.apiGroups, ...rule.resources, ...rule.verbs], role.name).not.toContain('*')
+        expect(rule).not.toHaveProperty('nonResourceURLs')
+      }
+    }
+  })
+
+  it('no ApiServerSource account may write anything', () => {
+    for (const name of ['kinetic-workflows-source', 'kinetic-jobs-source']) {
+      const verbs = Object.values(grantsOf(clusterRoles.find((m) => m.name === name)!)).flat()
+      expect(verbs.filter((v) => !['get', 'list', 'watch'].includes(v))).toEqual([])
+    }
+  })
+
+  it('the dead-letter account has no role and mounts no API token', () => {
+    const account = ofKind(manifests, 'v1', 'ServiceAccount').find((m) => m.name === 'dead-letter')!
+    expect(account.doc.automountServiceAccountToken).toBe(false)
+    expect(bindings.flatMap((b) => b.doc.subjects).filter((s: { name: string }) => s.name === 'dead-letter')).toEqual([])
+  })
+})

@@ -1,0 +1,189 @@
+import { describe, expect, it } from 'vitest'
+import { functionNames, loadManifests, ofKind } from './manifests.js'
+
+const manifests = loadManifests()
+const services = ofKind(manifests, 'serving.knative.dev/v1', 'Service')
+const triggers = ofKind(manifests, 'eventing.knative.dev/v1', 'Trigger')
+const sources = [
+  ...ofKind(manifests, 'sources.knative.dev/v1', 'ApiServerSource'),
+  ...ofKind(manifests, 'sources.knative.dev/v1', 'PingSource'),
+]
+const serviceNames = new Set(services.map((m) => m.name))
+/** Functions that are a sink of the delivery machinery itself, never a Trigger subscriber. */
+const WITHOUT_TRIGGER = new Set(['dead-letter'])
+const DIALECTS = ['exact', 'prefix', 'suffix', 'all', 'any', 'not', 'cesql']
+
+type Filter = Record<string, any>
+
+/** The leaf (attribute, value) pairs of a filters list, failing on any malformed element. */
+function leaves(filters: Filter[]): Array<{ dialect: string; attribute: string; value: unknown }> {
+  return filters.flatMap((f) => {
+    const dialects = Object.keys(f)
+    expect(dialects, JSON.stringify(f)).toHaveLength(1)
+    const dialect = dialects[0]!
+    expect(DIALECTS).toContain(dialect)
+    if (dialect === 'all' || dialect === 'any') return leaves(f[dialect])
+    if (dialect === 'not') return leaves([f.not])
+    if (dialect === 'cesql') return [{ dialect, attribute: '', value: f.cesql }]
+    const entries = Object.entries(f[dialect] as Record<string, unknown>)
+    // The webhook accepts exactly one attribute per exact/prefix/suffix element.
+    expect(entries, JSON.stringify(f)).toHaveLength(1)
+    return entries.map(([attribute, value]) => ({ dialect, attribute, value }))
+  })
+}
+
+/** The values a Trigger requires, by attribute, from its top-level exact filters. */
+function requiredExact(filters: Filter[]): Map<string, string> {
+  return new Map(filters.filter((f) => f.exact).map((f) => Object.entries(f.exact)[0] as [string, string]))
+}
+
+/** The event types a Trigger lets through: one exact type, or any of several exact types. */
+function acceptedTypes(filters: Filter[]): string[] {
+  const direct = requiredExact(filters).get('type')
+  if (direct !== undefined) return [direct]
+  return filters.filter((f) => f.any).flatMap((f) => (f.any as Filter[]).map((g) => g.exact?.type as string))
+}
+
+describe('function, Service and Trigger share one name', () => {
+  it.each(functionNames().map((n) => [n]))('functions/%s has a Service of that name running its own bundle', (name) => {
+    const service = services.find((m) => m.name === name)
+    expect(service, `knative/services/${name}.yaml`).toBeDefined()
+    const [container] = service!.doc.spec.template.spec.containers
+    expect([...container.command, ...container.args]).toEqual(['node', `dist/functions/${name}/main.js`])
+  })
+
+  it.each(functionNames().filter((n) => !WITHOUT_TRIGGER.has(n)).map((n) => [n]))('functions/%s has a Trigger of that name delivering to its Service', (name) => {
+    const trigger = triggers.find((m) => m.name === name)
+    expect(trigger, `knative/triggers/${name}.yaml`).toBeDefined()
+    expect(trigger!.doc.spec.subscriber.ref).toMatchObject({ apiVersion: 'serving.knative.dev/v1', kind: 'Service', name })
+  })
+
+  it.each(services.map((m) => [m.name, m] as const))('Service %s runs the entry point named after it, from the one image', (name, m) => {
+    const { containers } = m.doc.spec.template.spec
+    expect(containers).toHaveLength(1)
+    expect(containers[0].image).toBe('kinetic')
+    expect(containers[0].args).toEqual([`dist/functions/${name}/main.js`])
+    expect(m.file).toBe(`services/${name}.yaml`)
+  })
+
+  it('every name fits in 40 characters so the names Knative derives stay under 63', () => {
+    const tooLong = [...services, ...triggers, ...sources].map((m) => m.name).filter((n) => n.length > 40)
+    expect(tooLong).toEqual([])
+  })
+})
+
+describe('Triggers', () => {
+  it.each(triggers.map((m) => [m.name, m] as const))('Trigger %s subscribes from the default Broker to a Service in knative/', (_, m) => {
+    expect(m.doc.spec.broker).toBe('default')
+    expect(m.file).toBe(`triggers/${m.name}.yaml`)
+    const ref = m.doc.spec.subscriber.ref
+    expect(ref.kind).toBe('Service')
+    expect(serviceNames.has(ref.name)).toBe(true)
+    expect(ref.namespace ?? m.namespace).toBe('kinetic-system')
+  })
+
+  it.each(triggers.map((m) => [m.name, m] as const))('Trigger %s has explicit delivery: retries, exponential backoff, a timeout and a dead-letter sink', (_, m) => {
+    const d = m.doc.spec.delivery
+    expect(d.retry).toBeGreaterThanOrEqual(1)
+    expect(d.backoffPolicy).toBe('exponential')
+    expect(d.backoffDelay).toBeTypeOf('string')
+    expect(d.timeout).toBeTypeOf('string')
+    expect(d.deadLetterSink.ref).toMatchObject({ apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: 'dead-letter' })
+    expect(serviceNames.has(d.deadLetterSink.ref.name)).toBe(true)
+  })
+
+  it.each(triggers.map((m) => [m.name, m] as const))('Trigger %s filters on type and kineticsource with no empty value', (_, m) => {
+    expect(m.doc.spec.filter).toBeUndefined()
+    const all = leaves(m.doc.spec.filters)
+    // An empty value makes the filter unbuildable; Knative then skips it and lets everything through.
+    expect(all.filter((l) => typeof l.value !== 'string' || l.value === '')).toEqual([])
+    expect(all.filter((l) => l.dialect !== 'cesql' && !/^[a-z][a-z0-9]*$/.test(l.attribute))).toEqual([])
+    expect(requiredExact(m.doc.spec.filters).get('kineticsource')).toMatch(/^[a-z0-9]+$/)
+    expect(acceptedTypes(m.doc.spec.filters).length).toBeGreaterThan(0)
+  })
+
+  it('no Trigger accepts delete events or Kinetic\'s own dev.kinetic.* events', () => {
+    const types = triggers.flatMap((m) => acceptedTypes(m.doc.spec.filters))
+    expect(types.filter((t) => t.endsWith('.delete') || t.startsWith('dev.kinetic.'))).toEqual([])
+  })
+
+  it('routes each event kind to exactly the function that handles it', () => {
+    const routes = Object.fromEntries(triggers.map((m) => [m.name, {
+      kineticsource: requiredExact(m.doc.spec.filters).get('kineticsource'),
+      types: acceptedTypes(m.doc.spec.filters).sort(),
+    }]))
+    expect(routes).toEqual({
+      'workflow-changed': { kineticsource: 'workflows', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
+      'step-job-finished': { kineticsource: 'jobs', types: ['dev.knative.apiserver.resource.update'] },
+      'resync-tick': { kineticsource: 'resync', types: ['dev.knative.sources.ping'] },
+    })
+  })
+})
+
+describe('sources', () => {
+  it.each(sources.map((m) => [`${m.kind} ${m.name}`, m] as const))('%s sends to the default Broker with a kineticsource extension exactly one Trigger matches', (_, m) => {
+    expect(m.doc.spec.sink.ref).toMatchObject({ apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'default' })
+    const extensions = m.doc.spec.ceOverrides.extensions as Record<string, string>
+    for (const key of Object.keys(extensions)) expect(key).toMatch(/^[a-z0-9]+$/)
+    const value = extensions.kineticsource
+    expect(value).toMatch(/^[a-z0-9]+$/)
+    const matching = triggers.filter((t) => requiredExact(t.doc.spec.filters).get('kineticsource') === value)
+    expect(matching).toHaveLength(1)
+  })
+
+  it('watches Workflows and labelled step Jobs in every namespace, as whole objects', () => {
+    const watched = ofKind(manifests, 'sources.knative.dev/v1', 'ApiServerSource').map((m) => ({
+      name: m.name, mode: m.doc.spec.mode, namespaceSelector: m.doc.spec.namespaceSelector, resources: m.doc.spec.resources,
+    }))
+    expect(watched).toEqual([
+      {
+        name: 'jobs', mode: 'Resource', namespaceSelector: {},
+        resources: [{ apiVersion: 'batch/v1', kind: 'Job', selector: { matchExpressions: [{ key: 'purko.io/workflow', operator: 'Exists' }] } }],
+      },
+      { name: 'workflows', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'Workflow' }] },
+    ])
+  })
+})
+
+describe('Services scale to zero and run locked down', () => {
+  it.each(services.map((m) => [m.name, m] as const))('Service %s', (_, m) => {
+    const annotations = m.doc.spec.template.metadata.annotations
+    expect(annotations['autoscaling.knative.dev/min-scale']).toBe('0')
+    expect(Number(annotations['autoscaling.knative.dev/max-scale'])).toBeGreaterThanOrEqual(1)
+    expect(Object.keys(m.doc.metadata.annotations ?? {}).filter((k) => k.startsWith('autoscaling.knative.dev/'))).toEqual([])
+    expect(m.doc.metadata.labels['networking.knative.dev/visibility']).toBe('cluster-local')
+
+    const spec = m.doc.spec.template.spec
+    expect(spec.serviceAccountName).toBe(m.name)
+    expect(spec.containerConcurrency).toBeGreaterThanOrEqual(1)
+    expect(spec.timeoutSeconds).toBeGreaterThanOrEqual(1)
+    expect(spec.timeoutSeconds).toBeLessThanOrEqual(600)
+    const [c] = spec.containers
+    expect(c.readinessProbe.httpGet.path).toBe('/health/readiness')
+    expect(c.env.find((e: { name: string }) => e.name === 'LOG_LEVEL')).toBeDefined()
+    expect(c.env.filter((e: { name: string }) => ['PORT', 'K_SERVICE', 'K_CONFIGURATION', 'K_REVISION'].includes(e.name))).toEqual([])
+    expect(c.resources.requests).toMatchObject({ cpu: expect.any(String), memory: expect.any(String) })
+    expect(c.securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    })
+  })
+
+  it('the functions that read purko objects know the platform namespace', () => {
+    const missing = services.filter((m) => m.name !== 'dead-letter')
+      .filter((m) => !m.doc.spec.template.spec.containers[0].env.some((e: { name: string }) => e.name === 'KINETIC_PLATFORM_NAMESPACE'))
+    expect(missing.map((m) => m.name)).toEqual([])
+  })
+
+  it("a Trigger's delivery timeout never cuts a request the Service would still finish", () => {
+    const seconds = (iso: string) => Number(/^PT(\d+(?:\.\d+)?)S$/.exec(iso)?.[1])
+    for (const t of triggers) {
+      const service = services.find((s) => s.name === t.doc.spec.subscriber.ref.name)!
+      expect(seconds(t.doc.spec.delivery.timeout), t.name).toBeLessThanOrEqual(service.doc.spec.template.spec.timeoutSeconds)
+    }
+  })
+})
