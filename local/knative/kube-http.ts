@@ -1,0 +1,226 @@
+import http from 'node:http'
+import https from 'node:https'
+import { createInterface } from 'node:readline'
+import type { KubeConfig } from '@kubernetes/client-node'
+
+/** A JSON object as the Kubernetes API returns it. */
+export type KubeObject = Record<string, unknown> & {
+  apiVersion?: string
+  kind?: string
+  metadata?: {
+    name?: string
+    namespace?: string
+    uid?: string
+    resourceVersion?: string
+    labels?: Record<string, string>
+    annotations?: Record<string, string>
+    ownerReferences?: Array<{ apiVersion: string; kind: string; name: string; uid: string; controller?: boolean }>
+    creationTimestamp?: string
+    deletionTimestamp?: string
+    [key: string]: unknown
+  }
+}
+
+/** One line of a watch stream. */
+export interface WatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'
+  object: KubeObject
+}
+
+/** A non-2xx answer from the API server, with the Kubernetes Status body when there was one. */
+export class KubeHttpError extends Error {
+  constructor(readonly status: number, readonly body: unknown, method: string, path: string) {
+    super(`${method} ${path} answered ${status}: ${statusMessage(body)}`)
+    this.name = 'KubeHttpError'
+  }
+}
+
+interface ResourceInfo { plural: string; namespaced: boolean }
+
+/**
+ * A small Kubernetes REST client over node:http(s) that works against any API server the
+ * KubeConfig names (TLS and credentials come from the KubeConfig). Used by the local plumbing,
+ * which needs raw list/watch with resourceVersion control that the generated client hides.
+ */
+export class KubeHttp {
+  private readonly discovery = new Map<string, Map<string, ResourceInfo>>()
+
+  constructor(private readonly kc: KubeConfig) {}
+
+  /** The API server URL of the current context, exactly as the KubeConfig spells it. */
+  get server(): string {
+    const server = this.kc.getCurrentCluster()?.server
+    if (!server) throw new Error('The KubeConfig has no current cluster')
+    return server.replace(/\/+$/, '')
+  }
+
+  /** Sends one request; resolves with the parsed body on 2xx, KubeHttpError otherwise. */
+  async request<T = KubeObject>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<T> {
+    const { status, text } = await this.raw(method, path, body, contentType)
+    const parsed = text.length > 0 ? parseJson(text) : undefined
+    if (status < 200 || status >= 300) throw new KubeHttpError(status, parsed ?? text, method, path)
+    return parsed as T
+  }
+
+  /** GET that resolves null on 404. */
+  async get<T = KubeObject>(path: string): Promise<T | null> {
+    try {
+      return await this.request<T>('GET', path)
+    } catch (err) {
+      if (err instanceof KubeHttpError && err.status === 404) return null
+      throw err
+    }
+  }
+
+  /** JSON merge patch. */
+  mergePatch<T = KubeObject>(path: string, patch: unknown): Promise<T> {
+    return this.request<T>('PATCH', path, patch, 'application/merge-patch+json')
+  }
+
+  /** Plain text GET (pod logs). */
+  async text(path: string): Promise<string> {
+    const { status, text } = await this.raw('GET', path)
+    if (status < 200 || status >= 300) throw new KubeHttpError(status, parseJson(text) ?? text, 'GET', path)
+    return text
+  }
+
+  /**
+   * Opens a watch and calls `onEvent` for each line, awaiting it before reading the next one
+   * (so a slow consumer holds the stream, as a client-go reflector does). Resolves when the
+   * server closes the stream or `signal` aborts; rejects on a non-2xx answer.
+   */
+  async watch(path: string, onEvent: (event: WatchEvent) => Promise<void>, signal: AbortSignal): Promise<void> {
+    const res = await this.open('GET', path, undefined, 'application/json', signal)
+    const status = res.statusCode ?? 0
+    if (status < 200 || status >= 300) {
+      const text = await readAll(res)
+      throw new KubeHttpError(status, parseJson(text) ?? text, 'GET', path)
+    }
+    const lines = createInterface({ input: res, crlfDelay: Infinity })
+    const stop = () => res.destroy()
+    signal.addEventListener('abort', stop, { once: true })
+    try {
+      for await (const line of lines) {
+        if (signal.aborted) break
+        if (line.trim().length === 0) continue
+        const event = parseJson(line) as WatchEvent | undefined
+        if (!event || typeof event.type !== 'string') continue
+        await onEvent(event)
+      }
+    } catch (err) {
+      if (!signal.aborted) throw err
+    } finally {
+      signal.removeEventListener('abort', stop)
+      res.destroy()
+    }
+  }
+
+  /**
+   * The REST path of a kind: `/api/v1/...` or `/apis/<group>/<version>/...`, from discovery
+   * (the real plural, cached). Null when the API server does not serve the kind.
+   */
+  async pathFor(apiVersion: string, kind: string, namespace?: string, name?: string): Promise<string | null> {
+    const info = await this.resourceInfo(apiVersion, kind)
+    if (!info) return null
+    const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`
+    const ns = info.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : ''
+    return `${base}${ns}/${info.plural}${name ? `/${encodeURIComponent(name)}` : ''}`
+  }
+
+  /** Forgets cached discovery, e.g. after CRDs were created. */
+  forgetDiscovery(): void {
+    this.discovery.clear()
+  }
+
+  /**
+   * Creates the object, or replaces it when it exists (keeping the live resourceVersion):
+   * what `kubectl apply` amounts to for objects only this tool manages.
+   */
+  async apply(obj: KubeObject, defaultNamespace = 'default'): Promise<KubeObject> {
+    const apiVersion = obj.apiVersion
+    const kind = obj.kind
+    const name = obj.metadata?.name
+    if (!apiVersion || !kind || !name) throw new Error('Cannot apply an object without apiVersion, kind and metadata.name')
+    const info = await this.resourceInfo(apiVersion, kind)
+    if (!info) throw new Error(`The API server does not serve ${kind} in ${apiVersion}`)
+    const namespace = info.namespaced ? (obj.metadata?.namespace ?? defaultNamespace) : undefined
+    const body = info.namespaced ? { ...obj, metadata: { ...obj.metadata, namespace } } : obj
+    const collection = (await this.pathFor(apiVersion, kind, namespace)) as string
+    try {
+      return await this.request('POST', collection, body)
+    } catch (err) {
+      if (!(err instanceof KubeHttpError) || err.status !== 409) throw err
+    }
+    const itemPath = `${collection}/${encodeURIComponent(name)}`
+    const live = await this.request(`GET`, itemPath)
+    const replacement = { ...body, metadata: { ...body.metadata, resourceVersion: live.metadata?.resourceVersion } }
+    return this.request('PUT', itemPath, replacement)
+  }
+
+  private async resourceInfo(apiVersion: string, kind: string): Promise<ResourceInfo | null> {
+    let kinds = this.discovery.get(apiVersion)
+    if (!kinds) {
+      const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`
+      const list = await this.get<{ resources?: Array<{ name: string; kind: string; namespaced: boolean }> }>(path)
+      if (!list) return null
+      kinds = new Map()
+      for (const r of list.resources ?? []) {
+        if (r.name.includes('/')) continue
+        kinds.set(r.kind, { plural: r.name, namespaced: r.namespaced })
+      }
+      this.discovery.set(apiVersion, kinds)
+    }
+    return kinds.get(kind) ?? null
+  }
+
+  private async raw(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; text: string }> {
+    const res = await this.open(method, path, body, contentType)
+    const text = await readAll(res)
+    return { status: res.statusCode ?? 0, text }
+  }
+
+  private async open(method: string, path: string, body: unknown, contentType: string, signal?: AbortSignal): Promise<http.IncomingMessage> {
+    const url = new URL(this.server + path)
+    const opts: https.RequestOptions = {
+      method,
+      hostname: url.hostname,
+      port: url.port,
+      path: url.pathname + url.search,
+      headers: { Accept: 'application/json' },
+    }
+    await this.kc.applyToHTTPSOptions(opts)
+    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body)
+    if (payload !== undefined) {
+      opts.headers = { ...opts.headers, 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) }
+    }
+    const transport = url.protocol === 'https:' ? https : http
+    return new Promise((resolve, reject) => {
+      const req = transport.request({ ...opts, signal }, resolve)
+      req.on('error', reject)
+      if (payload !== undefined) req.write(payload)
+      req.end()
+    })
+  }
+}
+
+function readAll(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    res.on('data', (c: Buffer) => chunks.push(c))
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    res.on('error', reject)
+  })
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+function statusMessage(body: unknown): string {
+  if (body && typeof body === 'object' && 'message' in body) return String((body as { message: unknown }).message)
+  return typeof body === 'string' ? body.slice(0, 200) : 'no message'
+}
