@@ -1,11 +1,15 @@
 // npm run build: bundles each function's entry point and the executor into one ESM file each,
 // so a cold start loads one tree-shaken file instead of resolving thousands of modules.
 import { existsSync, readdirSync, rmSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
+import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
 import { build } from 'esbuild'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+// --outdir lets tests and benchmarks build elsewhere without replacing the shared dist/.
+const { values: options } = parseArgs({ options: { outdir: { type: 'string', default: join(root, 'dist') } } })
+const outdir = resolve(options.outdir)
 
 /** Functions every image is expected to carry; any other folder with a main.ts is built too. */
 const EXPECTED_FUNCTIONS = ['workflow-changed', 'step-job-finished', 'resync-tick', 'dead-letter']
@@ -41,13 +45,14 @@ function entryPoints() {
 }
 
 const entries = entryPoints()
-rmSync(join(root, 'dist'), { recursive: true, force: true })
+// Only the trees this script writes, so stale bundles of removed functions do not linger.
+for (const tree of ['functions', 'executor']) rmSync(join(outdir, tree), { recursive: true, force: true })
 if (entries.length > 0) {
   // One build per entry point: a shared-chunk layout would make each Service load code it
   // never runs, and per-file output is what knative/services/*.yaml name.
   const results = await Promise.all(entries.map((entry) => build({
     entryPoints: [entry],
-    outdir: join(root, 'dist'),
+    outdir,
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -64,7 +69,8 @@ if (entries.length > 0) {
   for (const [i, result] of results.entries()) {
     const outputs = Object.entries(result.metafile.outputs).filter(([file]) => file.endsWith('.js'))
     for (const [file, info] of outputs) {
-      console.log(`built ${file} (${(info.bytes / 1024).toFixed(0)} KiB) from ${relative(root, entries[i].in)}`)
+      const shown = relative(root, resolve(file))
+      console.log(`built ${shown.startsWith('..') ? resolve(file) : shown} (${(info.bytes / 1024).toFixed(0)} KiB) from ${relative(root, entries[i].in)}`)
     }
   }
 }
