@@ -1,0 +1,57 @@
+/**
+ * The provider-neutral conversation the agent loop keeps; each provider translates it to its
+ * wire format and back.
+ */
+
+/** A tool the model may call, with its JSON Schema input. */
+export interface ToolSpec {
+  name: string
+  description: string
+  inputSchema: Record<string, unknown>
+}
+
+/** One tool call the model asked for; `id` pairs it with its result. */
+export interface ToolCall {
+  id: string
+  name: string
+  arguments: Record<string, unknown>
+}
+
+/** A tool's answer to one call, sent back to the model. */
+export interface ToolResult {
+  callId: string
+  name: string
+  content: string
+  isError: boolean
+}
+
+export type Message =
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; text: string; toolCalls: ToolCall[] }
+  | { role: 'tool'; results: ToolResult[] }
+
+/** One model call's input. */
+export interface ChatRequest {
+  system: string
+  messages: readonly Message[]
+  tools: readonly ToolSpec[]
+  maxTokens: number
+  temperature: number
+  signal: AbortSignal
+}
+
+/** One model call's output: final text, or tool calls to make first. */
+export interface ChatResponse {
+  text: string
+  toolCalls: ToolCall[]
+  usage: { tokensIn: number; tokensOut: number }
+}
+
+/** A model API. Throws StepError('ModelError') for anything the loop cannot continue from. */
+export interface ModelProvider {
+  readonly name: string
+  complete(req: ChatRequest): Promise<ChatResponse>
+}
+
+/** The fetch the HTTP providers use; tests pass one bound to a local server or msw. */
+export type FetchLike = (input: string, init: RequestInit) => Promise<Response>
