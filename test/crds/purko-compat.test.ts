@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest'
+import { allCrds } from '../../shared/crd/definitions.js'
+import type { JsonSchemaProps } from '../../shared/crd/structural.js'
+import { purkoCrd } from './purko-fixtures.js'
+
+/** Deliberate, documented departures from purko's CRD shapes (the docs win over the CRD). */
+const TYPE_DECISIONS = new Set([
+  'spec.timeout', // duration string or {timeoutSeconds}
+  'spec.trigger.webhook.secret', // an object {name, namespace, key}, as the docs and Go type describe
+])
+
+type Node = Record<string, any>
+
+function walk(node: Node, path: string, visit: (path: string, node: Node) => void): void {
+  visit(path, node)
+  for (const [k, child] of Object.entries((node.properties ?? {}) as Record<string, Node>)) {
+    walk(child, path ? `${path}.${k}` : k, visit)
+  }
+  if (node.items) walk(node.items as Node, `${path}[]`, visit)
+}
+
+function lookup(root: JsonSchemaProps, path: string): { node?: JsonSchemaProps; preservedBy?: string } {
+  let node: JsonSchemaProps | undefined = root
+  let at = ''
+  for (const part of path.split(/\.|(?=\[\])/).filter(Boolean)) {
+    if (!node) return {}
+    const next: JsonSchemaProps | undefined = part === '[]' ? node.items : node.properties?.[part]
+      ?? (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined)
+    if (!next) return node['x-kubernetes-preserve-unknown-fields'] ? { preservedBy: at || '<root>' } : {}
+    node = next
+    at = at ? `${at}.${part}` : part
+  }
+  return { node }
+}
+
+describe.each(allCrds().map((c) => [c.spec.names.kind, c] as const))('%s stays compatible with purko', (kind, ours) => {
+  const theirs = purkoCrd(kind)
+  const ourSchema = ours.spec.versions[0]!.schema.openAPIV3Schema
+  const theirSchema = theirs.spec.versions[0].schema.openAPIV3Schema as Node
+
+  it('has the same names, scope, subresources and printer columns', () => {
+    expect(ours.spec.names).toEqual(theirs.spec.names)
+    expect(ours.spec.scope).toBe(theirs.spec.scope)
+    expect(ours.spec.versions[0]!.subresources).toEqual(theirs.spec.versions[0].subresources)
+    expect(ours.spec.versions[0]!.additionalPrinterColumns).toEqual(theirs.spec.versions[0].additionalPrinterColumns)
+  })
+
+  it('declares or preserves every field purko declares, with the same type', () => {
+    const problems: string[] = []
+    walk(theirSchema, '', (path, node) => {
+      if (!path || path === 'metadata') return
+      const found = lookup(ourSchema, path)
+      if (found.preservedBy) return
+      if (!found.node) return void problems.push(`${path}: missing`)
+      if (TYPE_DECISIONS.has(path)) return
+      if (node.type && found.node.type !== node.type) problems.push(`${path}: ${String(found.node.type)} instead of ${node.type}`)
+    })
+    expect(problems).toEqual([])
+  })
+
+  it('keeps unknown fields at every object level where purko keeps them', () => {
+    const problems: string[] = []
+    walk(theirSchema, '', (path, node) => {
+      if (node.type !== 'object' || !node['x-kubernetes-preserve-unknown-fields']) return
+      const found = lookup(ourSchema, path)
+      const n = found.node
+      if (found.preservedBy || (n && (n['x-kubernetes-preserve-unknown-fields'] || typeof n.additionalProperties === 'object'))) return
+      problems.push(path || '<root>')
+    })
+    expect(problems).toEqual([])
+  })
+
+  it("accepts every enum value and applies every default purko's CRD has", () => {
+    const problems: string[] = []
+    walk(theirSchema, '', (path, node) => {
+      const n = lookup(ourSchema, path).node
+      if (!n) return
+      for (const value of (node.enum ?? []) as unknown[]) {
+        if (n.enum && !n.enum.includes(value)) problems.push(`${path}: rejects ${String(value)}`)
+      }
+      if (node.default !== undefined && JSON.stringify(n.default) !== JSON.stringify(node.default)) {
+        problems.push(`${path}: default ${JSON.stringify(n.default)} instead of ${JSON.stringify(node.default)}`)
+      }
+    })
+    expect(problems).toEqual([])
+  })
+})
