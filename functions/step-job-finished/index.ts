@@ -1,0 +1,35 @@
+// Handles: dev.knative.apiserver.resource.update for batch/v1 Jobs labelled purko.io/workflow.
+// Trigger: knative/triggers/step-job-finished.yaml (source kineticsource=jobs).
+// Writes: the step output (outputs ConfigMap), the next step Jobs, and Workflow status.
+import type { Hono } from 'hono'
+import { z } from 'zod'
+import { reconcileWorkflow, type EngineDeps } from '../../shared/engine/reconcile-workflow.js'
+import { baseApp } from '../../shared/http/app.js'
+import { readCloudEvent } from '../../shared/http/cloudevent.js'
+import { jobFactFrom } from '../../shared/reconcile/job-facts.js'
+import type { V1Job } from '@kubernetes/client-node'
+
+/** Event data: the Job as the watch delivered it (Resource mode). */
+const JobEventData = z.looseObject({
+  metadata: z.looseObject({ name: z.string().min(1), namespace: z.string().min(1), labels: z.record(z.string(), z.string()).optional() }),
+  status: z.looseObject({}).optional(),
+})
+
+/** The step-job-finished function: captures a finished step's output and advances the DAG. */
+export function createApp(deps: EngineDeps): Hono {
+  const app = baseApp(deps.log)
+  app.post('/', async (c) => {
+    const event = await readCloudEvent(c, JobEventData)
+    const job = event.data as V1Job
+    const fact = jobFactFrom(job)
+    if (!fact || fact.state === 'Active') return c.body(null, 202) // not ours, or still running
+    const namespace = event.data.metadata.namespace
+    const outcome = await reconcileWorkflow(deps, namespace, fact.workflow, { kind: 'job', job: fact })
+    deps.log.info(
+      { ceId: event.id, ceType: event.type, namespace, name: fact.workflow, job: fact.name, state: fact.state, result: outcome.result, created: outcome.created.length },
+      'Advanced Workflow',
+    )
+    return c.body(null, 202)
+  })
+  return app
+}

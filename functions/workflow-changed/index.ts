@@ -1,0 +1,40 @@
+// Handles: dev.knative.apiserver.resource.{add,update} (and .ref.*) for purko.io Workflows.
+// Trigger: knative/triggers/workflow-changed.yaml (source kineticsource=workflows).
+// Writes: step Jobs, outputs ConfigMaps, the run-id annotation and Workflow status.
+import type { Hono } from 'hono'
+import { z } from 'zod'
+import { reconcileWorkflow, type EngineDeps } from '../../shared/engine/reconcile-workflow.js'
+import { baseApp } from '../../shared/http/app.js'
+import { readCloudEvent } from '../../shared/http/cloudevent.js'
+import { WorkflowSchema } from '../../shared/schemas/workflow.js'
+import { mayNeedWork } from '../../shared/reconcile/workflow-plan.js'
+
+/** Event data: a whole Workflow (Resource mode) or an ObjectReference (Reference mode). */
+const WorkflowEventData = z.looseObject({
+  kind: z.string().optional(),
+  name: z.string().optional(),
+  namespace: z.string().optional(),
+  metadata: z.looseObject({ name: z.string().min(1), namespace: z.string().min(1) }).optional(),
+}).refine((d) => d.metadata !== undefined || (d.name && d.namespace), 'neither a Workflow nor an ObjectReference')
+
+/** The workflow-changed function: starts runs, acts on approve/deny/cancel/rerun, reports spec errors. */
+export function createApp(deps: EngineDeps): Hono {
+  const app = baseApp(deps.log)
+  app.post('/', async (c) => {
+    const event = await readCloudEvent(c, WorkflowEventData)
+    const log = deps.log.child({ ceId: event.id, ceType: event.type })
+    if (event.type.endsWith('.delete')) return c.body(null, 202) // Jobs and ConfigMaps go with their owner
+    const data = event.data
+    if (data.metadata) {
+      // Resource mode: our own status writes come back here; spot them without a GET.
+      const seen = WorkflowSchema.safeParse(data)
+      if (seen.success && !mayNeedWork(seen.data)) return c.body(null, 202)
+    }
+    const namespace = data.metadata?.namespace ?? data.namespace!
+    const name = data.metadata?.name ?? data.name!
+    const outcome = await reconcileWorkflow(deps, namespace, name, { kind: 'full' })
+    log.info({ namespace, name, result: outcome.result, created: outcome.created.length, phase: outcome.phase }, 'Reconciled Workflow')
+    return c.body(null, 202)
+  })
+  return app
+}

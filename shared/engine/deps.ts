@@ -1,0 +1,18 @@
+import { readRuntimeConfig } from '../config.js'
+import { KubeClient, loadKubeConfig } from '../kube/client.js'
+import { createLogger } from '../log.js'
+import type { EngineDeps } from './reconcile-workflow.js'
+import { httpKineticEvents } from './kinetic-events.js'
+
+/** Real dependencies of a Workflow function: the API from $KUBECONFIG or in-cluster, env config, a JSON logger. */
+export function realEngineDeps(functionName: string): EngineDeps {
+  const log = createLogger(functionName)
+  const config = readRuntimeConfig()
+  return {
+    kube: new KubeClient(loadKubeConfig()),
+    log,
+    now: () => new Date(),
+    config,
+    events: httpKineticEvents(config.eventSink, `/kinetic/${functionName}`, log),
+  }
+}

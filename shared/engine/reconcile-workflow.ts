@@ -1,0 +1,213 @@
+import { createHash } from 'node:crypto'
+import type { V1Job } from '@kubernetes/client-node'
+import type { RuntimeConfig } from '../config.js'
+import { ConflictError } from '../errors.js'
+import type { Kube } from '../kube/port.js'
+import type { Logger } from '../log.js'
+import type { Agent } from '../schemas/agent.js'
+import { LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_WORKFLOW } from '../schemas/labels.js'
+import type { LLMProvider } from '../schemas/llmprovider.js'
+import type { MCPServer } from '../schemas/mcpserver.js'
+import type { Workflow } from '../schemas/workflow.js'
+import { failureFromLog, jobFactFrom, resultFromLog, type JobFact } from '../reconcile/job-facts.js'
+import { resolveProvider, stepJobManifest, stepTimeoutSeconds } from '../reconcile/job-builder.js'
+import { outputShardSelector, planOutputWrites, readOutputs } from '../reconcile/outputs.js'
+import { buildStepInput } from '../reconcile/step-input.js'
+import { kubernetesEventFor } from '../reconcile/kube-events.js'
+import {
+  currentRunId, jobsNeedingResults, NO_CHANGES, planWorkflow, type StepStart, type WorkflowPlan,
+} from '../reconcile/workflow-plan.js'
+import type { KineticEvents } from './kinetic-events.js'
+
+/** What every function that drives Workflows needs. */
+export interface EngineDeps {
+  kube: Kube
+  log: Logger
+  now: () => Date
+  config: RuntimeConfig
+  events: KineticEvents
+}
+
+/** How the caller learned about the change: one Job from an event, or a full look at the run. */
+export type Trigger = { kind: 'job'; job: JobFact } | { kind: 'full' }
+
+/** What one reconcile did, for logs and tests. */
+export interface ReconcileOutcome {
+  result: 'gone' | 'unchanged' | 'applied'
+  created: string[]
+  deleted: string[]
+  phase?: string
+}
+
+/**
+ * Reads a Workflow run fresh, plans, and applies the plan: outputs and Jobs first, annotations,
+ * status last (resourceVersion-guarded), then Events. A lost race throws ConflictError so the
+ * Broker redelivers and the next attempt re-plans from fresh state.
+ */
+export async function reconcileWorkflow(deps: EngineDeps, namespace: string, name: string, trigger: Trigger): Promise<ReconcileOutcome> {
+  const { kube } = deps
+  const workflow = await kube.getWorkflow(namespace, name)
+  if (!workflow) return { result: 'gone', created: [], deleted: [] }
+  const runId = currentRunId(workflow)
+
+  const jobs = trigger.kind === 'job'
+    ? [trigger.job].filter((j) => j.runId === runId)
+    : (await kube.listJobs(namespace, { [LABEL_WORKFLOW]: workflow.metadata.name ?? name, [LABEL_RUN_ID]: runId }))
+      .flatMap((job) => jobFactFrom(job) ?? [])
+  if (trigger.kind === 'job' && jobs.length > 0 && jobsNeedingResults(workflow, jobs).length === 0) {
+    // A duplicate or late event about a step already recorded: one GET was all it cost.
+    return { result: 'unchanged', created: [], deleted: [] }
+  }
+  await attachResults(kube, namespace, workflow, jobs)
+
+  const [agents, shards] = await Promise.all([
+    loadAgents(kube, workflow),
+    kube.listConfigMaps(namespace, outputShardSelector(workflow.metadata.name ?? name)),
+  ])
+  const outputs = readOutputs(shards, runId)
+  const now = deps.now().toISOString()
+  const plan = planWorkflow({ workflow, jobs, jobsComplete: trigger.kind === 'full', agents, outputs }, now)
+  if (plan === NO_CHANGES) return { result: 'unchanged', created: [], deleted: [] }
+
+  // 1. Children: outputs before anything that may read them, then Jobs.
+  const placed = await writeOutputs(kube, workflow, runId, shards, plan)
+  for (const job of plan.deleteJobs) await kube.deleteJob(namespace, job)
+  const created: string[] = []
+  if (plan.startJobs.length > 0) {
+    const manifests = await buildJobs(deps, workflow, runId, plan.startJobs, agents, outputs, plan)
+    for (const manifest of manifests) {
+      const result = await kube.createJob(manifest)
+      if (result === 'created') created.push(manifest.metadata?.name ?? '')
+    }
+  }
+  // 2. Parent, last: annotations, then status, each guarded by the resourceVersion we planned on.
+  let resourceVersion = workflow.metadata.resourceVersion ?? ''
+  if (plan.annotations) {
+    const updated = await kube.patchWorkflowMetadata(namespace, name, resourceVersion, { annotations: plan.annotations })
+    resourceVersion = updated.metadata.resourceVersion ?? resourceVersion
+  }
+  if (plan.status) {
+    const status = { ...plan.status }
+    if (placed.size > 0 && status.stepStatuses) {
+      status.stepStatuses = status.stepStatuses.map((s) => (placed.has(s.name) ? { ...s, outputRef: placed.get(s.name)! } : s))
+    }
+    await kube.patchWorkflowStatus(namespace, name, resourceVersion, status)
+  }
+  // 3. Telling people: best effort, never a reason to redeliver.
+  await announce(deps, workflow, plan)
+  return { result: 'applied', created, deleted: plan.deleteJobs, phase: plan.status?.phase ?? workflow.status?.phase }
+}
+
+async function attachResults(kube: Kube, namespace: string, workflow: Workflow, jobs: JobFact[]): Promise<void> {
+  for (const job of jobsNeedingResults(workflow, jobs)) {
+    const log = await kube.readJobLog(namespace, job.name)
+    job.result = job.state === 'Succeeded'
+      ? (log === null ? { ok: false, class: 'error', error: `job ${job.name} completed but its pod log is gone` } : resultFromLog(log))
+      : failureFromLog(log, job.failureReason, job.deadlineSeconds)
+  }
+}
+
+async function loadAgents(kube: Kube, workflow: Workflow): Promise<Map<string, Agent>> {
+  const namespace = workflow.metadata.namespace ?? 'default'
+  const agents = new Map<string, Agent>()
+  for (const agent of await kube.listAgents(namespace)) agents.set(`${namespace}/${agent.metadata.name}`, agent)
+  const elsewhere = new Set(
+    workflow.spec.steps
+      .filter((s) => s.agentRef?.name && s.agentRef.namespace && s.agentRef.namespace !== namespace)
+      .map((s) => `${s.agentRef!.namespace}/${s.agentRef!.name}`),
+  )
+  for (const key of elsewhere) {
+    const [ns, agentName] = key.split('/') as [string, string]
+    const agent = await kube.getAgent(ns, agentName)
+    if (agent) agents.set(key, agent)
+  }
+  return agents
+}
+
+async function writeOutputs(
+  kube: Kube, workflow: Workflow, runId: string, shards: Parameters<typeof planOutputWrites>[2], plan: WorkflowPlan,
+): Promise<Map<string, string>> {
+  if (plan.outputWrites.length === 0) return new Map()
+  const { configMaps, placement } = planOutputWrites(workflow, runId, shards, plan.outputWrites)
+  for (const configMap of configMaps) {
+    if (configMap.metadata?.resourceVersion) {
+      await kube.replaceConfigMap(configMap)
+    } else if ((await kube.createConfigMap(configMap)) === 'exists') {
+      // Another replica created this shard since we listed: re-plan from fresh state.
+      throw new ConflictError(`ConfigMap ${configMap.metadata?.namespace}/${configMap.metadata?.name} appeared concurrently`)
+    }
+  }
+  return placement
+}
+
+async function buildJobs(
+  deps: EngineDeps, workflow: Workflow, runId: string, starts: readonly StepStart[],
+  agents: ReadonlyMap<string, Agent>, stored: ReadonlyMap<string, string>, plan: WorkflowPlan,
+): Promise<V1Job[]> {
+  const namespace = workflow.metadata.namespace ?? 'default'
+  // Providers and MCP servers are only needed when a Job is about to be built.
+  const [own, platform, mcpServers] = await Promise.all([
+    deps.kube.listLLMProviders(namespace),
+    namespace === deps.config.platformNamespace ? Promise.resolve([] as LLMProvider[]) : deps.kube.listLLMProviders(deps.config.platformNamespace),
+    deps.kube.listMCPServers(namespace),
+  ])
+  const providers = [...own, ...platform]
+  const outputs: Record<string, unknown> = {}
+  for (const [step, json] of stored) outputs[step] = JSON.parse(json)
+  for (const write of plan.outputWrites) outputs[write.step] = JSON.parse(write.json)
+  const parameters = workflow.spec.parameters ?? {}
+  const byName = new Map(workflow.spec.steps.map((s) => [s.name, s]))
+  return starts.map((start) => {
+    const step = byName.get(start.step)!
+    const agent = agents.get(start.agentKey)!
+    const rollback = start.attempt === 'rollback'
+    const input = rollback
+      ? { stepInput: rollbackInput(start.step, stored.get(start.step) ?? '{}'), env: [] }
+      : buildStepInput(step, { outputs, parameters })
+    const job = stepJobManifest({
+      workflow, runId, step, attempt: rollback ? 0 : (start.attempt as number), agent,
+      provider: resolveProvider(agent, providers), mcpServers: mcpServers as MCPServer[],
+      stepInput: input.stepInput, inputFromEnv: input.env,
+      executorImage: deps.config.executorImage, hostNetwork: deps.config.executorHostNetwork,
+      traceparent: traceparentFor(runId, start.jobName),
+      activeDeadlineSeconds: stepTimeoutSeconds(step, agent),
+    })
+    job.metadata = { ...job.metadata, name: start.jobName }
+    if (rollback) markRollback(job)
+    return job
+  })
+}
+
+function markRollback(job: V1Job): void {
+  if (job.metadata?.labels) job.metadata.labels[LABEL_ATTEMPT] = 'rollback'
+  const template = job.spec?.template.metadata
+  if (template?.labels) template.labels[LABEL_ATTEMPT] = 'rollback'
+}
+
+/** STEP_INPUT of a compensation Job (purko's shape, keys in alphabetical order). */
+function rollbackInput(step: string, originalOutput: string): string {
+  return JSON.stringify({
+    action: 'rollback',
+    originalOutput,
+    task: `Rollback step "${step}": undo the actions taken in the original execution. Original output is provided.`,
+  })
+}
+
+/** W3C traceparent derived from the run and Job, so every step of a run joins one trace. */
+function traceparentFor(runId: string, jobName: string): string {
+  const hex = (text: string) => createHash('sha256').update(text).digest('hex')
+  return `00-${hex(runId).slice(0, 32)}-${hex(jobName).slice(0, 16)}-01`
+}
+
+async function announce(deps: EngineDeps, workflow: Workflow, plan: WorkflowPlan): Promise<void> {
+  const now = deps.now().toISOString()
+  for (const transition of plan.transitions) {
+    deps.log.info({ namespace: workflow.metadata.namespace, name: workflow.metadata.name, step: transition.step, reason: transition.reason }, transition.message)
+    try {
+      await deps.kube.createEvent(kubernetesEventFor(workflow, plan.runId ?? '', transition, now))
+    } catch (err) {
+      deps.log.warn({ err: (err as Error).message, reason: transition.reason }, `Could not record Event for Workflow ${workflow.metadata.namespace}/${workflow.metadata.name}`)
+    }
+  }
+  await deps.events.publish(workflow, plan)
+}

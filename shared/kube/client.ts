@@ -1,0 +1,212 @@
+import {
+  ApiException, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions,
+  type CoreV1Event, type V1ConfigMap, type V1Job,
+} from '@kubernetes/client-node'
+import { ConflictError, TransientError } from '../errors.js'
+import { AgentSchema, type Agent } from '../schemas/agent.js'
+import { API_GROUP, API_VERSION_NAME } from '../schemas/labels.js'
+import { LLMProviderSchema, type LLMProvider } from '../schemas/llmprovider.js'
+import { MCPServerSchema, type MCPServer } from '../schemas/mcpserver.js'
+import { WorkflowSchema, type Workflow, type WorkflowStatus } from '../schemas/workflow.js'
+import type { Kube } from './port.js'
+import type { z } from 'zod'
+
+/**
+ * Pure: a Kubernetes API failure as one of our errors. 409 → ConflictError (redeliver and
+ * re-plan); no status, 429 and 5xx → TransientError (redeliver with backoff); any other 4xx is
+ * our bug or missing RBAC → a plain Error (500). A downstream status is never passed through.
+ */
+export function classifyApiError(err: unknown, message: string): Error {
+  const code = apiStatus(err)
+  if (code === 409) return new ConflictError(message, { cause: err })
+  if (code === undefined || code === 429 || code >= 500) return new TransientError(message, { cause: err })
+  return new Error(message, { cause: err })
+}
+
+function apiStatus(err: unknown): number | undefined {
+  if (err instanceof ApiException) return err.code
+  if (err && typeof err === 'object' && 'code' in err && typeof (err as { code: unknown }).code === 'number') {
+    return (err as { code: number }).code
+  }
+  return undefined
+}
+
+/** Loads the kubeconfig the way every entry point does: `$KUBECONFIG` when set, in-cluster otherwise. */
+export function loadKubeConfig(env: Record<string, string | undefined> = process.env): KubeConfig {
+  const kc = new KubeConfig()
+  if (env.KUBECONFIG) kc.loadFromFile(env.KUBECONFIG)
+  else kc.loadFromCluster()
+  return kc
+}
+
+const WORKFLOWS = { group: API_GROUP, version: API_VERSION_NAME, plural: 'workflows' }
+
+/** The one adapter over the Kubernetes API (client-node 1.4). */
+export class KubeClient implements Kube {
+  private readonly core: CoreV1Api
+  private readonly batch: BatchV1Api
+  private readonly custom: CustomObjectsApi
+
+  constructor(kc: KubeConfig) {
+    this.core = kc.makeApiClient(CoreV1Api)
+    this.batch = kc.makeApiClient(BatchV1Api)
+    this.custom = kc.makeApiClient(CustomObjectsApi)
+  }
+
+  async getWorkflow(namespace: string, name: string): Promise<Workflow | null> {
+    const raw = await this.orNull(() => this.custom.getNamespacedCustomObject({ ...WORKFLOWS, namespace, name }), `get Workflow ${namespace}/${name}`)
+    return raw === null ? null : parseAs(WorkflowSchema, raw, `Workflow ${namespace}/${name}`)
+  }
+
+  async listWorkflows(): Promise<Workflow[]> {
+    const list = await this.call(() => this.custom.listClusterCustomObject(WORKFLOWS), 'list Workflows')
+    return itemsOf(list).flatMap((item) => parseOrSkip(WorkflowSchema, item))
+  }
+
+  async listAgents(namespace: string): Promise<Agent[]> {
+    return this.listCustom(namespace, 'agents', AgentSchema)
+  }
+
+  async getAgent(namespace: string, name: string): Promise<Agent | null> {
+    const raw = await this.orNull(
+      () => this.custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION_NAME, plural: 'agents', namespace, name }),
+      `get Agent ${namespace}/${name}`,
+    )
+    return raw === null ? null : parseOrSkip(AgentSchema, raw)[0] ?? null
+  }
+
+  async listLLMProviders(namespace: string): Promise<LLMProvider[]> {
+    return this.listCustom(namespace, 'llmproviders', LLMProviderSchema)
+  }
+
+  async listMCPServers(namespace: string): Promise<MCPServer[]> {
+    return this.listCustom(namespace, 'mcpservers', MCPServerSchema)
+  }
+
+  async listJobs(namespace: string, labels: Record<string, string>): Promise<V1Job[]> {
+    const list = await this.call(() => this.batch.listNamespacedJob({ namespace, labelSelector: selector(labels) }), `list Jobs in ${namespace}`)
+    return list.items
+  }
+
+  async createJob(job: V1Job): Promise<'created' | 'exists'> {
+    const namespace = job.metadata?.namespace ?? 'default'
+    return this.create(() => this.batch.createNamespacedJob({ namespace, body: job }), `create Job ${namespace}/${job.metadata?.name}`)
+  }
+
+  async deleteJob(namespace: string, name: string): Promise<void> {
+    await this.orNull(
+      () => this.batch.deleteNamespacedJob({ namespace, name, propagationPolicy: 'Background' }),
+      `delete Job ${namespace}/${name}`,
+    )
+  }
+
+  async readJobLog(namespace: string, jobName: string): Promise<string | null> {
+    const pods = await this.call(() => this.core.listNamespacedPod({ namespace, labelSelector: `job-name=${jobName}` }), `list pods of Job ${namespace}/${jobName}`)
+    const pod = pods.items[0]?.metadata?.name
+    if (!pod) return null
+    const log = await this.orNull(() => this.core.readNamespacedPodLog({ namespace, name: pod }), `read log of pod ${namespace}/${pod}`)
+    return log === null ? null : String(log)
+  }
+
+  async listConfigMaps(namespace: string, labels: Record<string, string>): Promise<V1ConfigMap[]> {
+    const list = await this.call(() => this.core.listNamespacedConfigMap({ namespace, labelSelector: selector(labels) }), `list ConfigMaps in ${namespace}`)
+    return list.items
+  }
+
+  async createConfigMap(configMap: V1ConfigMap): Promise<'created' | 'exists'> {
+    const namespace = configMap.metadata?.namespace ?? 'default'
+    return this.create(() => this.core.createNamespacedConfigMap({ namespace, body: configMap }), `create ConfigMap ${namespace}/${configMap.metadata?.name}`)
+  }
+
+  async replaceConfigMap(configMap: V1ConfigMap): Promise<V1ConfigMap> {
+    const namespace = configMap.metadata?.namespace ?? 'default'
+    const name = configMap.metadata?.name ?? ''
+    return this.call(() => this.core.replaceNamespacedConfigMap({ namespace, name, body: configMap }), `replace ConfigMap ${namespace}/${name}`)
+  }
+
+  async patchWorkflowMetadata(
+    namespace: string,
+    name: string,
+    resourceVersion: string,
+    metadata: { annotations?: Record<string, string | null>; finalizers?: string[] },
+  ): Promise<Workflow> {
+    const body = { metadata: { ...metadata, resourceVersion } }
+    const raw = await this.call(
+      () => this.custom.patchNamespacedCustomObject({ ...WORKFLOWS, namespace, name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
+      `patch metadata of Workflow ${namespace}/${name}`,
+    )
+    return parseAs(WorkflowSchema, raw, `Workflow ${namespace}/${name}`)
+  }
+
+  async patchWorkflowStatus(namespace: string, name: string, resourceVersion: string, status: WorkflowStatus): Promise<Workflow> {
+    const raw = await this.call(
+      () => this.custom.replaceNamespacedCustomObjectStatus({
+        ...WORKFLOWS, namespace, name,
+        body: { apiVersion: `${API_GROUP}/${API_VERSION_NAME}`, kind: 'Workflow', metadata: { name, namespace, resourceVersion }, status },
+      }),
+      `update status of Workflow ${namespace}/${name}`,
+    )
+    return parseAs(WorkflowSchema, raw, `Workflow ${namespace}/${name}`)
+  }
+
+  async createEvent(event: CoreV1Event): Promise<void> {
+    const namespace = event.metadata?.namespace ?? 'default'
+    await this.create(() => this.core.createNamespacedEvent({ namespace, body: event }), `create Event in ${namespace}`)
+  }
+
+  private async listCustom<S extends z.ZodType>(namespace: string, plural: string, schema: S): Promise<z.output<S>[]> {
+    const list = await this.call(
+      () => this.custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION_NAME, namespace, plural }),
+      `list ${plural} in ${namespace}`,
+    )
+    return itemsOf(list).flatMap((item) => parseOrSkip(schema, item))
+  }
+
+  private async call<T>(fn: () => Promise<T>, what: string): Promise<T> {
+    try {
+      return await fn()
+    } catch (err) {
+      throw classifyApiError(err, `Could not ${what}`)
+    }
+  }
+
+  private async orNull<T>(fn: () => Promise<T>, what: string): Promise<T | null> {
+    try {
+      return await fn()
+    } catch (err) {
+      if (apiStatus(err) === 404) return null
+      throw classifyApiError(err, `Could not ${what}`)
+    }
+  }
+
+  private async create(fn: () => Promise<unknown>, what: string): Promise<'created' | 'exists'> {
+    try {
+      await fn()
+      return 'created'
+    } catch (err) {
+      if (apiStatus(err) === 409) return 'exists'
+      throw classifyApiError(err, `Could not ${what}`)
+    }
+  }
+}
+
+function selector(labels: Record<string, string>): string {
+  return Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',')
+}
+
+function itemsOf(list: unknown): unknown[] {
+  const items = (list as { items?: unknown }).items
+  return Array.isArray(items) ? items : []
+}
+
+function parseAs<S extends z.ZodType>(schema: S, raw: unknown, what: string): z.output<S> {
+  const result = schema.safeParse(raw)
+  if (!result.success) throw new Error(`${what} does not match its schema: ${result.error.issues[0]?.message ?? 'invalid'}`)
+  return result.data
+}
+
+/** Objects that fail their schema are skipped in lists rather than failing the whole call. */
+function parseOrSkip<S extends z.ZodType>(schema: S, raw: unknown): z.output<S>[] {
+  const result = schema.safeParse(raw)
+  return result.success ? [result.data] : []
+}

@@ -1,0 +1,88 @@
+import type { StepPhase, StepStatus, Workflow, WorkflowStep } from '../schemas/workflow.js'
+
+/**
+ * Above this many steps, finished steps are kept only as one character each in
+ * `status.stepPhases`, so a 10,000-step run's status stays a few kilobytes instead of
+ * megabytes. Smaller runs list every step in `stepStatuses`, as purko does.
+ */
+export const DETAILED_STATUS_MAX_STEPS = 200
+
+/** The planner's working view of one step of the current run. */
+export interface StepState {
+  phase?: StepPhase
+  jobName?: string
+  startTime?: string
+  completionTime?: string
+  error?: string
+  retryCount: number
+  nextAttemptAt?: string
+  outputRef?: string
+  compensationJobName?: string
+}
+
+const PHASE_CODES: Record<StepPhase, string> = {
+  Pending: 'P', Running: 'R', Succeeded: 'S', Failed: 'F', Skipped: 'K', RollingBack: 'B', RolledBack: 'D',
+}
+const CODE_PHASES = new Map(Object.entries(PHASE_CODES).map(([phase, code]) => [code, phase as StepPhase]))
+const NOT_STARTED = '-'
+
+/** Pure: step name → state, read from `stepStatuses` and the compact `stepPhases`. */
+export function decodeStepStates(workflow: Workflow): Map<string, StepState> {
+  const steps = workflow.spec.steps
+  const states = new Map<string, StepState>()
+  const compact = typeof workflow.status?.stepPhases === 'string' ? workflow.status.stepPhases : ''
+  steps.forEach((step, i) => {
+    const phase = CODE_PHASES.get(compact[i] ?? NOT_STARTED)
+    states.set(step.name, phase ? { phase, retryCount: 0 } : { retryCount: 0 })
+  })
+  for (const entry of workflow.status?.stepStatuses ?? []) {
+    if (!states.has(entry.name)) continue
+    states.set(entry.name, fromStatus(entry))
+  }
+  return states
+}
+
+/** Pure: the status fields that carry step states, in spec order (compact above the threshold). */
+export function encodeStepStates(
+  steps: readonly WorkflowStep[],
+  states: ReadonlyMap<string, StepState>,
+): { stepStatuses: StepStatus[]; stepPhases?: string } {
+  const detailed = steps.length <= DETAILED_STATUS_MAX_STEPS
+  const stepStatuses: StepStatus[] = []
+  let stepPhases = ''
+  for (const step of steps) {
+    const state = states.get(step.name)
+    stepPhases += state?.phase ? PHASE_CODES[state.phase] : NOT_STARTED
+    if (!state?.phase) continue
+    if (!detailed && (state.phase === 'Succeeded' || state.phase === 'Skipped' || state.phase === 'RolledBack')) continue
+    stepStatuses.push(toStatus(step.name, state))
+  }
+  return detailed ? { stepStatuses } : { stepStatuses, stepPhases }
+}
+
+function fromStatus(entry: StepStatus): StepState {
+  const state: StepState = { retryCount: entry.retryCount ?? 0 }
+  if (entry.phase) state.phase = entry.phase
+  if (entry.jobName) state.jobName = entry.jobName
+  if (entry.startTime) state.startTime = entry.startTime
+  if (entry.completionTime) state.completionTime = entry.completionTime
+  if (entry.error) state.error = entry.error
+  if (entry.nextAttemptAt) state.nextAttemptAt = entry.nextAttemptAt
+  if (entry.outputRef) state.outputRef = entry.outputRef
+  if (entry.compensationJobName) state.compensationJobName = entry.compensationJobName
+  return state
+}
+
+function toStatus(name: string, s: StepState): StepStatus {
+  const entry: StepStatus = { name }
+  if (s.phase) entry.phase = s.phase
+  if (s.jobName) entry.jobName = s.jobName
+  if (s.startTime) entry.startTime = s.startTime
+  if (s.completionTime) entry.completionTime = s.completionTime
+  if (s.error) entry.error = s.error
+  if (s.retryCount > 0) entry.retryCount = s.retryCount
+  if (s.nextAttemptAt) entry.nextAttemptAt = s.nextAttemptAt
+  if (s.outputRef) entry.outputRef = s.outputRef
+  if (s.compensationJobName) entry.compensationJobName = s.compensationJobName
+  return entry
+}

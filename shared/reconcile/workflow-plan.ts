@@ -1,0 +1,607 @@
+import type { Agent } from '../schemas/agent.js'
+import type { Condition, StepPhase, Workflow, WorkflowPhase, WorkflowStatus, WorkflowStep } from '../schemas/workflow.js'
+import {
+  ANNOTATION_APPROVE_PREFIX, ANNOTATION_CANCEL, ANNOTATION_DENY_PREFIX, ANNOTATION_RERUN, ANNOTATION_RUN_ID,
+  ANNOTATION_TEMPLATE,
+} from '../schemas/labels.js'
+import { evaluateCondition } from './condition.js'
+import { setCondition } from './conditions.js'
+import { topologicalOrder, validateSteps } from './dag.js'
+import { parseGoDuration, formatGoDuration } from './duration.js'
+import type { JobFact, StepResult } from './job-facts.js'
+import { stepJobName } from './job-builder.js'
+import type { OutputWrite } from './outputs.js'
+import { retryDecision } from './retry.js'
+import { runIdFor } from './run-id.js'
+import { decodeStepStates, encodeStepStates, type StepState } from './step-states.js'
+
+/** Workflow deadline when `spec.timeout` is not set (purko's 30 minutes). */
+export const DEFAULT_WORKFLOW_TIMEOUT_SECONDS = 30 * 60
+
+/** Everything the planner knows: fresh state from the API server plus facts from events. */
+export interface WorkflowFacts {
+  workflow: Workflow
+  /** Step Jobs seen (from the event, or from a list); results filled where the planner needs them. */
+  jobs: readonly JobFact[]
+  /** True when `jobs` is every Job of the current run, so a missing Job really is missing. */
+  jobsComplete: boolean
+  /** Agents by `namespace/name`. */
+  agents: ReadonlyMap<string, Agent>
+  /** Step → output JSON of the current run. */
+  outputs: ReadonlyMap<string, string>
+}
+
+/** A step Job the plan wants created. */
+export interface StepStart {
+  step: string
+  attempt: number | 'rollback'
+  jobName: string
+  agentKey: string
+}
+
+/** A state transition worth telling users about (Kubernetes Event and CloudEvent). */
+export interface Transition {
+  kind: 'run.started' | 'run.finished' | 'step.started' | 'step.finished' | 'step.waiting' | 'spec.invalid'
+  type: 'Normal' | 'Warning'
+  reason: string
+  message: string
+  step?: string
+  phase?: string
+}
+
+/** What to write, in the fixed order: Jobs and outputs first, annotations, status last. */
+export interface WorkflowPlan {
+  runId: string | null
+  deleteJobs: string[]
+  startJobs: StepStart[]
+  outputWrites: OutputWrite[]
+  annotations: Record<string, string> | null
+  status: WorkflowStatus | null
+  transitions: Transition[]
+}
+
+/** The plan that writes nothing. */
+export const NO_CHANGES: WorkflowPlan = Object.freeze({
+  runId: null, deleteJobs: [], startJobs: [], outputWrites: [], annotations: null, status: null, transitions: [],
+}) as WorkflowPlan
+
+const TERMINAL_RUN: ReadonlySet<string> = new Set(['Succeeded', 'CompletedWithErrors', 'Failed', 'Cancelled'])
+const DONE_STEP: ReadonlySet<string> = new Set(['Succeeded', 'Skipped', 'Failed', 'RolledBack'])
+
+/** Pure: true when the run phase is final. */
+export const isTerminalPhase = (phase: string | undefined): boolean => phase !== undefined && TERMINAL_RUN.has(phase)
+
+/** Pure: the agent lookup key of a step (its own namespace, else the Workflow's). */
+export function agentKeyOf(workflow: Workflow, step: WorkflowStep): string {
+  return `${step.agentRef?.namespace || workflow.metadata.namespace}/${step.agentRef?.name ?? ''}`
+}
+
+/** Pure: digest of the annotations that steer a run, so echoes of our own writes are cheap to spot. */
+export function runControlDigest(annotations: Readonly<Record<string, string>> | undefined): string {
+  const keys = Object.keys(annotations ?? {})
+    .filter((k) => k === ANNOTATION_CANCEL || k === ANNOTATION_RERUN || k.startsWith(ANNOTATION_APPROVE_PREFIX) || k.startsWith(ANNOTATION_DENY_PREFIX))
+    .sort()
+  return keys.map((k) => `${k}=${annotations![k]}`).join(';')
+}
+
+/** Pure: whether a Workflow (as seen in an event) may need anything done at all. */
+export function mayNeedWork(workflow: Workflow): boolean {
+  const meta = workflow.metadata
+  if (meta.deletionTimestamp || meta.annotations?.[ANNOTATION_TEMPLATE] === 'true') return false
+  const status = workflow.status
+  if (!status?.runId) return true
+  if (status.runId !== runIdFor(meta.uid ?? '', meta.annotations?.[ANNOTATION_RERUN])) return true
+  if (status.observedGeneration !== meta.generation) return true
+  if (status.runControl !== runControlDigest(meta.annotations)) return true
+  return !isTerminalPhase(status.phase) && status.phase !== 'Running' && status.phase !== 'RollingBack'
+}
+
+/**
+ * Pure: the next state of a Workflow run and the writes that get there. Re-planning on the
+ * plan's own result gives NO_CHANGES, so duplicate and echoed events write nothing.
+ */
+export function planWorkflow(facts: WorkflowFacts, now: string): WorkflowPlan {
+  const wf = facts.workflow
+  const meta = wf.metadata
+  const annotations = meta.annotations ?? {}
+  if (meta.deletionTimestamp || annotations[ANNOTATION_TEMPLATE] === 'true') return NO_CHANGES
+
+  const runId = runIdFor(meta.uid ?? '', annotations[ANNOTATION_RERUN])
+  const previous = wf.status ?? {}
+  const sameRun = previous.runId === runId && !isRetriableSpecFailure(wf)
+  if (sameRun && isTerminalPhase(previous.phase)) return NO_CHANGES
+
+  const run = new RunBuilder(wf, runId, sameRun ? previous : {}, now)
+  const issues = validateSteps(wf.spec.steps)
+  if (issues.length > 0) return run.invalid(issues)
+
+  if (!sameRun) run.start(previous.runId !== undefined && previous.runId !== runId)
+  if (annotations[ANNOTATION_CANCEL] === 'true') return run.cancel()
+
+  run.observeJobs(facts)
+  if (run.timedOut()) return run.finish()
+  run.applyDenials()
+
+  if (run.phase === 'RollingBack') {
+    run.advanceRollback(facts)
+    return run.finish()
+  }
+  if (run.failedCount() > 0 && run.handleFailure(facts)) return run.finish()
+  run.schedule(facts)
+  run.completeIfDone()
+  return run.finish()
+}
+
+/** A spec rejected by validation is retried once the user changes it (a new generation). */
+function isRetriableSpecFailure(wf: Workflow): boolean {
+  const invalid = wf.status?.conditions?.find((c) => c.type === 'SpecValid' && c.status === 'False')
+  return invalid !== undefined && wf.status?.observedGeneration !== wf.metadata.generation
+}
+
+/** Mutable working copy of one plan; every method is pure with respect to the outside world. */
+class RunBuilder {
+  readonly steps: readonly WorkflowStep[]
+  readonly byName: Map<string, WorkflowStep>
+  readonly states: Map<string, StepState>
+  phase: WorkflowPhase | undefined
+  status: WorkflowStatus
+  readonly plan: WorkflowPlan
+  private readonly annotations: Record<string, string>
+
+  constructor(readonly wf: Workflow, readonly runId: string, previous: WorkflowStatus, readonly now: string) {
+    this.steps = wf.spec.steps
+    this.byName = new Map(this.steps.map((s) => [s.name, s]))
+    this.annotations = wf.metadata.annotations ?? {}
+    this.status = { ...previous }
+    this.phase = previous.phase
+    this.states = decodeStepStates({ ...wf, status: previous })
+    this.plan = { runId, deleteJobs: [], startJobs: [], outputWrites: [], annotations: null, status: null, transitions: [] }
+  }
+
+  start(rerun: boolean): void {
+    this.status = { runId: this.runId, startTime: this.now }
+    this.phase = 'Running'
+    for (const step of this.steps) this.states.set(step.name, { retryCount: 0 })
+    if (this.annotations[ANNOTATION_RUN_ID] !== this.runId) this.plan.annotations = { [ANNOTATION_RUN_ID]: this.runId }
+    this.transition({
+      kind: 'run.started', type: 'Normal', reason: rerun ? 'RunRestarted' : 'RunStarted',
+      message: `Started run ${this.runId} of ${this.steps.length} steps`,
+    })
+  }
+
+  invalid(issues: { reason: string; message: string }[]): WorkflowPlan {
+    const first = issues[0]!
+    const message = issues.map((i) => i.message).join('; ')
+    this.phase = 'Failed'
+    this.status.runId = this.runId
+    this.status.startTime ??= this.now
+    this.status.completionTime ??= this.now
+    this.status.conditions = setCondition(this.status.conditions, {
+      type: 'SpecValid', status: 'False', reason: first.reason, message, observedGeneration: this.wf.metadata.generation,
+    }, this.now)
+    this.setPhase('Failed', 'InvalidSpec', message)
+    if (this.status.message !== this.wf.status?.message || this.wf.status?.phase !== 'Failed') {
+      this.transition({ kind: 'spec.invalid', type: 'Warning', reason: 'InvalidSpec', message })
+    }
+    return this.finish()
+  }
+
+  cancel(): WorkflowPlan {
+    for (const [name, s] of this.states) {
+      if (s.phase === 'Running' || s.phase === 'RollingBack') {
+        this.killJobOf(s)
+        this.states.set(name, { ...s, phase: 'Skipped', completionTime: this.now, error: 'Cancelled' })
+      } else if (s.phase === 'Pending') {
+        this.states.set(name, { ...s, phase: 'Skipped', completionTime: this.now, error: 'Cancelled' })
+      }
+    }
+    this.status.completionTime = this.now
+    this.setPhase('Cancelled', 'UserCancelled', 'Workflow cancelled via purko.io/cancel annotation')
+    this.transition({ kind: 'run.finished', type: 'Normal', reason: 'UserCancelled', message: 'Workflow cancelled via purko.io/cancel annotation', phase: 'Cancelled' })
+    return this.finish()
+  }
+
+  /** Applies what the Jobs say: adoption of unrecorded Jobs, results, retries, lost Jobs. */
+  observeJobs(facts: WorkflowFacts): void {
+    const seen = new Set<string>()
+    for (const job of facts.jobs) {
+      if (job.runId !== this.runId || job.attempt === 'rollback') continue
+      const step = this.byName.get(job.step)
+      const state = this.states.get(job.step)
+      if (!step || !state) continue
+      if (job.name !== stepJobName(this.wf.metadata.name ?? '', step.name, this.runId, state.retryCount)) continue
+      seen.add(job.step)
+      if (state.phase !== undefined && state.phase !== 'Running' && state.phase !== 'Pending') continue
+      if (state.phase !== 'Running') {
+        // Created by a plan whose status write was lost (crash or lost race): adopt it.
+        state.phase = 'Running'
+        state.jobName = job.name
+        state.startTime ??= this.now
+        delete state.nextAttemptAt
+      }
+      if (job.state === 'Active' || !job.result) continue
+      this.recordResult(step, state, job.result)
+    }
+    if (!facts.jobsComplete) return
+    for (const [name, state] of this.states) {
+      if (state.phase === 'Running' && !seen.has(name)) {
+        this.recordResult(this.byName.get(name)!, state, {
+          ok: false, class: 'error', error: `Job ${state.jobName ?? ''} disappeared before it finished`,
+        })
+      }
+    }
+  }
+
+  private recordResult(step: WorkflowStep, state: StepState, result: StepResult): void {
+    if (result.ok) {
+      state.phase = 'Succeeded'
+      state.completionTime = this.now
+      delete state.error
+      this.plan.outputWrites.push({ step: step.name, json: result.json })
+      this.transition({ kind: 'step.finished', type: 'Normal', reason: 'StepSucceeded', message: `Step ${step.name} succeeded`, step: step.name, phase: 'Succeeded' })
+      return
+    }
+    const decision = retryDecision(step, state.retryCount, result)
+    if (decision.retry) {
+      state.phase = 'Pending'
+      state.retryCount += 1
+      state.error = result.error
+      state.nextAttemptAt = addSeconds(this.now, decision.delaySeconds)
+      delete state.jobName
+      delete state.completionTime
+      this.transition({
+        kind: 'step.finished', type: 'Warning', reason: 'StepRetrying', step: step.name, phase: 'Pending',
+        message: `Step ${step.name} failed (${result.error}); retry ${state.retryCount} in ${decision.delaySeconds}s`,
+      })
+      return
+    }
+    state.phase = 'Failed'
+    state.completionTime = this.now
+    state.error = result.error
+    this.transition({ kind: 'step.finished', type: 'Warning', reason: 'StepFailed', message: `Step ${step.name} failed: ${result.error}`, step: step.name, phase: 'Failed' })
+  }
+
+  timedOut(): boolean {
+    const limit = workflowTimeoutSeconds(this.wf)
+    const started = this.status.startTime ? Date.parse(this.status.startTime) : NaN
+    const elapsed = (Date.parse(this.now) - started) / 1000
+    if (!Number.isFinite(elapsed) || elapsed <= limit) return false
+    for (const s of this.states.values()) {
+      if (s.phase === 'Running' || s.phase === 'RollingBack') this.killJobOf(s)
+    }
+    this.status.completionTime = this.now
+    const message = `Workflow exceeded timeout of ${formatGoDuration(limit)} (elapsed: ${formatGoDuration(Math.round(elapsed))})`
+    this.setPhase('Failed', 'WorkflowTimeout', message)
+    this.transition({ kind: 'run.finished', type: 'Warning', reason: 'WorkflowTimeout', message, phase: 'Failed' })
+    return true
+  }
+
+  /** `purko.io/deny-<step>: "true"` ends a step that has not started; the failure strategy follows. */
+  applyDenials(): void {
+    for (const step of this.steps) {
+      if (this.annotations[`${ANNOTATION_DENY_PREFIX}${step.name}`] !== 'true') continue
+      const state = this.states.get(step.name)!
+      if (state.phase !== undefined && state.phase !== 'Pending') continue
+      state.phase = 'Failed'
+      state.completionTime = this.now
+      state.error = 'Denied by user'
+      delete state.nextAttemptAt
+      this.transition({ kind: 'step.finished', type: 'Warning', reason: 'StepDenied', message: `Step ${step.name} denied`, step: step.name, phase: 'Failed' })
+    }
+  }
+
+  failedCount(): number {
+    let n = 0
+    for (const s of this.states.values()) if (s.phase === 'Failed') n++
+    return n
+  }
+
+  /** Applies the failure strategy; true when the run's course is decided for this plan. */
+  handleFailure(facts: WorkflowFacts): boolean {
+    const strategy = this.wf.spec.failureStrategy ?? 'failFast'
+    if (strategy === 'continueOnError') return false
+    if (strategy === 'failFast') {
+      this.skipUnfinished(true, 'Stopped: another step failed (failFast)')
+      this.status.completionTime = this.now
+      this.setPhase('Failed', 'StepFailed', 'A step failed with failFast strategy')
+      this.transition({ kind: 'run.finished', type: 'Warning', reason: 'StepFailed', message: 'A step failed with failFast strategy', phase: 'Failed' })
+      return true
+    }
+    if (strategy === 'stop') {
+      // Running steps are allowed to finish; nothing new starts.
+      if (this.countPhase('Running') > 0) {
+        this.summarise('StepFailed', 'A step failed with stop strategy; waiting for running steps to finish')
+        return true
+      }
+      this.skipUnfinished(false, 'Stopped: another step failed (stop)')
+      this.status.completionTime = this.now
+      this.setPhase('Failed', 'StepFailed', 'A step failed with stop strategy')
+      this.transition({ kind: 'run.finished', type: 'Warning', reason: 'StepFailed', message: 'A step failed with stop strategy', phase: 'Failed' })
+      return true
+    }
+    this.skipUnfinished(true, 'Stopped: another step failed (rollback)')
+    this.phase = 'RollingBack'
+    this.advanceRollback(facts)
+    return true
+  }
+
+  /** Compensates succeeded steps one at a time, dependents before their dependencies. */
+  advanceRollback(facts: WorkflowFacts): void {
+    const name = this.wf.metadata.name ?? ''
+    for (const job of facts.jobs) {
+      if (job.runId !== this.runId || job.attempt !== 'rollback' || job.state === 'Active') continue
+      const state = this.states.get(job.step)
+      if (state?.phase !== 'RollingBack' || state.compensationJobName !== job.name) continue
+      state.phase = 'RolledBack'
+      if (job.state === 'Failed') state.error = `Compensation failed: ${job.result && !job.result.ok ? job.result.error : 'job failed'}`
+      this.transition({ kind: 'step.finished', type: job.state === 'Failed' ? 'Warning' : 'Normal', reason: 'StepRolledBack', message: `Step ${job.step} rolled back`, step: job.step, phase: 'RolledBack' })
+    }
+    if (this.countPhase('RollingBack') > 0) {
+      this.summarise('RollbackInProgress', `Rolling back: ${this.countPhase('RolledBack')} steps compensated`)
+      return
+    }
+    const order = topologicalOrder(this.steps) ?? []
+    for (let k = order.length - 1; k >= 0; k--) {
+      const step = this.steps[order[k]!]!
+      const state = this.states.get(step.name)!
+      if (state.phase !== 'Succeeded') continue
+      if (!step.agentRef?.name) {
+        state.phase = 'RolledBack'
+        continue
+      }
+      const jobName = stepJobName(name, step.name, `${this.runId}-rb`, 0)
+      state.phase = 'RollingBack'
+      state.compensationJobName = jobName
+      this.plan.startJobs.push({ step: step.name, attempt: 'rollback', jobName, agentKey: agentKeyOf(this.wf, step) })
+      this.transition({ kind: 'step.started', type: 'Normal', reason: 'CompensationStarted', message: `Rolling back step ${step.name}`, step: step.name, phase: 'RollingBack' })
+      this.summarise('RollbackInProgress', `Rolling back step ${step.name}`)
+      this.phase = 'RollingBack'
+      this.status.phase = 'RollingBack'
+      return
+    }
+    const rolledBack = this.steps.filter((s) => this.states.get(s.name)?.phase === 'RolledBack').map((s) => s.name)
+    this.status.completionTime = this.now
+    const message = `Rolled back ${rolledBack.length} steps: ${rolledBack.join(', ')}`
+    this.setPhase('Failed', 'RolledBack', message)
+    this.transition({ kind: 'run.finished', type: 'Warning', reason: 'RolledBack', message, phase: 'Failed' })
+  }
+
+  /** Starts every step whose turn has come, within the parallelism cap, in dependency order. */
+  schedule(facts: WorkflowFacts): void {
+    const order = topologicalOrder(this.steps) ?? []
+    const continueOnError = this.wf.spec.failureStrategy === 'continueOnError'
+    let running = this.countPhase('Running')
+    const cap = this.wf.spec.parallelism ?? 1
+    const outputs = conditionOutputs(facts.outputs, this.plan.outputWrites)
+    const parameters = this.wf.spec.parameters ?? {}
+    const name = this.wf.metadata.name ?? ''
+    let waiting = 0
+    for (const index of order) {
+      const step = this.steps[index]!
+      const state = this.states.get(step.name)!
+      if (state.phase !== undefined && state.phase !== 'Pending') continue
+      if (!this.dependenciesMet(step, continueOnError)) continue
+      if (state.nextAttemptAt && Date.parse(state.nextAttemptAt) > Date.parse(this.now)) continue
+      if (step.condition && state.retryCount === 0) {
+        const verdict = evaluateCondition(step.condition, { outputs: outputs.value, parameters })
+        if (!verdict.ok || !verdict.value) {
+          state.phase = 'Skipped'
+          state.completionTime = this.now
+          if (!verdict.ok) state.error = `Condition error: ${verdict.error}`
+          this.transition({ kind: 'step.finished', type: verdict.ok ? 'Normal' : 'Warning', reason: verdict.ok ? 'StepSkipped' : 'ConditionError', message: verdict.ok ? `Step ${step.name} skipped: condition is false` : `Step ${step.name} skipped: ${verdict.error}`, step: step.name, phase: 'Skipped' })
+          continue
+        }
+      }
+      if (!step.agentRef?.name) {
+        state.phase = 'Succeeded'
+        state.completionTime = this.now
+        this.transition({ kind: 'step.finished', type: 'Normal', reason: 'StepSucceeded', message: `Step ${step.name} (${step.type ?? 'no agent'}) completed`, step: step.name, phase: 'Succeeded' })
+        continue
+      }
+      const agentKey = agentKeyOf(this.wf, step)
+      const agent = facts.agents.get(agentKey)
+      if (!agent) {
+        this.wait(step, state, `Agent "${step.agentRef.name}" not found for step "${step.name}"`, 'AgentNotFound')
+        waiting++
+        continue
+      }
+      if (agent.spec.guardrails?.humanApprovalRequired === true && this.annotations[`${ANNOTATION_APPROVE_PREFIX}${step.name}`] !== 'true') {
+        this.wait(step, state, `Waiting for human approval (set annotation ${ANNOTATION_APPROVE_PREFIX}${step.name}=true)`, 'ApprovalRequired')
+        waiting++
+        continue
+      }
+      if (running >= cap) continue
+      running++
+      const jobName = stepJobName(name, step.name, this.runId, state.retryCount)
+      state.phase = 'Running'
+      state.jobName = jobName
+      state.startTime = this.now
+      delete state.nextAttemptAt
+      delete state.completionTime
+      if (state.error?.startsWith('Waiting for') || state.error?.startsWith('Agent "')) delete state.error
+      this.plan.startJobs.push({ step: step.name, attempt: state.retryCount, jobName, agentKey })
+      this.transition({ kind: 'step.started', type: 'Normal', reason: 'StepStarted', message: `Started step ${step.name} as Job ${jobName}`, step: step.name, phase: 'Running' })
+    }
+    this.summarise('StepsInProgress', `${this.countPhase('Succeeded') + this.countPhase('Skipped')}/${this.steps.length} steps completed, ${running} running${waiting > 0 ? `, ${waiting} waiting` : ''}`)
+  }
+
+  private wait(step: WorkflowStep, state: StepState, message: string, reason: string): void {
+    if (state.phase === 'Pending' && state.error === message) return
+    state.phase = 'Pending'
+    state.error = message
+    this.transition({ kind: 'step.waiting', type: reason === 'AgentNotFound' ? 'Warning' : 'Normal', reason, message, step: step.name, phase: 'Pending' })
+  }
+
+  private dependenciesMet(step: WorkflowStep, continueOnError: boolean): boolean {
+    for (const dep of step.dependsOn ?? []) {
+      const phase = this.states.get(dep)?.phase
+      if (phase === 'Succeeded' || phase === 'Skipped') continue
+      if (continueOnError && phase === 'Failed') continue
+      return false
+    }
+    return true
+  }
+
+  completeIfDone(): void {
+    if (this.countDone() < this.steps.length) return
+    const completed = this.countPhase('Succeeded') + this.countPhase('Skipped')
+    const failed = this.countPhase('Failed')
+    const { phase, reason, message } = completionPhase(completed, failed, this.steps.length, this.wf.spec.failureStrategy ?? 'failFast')
+    this.status.completionTime = this.now
+    this.setPhase(phase, reason, message)
+    this.transition({ kind: 'run.finished', type: phase === 'Succeeded' ? 'Normal' : 'Warning', reason, message, phase })
+  }
+
+  /** Closes the plan: counters, step states, conditions, and NO_CHANGES when nothing moved. */
+  finish(): WorkflowPlan {
+    const status: WorkflowStatus = { ...this.status }
+    status.phase = this.phase ?? 'Running'
+    status.runId = this.runId
+    status.observedGeneration = this.wf.metadata.generation
+    status.runControl = runControlDigest(this.annotations)
+    status.totalSteps = this.steps.length
+    status.completedSteps = this.countPhase('Succeeded') + this.countPhase('Skipped')
+    status.failedSteps = this.countPhase('Failed')
+    const encoded = encodeStepStates(this.steps, this.states)
+    status.stepStatuses = encoded.stepStatuses
+    if (encoded.stepPhases !== undefined) status.stepPhases = encoded.stepPhases
+    else delete status.stepPhases
+    if (!status.conditions?.some((c) => c.type === 'SpecValid' && c.status === 'False')) {
+      status.conditions = setCondition(status.conditions, {
+        type: 'SpecValid', status: 'True', reason: 'Valid', message: 'The step graph is valid',
+        observedGeneration: this.wf.metadata.generation,
+      }, this.now)
+    }
+    const unchanged = sameJson(status, this.wf.status)
+    const writes = this.plan.deleteJobs.length + this.plan.startJobs.length + this.plan.outputWrites.length
+    if (unchanged && writes === 0 && this.plan.annotations === null) return NO_CHANGES
+    return { ...this.plan, status: unchanged ? null : status }
+  }
+
+  private setPhase(phase: WorkflowPhase, reason: string, message: string): void {
+    this.phase = phase
+    this.status.message = message
+    this.status.conditions = setCondition(this.status.conditions, {
+      type: 'Complete', status: phase === 'Succeeded' ? 'True' : 'False', reason, message,
+    }, this.now)
+  }
+
+  private summarise(reason: string, message: string): void {
+    this.setPhase(this.phase === 'RollingBack' ? 'RollingBack' : 'Running', reason, message)
+  }
+
+  private skipUnfinished(killRunning: boolean, error: string): void {
+    for (const [name, s] of this.states) {
+      if (s.phase === 'Running' && killRunning) {
+        this.killJobOf(s)
+        this.states.set(name, { ...s, phase: 'Skipped', completionTime: this.now, error })
+      } else if (s.phase === 'Pending' || s.phase === undefined) {
+        this.states.set(name, { ...s, phase: 'Skipped', completionTime: this.now, error })
+      }
+    }
+  }
+
+  private killJobOf(s: StepState): void {
+    const job = s.phase === 'RollingBack' ? s.compensationJobName : s.jobName
+    if (job && !this.plan.deleteJobs.includes(job)) this.plan.deleteJobs.push(job)
+  }
+
+  private countPhase(phase: StepPhase): number {
+    let n = 0
+    for (const s of this.states.values()) if (s.phase === phase) n++
+    return n
+  }
+
+  private countDone(): number {
+    let n = 0
+    for (const s of this.states.values()) if (s.phase && DONE_STEP.has(s.phase)) n++
+    return n
+  }
+
+  private transition(t: Transition): void {
+    this.plan.transitions.push(t)
+  }
+}
+
+/** Pure: purko's completion table (§4.21). */
+export function completionPhase(completed: number, failed: number, total: number, strategy: string):
+  { phase: WorkflowPhase; reason: string; message: string } {
+  if (failed === 0) return { phase: 'Succeeded', reason: 'AllStepsCompleted', message: 'All workflow steps completed' }
+  if (completed === 0) return { phase: 'Failed', reason: 'AllStepsFailed', message: `0/${total} steps succeeded, ${failed} failed` }
+  if (strategy === 'continueOnError') {
+    return { phase: 'CompletedWithErrors', reason: 'CompletedWithErrors', message: `${completed}/${total} steps succeeded, ${failed} failed (continueOnError)` }
+  }
+  return { phase: 'Failed', reason: 'StepsFailed', message: `${completed}/${total} steps succeeded, ${failed} failed` }
+}
+
+/** Pure: the workflow deadline in seconds: `spec.timeout` as a duration string or {timeoutSeconds}, else 30 minutes. */
+export function workflowTimeoutSeconds(wf: Workflow): number {
+  const timeout = wf.spec.timeout
+  if (typeof timeout === 'string') return parseGoDuration(timeout) ?? DEFAULT_WORKFLOW_TIMEOUT_SECONDS
+  if (timeout && typeof timeout.timeoutSeconds === 'number' && timeout.timeoutSeconds > 0) return timeout.timeoutSeconds
+  return DEFAULT_WORKFLOW_TIMEOUT_SECONDS
+}
+
+function conditionOutputs(stored: ReadonlyMap<string, string>, fresh: readonly OutputWrite[]): { value: Record<string, unknown> } {
+  // Parsed lazily: most plans evaluate no condition, and large runs have many outputs.
+  let cache: Record<string, unknown> | undefined
+  return {
+    get value() {
+      if (cache) return cache
+      cache = {}
+      for (const [step, json] of stored) cache[step] = safeParse(json)
+      for (const w of fresh) cache[w.step] = safeParse(w.json)
+      return cache
+    },
+  }
+}
+
+function safeParse(json: string): unknown {
+  try {
+    return JSON.parse(json)
+  } catch {
+    return undefined
+  }
+}
+
+function addSeconds(iso: string, seconds: number): string {
+  return new Date(Date.parse(iso) + seconds * 1000).toISOString()
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return stableStringify(a) === stableStringify(b)
+}
+
+function stableStringify(value: unknown): string {
+  if (value === undefined) return 'undefined'
+  if (value === null || typeof value !== 'object') return JSON.stringify(value)
+  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(',')}}`
+}
+
+export type { Condition }
+
+/**
+ * Pure: the Jobs whose pod logs the planner needs (finished Jobs of the current attempt of a
+ * step that is not finished yet). Everything else — duplicates, echoes, old attempts — costs
+ * no log read.
+ */
+export function jobsNeedingResults(workflow: Workflow, jobs: readonly JobFact[]): JobFact[] {
+  const runId = runIdFor(workflow.metadata.uid ?? '', workflow.metadata.annotations?.[ANNOTATION_RERUN])
+  if (workflow.status?.runId === runId && isTerminalPhase(workflow.status.phase)) return []
+  const states = workflow.status?.runId === runId ? decodeStepStates(workflow) : new Map<string, StepState>()
+  const name = workflow.metadata.name ?? ''
+  return jobs.filter((job) => {
+    if (job.runId !== runId || job.state === 'Active') return false
+    if (job.attempt === 'rollback') return job.state === 'Failed' && states.get(job.step)?.phase === 'RollingBack'
+    const state = states.get(job.step) ?? { retryCount: 0 }
+    if (state.phase !== undefined && state.phase !== 'Running' && state.phase !== 'Pending') return false
+    return job.name === stepJobName(name, job.step, runId, state.retryCount)
+  })
+}
+
+/** Pure: the run id the Workflow's current annotations ask for. */
+export function currentRunId(workflow: Workflow): string {
+  return runIdFor(workflow.metadata.uid ?? '', workflow.metadata.annotations?.[ANNOTATION_RERUN])
+}
