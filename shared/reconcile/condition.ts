@@ -146,7 +146,12 @@ function decodeLiteral(lit: string): string | null {
   return m[2]!.replace(/\\(.)/g, (_, c: string) => ({ n: '\n', t: '\t', r: '\r' } as Record<string, string>)[c] ?? c)
 }
 
-function lex(src: string): Tok[] {
+/** Pure: the identifier a step name is reachable under in CEL (`my-step` becomes `my_step`). */
+function stepAlias(name: string): string {
+  return name.replaceAll('-', '_')
+}
+
+function lex(src: string, refs: string[] = []): Tok[] {
   const out: Tok[] = []
   const stack: string[] = []
   const bound = new Set<string>()
@@ -158,9 +163,23 @@ function lex(src: string): Tok[] {
     out.push(t)
   }
   // `steps.<name>` and `parameters.<name>`: the member after a root variable is a name that may
-  // contain hyphens (or be quoted), which CEL cannot parse, so it becomes an index expression.
+  // contain hyphens (or be quoted), which CEL cannot parse. Step names become an identifier alias
+  // (step names are DNS labels, so `-` to `_` cannot collide, and `has()` keeps working); other
+  // names become an index expression.
   const afterRootDot = () =>
     isOp(last(), '.') && last(2)?.k === 'id' && ROOTS.has(last(2)!.v) && !isOp(last(3), '.')
+  const addRef = (name: string) => { if (!refs.includes(name)) refs.push(name) }
+  const member = (name: string) => {
+    const root = last(2)!.v
+    if (root === 'steps') addRef(name)
+    const id = root === 'steps' ? stepAlias(name) : name
+    if (/^[A-Za-z_]\w*$/.test(id) && !KEYWORDS.has(id)) {
+      push({ k: 'id', v: id })
+      return
+    }
+    out.pop()
+    push({ k: 'op', v: '[' }); push({ k: 'str', v: JSON.stringify(name) }); push({ k: 'op', v: ']' })
+  }
   const bareWordHere = () => {
     const p = last()
     if (!p) return false
@@ -193,16 +212,26 @@ function lex(src: string): Tok[] {
       const placeholder = text === null ? null : /^\$\{([^}]*)\}$/.exec(text)
       if (placeholder) {
         // A literal that is exactly one `${...}` placeholder means the referenced value.
-        for (const t of lex(placeholder[1]!)) push(t)
+        for (const t of lex(placeholder[1]!, refs)) push(t)
         continue
       }
       if (afterRootDot() && text !== null) {
-        out.pop()
-        push({ k: 'op', v: '[' }); push({ k: 'str', v: JSON.stringify(text) }); push({ k: 'op', v: ']' })
+        member(text)
         continue
+      }
+      if (text !== null && isOp(last(), '[') && last(2)?.k === 'id' && last(2)!.v === 'steps' && !isOp(last(3), '.')) {
+        addRef(text)
       }
       push({ k: 'str', v: lit })
       continue
+    }
+    if (/\w/.test(c) && afterRootDot()) {
+      const name = /^\w[\w-]*/.exec(src.slice(i))![0]
+      if (!src.slice(i + name.length).trimStart().startsWith('(')) {
+        member(name)
+        i += name.length
+        continue
+      }
     }
     if (/\d/.test(c)) {
       const m = /^(?:0[xX][0-9a-fA-F]+|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)[uU]?/.exec(src.slice(i))!
@@ -211,15 +240,6 @@ function lex(src: string): Tok[] {
       continue
     }
     if (/[A-Za-z_]/.test(c)) {
-      if (afterRootDot()) {
-        const name = /^\w[\w-]*/.exec(src.slice(i))![0]
-        if (!src.slice(i + name.length).trimStart().startsWith('(')) {
-          out.pop()
-          push({ k: 'op', v: '[' }); push({ k: 'str', v: JSON.stringify(name) }); push({ k: 'op', v: ']' })
-          i += name.length
-          continue
-        }
-      }
       if (bareWordHere()) {
         const p = last()!
         const listWithoutBrackets = p.k === 'id' && p.v === 'in'
@@ -383,37 +403,19 @@ function wrapBareOperands(t: Tok[], from: number, to: number): Tok[] {
   return out
 }
 
-function stepReferences(t: Tok[]): string[] {
-  const refs: string[] = []
-  for (let i = 0; i + 3 < t.length; i++) {
-    if (t[i]!.k !== 'id' || t[i]!.v !== 'steps' || isOp(t[i - 1], '.')) continue
-    if (!isOp(t[i + 1], '[') || t[i + 2]!.k !== 'str' || !isOp(t[i + 3], ']')) continue
-    const name = decodeLiteral(t[i + 2]!.v)
-    if (name !== null && !refs.includes(name)) refs.push(name)
-  }
-  return refs
-}
-
 function describe(expr: string, err: unknown, what = 'invalid condition'): string {
   const e = err as { summary?: unknown; message?: unknown }
   const detail = typeof e.summary === 'string' ? e.summary : typeof e.message === 'string' ? e.message.split('\n')[0] : String(err)
   return `${what} ${JSON.stringify(expr)}: ${detail}`
 }
 
-/** Pure: rewrites purko's legacy condition shorthand into equivalent CEL text. Throws on malformed input. */
-export function normalizeCondition(expr: string): string {
-  const tokens = rewriteContains(lex(expr))
-  return wrapBareOperands(tokens, 0, tokens.length).map((t) => t.v).join(' ')
-}
-
 function compile(expr: string): Compiled {
   const hit = cache.get(expr)
   if (hit) return hit
   let compiled: Compiled
-  let refs: string[] = []
+  const refs: string[] = []
   try {
-    const tokens = lex(expr)
-    refs = stepReferences(tokens)
+    const tokens = lex(expr, refs)
     const withContains = rewriteContains(tokens)
     const text = wrapBareOperands(withContains, 0, withContains.length).map((t) => t.v).join(' ')
     const program = env.parse(text)
@@ -454,6 +456,10 @@ export function evaluateCondition(expr: string, ctx: ConditionContext): Conditio
   if (!compiled.ok) return { ok: false, error: compiled.error }
   const steps: Record<string, { output: unknown }> = {}
   for (const [name, output] of Object.entries(ctx.outputs)) steps[name] = { output }
+  for (const [name, output] of Object.entries(ctx.outputs)) {
+    const alias = stepAlias(name)
+    if (!Object.hasOwn(steps, alias)) steps[alias] = { output }
+  }
   try {
     const value = compiled.run({ steps, parameters: ctx.parameters })
     return { ok: true, value: truthy(value) }
