@@ -19,9 +19,12 @@ import { failureOutput, outputLine } from './output.js'
 import { defaultRetryPolicy } from './providers/retry.js'
 import { createProvider } from './providers/select.js'
 import { runStep } from './run.js'
-import { connectMcp } from './tools/mcp.js'
+import type { McpConnector } from './tools/mcp.js'
 
 const VECTOR_MEMORY_DIR = '/var/run/agent-memory'
+
+// The MCP SDK takes ~0.4 s to import; steps without MCP servers should not pay for it.
+const connectMcp: McpConnector = async (entry, signal) => (await import('./tools/mcp.js')).connectMcp(entry, signal)
 
 // Secrets are collected before validation so that even a config error cannot print them.
 function rawSecrets(env: NodeJS.ProcessEnv): string[] {
