@@ -52,8 +52,7 @@ const compiledRules = new Map<string, CelProgram>()
 export function validateAgainstCrd(crd: CrdLike, object: unknown, options: ValidateOptions = {}): CrdValidationResult {
   const schema = schemaFor(crd, object)
   if (!isObject(object)) return { ok: false, causes: [{ field: '<root>', message: 'Invalid value: the object must be a JSON object' }] }
-  const value = structuredClone(object)
-  pruneAndDefault(schema, value, true)
+  const value = pruneAndDefault(schema, object, true) as Json
 
   const causes: FieldCause[] = []
   let validate = compiledSchemas.get(schema)
@@ -69,8 +68,7 @@ export function validateAgainstCrd(crd: CrdLike, object: unknown, options: Valid
   if (schemaErrors.some((e) => BLOCKING_KEYWORDS.has(e.keyword))) {
     causes.push({ field: '<root>', message: CEL_SKIPPED_MESSAGE })
   } else {
-    const old = options.oldObject === undefined ? undefined : structuredClone(options.oldObject)
-    if (old !== undefined) pruneAndDefault(schema, old, true)
+    const old = options.oldObject === undefined ? undefined : pruneAndDefault(schema, options.oldObject, true)
     checkRules(schema, value, old, '', causes)
   }
   return causes.length === 0 ? { ok: true, object: value } : { ok: false, causes: dedupe(causes) }
@@ -86,34 +84,41 @@ export function schemaFor(crd: CrdLike, object: unknown): JsonSchemaProps {
   return schema
 }
 
-/** Removes fields the schema does not declare (unless it preserves them) and fills in `default`s, in place. */
-export function pruneAndDefault(schema: JsonSchemaProps, value: unknown, isRoot = false): void {
-  if (Array.isArray(value)) {
-    if (schema.items) for (const item of value) pruneAndDefault(schema.items, item)
-    return
-  }
-  if (!isObject(value)) return
+/** Pure: a copy of the value without the fields the schema does not declare (unless it preserves them), with `default`s filled in. */
+export function pruneAndDefault(schema: JsonSchemaProps | undefined, value: unknown, isRoot = false): unknown {
+  if (Array.isArray(value)) return value.map((item) => pruneAndDefault(schema?.items, item))
+  if (!isObject(value)) return value
+  if (!schema) return deepCopy(value) // inside a preserved unknown field: no schema, nothing to prune
   const props = schema.properties
   const additional = typeof schema.additionalProperties === 'object' ? schema.additionalProperties : undefined
   const preserve = schema[PRESERVE] === true || schema.additionalProperties === true
-  for (const key of Object.keys(value)) {
-    if (isRoot && key === 'metadata') continue // ObjectMeta is the API server's own business
-    const child = props?.[key] ?? additional
-    if (child) {
-      if (value[key] === null && child.default !== undefined && !child.nullable) {
-        value[key] = structuredClone(child.default)
-      }
-      pruneAndDefault(child, value[key])
-    } else if (!preserve && !(isRoot && (key === 'apiVersion' || key === 'kind'))) {
-      delete value[key]
+  const out: Json = {}
+  for (const [key, child] of Object.entries(value)) {
+    if (isRoot && key === 'metadata') {
+      out[key] = deepCopy(child) // ObjectMeta is the API server's own business
+      continue
+    }
+    const sub = props?.[key] ?? additional
+    if (sub) {
+      out[key] = child === null && sub.default !== undefined && !sub.nullable
+        ? pruneAndDefault(sub, deepCopy(sub.default))
+        : pruneAndDefault(sub, child)
+    } else if (preserve || (isRoot && (key === 'apiVersion' || key === 'kind'))) {
+      out[key] = deepCopy(child)
     }
   }
-  for (const [key, child] of Object.entries(props ?? {})) {
-    if (value[key] === undefined && child.default !== undefined) {
-      value[key] = structuredClone(child.default)
-      pruneAndDefault(child, value[key])
-    }
+  for (const [key, sub] of Object.entries(props ?? {})) {
+    if (out[key] === undefined && sub.default !== undefined) out[key] = pruneAndDefault(sub, deepCopy(sub.default))
   }
+  return out
+}
+
+function deepCopy(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(deepCopy)
+  if (!isObject(value)) return value
+  const out: Json = {}
+  for (const [key, child] of Object.entries(value)) out[key] = deepCopy(child)
+  return out
 }
 
 function causeFromAjv(error: ErrorObject, root: unknown): FieldCause {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { allCrds } from '../../shared/crd/definitions.js'
 import type { JsonSchemaProps, ValidationRule } from '../../shared/crd/structural.js'
 import { toCel } from '../../shared/crd/validate.js'
+import { MAX_STEP_DEPENDENCIES, MAX_STEPS } from '../../shared/schemas/workflow.js'
 
 interface FoundRule { crd: string; path: string; schema: JsonSchemaProps; arrayAncestors: JsonSchemaProps[]; rule: ValidationRule }
 
@@ -117,5 +118,12 @@ describe('CEL rules in the generated CRDs', () => {
     expect(step.dependsOn!.items!.maxLength).toBe(63)
     expect(step.agentRef!.properties!.name!.maxLength).toBeGreaterThan(0)
     expect(step.type!.maxLength).toBeGreaterThan(0)
+  })
+
+  it('keeps the self-dependency rule under the API server per-rule estimated cost limit of 10,000,000', () => {
+    // The estimator charges `x in list` as list size times one string comparison (ceil(maxLength / 10)),
+    // and multiplies a per-item rule by the largest number of items it can run on.
+    const perStep = MAX_STEP_DEPENDENCIES * Math.ceil(63 / 10) + 10
+    expect(perStep * MAX_STEPS).toBeLessThan(10_000_000)
   })
 })
