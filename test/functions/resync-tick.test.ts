@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest'
+import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
+import { createApp } from '../../functions/resync-tick/index.js'
+import { TransientError } from '../../shared/errors.js'
+import { FakeKube } from '../fakes/kube.js'
+import { deliver, PING, RESOURCE_ADD } from '../support/deliver.js'
+import { testDeps } from '../support/engine-deps.js'
+import { agentOf, workflowOf } from '../support/objects.js'
+
+describe('resync-tick', () => {
+  it('recovers a run whose Job-finished event was lost', async () => {
+    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a' }, { name: 'b', dependsOn: ['a'] }])], agents: [agentOf('helper')] })
+    await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
+    const runId = kube.workflow('team', 'wf').status!.runId!
+    kube.finishJob(`wf-a-${runId}`, 'Succeeded', 'OUTPUT:{"ok":true}') // its event never arrives
+
+    expect((await deliver(createApp(testDeps(kube)), PING, { reason: 'resync' })).status).toBe(202)
+
+    expect(kube.createdJobs).toEqual([`wf-a-${runId}`, `wf-b-${runId}`])
+    expect(kube.configMaps.get('team/wf-outputs')?.data).toEqual({ a: '{"ok":true}' })
+  })
+
+  it('starts a Workflow whose add event was lost', async () => {
+    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a' }])], agents: [agentOf('helper')] })
+    await deliver(createApp(testDeps(kube)), PING, {})
+    expect(kube.workflow('team', 'wf').status?.phase).toBe('Running')
+    expect(kube.createdJobs).toHaveLength(1)
+  })
+
+  it('fails a run that exceeded spec.timeout and deletes its Jobs', async () => {
+    const clock = { now: new Date('2026-01-01T00:00:00Z') }
+    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'slow' }], { timeout: '10m' })], agents: [agentOf('helper')] })
+    await deliver(workflowChanged(testDeps(kube, clock)), RESOURCE_ADD, kube.workflow('team', 'wf'))
+
+    clock.now = new Date('2026-01-01T00:10:05Z')
+    await deliver(createApp(testDeps(kube, clock)), PING, {})
+
+    const wf = kube.workflow('team', 'wf')
+    expect(wf.status?.phase).toBe('Failed')
+    expect(wf.status?.message).toBe('Workflow exceeded timeout of 10m0s (elapsed: 10m5s)')
+    expect(kube.jobs.size).toBe(0)
+  })
+
+  it('leaves finished runs alone and costs one list call', async () => {
+    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a', type: 'notification', agentRef: undefined }])] })
+    const app = createApp(testDeps(kube))
+    await deliver(app, PING, {}) // a type-only step completes without a Job
+    expect(kube.workflow('team', 'wf').status?.phase).toBe('Succeeded')
+    const calls = kube.calls
+
+    await deliver(app, PING, {})
+
+    expect(kube.calls - calls).toBe(1)
+  })
+
+  it('keeps going when one Workflow fails, and answers 503 only when it cannot list', async () => {
+    const kube = new FakeKube({
+      workflows: [workflowOf('one', [{ name: 'a' }]), workflowOf('two', [{ name: 'a' }])],
+      agents: [agentOf('helper')],
+    }).failNext('listJobs', new TransientError('flaky'))
+    expect((await deliver(createApp(testDeps(kube)), PING, {})).status).toBe(202)
+    expect(kube.createdJobs).toHaveLength(1)
+
+    kube.failNext('listWorkflows', new TransientError('down'))
+    expect((await deliver(createApp(testDeps(kube)), PING, {})).status).toBe(503)
+  })
+})
