@@ -100,3 +100,29 @@ describe('step-job-finished', () => {
     expect(kube.createdJobs).toEqual([`wf-flaky-${runId}`, `wf-flaky-${runId}-r1`])
   })
 })
+
+describe('two replicas racing', () => {
+  it('create each step Job once and never exceed parallelism when they handle different Jobs at once', async () => {
+    const steps = [{ name: 'a' }, { name: 'b' }, { name: 'c', dependsOn: ['a'] }, { name: 'd', dependsOn: ['b'] }, { name: 'e' }]
+    const kube = new FakeKube({ workflows: [workflowOf('wf', steps, { parallelism: 2 })], agents: [agentOf('helper')] })
+    await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
+    const runId = kube.workflow('team', 'wf').status!.runId!
+    const replicaOne = createApp(testDeps(kube))
+    const replicaTwo = createApp(testDeps(kube))
+    const a = kube.finishJob(`wf-a-${runId}`, 'Succeeded', 'OUTPUT:{}')
+    const b = kube.finishJob(`wf-b-${runId}`, 'Succeeded', 'OUTPUT:{}')
+
+    const [one, two] = await Promise.all([deliver(replicaOne, RESOURCE_UPDATE, a), deliver(replicaTwo, RESOURCE_UPDATE, b)])
+    const statuses = [one.status, two.status].sort()
+    expect(statuses[0]).toBe(202)
+    if (statuses[1] === 409) {
+      // The loser's event is redelivered and re-planned from fresh state.
+      expect((await deliver(replicaTwo, RESOURCE_UPDATE, one.status === 409 ? a : b)).status).toBe(202)
+    }
+
+    const running = kube.workflow('team', 'wf').status!.stepStatuses!.filter((s) => s.phase === 'Running').map((s) => s.name)
+    expect(running.length).toBeLessThanOrEqual(2)
+    expect(new Set(kube.createdJobs).size).toBe(kube.createdJobs.length)
+    expect(running.sort()).toEqual(['c', 'd'])
+  })
+})
