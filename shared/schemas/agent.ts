@@ -34,10 +34,10 @@ export const MEMORY_SCOPES = ['agent', 'group', 'namespace'] as const
 /** Largest `spec.model.maxTokens` an Agent may ask for. */
 export const MAX_MODEL_TOKENS = 2000000
 
-/** Model settings of an Agent (unknown fields kept). */
+/** Model settings of an Agent (unknown fields kept); strings the CEL rules read are bounded to keep their cost estimate low. */
 export const ModelSchema = z.looseObject({
-  provider: z.string().describe('LLMProvider name or provider family (e.g. anthropic, openai).'),
-  name: z.string().describe('The model name.'),
+  provider: z.string().max(253).describe('LLMProvider name or provider family (e.g. anthropic, openai).'),
+  name: z.string().max(253).describe('The model name.'),
   version: z.string().optional().describe('The model version or variant.'),
   temperature: z.number().optional().describe('Sampling temperature, 0.0 to 2.0.'),
   maxTokens: z.number().int().optional().describe('Maximum number of tokens to generate, 1 to 2000000.'),
@@ -89,10 +89,10 @@ export type Tool = z.infer<typeof ToolSchema>
 
 /** Memory settings (declared keys, unknown fields kept); enum checks carry purko's messages. */
 export const MemorySchema = z.looseObject({
-  type: z.string().optional().describe('Legacy memory type: buffer, summary, vector or none.'),
-  behavior: z.string().optional().describe('off = clean slate, session = within one run, persistent = across runs.'),
+  type: z.string().max(63).optional().describe('Legacy memory type: buffer, summary, vector or none.'),
+  behavior: z.string().max(63).optional().describe('off = clean slate, session = within one run, persistent = across runs.'),
   providerRef: z.string().optional().describe('MemoryProvider name; empty = platform default.'),
-  scope: z.string().optional().describe('Recall pool: agent (default), group, namespace.'),
+  scope: z.string().max(63).optional().describe('Recall pool: agent (default), group, namespace.'),
   backend: z.string().optional().describe('Deprecated storage backend name.'),
   ttl: z.string().optional().describe('Time-to-live for memory entries.'),
   maxEntries: z.number().int().min(0).optional().describe('Maximum number of memory entries to retain (<= 10000).'),

@@ -126,4 +126,23 @@ describe('CEL rules in the generated CRDs', () => {
     const perStep = MAX_STEP_DEPENDENCIES * Math.ceil(63 / 10) + 10
     expect(perStep * MAX_STEPS).toBeLessThan(10_000_000)
   })
+
+  it.each(rules.map((r) => [`${r.crd} ${r.path}: ${r.rule.message}`, r] as const))(
+    '%s reads only bounded strings and lists',
+    (_, r) => {
+      const unbounded: string[] = []
+      for (const source of [r.rule.rule, r.rule.messageExpression ?? '']) {
+        for (const [ref] of source.matchAll(/self(\.[A-Za-z_][A-Za-z0-9_]*)+/g)) {
+          let node: JsonSchemaProps | undefined = r.schema
+          for (const part of ref.split('.').slice(1)) node = node?.properties?.[part]
+          if (!node) continue
+          const bounded = (n: JsonSchemaProps | undefined): boolean =>
+            !n || (n.type === 'string' ? n.maxLength !== undefined || n.enum !== undefined
+              : n.type === 'array' ? n.maxItems !== undefined && bounded(n.items) : true)
+          if (!bounded(node)) unbounded.push(ref)
+        }
+      }
+      expect(unbounded).toEqual([])
+    },
+  )
 })
