@@ -53,6 +53,8 @@ export interface ExecutorConfig {
   }
   /** True when the deterministic offline provider answers instead of a model API. */
   offline: boolean
+  /** True when offline was chosen only because no model API is configured (worth a warning). */
+  offlineFallback: boolean
   systemPrompt: string
   agentTools: AgentTool[]
   mcpServers: McpServerEntry[]
@@ -209,8 +211,8 @@ function collect(env: Env, prefix: string): Record<string, string> {
 /**
  * Pure: the validated configuration for an environment, or a ConfigError naming every bad
  * variable (never its value). Offline rule: the offline provider answers when MODEL_PROVIDER or
- * MODEL_API_FORMAT is `offline`, when EXECUTOR_OFFLINE is `true`, or when neither MODEL_API_KEY
- * nor MODEL_ENDPOINT is set and EXECUTOR_OFFLINE is not `false`.
+ * MODEL_API_FORMAT is `offline`, when EXECUTOR_OFFLINE is `true`, or when none of MODEL_API_KEY,
+ * MODEL_ENDPOINT and ANTHROPIC_VERTEX_PROJECT_ID is set and EXECUTOR_OFFLINE is not `false`.
  */
 export function parseConfig(env: Env): ExecutorConfig {
   const parsed = EnvSchema.safeParse(env)
@@ -225,9 +227,10 @@ export function parseConfig(env: Env): ExecutorConfig {
   const apiFormat: ApiFormat =
     e.MODEL_API_FORMAT ?? (provider === 'offline' ? 'offline' : provider === 'anthropic' || provider === 'vertex-ai' ? 'anthropic' : 'openai')
   const offlineSwitch = (executor.OFFLINE ?? '').trim().toLowerCase()
-  const noRemote = e.MODEL_API_KEY === undefined && e.MODEL_ENDPOINT === undefined
-  const offline =
-    apiFormat === 'offline' || provider === 'offline' || offlineSwitch === 'true' || (noRemote && offlineSwitch !== 'false')
+  // A Vertex project counts as a configured model: it must fail loudly, not fall back to offline.
+  const noRemote = e.MODEL_API_KEY === undefined && e.MODEL_ENDPOINT === undefined && e.ANTHROPIC_VERTEX_PROJECT_ID === undefined
+  const explicitOffline = apiFormat === 'offline' || provider === 'offline' || offlineSwitch === 'true'
+  const offline = explicitOffline || (noRemote && offlineSwitch !== 'false')
 
   if (!offline && noRemote) issues.push('MODEL_API_KEY: required (or MODEL_ENDPOINT) when EXECUTOR_OFFLINE=false')
   if (!offline && e.ANTHROPIC_VERTEX_PROJECT_ID !== undefined && e.MODEL_ENDPOINT === undefined && e.MODEL_API_KEY === undefined) {
@@ -269,6 +272,7 @@ export function parseConfig(env: Env): ExecutorConfig {
         : {}),
     },
     offline,
+    offlineFallback: offline && !explicitOffline,
     systemPrompt: e.AGENT_SYSTEM_PROMPT,
     agentTools: e.AGENT_TOOLS,
     mcpServers: e.MCP_SERVERS,

@@ -63,7 +63,7 @@ async function main(): Promise<number> {
       ...(cfg.traceparent !== undefined ? { traceId: cfg.traceparent.split('-')[1] } : {}),
     })
     const provider = createProvider(cfg, { fetch: (u, i) => fetch(u, i), retry: defaultRetryPolicy, log: stepLog })
-    if (cfg.offline) stepLog.warn({ provider: 'offline' }, 'No model API configured; the offline provider answers')
+    if (cfg.offlineFallback) stepLog.warn({ provider: 'offline' }, 'No model API configured; the offline provider answers')
     stepLog.info({ provider: provider.name, model: cfg.model.name, autonomy: cfg.autonomy, mcpServers: cfg.mcpServers.length }, 'Step started')
     const result = await runStep(cfg, {
       provider,

@@ -119,7 +119,7 @@ describe('executor configuration', () => {
     [{ MEMORY_TYPE: 'graph' }, 'MEMORY_TYPE:'],
     [{ MODEL_PRICE_IN: '1' }, 'MODEL_PRICE_IN/MODEL_PRICE_OUT: set both or neither'],
     [{ EXECUTOR_OFFLINE: 'false' }, 'MODEL_API_KEY: required (or MODEL_ENDPOINT) when EXECUTOR_OFFLINE=false'],
-    [{ ANTHROPIC_VERTEX_PROJECT_ID: 'p', EXECUTOR_OFFLINE: 'false' }, 'ANTHROPIC_VERTEX_PROJECT_ID:'],
+    [{ ANTHROPIC_VERTEX_PROJECT_ID: 'p' }, 'ANTHROPIC_VERTEX_PROJECT_ID: Vertex AI authentication is not built in'],
   ])('rejects %j naming the variable', (env, message) => {
     expect(issues(env).join('\n')).toContain(message)
   })
