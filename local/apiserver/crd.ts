@@ -1,0 +1,112 @@
+import type { StatusCause } from './api-error.js'
+import { compileJsonPath } from './jsonpath.js'
+import type { ResourceType } from './resource-type.js'
+import { printerColumns } from './table.js'
+import type { KubeObject, PrinterColumn } from './types.js'
+import { SchemaCompileError, type JSONSchemaProps, type SchemaValidator, type SchemaValidatorFactory } from './validation.js'
+
+interface CrdVersion {
+  name?: string
+  served?: boolean
+  storage?: boolean
+  schema?: { openAPIV3Schema?: JSONSchemaProps }
+  subresources?: { status?: object; scale?: object }
+  additionalPrinterColumns?: PrinterColumn[]
+}
+
+interface CrdSpec {
+  group?: string
+  scope?: string
+  names?: { plural?: string; singular?: string; kind?: string; listKind?: string; shortNames?: string[]; categories?: string[] }
+  versions?: CrdVersion[]
+}
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
+
+/**
+ * Checks a CustomResourceDefinition the way the real API server does for the parts that
+ * matter here and, when it is valid, builds the served resource type; otherwise returns causes.
+ */
+export function resourceTypeFromCrd(crd: KubeObject, factory: SchemaValidatorFactory): { type?: ResourceType; causes: StatusCause[] } {
+  const spec = (crd.spec ?? {}) as CrdSpec
+  const causes: StatusCause[] = []
+  const req = (field: string): void => void causes.push({ reason: 'FieldValueRequired', field, message: 'Required value' })
+  const names = spec.names ?? {}
+  if (!spec.group) req('spec.group')
+  if (!names.plural) req('spec.names.plural')
+  else if (!DNS_LABEL.test(names.plural)) causes.push({ reason: 'FieldValueInvalid', field: 'spec.names.plural', message: `Invalid value: ${JSON.stringify(names.plural)}: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'` })
+  if (!names.kind) req('spec.names.kind')
+  if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') {
+    causes.push({ reason: 'FieldValueNotSupported', field: 'spec.scope', message: `Unsupported value: ${JSON.stringify(spec.scope ?? '')}: supported values: "Cluster", "Namespaced"` })
+  }
+  if (spec.group && names.plural && crd.metadata.name !== `${names.plural}.${spec.group}`) {
+    causes.push({ reason: 'FieldValueInvalid', field: 'metadata.name', message: `Invalid value: ${JSON.stringify(crd.metadata.name)}: must be spec.names.plural+"."+spec.group` })
+  }
+  const versions = spec.versions ?? []
+  if (versions.length === 0) req('spec.versions')
+  const storage = versions.filter((v) => v.storage)
+  if (versions.length && storage.length !== 1) {
+    causes.push({ reason: 'FieldValueInvalid', field: 'spec.versions', message: `Invalid value: ${JSON.stringify(versions.map((v) => v.name))}: must have exactly one version marked as storage version` })
+  }
+  const validators = new Map<string, SchemaValidator>()
+  const columns = new Map<string, ReturnType<typeof printerColumns>>()
+  versions.forEach((v, i) => {
+    if (!v.name) req(`spec.versions[${i}].name`)
+    const schema = v.schema?.openAPIV3Schema
+    if (!schema) req(`spec.versions[${i}].schema.openAPIV3Schema`)
+    else {
+      try {
+        if (v.name) validators.set(v.name, factory(schema))
+      } catch (err) {
+        if (!(err instanceof SchemaCompileError)) throw err
+        for (const c of err.causes) causes.push({ ...c, field: `spec.versions[${i}].schema.${c.field}` })
+      }
+    }
+    for (const [j, c] of (v.additionalPrinterColumns ?? []).entries()) {
+      try {
+        compileJsonPath(c.jsonPath)
+      } catch (err) {
+        causes.push({ reason: 'FieldValueInvalid', field: `spec.versions[${i}].additionalPrinterColumns[${j}].jsonPath`, message: `Invalid value: ${JSON.stringify(c.jsonPath)}: ${(err as Error).message}` })
+      }
+    }
+    if (v.name && causes.length === 0) columns.set(v.name, printerColumns(v.additionalPrinterColumns))
+  })
+  if (causes.length) return { causes }
+  const served = versions.filter((v) => v.served !== false).map((v) => v.name as string)
+  const storageVersion = storage[0]?.name as string
+  const kind = names.kind as string
+  const type: ResourceType = {
+    group: spec.group as string,
+    versions: served,
+    storageVersion,
+    plural: names.plural as string,
+    singular: names.singular || kind.toLowerCase(),
+    kind,
+    listKind: names.listKind || `${kind}List`,
+    namespaced: spec.scope === 'Namespaced',
+    shortNames: names.shortNames ?? [],
+    categories: names.categories ?? [],
+    statusSubresource: versions.some((v) => v.subresources?.status !== undefined),
+    extraSubresources: [],
+    returnDeletedObject: true,
+    columns: (version) => columns.get(version) ?? [],
+    validator: (version) => validators.get(version),
+    crdName: crd.metadata.name as string,
+  }
+  return { type, causes }
+}
+
+/** The status the real server reports once a CRD's names are accepted and it is established. */
+export function establishedStatus(crd: KubeObject, now: string): Record<string, unknown> {
+  const spec = (crd.spec ?? {}) as CrdSpec
+  const storage = (spec.versions ?? []).find((v) => v.storage)?.name
+  const condition = (type: string, reason: string, message: string) => ({ type, status: 'True', lastTransitionTime: now, reason, message })
+  return {
+    acceptedNames: { ...spec.names, singular: spec.names?.singular || spec.names?.kind?.toLowerCase(), listKind: spec.names?.listKind || `${spec.names?.kind}List` },
+    conditions: [
+      condition('NamesAccepted', 'NoConflicts', 'no conflicts found'),
+      condition('Established', 'InitialNamesAccepted', 'the initial names have been accepted'),
+    ],
+    storedVersions: storage ? [storage] : [],
+  }
+}

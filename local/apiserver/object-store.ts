@@ -1,0 +1,965 @@
+import { randomUUID } from 'node:crypto'
+import {
+  alreadyExists,
+  ApiError,
+  badRequest,
+  conflict,
+  expired,
+  forbidden,
+  invalid,
+  noSuchResource,
+  notFound,
+  tooLarge,
+  type StatusCause,
+} from './api-error.js'
+import { builtinResources } from './builtin-resources.js'
+import { establishedStatus, resourceTypeFromCrd } from './crd.js'
+import { deepEqual, generatedName, nameCauses, specChanged, timestamp } from './object-meta.js'
+import { jsonPatch, mergePatch, serverSideApply, strategicMergePatch } from './patch.js'
+import { ResourceRegistry } from './resource-registry.js'
+import { apiVersionOf, groupResource, type ResourceType } from './resource-type.js'
+import { parseFieldSelector, parseLabelSelector, pinnedName, type Selector } from './selectors.js'
+import type { KubeObject, WatchEvent, WatchEventType } from './types.js'
+import { createSchemaValidator, type SchemaValidatorFactory } from './validation.js'
+
+/** etcd's default request limit; larger objects are refused like the real server refuses them. */
+export const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024
+
+/** Identifies a kind for in-process calls: `{ apiVersion: 'batch/v1', kind: 'Job' }`. */
+export interface TypeRef {
+  apiVersion: string
+  kind: string
+}
+
+/** A resource type at one served version: what every store operation works on. */
+export interface Target {
+  rt: ResourceType
+  version: string
+}
+
+/** A stored object with its serialized form cached (stored objects are never mutated). */
+export interface Stored {
+  obj: KubeObject
+  json: string
+  lines?: Map<string, string>
+}
+
+/** Options shared by writes. */
+export interface WriteOptions {
+  /** Validate and compute the result without storing it (`?dryRun=All`). */
+  dryRun?: boolean
+  /** `Strict` turns unknown (pruned) fields into a 400; `Warn` (the default) only warns. */
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore'
+}
+
+/** The patch flavours the server accepts, named after their content types. */
+export type PatchType = 'merge' | 'json' | 'strategic' | 'apply'
+
+/** Options for `patch`. */
+export interface PatchOptions extends WriteOptions {
+  type: PatchType
+  subresource?: 'status'
+  /** Required for `apply`: whose applied configuration this is. */
+  fieldManager?: string
+}
+
+/** Options for `delete`. */
+export interface DeleteOptions {
+  /** Background and Foreground both delete dependents at once here; Orphan strips their ownerReferences. */
+  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan'
+  preconditions?: { uid?: string; resourceVersion?: string }
+  dryRun?: boolean
+}
+
+/** Options for `list`. */
+export interface ListOptions {
+  namespace?: string
+  labelSelector?: string
+  fieldSelector?: string
+  limit?: number
+  continue?: string
+}
+
+/** Options for `watch`. */
+export interface WatchOptions {
+  namespace?: string
+  labelSelector?: string
+  fieldSelector?: string
+  /** Resume after this version; unset or "0" starts with synthetic ADDED events for what exists. */
+  resourceVersion?: string
+  /** Also send the initial ADDED events when resuming, followed by an initial-events-end BOOKMARK. */
+  sendInitialEvents?: boolean
+  allowWatchBookmarks?: boolean
+}
+
+/** The result of a write: the stored object and any warnings for the `Warning` header. */
+export interface WriteResult {
+  stored: Stored
+  warnings: string[]
+  /** For deletes: false while finalizers keep the object. */
+  deleted?: boolean
+  /** True when the write created the object (a create, or a server-side apply of a new object). */
+  created?: boolean
+}
+
+/** Receives watch events; the HTTP layer writes lines, in-process watchers get copies. */
+export interface WatchSink {
+  event(type: WatchEventType, stored: Stored): void
+  bookmark(resourceVersion: string, initialEventsEnd: boolean): void
+}
+
+/** Handle for an in-process watch. */
+export interface WatchHandle {
+  stop(): void
+}
+
+/** Options for the store. */
+export interface StoreOptions {
+  /** Watch events retained for resume; older resourceVersions answer 410 Gone. Default 10,000. */
+  historySize?: number
+  /** Swappable CRD schema enforcement. Default: `createSchemaValidator`. */
+  validatorFactory?: SchemaValidatorFactory
+  /** Clock for timestamps. */
+  now?: () => Date
+  /** Largest serialized object accepted. Default 1.5 MiB. */
+  maxObjectBytes?: number
+  /** Namespaces that exist from the start. */
+  namespaces?: string[]
+}
+
+interface HistoryEntry {
+  rv: number
+  type: 'ADDED' | 'MODIFIED' | 'DELETED'
+  gr: string
+  stored: Stored
+  prev?: Stored
+}
+
+interface Watcher {
+  ns?: string
+  label: Selector
+  field: Selector
+  apiVersion: string
+  sink: WatchSink
+}
+
+type Obj = Record<string, unknown>
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease', 'ai-agents', 'purko-system']
+const TERMINAL_POD_PHASES = new Set(['Succeeded', 'Failed'])
+
+/**
+ * The in-memory object store behind the embedded API server: every verb, watch, finalizers,
+ * cascade deletion and CRD registration. The HTTP layer and in-process callers (the Knative
+ * emulation, the Job runner) share the same code paths, so they see the same semantics.
+ * Every method is synchronous; failures throw `ApiError` carrying the Kubernetes Status.
+ */
+export class ObjectStore {
+  /** The served resources; CRDs add to it as they are created. */
+  readonly registry = new ResourceRegistry()
+  private readonly objects = new Map<string, Map<string, Map<string, Stored>>>()
+  private readonly byUid = new Map<string, { gr: string; ns: string; name: string }>()
+  private readonly dependents = new Map<string, Set<string>>()
+  private readonly watchers = new Map<string, Set<Watcher>>()
+  private readonly applied = new Map<string, Map<string, Obj>>()
+  private readonly logs = new Map<string, string>()
+  private readonly logFollowers = new Map<string, Set<(chunk: string | null) => void>>()
+  private history: HistoryEntry[] = []
+  private evictedUpTo = 0
+  private rv = 0
+  private readonly historySize: number
+  private readonly validatorFactory: SchemaValidatorFactory
+  private readonly now: () => Date
+  private readonly maxObjectBytes: number
+
+  constructor(opts: StoreOptions = {}) {
+    this.historySize = opts.historySize ?? 10_000
+    this.validatorFactory = opts.validatorFactory ?? createSchemaValidator
+    this.now = opts.now ?? (() => new Date())
+    this.maxObjectBytes = opts.maxObjectBytes ?? MAX_OBJECT_BYTES
+    for (const rt of builtinResources()) this.registry.register(rt)
+    for (const ns of opts.namespaces ?? DEFAULT_NAMESPACES) this.ensureNamespace(ns)
+  }
+
+  /** The current global resourceVersion (a string integer, as on the wire). */
+  get resourceVersion(): string {
+    return String(this.rv)
+  }
+
+  // ---------------------------------------------------------------- in-process API
+
+  /** Resolves `{apiVersion, kind}` to a served resource; 404 when nothing serves it. */
+  target(type: TypeRef): Target {
+    const rt = this.registry.byKind(type.apiVersion, type.kind)
+    if (!rt) throw noSuchResource()
+    const slash = type.apiVersion.indexOf('/')
+    return { rt, version: slash < 0 ? type.apiVersion : type.apiVersion.slice(slash + 1) }
+  }
+
+  /** A copy of the object, or undefined when it does not exist. */
+  get(type: TypeRef, namespace: string | undefined, name: string): KubeObject | undefined {
+    const t = this.target(type)
+    const s = this.find(t.rt, this.nsFor(t.rt, namespace), name)
+    return s ? this.copy(s, t) : undefined
+  }
+
+  /** Copies of the matching objects plus the list's resourceVersion. */
+  list(type: TypeRef, opts: ListOptions = {}): { items: KubeObject[]; resourceVersion: string; continue?: string } {
+    const t = this.target(type)
+    const page = this.listIn(t, opts)
+    const out: { items: KubeObject[]; resourceVersion: string; continue?: string } = {
+      items: page.items.map((s) => this.copy(s, t)),
+      resourceVersion: page.resourceVersion,
+    }
+    if (page.continue) out.continue = page.continue
+    return out
+  }
+
+  /** Creates the object (kind from its apiVersion/kind); 409 when it exists, 422 when invalid. */
+  create(obj: KubeObject, opts: WriteOptions = {}): KubeObject {
+    const t = this.target(obj)
+    return this.copy(this.createIn(t, structuredClone(obj), undefined, opts).stored, t)
+  }
+
+  /** Replaces the object (or only its status); 409 when `metadata.resourceVersion` is stale. */
+  update(obj: KubeObject, opts: WriteOptions & { subresource?: 'status' } = {}): KubeObject {
+    const t = this.target(obj)
+    const name = obj.metadata?.name
+    if (!name) throw badRequest('name is required')
+    return this.copy(this.updateIn(t, this.nsFor(t.rt, obj.metadata.namespace), name, structuredClone(obj), opts).stored, t)
+  }
+
+  /** Applies a merge, JSON, strategic or server-side-apply patch. */
+  patch(type: TypeRef, namespace: string | undefined, name: string, patch: unknown, opts: PatchOptions): KubeObject {
+    const t = this.target(type)
+    return this.copy(this.patchIn(t, this.nsFor(t.rt, namespace), name, structuredClone(patch), opts).stored, t)
+  }
+
+  /**
+   * Deletes the object; returns its last state. While finalizers remain the object stays,
+   * with `deletionTimestamp` set. Dependents (by ownerReference uid) are deleted too.
+   */
+  delete(type: TypeRef, namespace: string | undefined, name: string, opts: DeleteOptions = {}): KubeObject {
+    const t = this.target(type)
+    return this.copy(this.deleteIn(t, this.nsFor(t.rt, namespace), name, opts).stored, t)
+  }
+
+  /**
+   * Watches a kind; events arrive asynchronously and in order, as copies. A resourceVersion
+   * older than the retained history throws ApiError 410 (Expired).
+   */
+  watch(type: TypeRef, opts: WatchOptions, onEvent: (event: WatchEvent) => void): WatchHandle {
+    const t = this.target(type)
+    const queue: WatchEvent[] = []
+    let scheduled = false
+    let stopped = false
+    const flush = (): void => {
+      scheduled = false
+      while (queue.length && !stopped) onEvent(queue.shift() as WatchEvent)
+    }
+    const push = (e: WatchEvent): void => {
+      queue.push(e)
+      if (!scheduled) {
+        scheduled = true
+        queueMicrotask(flush)
+      }
+    }
+    const kind = t.rt.kind
+    const apiVersion = apiVersionOf(t.rt.group, t.version)
+    const stop = this.watchIn(t, opts, {
+      event: (type, stored) => push({ type, object: this.copy(stored, t) }),
+      bookmark: (rv, initialEnd) => {
+        const metadata: KubeObject['metadata'] = { resourceVersion: rv }
+        if (initialEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' }
+        push({ type: 'BOOKMARK', object: { apiVersion, kind, metadata } })
+      },
+    })
+    return {
+      stop: () => {
+        stopped = true
+        stop()
+      },
+    }
+  }
+
+  /** Appends text to a pod's log (what `GET .../pods/<name>/log` serves); the pod need not exist yet. */
+  appendPodLog(namespace: string, pod: string, text: string): void {
+    const key = `${namespace}/${pod}`
+    this.logs.set(key, (this.logs.get(key) ?? '') + text)
+    for (const f of this.logFollowers.get(key) ?? []) f(text)
+  }
+
+  /** A pod's log, optionally only the last `tailLines` lines; 404 when the pod does not exist. */
+  podLog(namespace: string, pod: string, opts: { tailLines?: number } = {}): string {
+    const rt = this.registry.byKey('pods') as ResourceType
+    if (!this.find(rt, namespace, pod)) throw notFound(rt, pod)
+    const text = this.logs.get(`${namespace}/${pod}`) ?? ''
+    if (opts.tailLines === undefined) return text
+    if (opts.tailLines <= 0) return ''
+    const lines = text.split('\n')
+    const trailing = lines[lines.length - 1] === ''
+    if (trailing) lines.pop()
+    return lines.slice(-opts.tailLines).join('\n') + (trailing ? '\n' : '')
+  }
+
+  /**
+   * Follows a pod's log: `onChunk` gets each appended piece, then null once the pod is gone or
+   * has reached Succeeded/Failed. Returns a function that stops following.
+   */
+  followPodLog(namespace: string, pod: string, onChunk: (chunk: string | null) => void): () => void {
+    const key = `${namespace}/${pod}`
+    const rt = this.registry.byKey('pods') as ResourceType
+    const current = this.find(rt, namespace, pod)
+    if (!current || TERMINAL_POD_PHASES.has(String((current.obj.status as Obj | undefined)?.phase))) {
+      queueMicrotask(() => onChunk(null))
+      return () => {}
+    }
+    let set = this.logFollowers.get(key)
+    if (!set) this.logFollowers.set(key, (set = new Set()))
+    set.add(onChunk)
+    return () => {
+      set.delete(onChunk)
+      if (set.size === 0) this.logFollowers.delete(key)
+    }
+  }
+
+  // ---------------------------------------------------------------- core operations (shared with HTTP)
+
+  /** The stored object, or undefined. */
+  find(rt: ResourceType, ns: string, name: string): Stored | undefined {
+    return this.objects.get(groupResource(rt))?.get(ns)?.get(name)
+  }
+
+  /** Serialized JSON of a stored object at the requested version. */
+  jsonAt(stored: Stored, t: Target): string {
+    const av = apiVersionOf(t.rt.group, t.version)
+    if (stored.obj.apiVersion === av) return stored.json
+    return JSON.stringify({ ...stored.obj, apiVersion: av })
+  }
+
+  /** The object at the requested version, sharing structure with the stored one (do not mutate). */
+  objectAt(stored: Stored, t: Target): KubeObject {
+    const av = apiVersionOf(t.rt.group, t.version)
+    return stored.obj.apiVersion === av ? stored.obj : { ...stored.obj, apiVersion: av }
+  }
+
+  /** One watch event line (JSON plus newline), cached per stored object. */
+  watchLine(type: WatchEventType, stored: Stored, t: Target): string {
+    const av = apiVersionOf(t.rt.group, t.version)
+    const key = `${type}|${av}`
+    let line = stored.lines?.get(key)
+    if (line === undefined) {
+      line = `{"type":"${type}","object":${this.jsonAt(stored, t)}}\n`
+      if (!stored.lines) stored.lines = new Map()
+      stored.lines.set(key, line)
+    }
+    return line
+  }
+
+  /** Lists stored objects in namespace/name order, honouring selectors, limit and continue. */
+  listIn(t: Target, opts: ListOptions): { items: Stored[]; resourceVersion: string; continue?: string } {
+    const label = parseLabelSelector(opts.labelSelector)
+    const field = parseFieldSelector(opts.fieldSelector)
+    const byNs = this.objects.get(groupResource(t.rt))
+    const resourceVersion = String(this.rv)
+    let start = ''
+    if (opts.continue) {
+      try {
+        start = String((JSON.parse(Buffer.from(opts.continue, 'base64url').toString('utf8')) as { start: string }).start)
+      } catch {
+        throw badRequest('continue key is not valid: illegal base64 data')
+      }
+    }
+    const ns = t.rt.namespaced && opts.namespace ? opts.namespace : undefined
+    const name = pinnedName(opts.fieldSelector)
+    const candidates: [string, Stored][] = []
+    const collect = (nsKey: string, m: Map<string, Stored> | undefined): void => {
+      if (!m) return
+      if (name !== undefined) {
+        const s = m.get(name)
+        if (s) candidates.push([`${nsKey}/${name}`, s])
+        return
+      }
+      for (const [n, s] of m) candidates.push([`${nsKey}/${n}`, s])
+    }
+    if (byNs) {
+      if (ns !== undefined) collect(ns, byNs.get(ns))
+      else for (const [nsKey, m] of byNs) collect(nsKey, m)
+    }
+    candidates.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
+    const items: Stored[] = []
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity
+    for (const [key, s] of candidates) {
+      if (start && key <= start) continue
+      if (!label.matches(s.obj) || !field.matches(s.obj)) continue
+      if (items.length >= limit) {
+        const last = items[items.length - 1] as Stored
+        const lastKey = `${last.obj.metadata.namespace ?? ''}/${last.obj.metadata.name}`
+        return { items, resourceVersion, continue: Buffer.from(JSON.stringify({ rv: resourceVersion, start: lastKey })).toString('base64url') }
+      }
+      items.push(s)
+    }
+    return { items, resourceVersion }
+  }
+
+  /** Creates an object from a request body (`urlNs` is the namespace in the path, if any). */
+  createIn(t: Target, body: unknown, urlNs: string | undefined, opts: WriteOptions & { fieldManager?: string }): WriteResult {
+    const { rt } = t
+    const obj = this.checkBody(t, body)
+    const meta = obj.metadata
+    let ns = ''
+    if (rt.namespaced) {
+      if (urlNs && meta.namespace && meta.namespace !== urlNs) {
+        throw badRequest('the namespace of the provided object does not match the namespace sent on the request')
+      }
+      ns = urlNs || meta.namespace || 'default'
+    }
+    let name = meta.name
+    if (!name) {
+      if (!meta.generateName) {
+        throw invalid(rt, '', [{ reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' }])
+      }
+      do name = generatedName(meta.generateName)
+      while (this.find(rt, ns, name))
+    }
+    const causes = nameCauses(name, rt.kind === 'Namespace')
+    if (causes.length) throw invalid(rt, name, causes)
+    if (this.find(rt, ns, name)) throw alreadyExists(rt, name)
+    if (rt.namespaced) this.checkNamespaceWritable(rt, ns, name, opts.dryRun)
+
+    for (const k of ['resourceVersion', 'uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'selfLink', 'managedFields']) delete meta[k]
+    meta.name = name
+    if (rt.namespaced) meta.namespace = ns
+    else delete meta.namespace
+    meta.uid = randomUUID()
+    meta.creationTimestamp = timestamp(this.now())
+    meta.generation = 1
+    const warnings = this.prepareCreate(t, obj)
+    warnings.push(...this.enforceSchema(t, obj, undefined, opts.fieldValidation))
+    const stored = this.serialize(obj)
+    if (opts.dryRun) return { stored, warnings, created: true }
+    if (rt.kind === 'CustomResourceDefinition' && rt.group === 'apiextensions.k8s.io') this.installCrd(obj)
+    this.put(rt, ns, name, stored, undefined, 'ADDED')
+    return { stored, warnings, created: true }
+  }
+
+  /** Replaces an object (PUT), or only its status when `subresource` is 'status'. */
+  updateIn(t: Target, ns: string, name: string, body: unknown, opts: WriteOptions & { subresource?: 'status' }): WriteResult {
+    const { rt } = t
+    const prev = this.find(rt, ns, name)
+    if (!prev) throw notFound(rt, name)
+    const incoming = this.checkBody(t, body)
+    if (incoming.metadata.name && incoming.metadata.name !== name) {
+      throw badRequest(`the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`)
+    }
+    if (rt.namespaced && incoming.metadata.namespace && incoming.metadata.namespace !== ns) {
+      throw badRequest('the namespace of the provided object does not match the namespace sent on the request')
+    }
+    const sentRv = incoming.metadata.resourceVersion
+    if (sentRv && sentRv !== prev.obj.metadata.resourceVersion) throw conflict(rt, name)
+
+    const old = this.objectAt(prev, t)
+    let next: KubeObject
+    if (opts.subresource === 'status') {
+      next = structuredClone(old)
+      if (incoming.status === undefined) delete next.status
+      else next.status = incoming.status
+    } else {
+      next = incoming
+      if (rt.statusSubresource) {
+        if (old.status === undefined) delete next.status
+        else next.status = structuredClone(old.status)
+      }
+      const meta = next.metadata
+      for (const k of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) {
+        if (old.metadata[k] === undefined) delete meta[k]
+        else meta[k] = old.metadata[k] as never
+      }
+      delete meta.selfLink
+      delete meta.managedFields
+      meta.name = name
+      if (rt.namespaced) meta.namespace = ns
+      else delete meta.namespace
+      if (old.metadata.deletionTimestamp) {
+        const before = new Set(old.metadata.finalizers ?? [])
+        const added = (meta.finalizers ?? []).filter((f) => !before.has(f))
+        if (added.length) {
+          throw invalid(rt, name, [{
+            reason: 'FieldValueForbidden',
+            field: 'metadata.finalizers',
+            message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
+          }])
+        }
+      }
+      if (specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1
+    }
+    next.metadata.resourceVersion = old.metadata.resourceVersion as string
+    const warnings = this.prepareUpdate(t, next, old)
+    warnings.push(...this.enforceSchema(t, next, old, opts.fieldValidation))
+    if (deepEqual(next, old)) return { stored: prev, warnings }
+
+    const finalizing = next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)
+    const stored = this.serialize(next)
+    if (opts.dryRun) return { stored, warnings }
+    if (finalizing) return { stored: this.remove(rt, ns, name, next), warnings, deleted: true }
+    if (rt.kind === 'CustomResourceDefinition' && rt.group === 'apiextensions.k8s.io') this.installCrd(next)
+    this.put(rt, ns, name, stored, prev, 'MODIFIED')
+    return { stored, warnings }
+  }
+
+  /** Patches an object; server-side apply creates it when missing. */
+  patchIn(t: Target, ns: string, name: string, patch: unknown, opts: PatchOptions): WriteResult {
+    const { rt } = t
+    const prev = this.find(rt, ns, name)
+    const key = `${groupResource(rt)}|${ns}|${name}`
+    if (opts.type === 'apply') {
+      if (!isObj(patch)) throw badRequest('the applied configuration must be an object')
+      if (!opts.fieldManager) throw badRequest('PATCH with apply requires a fieldManager')
+      const meta = (isObj(patch.metadata) ? patch.metadata : {}) as Obj
+      if (meta.name !== undefined && meta.name !== name) {
+        throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`)
+      }
+      if (!prev) {
+        if (opts.subresource === 'status') throw notFound(rt, name)
+        const created = this.createIn(t, structuredClone({ ...patch, metadata: { ...meta, name } }), rt.namespaced ? ns : undefined, opts)
+        if (!opts.dryRun) this.rememberApplied(key, opts.fieldManager, patch)
+        return created
+      }
+    }
+    if (!prev) throw notFound(rt, name)
+    const base = structuredClone(this.objectAt(prev, t)) as unknown as Obj
+    let next: unknown
+    switch (opts.type) {
+      case 'merge':
+        next = mergePatch(base, patch)
+        break
+      case 'json':
+        next = jsonPatch(base, patch)
+        break
+      case 'strategic':
+        if (rt.crdName) {
+          throw new ApiError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml')
+        }
+        next = strategicMergePatch(base, patch)
+        break
+      case 'apply':
+        next = serverSideApply(base, patch as Obj, this.applied.get(key)?.get(opts.fieldManager as string))
+        break
+    }
+    if (!isObj(next)) throw badRequest('the patch must produce an object')
+    const meta = (isObj(next.metadata) ? next.metadata : (next.metadata = {})) as Obj
+    if (meta.resourceVersion !== undefined && meta.resourceVersion !== prev.obj.metadata.resourceVersion) throw conflict(rt, name)
+    meta.resourceVersion = prev.obj.metadata.resourceVersion
+    const result = this.updateIn(t, ns, name, next, opts)
+    if (opts.type === 'apply' && !opts.dryRun) this.rememberApplied(key, opts.fieldManager as string, patch as Obj)
+    return result
+  }
+
+  /** Deletes an object, honouring finalizers, preconditions and propagation. */
+  deleteIn(t: Target, ns: string, name: string, opts: DeleteOptions): WriteResult {
+    const { rt } = t
+    const prev = this.find(rt, ns, name)
+    if (!prev) throw notFound(rt, name)
+    const meta = prev.obj.metadata
+    if (opts.preconditions?.uid && opts.preconditions.uid !== meta.uid) {
+      throw new ApiError(409, 'Conflict', `Precondition failed: UID in precondition: ${opts.preconditions.uid}, UID in object meta: ${meta.uid}`, { name, group: rt.group, kind: rt.plural })
+    }
+    if (opts.preconditions?.resourceVersion && opts.preconditions.resourceVersion !== meta.resourceVersion) {
+      throw new ApiError(409, 'Conflict', `Precondition failed: ResourceVersion in precondition: ${opts.preconditions.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion}`, { name, group: rt.group, kind: rt.plural })
+    }
+    if (opts.dryRun) return { stored: prev, warnings: [], deleted: !(meta.finalizers?.length) }
+    if (opts.propagationPolicy === 'Orphan' && meta.uid) this.orphanDependents(meta.uid)
+
+    if (meta.finalizers?.length || (rt.kind === 'Namespace' && !rt.group)) {
+      let current = prev
+      if (!meta.deletionTimestamp) {
+        const next = structuredClone(prev.obj)
+        next.metadata.deletionTimestamp = timestamp(this.now())
+        next.metadata.deletionGracePeriodSeconds = 0
+        if (rt.kind === 'Namespace' && !rt.group) next.status = { ...(next.status as Obj | undefined), phase: 'Terminating' }
+        current = this.serialize(next)
+        this.put(rt, ns, name, current, prev, 'MODIFIED')
+      }
+      if (rt.kind === 'Namespace' && !rt.group) {
+        this.emptyNamespace(name)
+        const removed = this.finishNamespace(name)
+        if (removed) return { stored: removed, warnings: [], deleted: true }
+        if (!this.find(rt, ns, name)) return { stored: current, warnings: [], deleted: true }
+      }
+      return { stored: current, warnings: [], deleted: false }
+    }
+    return { stored: this.remove(rt, ns, name, structuredClone(prev.obj)), warnings: [], deleted: true }
+  }
+
+  /** Starts a watch; returns the function that ends it. Throws 410 for a too-old resourceVersion. */
+  watchIn(t: Target, opts: WatchOptions, sink: WatchSink): () => void {
+    const gr = groupResource(t.rt)
+    const watcher: Watcher = {
+      label: parseLabelSelector(opts.labelSelector),
+      field: parseFieldSelector(opts.fieldSelector),
+      apiVersion: apiVersionOf(t.rt.group, t.version),
+      sink,
+    }
+    if (t.rt.namespaced && opts.namespace) watcher.ns = opts.namespace
+    const rvText = opts.resourceVersion
+    const initial = !rvText || rvText === '0' || opts.sendInitialEvents === true
+    if (initial) {
+      for (const s of this.listIn(t, { namespace: watcher.ns, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector }).items) {
+        sink.event('ADDED', s)
+      }
+      if (opts.sendInitialEvents && opts.allowWatchBookmarks) sink.bookmark(String(this.rv), true)
+    } else {
+      const from = Number(rvText)
+      if (!Number.isInteger(from) || from < 0) throw badRequest(`invalid resource version: ${rvText}`)
+      if (from < this.evictedUpTo) throw expired(from, this.evictedUpTo + 1)
+      let i = lowerBound(this.history, from + 1)
+      for (; i < this.history.length; i++) {
+        const e = this.history[i] as HistoryEntry
+        if (e.gr === gr) this.deliver(watcher, e)
+      }
+    }
+    let set = this.watchers.get(gr)
+    if (!set) this.watchers.set(gr, (set = new Set()))
+    set.add(watcher)
+    return () => {
+      set.delete(watcher)
+    }
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  private nsFor(rt: ResourceType, namespace: string | undefined): string {
+    return rt.namespaced ? namespace || 'default' : ''
+  }
+
+  private copy(s: Stored, t: Target): KubeObject {
+    return JSON.parse(this.jsonAt(s, t)) as KubeObject
+  }
+
+  private checkBody(t: Target, body: unknown): KubeObject {
+    if (!isObj(body)) throw badRequest('the request body must be a JSON object')
+    const av = apiVersionOf(t.rt.group, t.version)
+    if (body.apiVersion !== undefined && body.apiVersion !== av) {
+      throw badRequest(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${av})`)
+    }
+    if (body.kind !== undefined && body.kind !== t.rt.kind) {
+      throw badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${t.rt.kind})`)
+    }
+    if (body.metadata !== undefined && !isObj(body.metadata)) throw badRequest('metadata must be an object')
+    body.apiVersion = av
+    body.kind = t.rt.kind
+    if (!body.metadata) body.metadata = {}
+    return body as KubeObject
+  }
+
+  private serialize(obj: KubeObject): Stored {
+    // Stamped with the version the next write will get, so put() rarely has to serialize again.
+    obj.metadata.resourceVersion = String(this.rv + 1)
+    const json = JSON.stringify(obj)
+    if (json.length > this.maxObjectBytes / 3 && Buffer.byteLength(json) > this.maxObjectBytes) throw tooLarge()
+    return { obj, json }
+  }
+
+  /** Kind-specific defaults on create; returns warnings. */
+  private prepareCreate(t: Target, obj: KubeObject): string[] {
+    const { rt } = t
+    const core = rt.group === ''
+    if (rt.statusSubresource) delete obj.status
+    if (core && rt.kind === 'Namespace') {
+      obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name as string }
+      obj.status = { phase: 'Active' }
+    } else if (core && rt.kind === 'Pod') {
+      obj.status = { phase: 'Pending' }
+    } else if (rt.group === 'batch' && rt.kind === 'Job') {
+      defaultJob(obj)
+    } else if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
+      const { causes } = resourceTypeFromCrd(obj, this.validatorFactory)
+      if (causes.length) throw invalid(rt, obj.metadata.name as string, causes)
+      this.checkCrdNames(obj)
+      obj.status = establishedStatus(obj, timestamp(this.now()))
+    }
+    return []
+  }
+
+  private prepareUpdate(t: Target, next: KubeObject, old: KubeObject): string[] {
+    const { rt } = t
+    if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
+      const { causes } = resourceTypeFromCrd(next, this.validatorFactory)
+      if (causes.length) throw invalid(rt, next.metadata.name as string, causes)
+      const oldSpec = old.spec as Obj
+      const newSpec = next.spec as Obj
+      if (oldSpec?.group !== newSpec?.group || (oldSpec?.names as Obj)?.plural !== (newSpec?.names as Obj)?.plural) {
+        throw invalid(rt, next.metadata.name as string, [{ reason: 'FieldValueInvalid', field: 'spec.group', message: 'Invalid value: field is immutable' }])
+      }
+      next.status = establishedStatus(next, String((((old.status as Obj)?.conditions as Obj[] | undefined)?.[0])?.lastTransitionTime ?? timestamp(this.now())))
+    }
+    if (rt.group === '' && rt.kind === 'Namespace') {
+      next.metadata.labels = { ...next.metadata.labels, 'kubernetes.io/metadata.name': next.metadata.name as string }
+    }
+    return []
+  }
+
+  private checkCrdNames(crd: KubeObject): void {
+    const spec = crd.spec as { group: string; names: { plural: string } }
+    const existing = this.registry.byKey(`${spec.names.plural}.${spec.group}`)
+    if (existing && !existing.crdName) {
+      throw invalid(this.registry.byKey('customresourcedefinitions.apiextensions.k8s.io') as ResourceType, crd.metadata.name as string, [
+        { reason: 'FieldValueInvalid', field: 'spec.names.plural', message: `Invalid value: ${JSON.stringify(spec.names.plural)}: conflicts with a built-in resource` },
+      ])
+    }
+  }
+
+  private installCrd(crd: KubeObject): void {
+    const { type } = resourceTypeFromCrd(crd, this.validatorFactory)
+    if (type) this.registry.register(type)
+  }
+
+  private enforceSchema(t: Target, obj: KubeObject, old: KubeObject | undefined, mode: WriteOptions['fieldValidation']): string[] {
+    const validator = t.rt.validator?.(t.version)
+    if (!validator) return []
+    const { causes, unknownFields } = validator.validate(obj, old)
+    if (causes.length) throw invalid(t.rt, obj.metadata.name ?? '', causes)
+    if (!unknownFields.length || mode === 'Ignore') return []
+    if (mode === 'Strict') {
+      const listed = unknownFields.map((f) => `unknown field "${f}"`)
+      throw badRequest(`${t.rt.kind} in version "${t.version}" cannot be handled as a ${t.rt.kind}: strict decoding error: ${listed.join(', ')}`)
+    }
+    return unknownFields.map((f) => `unknown field "${f}"`)
+  }
+
+  private checkNamespaceWritable(rt: ResourceType, ns: string, name: string, dryRun: boolean | undefined): void {
+    const nsRt = this.registry.byKey('namespaces') as ResourceType
+    const existing = this.find(nsRt, '', ns)
+    if (existing?.obj.metadata.deletionTimestamp) {
+      throw forbidden(`${rt.group ? `${rt.plural}.${rt.group}` : rt.plural} "${name}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`)
+    }
+    if (!existing && !dryRun) this.ensureNamespace(ns)
+  }
+
+  /** Namespaces come into existence on first use, so tests and the runner never need to create them. */
+  private ensureNamespace(ns: string): void {
+    const rt = this.registry.byKey('namespaces') as ResourceType
+    if (this.find(rt, '', ns)) return
+    this.createIn({ rt, version: 'v1' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, undefined, {})
+  }
+
+  private rememberApplied(key: string, manager: string, config: Obj): void {
+    let m = this.applied.get(key)
+    if (!m) this.applied.set(key, (m = new Map()))
+    m.set(manager, structuredClone(config))
+  }
+
+  private put(rt: ResourceType, ns: string, name: string, stored: Stored, prev: Stored | undefined, type: 'ADDED' | 'MODIFIED'): void {
+    const rv = ++this.rv
+    if (stored.obj.metadata.resourceVersion !== String(rv)) {
+      stored.obj.metadata.resourceVersion = String(rv)
+      stored.json = JSON.stringify(stored.obj)
+    }
+    const gr = groupResource(rt)
+    let byNs = this.objects.get(gr)
+    if (!byNs) this.objects.set(gr, (byNs = new Map()))
+    let byName = byNs.get(ns)
+    if (!byName) byNs.set(ns, (byName = new Map()))
+    byName.set(name, stored)
+    const key = `${gr}|${ns}|${name}`
+    if (prev) this.unindexOwners(key, prev.obj)
+    this.indexOwners(key, stored.obj)
+    if (stored.obj.metadata.uid) this.byUid.set(stored.obj.metadata.uid, { gr, ns, name })
+    this.record({ rv, type, gr, stored, ...(prev ? { prev } : {}) })
+    if (rt.kind === 'Pod' && rt.group === '') {
+      const phase = String((stored.obj.status as Obj | undefined)?.phase)
+      if (TERMINAL_POD_PHASES.has(phase)) this.endLogFollowers(`${ns}/${name}`)
+    }
+  }
+
+  /** Removes an object for good: DELETED event, then dependents, CRD contents and namespace cleanup. */
+  private remove(rt: ResourceType, ns: string, name: string, finalObj: KubeObject): Stored {
+    const gr = groupResource(rt)
+    const prev = this.find(rt, ns, name)
+    const rv = ++this.rv
+    finalObj.metadata.resourceVersion = String(rv)
+    const stored: Stored = { obj: finalObj, json: JSON.stringify(finalObj) }
+    const byNs = this.objects.get(gr)
+    const byName = byNs?.get(ns)
+    byName?.delete(name)
+    if (byName?.size === 0) byNs?.delete(ns)
+    const key = `${gr}|${ns}|${name}`
+    if (prev) this.unindexOwners(key, prev.obj)
+    this.applied.delete(key)
+    const uid = finalObj.metadata.uid
+    if (uid) this.byUid.delete(uid)
+    this.record({ rv, type: 'DELETED', gr, stored, ...(prev ? { prev } : {}) })
+    if (rt.kind === 'Pod' && rt.group === '') {
+      this.logs.delete(`${ns}/${name}`)
+      this.endLogFollowers(`${ns}/${name}`)
+    }
+    if (rt.kind === 'CustomResourceDefinition' && rt.group === 'apiextensions.k8s.io') this.uninstallCrd(finalObj)
+    if (uid) this.cascade(uid)
+    if (rt.namespaced) this.finishNamespace(ns)
+    return stored
+  }
+
+  private uninstallCrd(crd: KubeObject): void {
+    const spec = crd.spec as { group?: string; names?: { plural?: string } } | undefined
+    const key = `${spec?.names?.plural}.${spec?.group}`
+    const rt = this.registry.byKey(key)
+    if (!rt?.crdName) return
+    const byNs = this.objects.get(key)
+    for (const [ns, byName] of byNs ?? []) {
+      for (const [name, s] of [...byName]) this.remove(rt, ns, name, structuredClone(s.obj))
+    }
+    this.objects.delete(key)
+    this.registry.unregister(key)
+  }
+
+  private indexOwners(key: string, obj: KubeObject): void {
+    for (const ref of obj.metadata.ownerReferences ?? []) {
+      if (!ref?.uid) continue
+      let set = this.dependents.get(ref.uid)
+      if (!set) this.dependents.set(ref.uid, (set = new Set()))
+      set.add(key)
+    }
+  }
+
+  private unindexOwners(key: string, obj: KubeObject): void {
+    for (const ref of obj.metadata.ownerReferences ?? []) {
+      const set = ref?.uid ? this.dependents.get(ref.uid) : undefined
+      if (!set) continue
+      set.delete(key)
+      if (set.size === 0) this.dependents.delete(ref.uid)
+    }
+  }
+
+  private lookupKey(key: string): { rt: ResourceType; ns: string; name: string; stored: Stored } | undefined {
+    const [gr, ns, name] = key.split('|') as [string, string, string]
+    const rt = this.registry.byKey(gr)
+    const stored = rt && this.find(rt, ns, name)
+    return rt && stored ? { rt, ns, name, stored } : undefined
+  }
+
+  /** The garbage collector, run inline: dependents whose owners are all gone are deleted. */
+  private cascade(ownerUid: string): void {
+    const keys = this.dependents.get(ownerUid)
+    if (!keys) return
+    for (const key of [...keys]) {
+      const dep = this.lookupKey(key)
+      if (!dep) continue
+      const otherOwnerAlive = (dep.stored.obj.metadata.ownerReferences ?? []).some((r) => r.uid !== ownerUid && this.byUid.has(r.uid))
+      if (otherOwnerAlive) continue
+      try {
+        this.deleteIn({ rt: dep.rt, version: dep.rt.storageVersion }, dep.ns, dep.name, { propagationPolicy: 'Background' })
+      } catch (err) {
+        if (!(err instanceof ApiError && err.code === 404)) throw err
+      }
+    }
+    this.dependents.delete(ownerUid)
+  }
+
+  private orphanDependents(ownerUid: string): void {
+    for (const key of [...(this.dependents.get(ownerUid) ?? [])]) {
+      const dep = this.lookupKey(key)
+      if (!dep) continue
+      const next = structuredClone(dep.stored.obj)
+      next.metadata.ownerReferences = (next.metadata.ownerReferences ?? []).filter((r) => r.uid !== ownerUid)
+      if (next.metadata.ownerReferences.length === 0) delete next.metadata.ownerReferences
+      this.put(dep.rt, dep.ns, dep.name, this.serialize(next), dep.stored, 'MODIFIED')
+    }
+    this.dependents.delete(ownerUid)
+  }
+
+  private emptyNamespace(ns: string): void {
+    for (const rt of this.registry.all()) {
+      if (!rt.namespaced) continue
+      const byName = this.objects.get(groupResource(rt))?.get(ns)
+      for (const name of [...(byName?.keys() ?? [])]) {
+        try {
+          this.deleteIn({ rt, version: rt.storageVersion }, ns, name, { propagationPolicy: 'Background' })
+        } catch (err) {
+          if (!(err instanceof ApiError && err.code === 404)) throw err
+        }
+      }
+    }
+  }
+
+  /** Removes a terminating namespace once nothing is left in it; returns the removed object. */
+  private finishNamespace(ns: string): Stored | undefined {
+    const nsRt = this.registry.byKey('namespaces') as ResourceType
+    const current = this.find(nsRt, '', ns)
+    if (!current?.obj.metadata.deletionTimestamp || current.obj.metadata.finalizers?.length) return undefined
+    for (const rt of this.registry.all()) {
+      if (rt.namespaced && this.objects.get(groupResource(rt))?.get(ns)?.size) return undefined
+    }
+    return this.remove(nsRt, '', ns, structuredClone(current.obj))
+  }
+
+  private endLogFollowers(key: string): void {
+    const set = this.logFollowers.get(key)
+    if (!set) return
+    this.logFollowers.delete(key)
+    for (const f of set) f(null)
+  }
+
+  private record(entry: HistoryEntry): void {
+    this.history.push(entry)
+    // Trimming in batches keeps appends O(1) amortized for large windows.
+    if (this.history.length > this.historySize && (this.historySize < 1024 || this.history.length >= this.historySize * 2)) {
+      const drop = this.history.length - this.historySize
+      this.evictedUpTo = (this.history[drop - 1] as HistoryEntry).rv
+      this.history = this.history.slice(drop)
+    }
+    const set = this.watchers.get(entry.gr)
+    if (set) for (const w of set) this.deliver(w, entry)
+  }
+
+  private deliver(w: Watcher, e: HistoryEntry): void {
+    const ns = e.stored.obj.metadata.namespace ?? ''
+    if (w.ns !== undefined && w.ns !== ns) return
+    const nowMatches = w.label.matches(e.stored.obj) && w.field.matches(e.stored.obj)
+    if (e.type !== 'MODIFIED') {
+      if (nowMatches) w.sink.event(e.type, e.stored)
+      return
+    }
+    const before = e.prev ? w.label.matches(e.prev.obj) && w.field.matches(e.prev.obj) : false
+    if (nowMatches) w.sink.event(before ? 'MODIFIED' : 'ADDED', e.stored)
+    else if (before) w.sink.event('DELETED', e.stored)
+  }
+}
+
+function lowerBound(history: HistoryEntry[], rv: number): number {
+  let lo = 0
+  let hi = history.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if ((history[mid] as HistoryEntry).rv < rv) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
+
+/** The defaults and selector labels the Job API adds on create, which the Job runner relies on. */
+function defaultJob(job: KubeObject): void {
+  const spec = (isObj(job.spec) ? job.spec : (job.spec = {})) as Obj
+  const uid = job.metadata.uid as string
+  const name = job.metadata.name as string
+  spec.parallelism ??= 1
+  spec.completions ??= 1
+  spec.backoffLimit ??= 6
+  spec.completionMode ??= 'NonIndexed'
+  spec.suspend ??= false
+  if (!spec.manualSelector) {
+    spec.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } }
+    const template = (isObj(spec.template) ? spec.template : (spec.template = {})) as Obj
+    const tmeta = (isObj(template.metadata) ? template.metadata : (template.metadata = {})) as Obj
+    tmeta.labels = {
+      ...(isObj(tmeta.labels) ? tmeta.labels : {}),
+      'batch.kubernetes.io/controller-uid': uid,
+      'batch.kubernetes.io/job-name': name,
+      'controller-uid': uid,
+      'job-name': name,
+    }
+  }
+  job.metadata.labels = { 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name, ...job.metadata.labels }
+}
+
+export type { StatusCause }

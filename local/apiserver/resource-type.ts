@@ -1,0 +1,53 @@
+import type { ColumnDefinition, KubeObject } from './types.js'
+import type { SchemaValidator } from './validation.js'
+
+/** One Table column: its definition plus how to compute the cell for an object. */
+export interface TableColumn {
+  definition: ColumnDefinition
+  cell(obj: KubeObject, now: number): unknown
+}
+
+/** Everything the server knows about one served resource (built-in or from a CRD). */
+export interface ResourceType {
+  /** API group; '' for the core group. */
+  group: string
+  /** Served versions, preferred first. */
+  versions: string[]
+  /** The version objects are stored at (their `apiVersion` in the store). */
+  storageVersion: string
+  plural: string
+  singular: string
+  kind: string
+  listKind: string
+  namespaced: boolean
+  shortNames: string[]
+  categories: string[]
+  /** True when writes to the main resource ignore `.status` and `/status` writes only `.status`. */
+  statusSubresource: boolean
+  /** Extra read-only subresources (for example `log` on pods). */
+  extraSubresources: string[]
+  /** The real server answers DELETE with the object for these (pods, custom resources). */
+  returnDeletedObject: boolean
+  /** Table columns for a given served version (Name is always added first). */
+  columns(version: string): TableColumn[]
+  /** Schema enforcement for a served version; undefined for schema-less built-ins. */
+  validator?(version: string): SchemaValidator | undefined
+  /** The CRD that defines this resource, when it is a custom resource. */
+  crdName?: string
+}
+
+/** `configmaps`, `jobs.batch`, `workflows.purko.io`: the key the store and messages use. */
+export function groupResource(rt: Pick<ResourceType, 'group' | 'plural'>): string {
+  return rt.group ? `${rt.plural}.${rt.group}` : rt.plural
+}
+
+/** `v1` for the core group, `group/version` otherwise. */
+export function apiVersionOf(group: string, version: string): string {
+  return group ? `${group}/${version}` : version
+}
+
+/** Splits an apiVersion into group and version (`v1` has group ''). */
+export function splitApiVersion(apiVersion: string): { group: string; version: string } {
+  const slash = apiVersion.indexOf('/')
+  return slash < 0 ? { group: '', version: apiVersion } : { group: apiVersion.slice(0, slash), version: apiVersion.slice(slash + 1) }
+}
