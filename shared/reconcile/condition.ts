@@ -20,7 +20,7 @@ interface Tok {
 }
 
 type Compiled =
-  | { ok: true; run: (ctx: Record<string, unknown>) => unknown; refs: string[] }
+  | { ok: true; run: (ctx: Record<string, unknown>) => unknown; refs: string[]; allSteps: boolean }
   | { ok: false; error: string; refs: string[] }
 
 const COMPARE = new Set(['==', '!=', '<', '<=', '>', '>='])
@@ -403,6 +403,13 @@ function wrapBareOperands(t: Tok[], from: number, to: number): Tok[] {
   return out
 }
 
+/** True when `steps` is used other than as `steps.<name>` / `steps["<name>"]`, e.g. `steps.exists(...)`. */
+function readsStepsDynamically(t: Tok[]): boolean {
+  return t.some((tok, i) => tok.k === 'id' && tok.v === 'steps' && !isOp(t[i - 1], '.')
+    && !(isOp(t[i + 1], '.') && t[i + 2]?.k === 'id' && !isOp(t[i + 3], '('))
+    && !(isOp(t[i + 1], '[') && t[i + 2]?.k === 'str' && isOp(t[i + 3], ']')))
+}
+
 function describe(expr: string, err: unknown, what = 'invalid condition'): string {
   const e = err as { summary?: unknown; message?: unknown }
   const detail = typeof e.summary === 'string' ? e.summary : typeof e.message === 'string' ? e.message.split('\n')[0] : String(err)
@@ -421,7 +428,7 @@ function compile(expr: string): Compiled {
     const program = env.parse(text)
     const checked = program.check()
     compiled = checked.valid
-      ? { ok: true, run: (ctx) => program(ctx), refs }
+      ? { ok: true, run: (ctx) => program(ctx), refs, allSteps: readsStepsDynamically(tokens) }
       : { ok: false, error: describe(expr, checked.error), refs }
   } catch (err) {
     compiled = { ok: false, error: describe(expr, err), refs }
@@ -454,11 +461,14 @@ export function evaluateCondition(expr: string, ctx: ConditionContext): Conditio
   if (trimmed === '') return { ok: true, value: true }
   const compiled = compile(trimmed)
   if (!compiled.ok) return { ok: false, error: compiled.error }
+  // Only the referenced outputs are handed to CEL, so a condition costs the same in a workflow of
+  // ten steps as in one of ten thousand.
+  const names = compiled.allSteps ? Object.keys(ctx.outputs) : compiled.refs
   const steps: Record<string, { output: unknown }> = {}
-  for (const [name, output] of Object.entries(ctx.outputs)) steps[name] = { output }
-  for (const [name, output] of Object.entries(ctx.outputs)) {
+  for (const name of names) if (Object.hasOwn(ctx.outputs, name)) steps[name] = { output: ctx.outputs[name] }
+  for (const name of names) {
     const alias = stepAlias(name)
-    if (!Object.hasOwn(steps, alias)) steps[alias] = { output }
+    if (Object.hasOwn(ctx.outputs, name) && !Object.hasOwn(steps, alias)) steps[alias] = { output: ctx.outputs[name] }
   }
   try {
     const value = compiled.run({ steps, parameters: ctx.parameters })

@@ -9,7 +9,7 @@ const outputs: Record<string, unknown> = {
   'my-step': { x: 1 },
   llm: { count: '7', flag: 'true' },
 }
-const ctx = { outputs, parameters: { env: 'prod' } }
+const ctx = { outputs, parameters: { env: 'prod', 'my-env': 'staging' } }
 
 describe('evaluateCondition: SPEC Appendix D golden cases (Kinetic results)', () => {
   it.each([
@@ -80,6 +80,8 @@ describe('evaluateCondition: CEL', () => {
     ['steps.a.output.count == 5.0', true],
     ['steps.route.output.sources.exists(s, s == "code")', true],
     ['has(steps.my-step.output.x) && !has(steps.my-step.output.y)', true],
+    ['steps.exists(name, name == "route")', true],
+    ['parameters.my-env == "staging"', true],
   ])('%j is %s', (expr, expected) => {
     expect(evaluateCondition(expr, ctx)).toEqual({ ok: true, value: expected })
   })
