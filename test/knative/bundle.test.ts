@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { CloudEvent, HTTP } from 'cloudevents'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { median, timeToFirstAnswer, unrelatedJobEvent } from '../../bench/cold-start.js'
+import { median, startStubApiServer, timeToFirstAnswer, unrelatedJobEvent } from '../../bench/cold-start.js'
 import { functionNames, ROOT } from './manifests.js'
 
 const run = promisify(execFile)
@@ -54,6 +54,20 @@ describe('cold-start bench mechanism', () => {
     const { headers, body } = unrelatedJobEvent()
     expect(headers).toMatchObject({ 'ce-type': 'dev.knative.apiserver.resource.update', 'ce-kineticsource': 'jobs', 'ce-kind': 'Job' })
     expect(JSON.parse(body).metadata.labels).not.toHaveProperty(['purko.io/workflow'])
+  })
+
+  it('gives functions a stub API server where every list is empty and everything else is 404, and counts the calls', async () => {
+    const api = await startStubApiServer()
+    try {
+      const list = await fetch(`${api.url}/apis/purko.io/v1alpha1/workflows`)
+      expect(list.status).toBe(200)
+      expect((await list.json()).items).toEqual([])
+      expect((await fetch(`${api.url}/api/v1/namespaces/ai-agents/pods?labelSelector=job-name%3Dx`)).status).toBe(200)
+      expect((await fetch(`${api.url}/apis/purko.io/v1alpha1/namespaces/ai-agents/workflows/research`)).status).toBe(404)
+      expect(api.requests()).toBe(3)
+    } finally {
+      await api.close()
+    }
   })
 
   it.each([[[3, 1, 2], 2], [[4, 1, 3, 2], 2.5], [[7], 7]])('median of %j is %d', (values, expected) => {

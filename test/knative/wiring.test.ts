@@ -66,6 +66,11 @@ describe('function, Service and Trigger share one name', () => {
     expect(m.file).toBe(`services/${name}.yaml`)
   })
 
+  it('every Service and Trigger belongs to a function in functions/, so none outlives its code', () => {
+    const names = new Set(functionNames())
+    expect([...services, ...triggers].map((m) => m.name).filter((n) => !names.has(n))).toEqual([])
+  })
+
   it('every name fits in 40 characters so the names Knative derives stay under 63', () => {
     const tooLong = [...services, ...triggers, ...sources].map((m) => m.name).filter((n) => n.length > 40)
     expect(tooLong).toEqual([])
