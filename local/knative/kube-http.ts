@@ -97,8 +97,13 @@ export class KubeHttp {
       throw new KubeHttpError(status, parseJson(text) ?? text, 'GET', path)
     }
     const lines = createInterface({ input: res, crlfDelay: Infinity })
-    const stop = () => res.destroy()
+    // Destroying the response alone does not end readline's iterator; closing it does.
+    const stop = () => {
+      lines.close()
+      res.destroy()
+    }
     signal.addEventListener('abort', stop, { once: true })
+    res.once('close', () => lines.close())
     try {
       for await (const line of lines) {
         if (signal.aborted) break

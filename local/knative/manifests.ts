@@ -13,6 +13,8 @@ export interface Manifest<S = Record<string, unknown>> {
   spec: S
   /** The file it came from, relative to the folder that was read. */
   file: string
+  /** The document as written (with the namespace filled in), for applying it elsewhere. */
+  raw: Record<string, unknown>
 }
 
 /** ApiServerSource spec (sources.knative.dev/v1). */
@@ -86,6 +88,7 @@ export function loadKnativeManifests(dir: string, defaultNamespace = 'default'):
   const out: KnativeManifests = { brokers: [], triggers: [], apiServerSources: [], pingSources: [], services: [], others: [] }
   for (const doc of docs) {
     const meta = (doc.metadata ?? {}) as Record<string, unknown>
+    const { file: _file, ...raw } = doc
     const m: Manifest = {
       apiVersion: doc.apiVersion as string,
       kind: doc.kind as string,
@@ -96,6 +99,7 @@ export function loadKnativeManifests(dir: string, defaultNamespace = 'default'):
       },
       spec: (doc.spec ?? {}) as Record<string, unknown>,
       file: doc.file,
+      raw: { ...raw, metadata: { ...meta, namespace: typeof meta.namespace === 'string' ? meta.namespace : (kustomizeNamespace ?? defaultNamespace) } },
     }
     const group = m.apiVersion.split('/')[0]
     if (group === 'eventing.knative.dev' && m.kind === 'Broker') out.brokers.push(m as Manifest<BrokerSpec>)

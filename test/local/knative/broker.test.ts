@@ -17,7 +17,7 @@ async function subscriber(...args: Parameters<typeof startSubscriber>) {
 
 function trigger(name: string, service: string, spec: Partial<TriggerSpec> = {}): Manifest<TriggerSpec> {
   return {
-    apiVersion: 'eventing.knative.dev/v1', kind: 'Trigger', file: `${name}.yaml`,
+    apiVersion: 'eventing.knative.dev/v1', kind: 'Trigger', file: `${name}.yaml`, raw: {},
     metadata: { name, namespace: 'kinetic-system' },
     spec: { broker: 'default', subscriber: { ref: { apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: service } }, ...spec },
   }

@@ -5,7 +5,7 @@ import { pingEvent, startPingSource } from '../../../local/knative/ping-source.j
 import { silentLogger } from '../../../shared/log.js'
 
 function aPing(spec: PingSourceSpec): Manifest<PingSourceSpec> {
-  return { apiVersion: 'sources.knative.dev/v1', kind: 'PingSource', file: 'p.yaml', metadata: { name: 'resync', namespace: 'kinetic-system' }, spec }
+  return { apiVersion: 'sources.knative.dev/v1', kind: 'PingSource', file: 'p.yaml', raw: {}, metadata: { name: 'resync', namespace: 'kinetic-system' }, spec }
 }
 
 describe('PingSource', () => {
