@@ -56,6 +56,8 @@ export interface ExecutorConfig {
   /** True when offline was chosen only because no model API is configured (worth a warning). */
   offlineFallback: boolean
   systemPrompt: string
+  /** CODE_EXECUTION_ENABLED=true: the agent expects a code sandbox, which this executor does not provide. */
+  codeExecutionRequested: boolean
   agentTools: AgentTool[]
   mcpServers: McpServerEntry[]
   autonomy: AutonomyLevel
@@ -187,6 +189,11 @@ const EnvSchema = z.object({
   MAX_CONTEXT_TOKENS: wholeAtLeast(1),
   ANTHROPIC_VERTEX_PROJECT_ID: optStr,
   TRACEPARENT: optStr,
+  // Purko's controller sets these instead of MCP_SERVERS when it has no server registry.
+  MCP_SERVER_URL: z.preprocess(blankToUndefined, z.url().optional()),
+  GITHUB_MCP_URL: z.preprocess(blankToUndefined, z.url().optional()),
+  GITHUB_MCP_TOKEN: optStr,
+  CODE_EXECUTION_ENABLED: optStr,
 })
 
 // W3C trace-context: version 00, 32-hex trace id, 16-hex parent id, 2-hex flags.
@@ -248,7 +255,19 @@ export function parseConfig(env: Env): ExecutorConfig {
   const stepInputs: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(collect(env, 'STEP_INPUT_'))) stepInputs[key] = parseMaybeJson(value)
 
-  const secrets = [e.MODEL_API_KEY, ...e.MCP_SERVERS.map((s) => s.token)].filter(
+  const mcpServers: McpServerEntry[] = [...e.MCP_SERVERS]
+  if (mcpServers.length === 0) {
+    if (e.MCP_SERVER_URL !== undefined) mcpServers.push({ name: 'lumino', url: e.MCP_SERVER_URL })
+    if (e.GITHUB_MCP_URL !== undefined) {
+      mcpServers.push({
+        name: 'github',
+        url: e.GITHUB_MCP_URL,
+        ...(e.GITHUB_MCP_TOKEN !== undefined ? { auth: 'bearer', token: e.GITHUB_MCP_TOKEN } : {}),
+      })
+    }
+  }
+
+  const secrets = [e.MODEL_API_KEY, e.GITHUB_MCP_TOKEN, ...mcpServers.map((s) => s.token)].filter(
     (s): s is string => typeof s === 'string' && s.length > 0,
   )
 
@@ -264,7 +283,8 @@ export function parseConfig(env: Env): ExecutorConfig {
       apiFormat: offline ? 'offline' : apiFormat,
       ...(e.MODEL_ENDPOINT !== undefined ? { endpoint: e.MODEL_ENDPOINT.replace(/\/+$/, '') } : {}),
       ...(e.MODEL_API_KEY !== undefined ? { apiKey: e.MODEL_API_KEY } : {}),
-      timeoutMs: e.MODEL_TIMEOUT !== undefined && e.MODEL_TIMEOUT > 0 ? e.MODEL_TIMEOUT : 120_000,
+      // Node timers cannot wait longer than 2^31-1 ms.
+      timeoutMs: e.MODEL_TIMEOUT !== undefined && e.MODEL_TIMEOUT > 0 ? Math.min(e.MODEL_TIMEOUT, 2 ** 31 - 1) : 120_000,
       maxTokens: e.MODEL_MAX_TOKENS ?? 4096,
       temperature: e.MODEL_TEMPERATURE ?? 0.2,
       ...(e.MODEL_PRICE_IN !== undefined && e.MODEL_PRICE_OUT !== undefined
@@ -275,7 +295,8 @@ export function parseConfig(env: Env): ExecutorConfig {
     offlineFallback: offline && !explicitOffline,
     systemPrompt: e.AGENT_SYSTEM_PROMPT,
     agentTools: e.AGENT_TOOLS,
-    mcpServers: e.MCP_SERVERS,
+    mcpServers,
+    codeExecutionRequested: e.CODE_EXECUTION_ENABLED?.trim().toLowerCase() === 'true',
     autonomy: e.AUTONOMY_LEVEL,
     maxToolCalls: e.MAX_TOOL_CALLS ?? 20,
     costLimitUsd: e.COST_LIMIT_USD ?? 0,

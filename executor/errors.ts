@@ -9,6 +9,7 @@ export type FailureReason =
   | 'CostLimit'
   | 'MaxExecutionTime'
   | 'AgentError'
+  | 'OutputTooLarge'
   | 'InternalError'
 
 /** A step failure that carries its reason; every other thrown value is reported as InternalError. */

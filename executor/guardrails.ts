@@ -71,6 +71,8 @@ export class Budget {
   }
 }
 
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 /** The run's time limit: a signal for in-flight requests and a check between steps. */
 export interface Deadline {
   readonly signal: AbortSignal
@@ -87,7 +89,8 @@ export function startDeadline(ms: number | undefined, now: () => number): Deadli
   const started = now()
   const error = () =>
     new StepError('MaxExecutionTime', `Execution time limit of ${ms === undefined ? 0 : ms / 1000}s (MAX_EXECUTION_TIME) reached`)
-  const timer = ms === undefined ? undefined : setTimeout(() => controller.abort(error()), ms)
+  // setTimeout fires at once for delays past 2^31-1 ms (~24.8 days); such limits rely on check() alone.
+  const timer = ms === undefined || ms > MAX_TIMER_MS ? undefined : setTimeout(() => controller.abort(error()), ms)
   return {
     signal: controller.signal,
     check() {

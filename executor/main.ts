@@ -5,8 +5,8 @@
  *
  * Exit codes:
  *   0  the step succeeded; the OUTPUT line carries the result.
- *   1  the step failed (model or tool error, a guardrail stop, an agent-reported error);
- *      the OUTPUT line carries `{error, reason}`.
+ *   1  the step failed (model API error, a guardrail stop, an agent-reported error, an
+ *      output over the 1 MiB line limit); the OUTPUT line carries `{error, reason}`.
  *   2  the configuration is invalid (a bad or missing environment variable); the OUTPUT line
  *      carries `{error, reason: "ConfigInvalid"}`.
  */
@@ -15,7 +15,7 @@ import { join } from 'node:path'
 import { parseConfig } from './config.js'
 import { ConfigError } from './errors.js'
 import { createExecutorLogger } from './log.js'
-import { failureOutput, outputLine } from './output.js'
+import { boundedOutputLine, failureOutput, outputLine } from './output.js'
 import { defaultRetryPolicy } from './providers/retry.js'
 import { createProvider } from './providers/select.js'
 import { runStep } from './run.js'
@@ -30,6 +30,7 @@ const connectMcp: McpConnector = async (entry, signal) => (await import('./tools
 function rawSecrets(env: NodeJS.ProcessEnv): string[] {
   const found: string[] = []
   if (env.MODEL_API_KEY) found.push(env.MODEL_API_KEY)
+  if (env.GITHUB_MCP_TOKEN) found.push(env.GITHUB_MCP_TOKEN)
   try {
     const servers = JSON.parse(env.MCP_SERVERS ?? '[]') as unknown
     if (Array.isArray(servers)) {
@@ -64,6 +65,9 @@ async function main(): Promise<number> {
     })
     const provider = createProvider(cfg, { fetch: (u, i) => fetch(u, i), retry: defaultRetryPolicy, log: stepLog })
     if (cfg.offlineFallback) stepLog.warn({ provider: 'offline' }, 'No model API configured; the offline provider answers')
+    if (cfg.codeExecutionRequested) {
+      stepLog.warn('CODE_EXECUTION_ENABLED is set, but this executor has no code sandbox; use an executor image that provides execute_code')
+    }
     stepLog.info({ provider: provider.name, model: cfg.model.name, autonomy: cfg.autonomy, mcpServers: cfg.mcpServers.length }, 'Step started')
     const result = await runStep(cfg, {
       provider,
@@ -72,8 +76,10 @@ async function main(): Promise<number> {
       log: stepLog,
       ...(cfg.memory.type === 'vector' ? { vectorMemory } : {}),
     })
-    process.stdout.write(`${outputLine(result.output, secrets)}\n`)
-    return result.exitCode
+    const bounded = boundedOutputLine(result.output, result.exitCode, secrets, cfg.step)
+    if (bounded.exitCode !== result.exitCode) stepLog.error({ reason: 'OutputTooLarge' }, 'Step output is too large for the OUTPUT line')
+    process.stdout.write(`${bounded.line}\n`)
+    return bounded.exitCode
   } catch (err) {
     const isConfig = err instanceof ConfigError
     const message = isConfig ? err.message : `executor crashed: ${(err as Error)?.message ?? String(err)}`

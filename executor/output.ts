@@ -98,3 +98,28 @@ export function failureOutput(
 export function outputLine(output: Record<string, unknown>, secrets: readonly string[]): string {
   return `OUTPUT:${scrubSecrets(JSON.stringify(output), secrets)}`
 }
+
+/** The controller stops scanning a pod log at a line of 1 MiB, so a longer OUTPUT line would be lost. */
+export const MAX_OUTPUT_LINE_BYTES = 1024 * 1024 - 1
+
+/**
+ * Pure: the OUTPUT line for a result, or, when that line would pass MAX_OUTPUT_LINE_BYTES, the
+ * line of an `OutputTooLarge` failure (keeping `_metrics`) with exit code 1.
+ */
+export function boundedOutputLine(
+  output: Record<string, unknown>,
+  exitCode: number,
+  secrets: readonly string[],
+  step: string,
+): { line: string; exitCode: number } {
+  const line = outputLine(output, secrets)
+  const bytes = Buffer.byteLength(line)
+  if (bytes <= MAX_OUTPUT_LINE_BYTES) return { line, exitCode }
+  const failure: Record<string, unknown> = {
+    error: `Output of ${bytes} bytes exceeds the ${MAX_OUTPUT_LINE_BYTES + 1}-byte OUTPUT line limit`,
+    reason: 'OutputTooLarge',
+    step,
+    ...(output._metrics !== undefined ? { _metrics: output._metrics } : {}),
+  }
+  return { line: outputLine(failure, secrets), exitCode: 1 }
+}

@@ -14,14 +14,11 @@ export interface AnthropicOptions {
   onRetry?: (info: { attempt: number; status?: number; delayMs: number }) => void
 }
 
-const Block = z.union([
-  z.object({ type: z.literal('text'), text: z.string() }),
-  z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) }),
-  z.looseObject({ type: z.string() }),
-])
+const TextBlock = z.object({ type: z.literal('text'), text: z.string() })
+const ToolUseBlock = z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) })
 
 const ResponseSchema = z.object({
-  content: z.array(Block),
+  content: z.array(z.looseObject({ type: z.string() })),
   usage: z.object({ input_tokens: z.number(), output_tokens: z.number() }),
 })
 
@@ -81,10 +78,15 @@ export function anthropicProvider(opts: AnthropicOptions): ModelProvider {
       const texts: string[] = []
       const toolCalls: ToolCall[] = []
       for (const block of parsed.data.content) {
-        if (block.type === 'text' && 'text' in block && typeof block.text === 'string') texts.push(block.text)
-        else if (block.type === 'tool_use' && 'id' in block && 'input' in block) {
-          const b = block as { id: string; name: string; input: Record<string, unknown> }
-          toolCalls.push({ id: b.id, name: b.name, arguments: b.input })
+        // Other block types (thinking, citations) carry nothing the loop needs.
+        if (block.type === 'text') {
+          const b = TextBlock.safeParse(block)
+          if (!b.success) throw new StepError('ModelError', 'Anthropic API returned a malformed response: text block without text')
+          texts.push(b.data.text)
+        } else if (block.type === 'tool_use') {
+          const b = ToolUseBlock.safeParse(block)
+          if (!b.success) throw new StepError('ModelError', 'Anthropic API returned a malformed response: tool_use block without id, name or input')
+          toolCalls.push({ id: b.data.id, name: b.data.name, arguments: b.data.input })
         }
       }
       return {

@@ -68,7 +68,10 @@ export async function postWithRetry(
     } catch (err) {
       if (opts.signal.aborted) throw new DeadlineError()
       const timedOut = (err as Error).name === 'TimeoutError' || (err as Error).name === 'AbortError'
-      last = timedOut ? `no answer within ${opts.timeoutMs} ms` : `not reachable: ${(err as Error).message}`
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause
+      last = timedOut
+        ? `no answer within ${opts.timeoutMs} ms`
+        : `not reachable: ${(err as Error).message}${cause !== undefined ? ` (${cause.code ?? cause.message ?? 'unknown cause'})` : ''}`
     }
     if (res !== undefined && !isRetryable(res.status)) return res
     if (res !== undefined) {

@@ -69,4 +69,21 @@ describe('Anthropic Messages provider', () => {
     expect(run.exitCode).toBe(1)
     expect(run.output).toMatchObject({ reason: 'ModelError', error: 'Anthropic API returned a malformed response: no content or usage' })
   })
+
+  it('fails with ModelError on a tool_use block without an id', async () => {
+    api = await startFakeApi([message([{ type: 'tool_use', name: 'get_status', input: {} }])])
+    const run = await runWithEnv({ MODEL_PROVIDER: 'anthropic', MODEL_ENDPOINT: api.url, MODEL_API_KEY: 'k-123456789' })
+    expect(run.output).toMatchObject({
+      reason: 'ModelError',
+      error: 'Anthropic API returned a malformed response: tool_use block without id, name or input',
+    })
+  })
+
+  it('retries an overloaded answer (529) and then succeeds', async () => {
+    api = await startFakeApi([{ status: 529, json: { type: 'error' } }, message([{ type: 'text', text: 'ok' }])])
+    const run = await runWithEnv({ MODEL_PROVIDER: 'anthropic', MODEL_ENDPOINT: api.url, MODEL_API_KEY: 'k-123456789' })
+    expect(run.exitCode).toBe(0)
+    expect(run.output.response).toBe('ok')
+    expect(api.received).toHaveLength(2)
+  })
 })

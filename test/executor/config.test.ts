@@ -129,4 +129,16 @@ describe('executor configuration', () => {
     expect(msg).not.toContain('secret-value')
     expect(msg).toContain('MODEL_TEMPERATURE')
   })
+
+  it('falls back to purko\'s legacy MCP variables when MCP_SERVERS is empty', () => {
+    const cfg = parseConfig({ MCP_SERVER_URL: 'http://lumino:8080', GITHUB_MCP_URL: 'http://localhost:8002', GITHUB_MCP_TOKEN: 'gh-token-1234' })
+    expect(cfg.mcpServers).toEqual([
+      { name: 'lumino', url: 'http://lumino:8080' },
+      { name: 'github', url: 'http://localhost:8002', auth: 'bearer', token: 'gh-token-1234' },
+    ])
+    expect(cfg.secrets).toContain('gh-token-1234')
+    expect(parseConfig({ MCP_SERVERS: '[{"name":"a","url":"http://a"}]', MCP_SERVER_URL: 'http://lumino:8080' }).mcpServers).toEqual([
+      { name: 'a', url: 'http://a' },
+    ])
+  })
 })

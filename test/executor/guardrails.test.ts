@@ -122,6 +122,16 @@ describe('MAX_EXECUTION_TIME', () => {
     expect(api.received).toHaveLength(1)
   })
 
+  it('does not trip at once for a limit longer than a Node timer can wait', async () => {
+    const provider: ModelProvider = {
+      name: 'pausing',
+      complete: () =>
+        new Promise((resolve) => setTimeout(() => resolve({ text: 'done', toolCalls: [], usage: { tokensIn: 1, tokensOut: 1 } }), 20)),
+    }
+    const run = await runWithEnv({ MODEL_PROVIDER: 'offline', MAX_EXECUTION_TIME: '720h' }, { provider: () => provider })
+    expect(run.exitCode).toBe(0)
+  })
+
   it.each([
     ['90s', 90_000],
     ['15m', 900_000],

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { extractFields } from '../../executor/extract.js'
 import { memoryContext, memoryUpdate, truncateChars } from '../../executor/memory.js'
-import { failureOutput, outputLine, parseAnswerObject, successOutput, type Metrics } from '../../executor/output.js'
+import { boundedOutputLine, failureOutput, MAX_OUTPUT_LINE_BYTES, outputLine, parseAnswerObject, successOutput, type Metrics } from '../../executor/output.js'
 import type { ChatRequest } from '../../executor/providers/types.js'
 import { runWithEnv } from './fixtures/run-helpers.js'
 
@@ -46,6 +46,20 @@ describe('OUTPUT object', () => {
     expect(line).not.toContain('\n')
     expect(line).not.toContain('sk-abcdef')
     expect(JSON.parse(line.slice('OUTPUT:'.length))).toMatchObject({ error: 'over budget with key [redacted]' })
+  })
+
+  it('replaces an output too large for the controller\'s log scanner with an OutputTooLarge failure', () => {
+    const small = boundedOutputLine({ response: 'ok', _metrics: metrics }, 0, [], 'review')
+    expect(small).toEqual({ line: `OUTPUT:{"response":"ok","_metrics":${JSON.stringify(metrics)}}`, exitCode: 0 })
+    const huge = { response: 'x'.repeat(MAX_OUTPUT_LINE_BYTES), _metrics: metrics }
+    const big = boundedOutputLine(huge, 0, [], 'review')
+    expect(big.exitCode).toBe(1)
+    expect(JSON.parse(big.line.slice('OUTPUT:'.length))).toEqual({
+      error: `Output of ${outputLine(huge, []).length} bytes exceeds the 1048576-byte OUTPUT line limit`,
+      reason: 'OutputTooLarge',
+      step: 'review',
+      _metrics: metrics,
+    })
   })
 
   it('fails the step when the agent answers with a truthy error, as purko does', async () => {
