@@ -48,3 +48,33 @@ export function loadCrdValidators(dir: string = CRD_DIR): Map<string, ValidateFu
   }
   return validators
 }
+
+/**
+ * Paths in `value` that use a field the schema marks "accessible behind a feature flag": Knative
+ * Serving's webhook rejects those unless the cluster enables the flag.
+ */
+export function featureFlaggedFields(schema: Schema, value: unknown, path = ''): string[] {
+  const flagged = typeof schema.description === 'string' && /behind a feature flag/.test(schema.description) ? [path] : []
+  if (Array.isArray(value) && schema.items) {
+    return [...flagged, ...value.flatMap((item, i) => featureFlaggedFields(schema.items as Schema, item, `${path}[${i}]`))]
+  }
+  if (value && typeof value === 'object' && schema.properties) {
+    const properties = schema.properties as Record<string, Schema>
+    return [...flagged, ...Object.entries(value).flatMap(([key, child]) =>
+      properties[key] ? featureFlaggedFields(properties[key], child, `${path}.${key}`) : [])]
+  }
+  return flagged
+}
+
+/** The raw openAPIV3Schema of one served CRD version, by `<group>/<version>/<Kind>`. */
+export function loadCrdSchema(key: string, dir: string = CRD_DIR): Schema {
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml'))) {
+    for (const crd of parseDocuments(readFileSync(join(dir, file), 'utf8'), file)) {
+      if (crd.kind !== 'CustomResourceDefinition') continue
+      for (const version of crd.spec.versions as Schema[]) {
+        if (`${crd.spec.group}/${version.name}/${crd.spec.names.kind}` === key) return version.schema.openAPIV3Schema as Schema
+      }
+    }
+  }
+  throw new Error(`no CRD version ${key} in ${dir}`)
+}

@@ -1,6 +1,6 @@
 import { Cron } from 'croner'
 import { describe, expect, it } from 'vitest'
-import { loadCrdValidators } from './crd-schemas.js'
+import { featureFlaggedFields, loadCrdSchema, loadCrdValidators } from './crd-schemas.js'
 import { loadManifests, ofKind, type Manifest } from './manifests.js'
 
 const manifests = loadManifests()
@@ -52,6 +52,18 @@ describe("every Knative document validates against Knative's own CRD schema", ()
 })
 
 describe('fields only the Knative webhooks check', () => {
+  const serviceSchema = loadCrdSchema('serving.knative.dev/v1/Service')
+
+  it.each(ofKind(manifests, 'serving.knative.dev/v1', 'Service').map((m) => [m.name, m] as const))('Service %s uses no field that needs a Knative feature flag', (_, m) => {
+    expect(featureFlaggedFields(serviceSchema, m.doc)).toEqual([])
+  })
+
+  it('notices a field that needs a feature flag', () => {
+    const service = structuredClone(ofKind(manifests, 'serving.knative.dev/v1', 'Service')[0]!)
+    service.doc.spec.template.spec.containers[0].securityContext.capabilities.add = ['NET_BIND_SERVICE']
+    expect(featureFlaggedFields(serviceSchema, service.doc)).toEqual(['.spec.template.spec.containers[0].securityContext.capabilities.add'])
+  })
+
   it.each(ofKind(manifests, 'eventing.knative.dev/v1', 'Trigger').map((m) => [m.name, m] as const))('Trigger %s uses only declared spec and delivery fields with valid durations', (_, m) => {
     expect(Object.keys(m.doc.spec).filter((k) => !TRIGGER_SPEC_FIELDS.includes(k))).toEqual([])
     expect(Object.keys(m.doc.spec.delivery).filter((k) => !DELIVERY_FIELDS.includes(k))).toEqual([])
