@@ -35,27 +35,34 @@ interface ToolBox {
   routes: Map<string, { tool: DiscoveredTool; conn: McpConnection }>
   /** Tools that exist but the autonomy level forbids, with the message the model gets. */
   blocked: Map<string, { server: string; reason: string }>
-  connections: McpConnection[]
 }
 
-async function openTools(cfg: ExecutorConfig, deps: RunDeps, deadline: Deadline): Promise<ToolBox> {
-  const box: ToolBox = { offered: [], routes: new Map(), blocked: new Map(), connections: [] }
+async function openTools(cfg: ExecutorConfig, deps: RunDeps, deadline: Deadline, connections: McpConnection[]): Promise<ToolBox> {
+  const box: ToolBox = { offered: [], routes: new Map(), blocked: new Map() }
   // Manual autonomy offers nothing, so there is no reason to open sessions.
   if (cfg.mcpServers.length === 0 || cfg.autonomy === 'manual') return box
-  const discovered: DiscoveredTool[] = []
+  const opened = await Promise.all(
+    cfg.mcpServers.map(async (server) => {
+      try {
+        const conn = await deps.connectMcp(server, deadline.signal)
+        connections.push(conn)
+        deps.log.info({ server: server.name, tools: conn.tools.length }, 'Connected to MCP server')
+        return conn
+      } catch (err) {
+        // One unreachable server must not fail the step; its tools are simply not offered.
+        deps.log.warn({ server: server.name, err: (err as Error).message }, 'Could not connect to MCP server; its tools are not offered')
+        return undefined
+      }
+    }),
+  )
+  if (deadline.signal.aborted) throw deadline.error()
   const conns = new Map<string, McpConnection>()
-  for (const server of cfg.mcpServers) {
-    try {
-      const conn = await deps.connectMcp(server, deadline.signal)
-      box.connections.push(conn)
-      conns.set(server.name, conn)
-      discovered.push(...conn.tools)
-      deps.log.info({ server: server.name, tools: conn.tools.length }, 'Connected to MCP server')
-    } catch (err) {
-      if (deadline.signal.aborted) throw deadline.error()
-      // One unreachable server must not fail the step; its tools are simply not offered.
-      deps.log.warn({ server: server.name, err: (err as Error).message }, 'Could not connect to MCP server; its tools are not offered')
-    }
+  // Registry order is kept so a later server's tool replaces an earlier one of the same name.
+  const discovered: DiscoveredTool[] = []
+  for (const conn of opened) {
+    if (conn === undefined) continue
+    conns.set(conn.server, conn)
+    discovered.push(...conn.tools)
   }
   const selection = selectTools(cfg.agentTools, discovered)
   if (selection.unsupported.length > 0) {
@@ -152,7 +159,7 @@ export async function runStep(cfg: ExecutorConfig, deps: RunDeps): Promise<RunRe
   })
   const deadline = startDeadline(cfg.maxExecutionMs, deps.now)
   const toolLog: ToolLogEntry[] = []
-  let box: ToolBox | undefined
+  const connections: McpConnection[] = []
   const metrics = (): Metrics => ({
     tokens_in: budget.usage.tokensIn,
     tokens_out: budget.usage.tokensOut,
@@ -165,7 +172,7 @@ export async function runStep(cfg: ExecutorConfig, deps: RunDeps): Promise<RunRe
   })
 
   try {
-    box = await openTools(cfg, deps, deadline)
+    const box = await openTools(cfg, deps, deadline, connections)
     const offered = cfg.maxToolCalls > 0 ? box.offered : []
     const vector = deps.vectorMemory !== undefined ? await deps.vectorMemory() : []
     const messages: Message[] = [{ role: 'user', content: `Execute this task:\n\n${cfg.inputText}${memoryContext(cfg.memory, vector)}` }]
@@ -225,6 +232,6 @@ export async function runStep(cfg: ExecutorConfig, deps: RunDeps): Promise<RunRe
     return { output: failureOutput(cfg, err.reason, err.message, metrics(), toolLog), exitCode: 1 }
   } finally {
     deadline.dispose()
-    for (const conn of box?.connections ?? []) await conn.close().catch(() => undefined)
+    await Promise.all(connections.map((conn) => conn.close().catch(() => undefined)))
   }
 }

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { connectMcp, mcpEndpoint } from '../../executor/tools/mcp.js'
 import { startMcpServer, type TestMcpServer } from './fixtures/mcp-server.js'
+import { runWithEnv } from './fixtures/run-helpers.js'
 
 let server: TestMcpServer | undefined
 afterEach(async () => {
@@ -51,5 +52,18 @@ describe('MCP client over Streamable HTTP', () => {
     ['http://svc:8000/mcp/', 'http://svc:8000/mcp'],
   ])('normalises registry URL %s to %s', (url, endpoint) => {
     expect(mcpEndpoint(url)).toBe(endpoint)
+  })
+
+  it('skips an unreachable server with a warning and keeps the tools of the others', async () => {
+    server = await startMcpServer()
+    const run = await runWithEnv({
+      MODEL_PROVIDER: 'offline',
+      MCP_SERVERS: JSON.stringify([{ name: 'down', url: 'http://127.0.0.1:1' }, { name: 'cluster', url: server.url }]),
+      EXECUTOR_OFFLINE_TOOL_CALLS: '[{"name":"get_status"}]',
+    })
+    expect(run.exitCode).toBe(0)
+    expect(server.calls.map((c) => c.name)).toEqual(['get_status'])
+    expect(run.output.tool_call_log).toEqual([expect.objectContaining({ tool: 'get_status', server: 'cluster', status: 'ok' })])
+    expect(run.lines.some((l) => l.includes('"server":"down"') && l.includes('Could not connect to MCP server'))).toBe(true)
   })
 })
