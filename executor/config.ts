@@ -9,9 +9,12 @@ import { ConfigError } from './errors.js'
  * for purko runs unchanged; a malformed value is a ConfigError (exit code 2), never a guess.
  */
 
+/** The values of AUTONOMY_LEVEL (Agent `spec.autonomyLevel`). */
 export const AUTONOMY_LEVELS = ['manual', 'restricted', 'supervised', 'full'] as const
+/** One autonomy level. */
 export type AutonomyLevel = (typeof AUTONOMY_LEVELS)[number]
 
+/** The wire format of the model API; `offline` means no API at all. */
 export type ApiFormat = 'openai' | 'anthropic' | 'offline'
 
 const AgentToolSchema = z.looseObject({
@@ -19,6 +22,7 @@ const AgentToolSchema = z.looseObject({
   type: z.string().default('mcp'),
   config: z.unknown().optional(),
 })
+/** One entry of AGENT_TOOLS (Agent `spec.tools[]`). */
 export type AgentTool = z.infer<typeof AgentToolSchema>
 
 const McpServerSchema = z.looseObject({
@@ -27,6 +31,7 @@ const McpServerSchema = z.looseObject({
   auth: z.string().optional(),
   token: z.string().optional(),
 })
+/** One entry of MCP_SERVERS (the `mcp-servers` registry). */
 export type McpServerEntry = z.infer<typeof McpServerSchema>
 
 /** Everything a run needs, already parsed; secrets stay in this object and never reach a log. */

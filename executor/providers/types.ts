@@ -25,6 +25,7 @@ export interface ToolResult {
   isError: boolean
 }
 
+/** One turn of the conversation: the task, the model's reply, or the tools' answers. */
 export type Message =
   | { role: 'user'; content: string }
   | { role: 'assistant'; text: string; toolCalls: ToolCall[] }
