@@ -91,18 +91,56 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 export const createSchemaValidator: SchemaValidatorFactory = (schema) => {
   const rules = new WeakMap<JSONSchemaProps, CompiledRule[]>()
   const compileErrors: StatusCause[] = []
-  compileRules(schema, 'openAPIV3Schema', rules, compileErrors)
+  const anyRules = compileRules(schema, 'openAPIV3Schema', rules, compileErrors)
   if (compileErrors.length) throw new SchemaCompileError(compileErrors)
   return {
     validate(obj, old) {
-      const ctx: Ctx = { causes: [], unknownFields: [], rules }
-      walkRoot(obj as unknown as Obj, schema, old as unknown as Obj | undefined, ctx)
+      const ctx: Ctx = { causes: [], unknownFields: [], rules: new WeakMap() }
+      const root = obj as unknown as Obj
+      const oldRoot = old as unknown as Obj | undefined
+      applyObject(root, schema, '', oldRoot, ctx, ROOT_KEEP)
+      if (!anyRules) return { causes: ctx.causes, unknownFields: ctx.unknownFields }
+      // Like the real server, CEL rules only run on objects free of "blocking" schema errors.
+      if (ctx.causes.some((c) => BLOCKING.has(c.reason))) {
+        ctx.causes.push({ reason: 'FieldValueInvalid', field: '<nil>', message: 'Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation' })
+      } else {
+        ctx.rules = rules
+        walkRules(root, schema, '', oldRoot, ctx)
+      }
       return { causes: ctx.causes, unknownFields: ctx.unknownFields }
     },
   }
 }
 
-function compileRules(s: JSONSchemaProps, path: string, out: WeakMap<JSONSchemaProps, CompiledRule[]>, errors: StatusCause[]): void {
+const BLOCKING = new Set(['FieldValueNotSupported', 'FieldValueRequired', 'FieldValueTooLong', 'FieldValueTooMany', 'FieldValueTypeInvalid'])
+
+/** Runs CEL rules bottom-up over the (already defaulted and pruned) value. */
+function walkRules(value: unknown, s: JSONSchemaProps, path: string, old: unknown, ctx: Ctx): void {
+  if (!ctx.rules.has(s) && !subtreeHasRules.get(s)) return
+  if (isObj(value)) {
+    const props = s.properties
+    const additional = isObj(s.additionalProperties) ? (s.additionalProperties as JSONSchemaProps) : undefined
+    const oldObj = isObj(old) ? old : undefined
+    for (const [key, v] of Object.entries(value)) {
+      if (path === '' && ROOT_KEEP.has(key)) continue
+      const child = props?.[key] ?? additional
+      if (child && v !== null) walkRules(v, child, props?.[key] ? join(path, key) : `${path}[${key}]`, oldObj?.[key], ctx)
+    }
+  } else if (Array.isArray(value) && s.items) {
+    const mapKeys = s['x-kubernetes-list-map-keys'] ?? []
+    const oldByKey = s['x-kubernetes-list-type'] === 'map' && Array.isArray(old) ? new Map(old.map((o) => [listKey(o, mapKeys), o])) : undefined
+    value.forEach((item, i) => {
+      if (item !== null) walkRules(item, s.items as JSONSchemaProps, `${path}[${i}]`, oldByKey?.get(listKey(item, mapKeys)), ctx)
+    })
+  }
+  runRules(value, s, path, old, ctx)
+}
+
+/** Schemas with rules somewhere below them, so walkRules can skip rule-free subtrees. */
+const subtreeHasRules = new WeakMap<JSONSchemaProps, boolean>()
+
+function compileRules(s: JSONSchemaProps, path: string, out: WeakMap<JSONSchemaProps, CompiledRule[]>, errors: StatusCause[]): boolean {
+  let found = false
   const list = s['x-kubernetes-validations']
   if (list?.length) {
     const compiled: CompiledRule[] = []
@@ -121,10 +159,14 @@ function compileRules(s: JSONSchemaProps, path: string, out: WeakMap<JSONSchemaP
       }
     })
     out.set(s, compiled)
+    found = true
   }
-  for (const [k, child] of Object.entries(s.properties ?? {})) compileRules(child, `${path}.properties[${k}]`, out, errors)
-  if (s.items) compileRules(s.items, `${path}.items`, out, errors)
-  if (isObj(s.additionalProperties)) compileRules(s.additionalProperties as JSONSchemaProps, `${path}.additionalProperties`, out, errors)
+  let below = false
+  for (const [k, child] of Object.entries(s.properties ?? {})) below = compileRules(child, `${path}.properties[${k}]`, out, errors) || below
+  if (s.items) below = compileRules(s.items, `${path}.items`, out, errors) || below
+  if (isObj(s.additionalProperties)) below = compileRules(s.additionalProperties as JSONSchemaProps, `${path}.additionalProperties`, out, errors) || below
+  subtreeHasRules.set(s, below)
+  return found || below
 }
 
 function firstLine(err: unknown): string {
@@ -138,11 +180,6 @@ interface Ctx {
 }
 
 const ROOT_KEEP = new Set(['apiVersion', 'kind', 'metadata'])
-
-function walkRoot(obj: Obj, schema: JSONSchemaProps, old: Obj | undefined, ctx: Ctx): void {
-  applyObject(obj, schema, '', old, ctx, ROOT_KEEP)
-  runRules(obj, schema, '', old, ctx)
-}
 
 function join(path: string, key: string): string {
   return path ? `${path}.${key}` : key
@@ -184,7 +221,6 @@ function walk(value: unknown, s: JSONSchemaProps, path: string, old: unknown, ct
     checkScalar(value, s, path, ctx)
   }
   checkCombinators(value, s, path, ctx)
-  runRules(value, s, path, old, ctx)
 }
 
 function typeMatches(v: unknown, s: JSONSchemaProps): boolean {

@@ -4,9 +4,11 @@ import {
   BatchV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  loadYaml,
   type KubeConfig,
   type V1CustomResourceDefinition,
 } from '@kubernetes/client-node'
+import { stringify } from 'yaml'
 import { startApiServer, type ApiServer, type ApiServerOptions, type Status } from '../../../local/apiserver/index.js'
 
 /** A started server plus the real client-node APIs pointed at it. */
@@ -49,9 +51,15 @@ export async function failure(call: Promise<unknown>): Promise<{ code: number; s
 /**
  * A namespaced test CRD (widgets.example.dev) exercising what the server enforces: required
  * fields, an enum, a default, pruning, CEL rules (including a transition rule), a status
- * subresource and printer columns.
+ * subresource and printer columns. Written in wire form and loaded with client-node's
+ * `loadYaml`, because its typed models name the extensions `x_kubernetes_validations`,
+ * `_default`, `_enum` and silently drop the wire spellings when serializing.
  */
 export function widgetCrd(): V1CustomResourceDefinition {
+  return loadYaml<V1CustomResourceDefinition>(stringify(widgetCrdWire()))
+}
+
+function widgetCrdWire(): Record<string, unknown> {
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
