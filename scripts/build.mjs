@@ -48,12 +48,16 @@ const entries = entryPoints()
 // Only the trees this script writes, so stale bundles of removed functions do not linger.
 for (const tree of ['functions', 'executor']) rmSync(join(outdir, tree), { recursive: true, force: true })
 if (entries.length > 0) {
-  // One build per entry point: a shared-chunk layout would make each Service load code it
-  // never runs, and per-file output is what knative/services/*.yaml name.
+  // One build per entry point: a layout shared across entry points would make each Service
+  // load code it never runs, and per-file output is what knative/services/*.yaml name.
   const results = await Promise.all(entries.map((entry) => build({
     entryPoints: [entry],
     outdir,
     bundle: true,
+    // Code reached only through a dynamic import() goes to a chunk of its own, next to the
+    // entry point, so a cold start does not even parse it until it is first needed.
+    splitting: true,
+    chunkNames: `${dirname(entry.out)}/chunks/[name]-[hash]`,
     platform: 'node',
     format: 'esm',
     target: 'node20',
