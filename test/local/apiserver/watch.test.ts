@@ -17,7 +17,7 @@ afterAll(() => c.server.close())
 
 const cm = (name: string, labels: Record<string, string> = {}): V1ConfigMap => ({ metadata: { name, labels }, data: { v: '1' } })
 
-async function watchUntil(path: string, query: Record<string, unknown>, enough: (seen: Seen[]) => boolean): Promise<Seen[]> {
+async function watchUntil(path: string, query: Record<string, string | number | boolean | undefined>, enough: (seen: Seen[]) => boolean): Promise<Seen[]> {
   const seen: Seen[] = []
   const sink = collect(seen, enough)
   const controller = await new Watch(c.kc).watch(
