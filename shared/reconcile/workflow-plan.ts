@@ -111,8 +111,9 @@ export function planWorkflow(facts: WorkflowFacts, now: string): WorkflowPlan {
   const sameRun = previous.runId === runId && !isRetriableSpecFailure(wf)
   if (sameRun && isTerminalPhase(previous.phase)) return NO_CHANGES
 
-  const run = new RunBuilder(wf, runId, sameRun ? previous : {}, now)
-  const issues = validateSteps(wf.spec.steps)
+  const order = topologicalOrder(wf.spec.steps)
+  const run = new RunBuilder(wf, runId, sameRun ? previous : {}, now, order ?? [])
+  const issues = validateSteps(wf.spec.steps, order)
   if (issues.length > 0) return run.invalid(issues)
 
   if (!sameRun) run.start(previous.runId !== undefined && previous.runId !== runId)
@@ -148,7 +149,7 @@ class RunBuilder {
   readonly plan: WorkflowPlan
   private readonly annotations: Record<string, string>
 
-  constructor(readonly wf: Workflow, readonly runId: string, previous: WorkflowStatus, readonly now: string) {
+  constructor(readonly wf: Workflow, readonly runId: string, previous: WorkflowStatus, readonly now: string, readonly order: readonly number[]) {
     this.steps = wf.spec.steps
     this.byName = new Map(this.steps.map((s) => [s.name, s]))
     this.annotations = wf.metadata.annotations ?? {}
@@ -278,8 +279,11 @@ class RunBuilder {
 
   /** `purko.io/deny-<step>: "true"` ends a step that has not started; the failure strategy follows. */
   applyDenials(): void {
-    for (const step of this.steps) {
-      if (this.annotations[`${ANNOTATION_DENY_PREFIX}${step.name}`] !== 'true') continue
+    // Walk the annotations, not the steps: a 10,000-step run usually has none.
+    const denied = Object.keys(this.annotations)
+      .filter((k) => k.startsWith(ANNOTATION_DENY_PREFIX) && this.annotations[k] === 'true')
+      .map((k) => k.slice(ANNOTATION_DENY_PREFIX.length))
+    for (const step of this.steps.filter((s) => denied.includes(s.name))) {
       const state = this.states.get(step.name)!
       if (state.phase !== undefined && state.phase !== 'Pending') continue
       state.phase = 'Failed'
@@ -336,11 +340,13 @@ class RunBuilder {
       if (job.state === 'Failed') state.error = `Compensation failed: ${job.result && !job.result.ok ? job.result.error : 'job failed'}`
       this.transition({ kind: 'step.finished', type: job.state === 'Failed' ? 'Warning' : 'Normal', reason: 'StepRolledBack', message: `Step ${job.step} rolled back`, step: job.step, phase: 'RolledBack' })
     }
-    if (this.countPhase('RollingBack') > 0) {
-      this.summarise('RollbackInProgress', `Rolling back: ${this.countPhase('RolledBack')} steps compensated`)
+    const inProgress = this.steps.find((s) => this.states.get(s.name)?.phase === 'RollingBack')
+    if (inProgress) {
+      // Same wording as when the compensation started, so re-planning writes nothing.
+      this.summarise('RollbackInProgress', `Rolling back step ${inProgress.name}`)
       return
     }
-    const order = topologicalOrder(this.steps) ?? []
+    const order = this.order
     for (let k = order.length - 1; k >= 0; k--) {
       const step = this.steps[order[k]!]!
       const state = this.states.get(step.name)!
@@ -368,7 +374,7 @@ class RunBuilder {
 
   /** Starts every step whose turn has come, within the parallelism cap, in dependency order. */
   schedule(facts: WorkflowFacts): void {
-    const order = topologicalOrder(this.steps) ?? []
+    const order = this.order
     const continueOnError = this.wf.spec.failureStrategy === 'continueOnError'
     let running = this.countPhase('Running')
     const cap = this.wf.spec.parallelism ?? 1
