@@ -152,9 +152,7 @@ async function buildJobs(
     deps.kube.listMCPServers(namespace),
   ])
   const providers = [...own, ...platform]
-  const outputs: Record<string, unknown> = {}
-  for (const [step, json] of stored) outputs[step] = JSON.parse(json)
-  for (const write of plan.outputWrites) outputs[write.step] = JSON.parse(write.json)
+  const outputs = lazyOutputs(stored, plan)
   const parameters = workflow.spec.parameters ?? {}
   const byName = new Map(workflow.spec.steps.map((s) => [s.name, s]))
   return starts.map((start) => {
@@ -175,6 +173,27 @@ async function buildJobs(
     job.metadata = { ...job.metadata, name: start.jobName }
     if (rollback) markRollback(job)
     return job
+  })
+}
+
+/** Step outputs parsed on first access: a step reads a few of them, a large run holds thousands. */
+function lazyOutputs(stored: ReadonlyMap<string, string>, plan: WorkflowPlan): Record<string, unknown> {
+  const fresh = new Map(plan.outputWrites.map((w) => [w.step, w.json]))
+  const parsed = new Map<string, unknown>()
+  const jsonOf = (step: string) => fresh.get(step) ?? stored.get(step)
+  return new Proxy({} as Record<string, unknown>, {
+    get(_, step) {
+      if (typeof step !== 'string') return undefined
+      if (!parsed.has(step)) {
+        const json = jsonOf(step)
+        parsed.set(step, json === undefined ? undefined : JSON.parse(json))
+      }
+      return parsed.get(step)
+    },
+    has: (_, step) => typeof step === 'string' && jsonOf(step) !== undefined,
+    ownKeys: () => [...new Set([...stored.keys(), ...fresh.keys()])],
+    getOwnPropertyDescriptor: (_, step) => (typeof step === 'string' && jsonOf(step) !== undefined
+      ? { enumerable: true, configurable: true, value: undefined } : undefined),
   })
 }
 
@@ -199,10 +218,17 @@ function traceparentFor(runId: string, jobName: string): string {
   return `00-${hex(runId).slice(0, 32)}-${hex(jobName).slice(0, 16)}-01`
 }
 
+function worthAKubernetesEvent(t: { kind: string; type: string }): boolean {
+  return t.type === 'Warning' || t.kind === 'run.started' || t.kind === 'run.finished' || t.kind === 'step.waiting'
+}
+
 async function announce(deps: EngineDeps, workflow: Workflow, plan: WorkflowPlan): Promise<void> {
   const now = deps.now().toISOString()
   for (const transition of plan.transitions) {
     deps.log.info({ namespace: workflow.metadata.namespace, name: workflow.metadata.name, step: transition.step, reason: transition.reason }, transition.message)
+    // Routine step starts and successes go out as CloudEvents only; Kubernetes Events are kept
+    // for what a person may act on, so a 10,000-step run does not write 20,000 Events.
+    if (!worthAKubernetesEvent(transition)) continue
     try {
       await deps.kube.createEvent(kubernetesEventFor(workflow, plan.runId ?? '', transition, now))
     } catch (err) {

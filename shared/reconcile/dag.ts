@@ -9,9 +9,9 @@ export interface SpecIssue {
 /**
  * Pure: the graph problems the API server's CEL rules cannot catch cheaply (dependency existence
  * and cycles), plus the per-step rules again for objects stored before the CRD had them.
- * Messages follow purko's webhook wording.
+ * Messages follow purko's webhook wording. `order` may be passed when the caller has it already.
  */
-export function validateSteps(steps: readonly WorkflowStep[]): SpecIssue[] {
+export function validateSteps(steps: readonly WorkflowStep[], order: number[] | null = topologicalOrder(steps)): SpecIssue[] {
   const issues: SpecIssue[] = []
   const names = new Set<string>()
   for (const step of steps) {
@@ -34,7 +34,7 @@ export function validateSteps(steps: readonly WorkflowStep[]): SpecIssue[] {
       }
     }
   }
-  if (issues.length === 0 && topologicalOrder(steps) === null) {
+  if (issues.length === 0 && order === null) {
     issues.push({ reason: 'DependencyCycle', message: 'WF-004: dependency cycle detected among steps' })
   }
   return issues

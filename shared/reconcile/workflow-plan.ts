@@ -116,8 +116,13 @@ export function planWorkflow(facts: WorkflowFacts, now: string): WorkflowPlan {
   const issues = validateSteps(wf.spec.steps, order)
   if (issues.length > 0) return run.invalid(issues)
 
-  if (!sameRun) run.start(previous.runId !== undefined && previous.runId !== runId)
-  if (annotations[ANNOTATION_CANCEL] === 'true') return run.cancel()
+  if (!sameRun) {
+    const rerun = previous.runId !== undefined && previous.runId !== runId
+    // A rerun supersedes a run still in progress: its Jobs would only burn resources now.
+    if (rerun && !isTerminalPhase(previous.phase)) run.killJobsOf(decodeStepStates({ ...wf, status: previous }))
+    run.start(rerun)
+  }
+  if (annotations[ANNOTATION_CANCEL] === 'true') return run.cancel(facts)
 
   run.observeJobs(facts)
   if (run.timedOut()) return run.finish()
@@ -174,6 +179,7 @@ class RunBuilder {
     const first = issues[0]!
     const message = issues.map((i) => i.message).join('; ')
     this.phase = 'Failed'
+    this.killJobsOf(this.states)
     this.status.runId = this.runId
     this.status.startTime ??= this.now
     this.status.completionTime ??= this.now
@@ -187,7 +193,11 @@ class RunBuilder {
     return this.finish()
   }
 
-  cancel(): WorkflowPlan {
+  cancel(facts: WorkflowFacts): WorkflowPlan {
+    // Jobs whose start was never recorded (a crash before the status write) are stopped too.
+    for (const job of facts.jobs) {
+      if (job.runId === this.runId && job.state === 'Active' && !this.plan.deleteJobs.includes(job.name)) this.plan.deleteJobs.push(job.name)
+    }
     for (const [name, s] of this.states) {
       if (s.phase === 'Running' || s.phase === 'RollingBack') {
         this.killJobOf(s)
@@ -340,6 +350,15 @@ class RunBuilder {
       if (job.state === 'Failed') state.error = `Compensation failed: ${job.result && !job.result.ok ? job.result.error : 'job failed'}`
       this.transition({ kind: 'step.finished', type: job.state === 'Failed' ? 'Warning' : 'Normal', reason: 'StepRolledBack', message: `Step ${job.step} rolled back`, step: job.step, phase: 'RolledBack' })
     }
+    if (facts.jobsComplete) {
+      const present = new Set(facts.jobs.filter((j) => j.runId === this.runId).map((j) => j.name))
+      for (const [name, state] of this.states) {
+        if (state.phase !== 'RollingBack' || !state.compensationJobName || present.has(state.compensationJobName)) continue
+        state.phase = 'RolledBack'
+        state.error = `Compensation failed: Job ${state.compensationJobName} disappeared before it finished`
+        this.transition({ kind: 'step.finished', type: 'Warning', reason: 'StepRolledBack', message: `Step ${name} rolled back`, step: name, phase: 'RolledBack' })
+      }
+    }
     const inProgress = this.steps.find((s) => this.states.get(s.name)?.phase === 'RollingBack')
     if (inProgress) {
       // Same wording as when the compensation started, so re-planning writes nothing.
@@ -355,10 +374,16 @@ class RunBuilder {
         state.phase = 'RolledBack'
         continue
       }
+      const agentKey = agentKeyOf(this.wf, step)
+      if (!facts.agents.has(agentKey)) {
+        // Compensation needs the agent; wait for it as a normal step would (the workflow timeout still applies).
+        this.summarise('RollbackInProgress', `Agent "${step.agentRef.name}" not found to roll back step "${step.name}"`)
+        return
+      }
       const jobName = stepJobName(name, step.name, `${this.runId}-rb`, 0)
       state.phase = 'RollingBack'
       state.compensationJobName = jobName
-      this.plan.startJobs.push({ step: step.name, attempt: 'rollback', jobName, agentKey: agentKeyOf(this.wf, step) })
+      this.plan.startJobs.push({ step: step.name, attempt: 'rollback', jobName, agentKey })
       this.transition({ kind: 'step.started', type: 'Normal', reason: 'CompensationStarted', message: `Rolling back step ${step.name}`, step: step.name, phase: 'RollingBack' })
       this.summarise('RollbackInProgress', `Rolling back step ${step.name}`)
       this.phase = 'RollingBack'
@@ -507,6 +532,11 @@ class RunBuilder {
     }
   }
 
+  /** Deletes the Jobs of every running or compensating step in `states`. */
+  killJobsOf(states: ReadonlyMap<string, StepState>): void {
+    for (const s of states.values()) if (s.phase === 'Running' || s.phase === 'RollingBack') this.killJobOf(s)
+  }
+
   private killJobOf(s: StepState): void {
     const job = s.phase === 'RollingBack' ? s.compensationJobName : s.jobName
     if (job && !this.plan.deleteJobs.includes(job)) this.plan.deleteJobs.push(job)
@@ -600,7 +630,8 @@ export function jobsNeedingResults(workflow: Workflow, jobs: readonly JobFact[])
   const name = workflow.metadata.name ?? ''
   return jobs.filter((job) => {
     if (job.runId !== runId || job.state === 'Active') return false
-    if (job.attempt === 'rollback') return job.state === 'Failed' && states.get(job.step)?.phase === 'RollingBack'
+    // A finished compensation Job always needs planning, even when it succeeded, so it is listed too.
+    if (job.attempt === 'rollback') return states.get(job.step)?.phase === 'RollingBack' && states.get(job.step)?.compensationJobName === job.name
     const state = states.get(job.step) ?? { retryCount: 0 }
     if (state.phase !== undefined && state.phase !== 'Running' && state.phase !== 'Pending') return false
     return job.name === stepJobName(name, job.step, runId, state.retryCount)

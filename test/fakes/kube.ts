@@ -28,6 +28,8 @@ export class FakeKube implements Kube {
   /** Job names ever created, in order (the exactly-once evidence). */
   readonly createdJobs: string[] = []
   calls = 0
+  /** Size in bytes of the largest object any write stored, and which one it was. */
+  largestWrite = { bytes: 0, what: '' }
   private readonly faults = new Map<Method, Error[]>()
 
   constructor(objects: { workflows?: Workflow[]; agents?: Agent[]; providers?: LLMProvider[] } = {}) {
@@ -133,7 +135,7 @@ export class FakeKube implements Kube {
     stored.metadata!.resourceVersion = String(++this.rv)
     this.jobs.set(k, stored)
     this.createdJobs.push(job.metadata?.name ?? '')
-    this.writes.push(`create Job/${job.metadata?.name}`)
+    this.record(`create Job/${job.metadata?.name}`, stored)
     return 'created'
   }
 
@@ -161,7 +163,7 @@ export class FakeKube implements Kube {
     const stored = clone(configMap)
     stored.metadata!.resourceVersion = String(++this.rv)
     this.configMaps.set(k, stored)
-    this.writes.push(`create ConfigMap/${configMap.metadata?.name}`)
+    this.record(`create ConfigMap/${configMap.metadata?.name}`, stored)
     return 'created'
   }
 
@@ -175,7 +177,7 @@ export class FakeKube implements Kube {
     const stored = clone(configMap)
     stored.metadata!.resourceVersion = String(++this.rv)
     this.configMaps.set(k, stored)
-    this.writes.push(`replace ConfigMap/${configMap.metadata?.name}`)
+    this.record(`replace ConfigMap/${configMap.metadata?.name}`, stored)
     return clone(stored)
   }
 
@@ -193,7 +195,7 @@ export class FakeKube implements Kube {
     wf.metadata.annotations = annotations
     if (metadata.finalizers) wf.metadata.finalizers = metadata.finalizers
     wf.metadata.resourceVersion = String(++this.rv)
-    this.writes.push(`annotate Workflow/${name}`)
+    this.record(`annotate Workflow/${name}`, { metadata })
     return clone(wf)
   }
 
@@ -202,7 +204,7 @@ export class FakeKube implements Kube {
     const wf = this.guarded(namespace, name, resourceVersion)
     wf.status = clone(status)
     wf.metadata.resourceVersion = String(++this.rv)
-    this.writes.push(`status Workflow/${name}`)
+    this.record(`status Workflow/${name}`, { metadata: { name, namespace, resourceVersion }, status })
     return clone(wf)
   }
 
@@ -210,6 +212,12 @@ export class FakeKube implements Kube {
     this.enter('createEvent')
     if (this.events.some((e) => e.metadata?.name === event.metadata?.name)) return
     this.events.push(clone(event))
+  }
+
+  private record(what: string, stored: unknown): void {
+    this.writes.push(what)
+    const bytes = Buffer.byteLength(JSON.stringify(stored))
+    if (bytes > this.largestWrite.bytes) this.largestWrite = { bytes, what }
   }
 
   private guarded(namespace: string, name: string, resourceVersion: string): Workflow {
