@@ -18,12 +18,12 @@ import { agentOf, workflowOf } from '../support/objects.js'
  * attempt, and the same final phases as an orderly run.
  */
 
-interface StepPlan { deps: number[]; failures: number; conditionFalse: boolean }
+interface StepPlan { deps: readonly number[]; failures: number; conditionFalse: boolean }
 interface Scenario { steps: StepPlan[]; parallelism: number; strategy: 'failFast' | 'continueOnError' | 'stop' }
 
 const scenario: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 7 }).chain((n) => fc.record({
   steps: fc.tuple(...Array.from({ length: n }, (_, i) => fc.record({
-    deps: i === 0 ? fc.constant([]) : fc.uniqueArray(fc.integer({ min: 0, max: i - 1 }), { maxLength: 2 }),
+    deps: i === 0 ? fc.constant([] as number[]) : fc.uniqueArray(fc.integer({ min: 0, max: i - 1 }), { maxLength: 2 }),
     failures: fc.oneof(fc.constant(0), fc.constant(0), fc.integer({ min: 1, max: 3 })),
     conditionFalse: fc.boolean().map((b) => b && i > 0),
   }))),
