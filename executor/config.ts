@@ -30,6 +30,8 @@ const McpServerSchema = z.looseObject({
   url: z.url(),
   auth: z.string().optional(),
   token: z.string().optional(),
+  /** Kinetic keeps tokens out of MCP_SERVERS: the entry names the env var (a secretKeyRef) instead. */
+  tokenEnv: z.string().optional(),
 })
 /** One entry of MCP_SERVERS (the `mcp-servers` registry). */
 export type McpServerEntry = z.infer<typeof McpServerSchema>
@@ -260,7 +262,10 @@ export function parseConfig(env: Env): ExecutorConfig {
   const stepInputs: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(collect(env, 'STEP_INPUT_'))) stepInputs[key] = parseMaybeJson(value)
 
-  const mcpServers: McpServerEntry[] = [...e.MCP_SERVERS]
+  const mcpServers: McpServerEntry[] = e.MCP_SERVERS.map((server) => {
+    const fromEnv = server.tokenEnv ? env[server.tokenEnv] : undefined
+    return fromEnv && !server.token ? { ...server, token: fromEnv } : server
+  })
   if (mcpServers.length === 0) {
     if (e.MCP_SERVER_URL !== undefined) mcpServers.push({ name: 'lumino', url: e.MCP_SERVER_URL })
     if (e.GITHUB_MCP_URL !== undefined) {

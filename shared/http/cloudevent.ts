@@ -57,8 +57,8 @@ function tryJson(text: string): unknown {
 }
 
 function describe(err: unknown): string {
-  if (err && typeof err === 'object' && 'errors' in err && Array.isArray((err as { errors: unknown[] }).errors)) {
-    return JSON.stringify((err as { errors: unknown[] }).errors)
-  }
-  return err instanceof Error ? err.message : String(err)
+  const message = err instanceof Error ? err.message : String(err)
+  const errors = err && typeof err === 'object' && 'errors' in err ? (err as { errors: unknown }).errors : undefined
+  // The SDK's ValidationError carries ajv details in `errors`; an empty list adds nothing.
+  return Array.isArray(errors) && errors.length > 0 ? `${message} ${JSON.stringify(errors)}` : message
 }
