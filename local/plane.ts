@@ -120,6 +120,8 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
       kubeConfig,
       serviceUrl: (name) => functions.get(name)?.url,
       log,
+      // Ticks wait until the functions answer, or the first ones would only fail.
+      schedulePings: false,
       ...(opts.pingIntervalMs !== undefined ? { pingIntervalMs: opts.pingIntervalMs } : {}),
     })
     cleanups.push(() => knative.stop())
@@ -166,6 +168,7 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
     })
     cleanups.splice(1, 0, () => jobs.stop())
     await Promise.all([knative.ready, jobs.ready])
+    knative.startSchedules()
     return { apiServer, kubeConfig, kubeconfigPath, kube, knative, jobs, functions, stop }
   } catch (err) {
     await stop()

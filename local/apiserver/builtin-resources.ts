@@ -1,5 +1,6 @@
 import { ageOf, humanDuration } from './human-duration.js'
 import type { ResourceType, TableColumn } from './resource-type.js'
+import { nameColumn } from './table.js'
 import type { KubeObject } from './types.js'
 
 type Obj = Record<string, unknown>
@@ -58,6 +59,15 @@ function servicePorts(o: KubeObject): string {
   const ports = arr(at(o, 'spec', 'ports')).map((p) => `${String(at(p, 'port') ?? '')}/${String(at(p, 'protocol') ?? 'TCP')}`)
   return ports.length ? ports.join(',') : '<none>'
 }
+
+const eventColumns: TableColumn[] = [
+  col('Last Seen', 'string', (o, now) => ageOf(o.lastTimestamp ?? o.eventTime ?? o.metadata.creationTimestamp, now)),
+  col('Type', 'string', (o) => o.type ?? ''),
+  col('Reason', 'string', (o) => o.reason ?? ''),
+  col('Object', 'string', (o) => `${String(at(o, 'involvedObject', 'kind') ?? '').toLowerCase()}/${String(at(o, 'involvedObject', 'name') ?? '')}`),
+  col('Message', 'string', (o) => o.message ?? ''),
+  { ...nameColumn, definition: { ...nameColumn.definition, priority: 1 } },
+]
 
 const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']
 export { VERBS as standardVerbs }
@@ -122,13 +132,7 @@ export function builtinResources(): ResourceType[] {
         col('IP', 'string', (o) => at(o, 'status', 'podIP') ?? '<none>', 1),
         col('Node', 'string', (o) => at(o, 'spec', 'nodeName') ?? '<none>', 1),
       ] }),
-    builtin({ group: '', version: 'v1', plural: 'events', kind: 'Event', shortNames: ['ev'],
-      columns: [
-        col('Type', 'string', (o) => o.type ?? ''),
-        col('Reason', 'string', (o) => o.reason ?? ''),
-        col('Object', 'string', (o) => `${String(at(o, 'involvedObject', 'kind') ?? '').toLowerCase()}/${String(at(o, 'involvedObject', 'name') ?? '')}`),
-        col('Message', 'string', (o) => o.message ?? ''),
-      ] }),
+    { ...builtin({ group: '', version: 'v1', plural: 'events', kind: 'Event', shortNames: ['ev'] }), ownNameColumn: true, columns: () => eventColumns },
     builtin({ group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job', categories: ['all'], status: true,
       columns: [
         col('Status', 'string', jobStatus),

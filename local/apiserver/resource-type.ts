@@ -28,8 +28,10 @@ export interface ResourceType {
   extraSubresources: string[]
   /** The real server answers DELETE with the object for these (pods, custom resources). */
   returnDeletedObject: boolean
-  /** Table columns for a given served version (Name is always added first). */
+  /** Table columns for a given served version (Name is added first unless `ownNameColumn`). */
   columns(version: string): TableColumn[]
+  /** True when `columns` already places the name (Events lead with Last Seen). */
+  ownNameColumn?: boolean
   /** Schema enforcement for a served version; undefined for schema-less built-ins. */
   validator?(version: string): SchemaValidator | undefined
   /** The CRD that defines this resource, when it is a custom resource. */

@@ -6,7 +6,8 @@ import type { KubeObject, PrinterColumn } from './types.js'
 /** What each row carries in `object`, from the `includeObject` query parameter. */
 export type IncludeObject = 'None' | 'Metadata' | 'Object'
 
-const nameColumn: TableColumn = {
+/** The leading NAME column every table but the Event one starts with. */
+export const nameColumn: TableColumn = {
   definition: { name: 'Name', type: 'string', format: 'name', description: 'Name must be unique within a namespace.', priority: 0 },
   cell: (o) => o.metadata.name ?? '',
 }
@@ -25,7 +26,7 @@ export function toTable(
   objects: KubeObject[],
   opts: { include: IncludeObject; resourceVersion?: string; continueToken?: string; now: number; noHeaders?: boolean },
 ): Record<string, unknown> {
-  const columns = [nameColumn, ...rt.columns(version)]
+  const columns = rt.ownNameColumn ? rt.columns(version) : [nameColumn, ...rt.columns(version)]
   const metadata: Record<string, unknown> = {}
   if (opts.resourceVersion) metadata.resourceVersion = opts.resourceVersion
   if (opts.continueToken) metadata.continue = opts.continueToken

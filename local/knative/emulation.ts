@@ -19,7 +19,7 @@ export interface KnativeEmulationOptions {
   log: Logger
   /** Fast-forward: fire every PingSource at this interval instead of its schedule. */
   pingIntervalMs?: number
-  /** Start PingSources at all (tests may fire them by hand only). Default true. */
+  /** Start PingSource schedules at once (default true); otherwise call `startSchedules()`. */
   schedulePings?: boolean
 }
 
@@ -34,6 +34,8 @@ export interface KnativeEmulation {
   onRetry(listener: (record: RetryRecord) => void): void
   /** Fires one tick of the named PingSource now. */
   firePing(name: string): Promise<number>
+  /** Starts every PingSource's schedule (when `schedulePings: false` held them back). */
+  startSchedules(): void
   /** Counters summed over all Brokers. */
   stats(): BrokerStats
   /** Resolves once every ApiServerSource is watching. */
@@ -95,12 +97,10 @@ export async function startKnativeEmulation(opts: KnativeEmulationOptions): Prom
   }
 
   const sources: RunningSource[] = manifests.apiServerSources.map((s) => startApiServerSource(s, kube, sinkFor(s), log))
-  const schedule = opts.schedulePings ?? true
   const pings = new Map<string, RunningPing>()
-  for (const p of manifests.pingSources) {
-    const running = startPingSource(p, sinkFor(p), log, schedule ? opts.pingIntervalMs : 2 ** 31 - 1)
-    pings.set(p.metadata.name, running)
-  }
+  for (const p of manifests.pingSources) pings.set(p.metadata.name, startPingSource(p, sinkFor(p), log, opts.pingIntervalMs))
+  const startSchedules = () => { for (const p of pings.values()) p.start() }
+  if (opts.schedulePings ?? true) startSchedules()
   log.info({
     brokers: [...brokers.keys()],
     triggers: manifests.triggers.map((t) => t.metadata.name),
@@ -119,6 +119,7 @@ export async function startKnativeEmulation(opts: KnativeEmulationOptions): Prom
       if (!p) throw new Error(`No PingSource named ${name} in knative/ (have: ${[...pings.keys()].join(', ') || 'none'})`)
       return p.fire()
     },
+    startSchedules,
     stats() {
       const total: BrokerStats = { ingressed: 0, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, replies: 0, ttlExhausted: 0 }
       for (const b of brokers.values()) for (const k of Object.keys(total) as Array<keyof BrokerStats>) total[k] += b.stats[k]

@@ -10,6 +10,8 @@ export interface RunningPing {
   name: string
   /** Sends one tick now; resolves with the sink's status. */
   fire(): Promise<number>
+  /** Starts ticking on the schedule (or interval); until then only `fire()` sends. */
+  start(): void
   stop(): void
 }
 
@@ -40,7 +42,8 @@ export function pingEvent(source: Manifest<PingSourceSpec>, now: Date): KEvent {
 /**
  * Runs a PingSource on its cron `schedule` (5 or 6 fields, descriptors such as `@hourly`;
  * `@every` is rejected like Knative's webhook does) in its `timezone`, or every
- * `intervalMs` when given (the fast-forward for demos and tests). Missed ticks are not replayed.
+ * `intervalMs` when given (the fast-forward for demos and tests), once `start()` is called.
+ * Missed ticks are not replayed.
  */
 export function startPingSource(source: Manifest<PingSourceSpec>, sink: EventSink, log: Logger, intervalMs?: number): RunningPing {
   const schedule = (source.spec.schedule ?? '* * * * *').trim()
@@ -62,19 +65,19 @@ export function startPingSource(source: Manifest<PingSourceSpec>, sink: EventSin
     return running
   }
   const tick = () => { void fire() }
-  let cron: Cron | undefined
+  const opts = source.spec.timezone ? { timezone: source.spec.timezone } : {}
+  // Built paused so a bad schedule or time zone throws here, at load time.
+  const cron = new Cron(schedule, { ...opts, paused: true }, tick)
   let timer: NodeJS.Timeout | undefined
-  if (intervalMs !== undefined) {
-    timer = setInterval(tick, intervalMs)
-  } else {
-    const opts = source.spec.timezone ? { timezone: source.spec.timezone } : {}
-    cron = new Cron(schedule, opts, tick)
-  }
   return {
     name: source.metadata.name,
     fire,
+    start() {
+      if (intervalMs === undefined) cron.resume()
+      else timer ??= setInterval(tick, intervalMs)
+    },
     stop() {
-      cron?.stop()
+      cron.stop()
       if (timer) clearInterval(timer)
     },
   }

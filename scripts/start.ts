@@ -1,0 +1,229 @@
+// `npm start`: the embedded local plane plus the bundled example, serving until Ctrl-C.
+// `npm run demo` (`--demo`): the same, but exits when the example run ends: 0 on Succeeded,
+// 1 on Failed/Cancelled/CompletedWithErrors, 2 on timeout (`--timeout <seconds>`, default 120).
+import { readdirSync, readFileSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import { pino } from 'pino'
+import { parseAllDocuments } from 'yaml'
+import { REPO_ROOT } from '../local/jobs/step-process.js'
+import type { KubeHttp, KubeObject } from '../local/knative/kube-http.js'
+import { startLocalPlane, type LocalPlane } from '../local/plane.js'
+
+interface Args { demo: boolean; timeoutSeconds: number; port: number; pingSeconds: number | undefined }
+
+function parseArgs(argv: string[]): Args {
+  const args: Args = { demo: false, timeoutSeconds: 120, port: 0, pingSeconds: undefined }
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]
+    const value = () => {
+      const v = Number(argv[++i])
+      if (!Number.isFinite(v) || v < 0) throw new Error(`${a} needs a non-negative number`)
+      return v
+    }
+    if (a === '--demo') args.demo = true
+    else if (a === '--timeout') args.timeoutSeconds = value()
+    else if (a === '--port') args.port = value()
+    else if (a === '--ping-seconds') args.pingSeconds = value()
+    else throw new Error(`Unknown option ${a} (known: --demo, --timeout <s>, --port <n>, --ping-seconds <s>)`)
+  }
+  // The demo fast-forwards the resync PingSource so a lost event costs seconds, not a minute.
+  if (args.demo && args.pingSeconds === undefined) args.pingSeconds = 5
+  return args
+}
+
+const print = (line: string) => process.stdout.write(`${line}\n`)
+const since = (t0: number) => `${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s`
+
+function readExamples(dir: string): KubeObject[] {
+  const out: KubeObject[] = []
+  for (const name of readdirSync(dir).filter((n) => n.endsWith('.yaml')).sort()) {
+    for (const doc of parseAllDocuments(readFileSync(join(dir, name), 'utf8'))) {
+      const v = doc.toJSON() as unknown
+      if (v && typeof v === 'object' && !Array.isArray(v)) out.push(v as KubeObject)
+    }
+  }
+  return out
+}
+
+// `/apis/purko.io/v1alpha1/namespaces/ai-agents/workflows/x` -> `workflows ai-agents/x`.
+function shortSubject(subject: string | undefined, source: string): string {
+  const m = subject ? /\/namespaces\/([^/]*)\/([^/]+)\/([^/]+)$/.exec(subject) : null
+  if (m) return `${m[2]} ${m[1]}/${m[3]}`
+  return subject ?? source
+}
+
+type StepStatus = { name: string; phase?: string; error?: string; message?: string }
+type WorkflowObject = KubeObject & { status?: { phase?: string; message?: string; stepStatuses?: StepStatus[] } }
+
+const TERMINAL = new Set(['Succeeded', 'Failed', 'Cancelled', 'CompletedWithErrors'])
+
+async function printOutputs(kube: KubeHttp, namespace: string, workflow: string): Promise<void> {
+  const selector = encodeURIComponent(`purko.io/workflow=${workflow}`)
+  const list = await kube.request<{ items: KubeObject[] }>('GET', `/api/v1/namespaces/${namespace}/configmaps?labelSelector=${selector}`)
+  const shards = list.items.filter((cm) => cm.metadata?.name?.startsWith(`${workflow}-outputs`))
+  if (shards.length === 0) {
+    print(`  (no ${workflow}-outputs ConfigMap)`)
+    return
+  }
+  for (const shard of shards.sort((a, b) => String(a.metadata?.name).localeCompare(String(b.metadata?.name)))) {
+    print(`  ConfigMap ${namespace}/${shard.metadata?.name}:`)
+    for (const [step, json] of Object.entries((shard.data ?? {}) as Record<string, string>)) {
+      let shown = json
+      try {
+        const { _metrics: _m, ...rest } = JSON.parse(json) as Record<string, unknown>
+        shown = JSON.stringify(rest)
+      } catch {
+        // not JSON: show as stored
+      }
+      print(`    ${step}: ${shown.length > 160 ? `${shown.slice(0, 157)}...` : shown}`)
+    }
+  }
+}
+
+async function main(): Promise<number> {
+  const args = parseArgs(process.argv.slice(2))
+  const t0 = Date.now()
+  const root = REPO_ROOT
+  const logFile = join(root, '.kinetic', 'logs', 'plane.log')
+  const { mkdirSync } = await import('node:fs')
+  mkdirSync(join(root, '.kinetic', 'logs'), { recursive: true })
+  const log = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { function: 'local-plane' }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: logFile, sync: true }))
+
+  print(args.demo ? 'Kinetic demo: starting the local plane...' : 'Kinetic: starting the local plane...')
+  let plane: LocalPlane
+  try {
+    plane = await startLocalPlane({
+      root,
+      port: args.port,
+      log,
+      ...(args.pingSeconds !== undefined ? { pingIntervalMs: args.pingSeconds * 1000 } : {}),
+    })
+  } catch (err) {
+    print(`Could not start the local plane: ${err instanceof Error ? err.message : String(err)}`)
+    print(`Details: ${relative(process.cwd(), logFile)}`)
+    return 1
+  }
+
+  let stopping: Promise<void> | undefined
+  const stop = () => (stopping ??= plane.stop())
+  const kubeconfig = relative(process.cwd(), plane.kubeconfigPath) || plane.kubeconfigPath
+  print(`  API server  ${plane.apiServer.url}`)
+  print(`  kubeconfig  ${kubeconfig}`)
+  for (const fn of plane.functions.values()) print(`  function    ${fn.name.padEnd(18)} ${fn.url}  (log: ${relative(process.cwd(), fn.logFile)})`)
+  print(`  plane log   ${relative(process.cwd(), logFile)}`)
+  print('')
+  print('Watch it:')
+  print(`  kubectl --kubeconfig ${kubeconfig} get workflows -A -w`)
+  print(`  kubectl --kubeconfig ${kubeconfig} get jobs,pods -n ai-agents`)
+  print('')
+
+  plane.knative.onDelivery((d) => {
+    const outcome = d.outcome === 'delivered' ? '' : ` ${d.outcome.toUpperCase()}${d.error ? ` (${d.error})` : ''}`
+    const retries = d.attempts > 1 ? ` after ${d.attempts} attempts` : ''
+    print(`${since(t0)} event  ${d.event.type.padEnd(38)} ${shortSubject(d.event.subject, d.event.source).padEnd(44)} -> ${d.trigger} ${d.status}${retries}${outcome}`)
+  })
+
+  const examplesDir = join(root, 'examples', 'local')
+  const examples = readExamples(examplesDir)
+  const exampleWorkflows = examples.filter((o) => o.kind === 'Workflow').map((o) => `${o.metadata?.namespace ?? 'default'}/${o.metadata?.name}`)
+  const approved = new Set<string>()
+  const phases = new Map<string, string>()
+  let resolveEnd!: (phase: string) => void
+  const ended = new Promise<string>((r) => { resolveEnd = r })
+
+  const onWorkflow = async (wf: WorkflowObject) => {
+    const ns = wf.metadata?.namespace ?? 'default'
+    const name = wf.metadata?.name ?? ''
+    const key = `${ns}/${name}`
+    for (const s of wf.status?.stepStatuses ?? []) {
+      const phase = s.phase ?? 'Pending'
+      const waiting = s.error?.startsWith('Waiting for') ? ` (${s.error})` : ''
+      const label = `${phase}${waiting}`
+      if (phases.get(`${key}/${s.name}`) !== label) {
+        phases.set(`${key}/${s.name}`, label)
+        print(`${since(t0)} step   ${`${name}/${s.name}`.padEnd(38)} ${label}`)
+      }
+      const gate = `purko.io/approve-${s.name}`
+      if (exampleWorkflows.includes(key) && s.error?.startsWith('Waiting for human approval') && !approved.has(`${key}/${s.name}`)) {
+        approved.add(`${key}/${s.name}`)
+        print(`${since(t0)} approve ${name}/${s.name}: setting annotation ${gate}="true"`)
+        await plane.kube.mergePatch(`/apis/purko.io/v1alpha1/namespaces/${ns}/workflows/${name}`, { metadata: { annotations: { [gate]: 'true' } } })
+      }
+    }
+    const phase = wf.status?.phase
+    if (phase && phases.get(key) !== phase) {
+      phases.set(key, phase)
+      print(`${since(t0)} run    ${name.padEnd(38)} ${phase}${wf.status?.message ? ` (${wf.status.message})` : ''}`)
+      if (TERMINAL.has(phase)) {
+        print(`Outputs of ${key}:`)
+        await printOutputs(plane.kube, ns, name).catch((err: unknown) => print(`  could not read outputs: ${String(err)}`))
+        if (exampleWorkflows.includes(key)) resolveEnd(phase)
+      }
+    }
+  }
+
+  const watchStop = new AbortController()
+  const list = await plane.kube.request<{ metadata?: { resourceVersion?: string } }>('GET', '/apis/purko.io/v1alpha1/workflows')
+  const watching = (async () => {
+    let rv = list.metadata?.resourceVersion ?? '0'
+    while (!watchStop.signal.aborted) {
+      try {
+        await plane.kube.watch(`/apis/purko.io/v1alpha1/workflows?watch=1&resourceVersion=${rv}`, async (ev) => {
+          if (ev.object.metadata?.resourceVersion) rv = ev.object.metadata.resourceVersion
+          if (ev.type === 'ADDED' || ev.type === 'MODIFIED') await onWorkflow(ev.object as WorkflowObject)
+        }, watchStop.signal)
+      } catch (err) {
+        if (watchStop.signal.aborted) return
+        log.warn({ err: String(err) }, 'Progress watch failed; resuming')
+        await new Promise((r) => setTimeout(r, 500))
+      }
+    }
+  })()
+
+  for (const obj of examples) {
+    await plane.kube.apply(obj)
+    print(`${since(t0)} apply  ${String(obj.kind).toLowerCase()}/${obj.metadata?.name}${obj.metadata?.namespace ? ` -n ${obj.metadata.namespace}` : ''}`)
+  }
+
+  const shutdown = async (code: number) => {
+    watchStop.abort()
+    await stop()
+    await watching
+    const s = plane.knative.stats()
+    print(`Events: ${s.delivered} delivered, ${s.retried} retried, ${s.deadLettered} dead-lettered, ${s.dropped} dropped. Stopped everything.`)
+    return code
+  }
+
+  if (args.demo) {
+    const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), args.timeoutSeconds * 1000).unref())
+    const interrupted = new Promise<'interrupted'>((r) => {
+      process.once('SIGINT', () => r('interrupted'))
+      process.once('SIGTERM', () => r('interrupted'))
+    })
+    const result = await Promise.race([ended, timeout, interrupted])
+    if (result === 'Succeeded') {
+      print(`Demo Succeeded in ${((Date.now() - t0) / 1000).toFixed(1)} s.`)
+      return shutdown(0)
+    }
+    if (result === 'timeout') print(`Demo timed out after ${args.timeoutSeconds} s (see ${relative(process.cwd(), logFile)} and .kinetic/logs/).`)
+    else if (result === 'interrupted') print('Interrupted.')
+    else print(`Demo ended with phase ${result}.`)
+    return shutdown(result === 'timeout' ? 2 : result === 'interrupted' ? 130 : 1)
+  }
+
+  void ended.then(() => print(`The example finished. Still serving: apply your own manifests with kubectl --kubeconfig ${kubeconfig}; Ctrl-C stops everything.`))
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'))
+    process.once('SIGTERM', () => resolve('SIGTERM'))
+  })
+  print(`${signal}: stopping...`)
+  return shutdown(signal === 'SIGINT' ? 130 : 143)
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`)
+    process.exit(1)
+  },
+)
