@@ -41,12 +41,15 @@ describe('PingSource', () => {
   it('rejects data together with dataBase64, and @every schedules', () => {
     expect(() => pingEvent(aPing({ data: 'a', dataBase64: 'Yg==' }), new Date())).toThrow(/mutually exclusive/)
     expect(() => startPingSource(aPing({ schedule: '@every 1m' }), async () => 202, silentLogger)).toThrow(/@every/)
+    expect(() => startPingSource(aPing({ schedule: '* * * * *', timezone: 'Mars/Olympus' }), async () => 202, silentLogger)).toThrow()
   })
 
-  it('fires one tick on demand and reports the sink status', async () => {
+  it('sends nothing until started, and fires one tick on demand with the sink status', async () => {
     const got: KEvent[] = []
-    const ping = startPingSource(aPing({ schedule: '0 0 1 1 *' }), async (e) => { got.push(e); return 202 }, silentLogger)
+    const ping = startPingSource(aPing({ schedule: '* * * * * *' }), async (e) => { got.push(e); return 202 }, silentLogger, 1)
     try {
+      await new Promise((r) => setTimeout(r, 20))
+      expect(got).toHaveLength(0)
       expect(await ping.fire()).toBe(202)
       expect(got).toHaveLength(1)
     } finally {
@@ -63,6 +66,7 @@ describe('PingSource', () => {
       if (got.length === 3) resolve()
       return 202
     }, silentLogger, 5)
+    ping.start()
     try {
       await third
       expect(new Set(got.map((e) => e.id)).size).toBe(3)
