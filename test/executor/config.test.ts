@@ -141,4 +141,13 @@ describe('executor configuration', () => {
       { name: 'a', url: 'http://a' },
     ])
   })
+
+  it('takes an MCP bearer token from the env var its MCP_SERVERS entry names, and treats it as a secret', () => {
+    const cfg = parseConfig({
+      MCP_SERVERS: '[{"name":"github","url":"http://github.team.svc.cluster.local:8000/mcp","auth":"bearer","tokenEnv":"MCP_TOKEN_GITHUB"}]',
+      MCP_TOKEN_GITHUB: 'ghp-secret-value',
+    })
+    expect(cfg.mcpServers[0]).toMatchObject({ name: 'github', auth: 'bearer', token: 'ghp-secret-value' })
+    expect(cfg.secrets).toContain('ghp-secret-value')
+  })
 })
