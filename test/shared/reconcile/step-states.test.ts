@@ -76,7 +76,7 @@ describe('encodeStepStates and decodeStepStates', () => {
 
   it('keeps a 10,000-step status small', () => {
     const steps = aChain(10_000)
-    const states = new Map(steps.map((s, i) => [s.name, { phase: i < 9_000 ? 'Succeeded' as const : 'Pending' as const, retryCount: 0 }]))
+    const states = new Map<string, StepState>(steps.map((s, i) => [s.name, { phase: i < 9_000 ? 'Succeeded' : 'Pending', retryCount: 0 }]))
     states.set('s9001', { phase: 'Running', jobName: 'wf-s9001-abc', startTime: T, retryCount: 0 })
     const bytes = JSON.stringify(encodeStepStates(steps, states)).length
     // Pending steps are listed individually; even so the whole thing stays far below etcd's limit.

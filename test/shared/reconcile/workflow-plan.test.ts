@@ -379,6 +379,29 @@ describe('failure strategies', () => {
     expect(started(run.plan)).toEqual(['s1'])
   })
 
+  it('rollback waits for a missing Agent instead of starting a compensation Job nobody can build', () => {
+    let run = planAndSettle(withSpec({ steps: aChain(2), failureStrategy: 'rollback' }), T0)
+    run = finish(run.wf, T1, { step: 's1' })
+    run = finish(run.wf, T2, { step: 's2', state: 'Failed' }, { agents: new Map() })
+    expect(run.plan.startJobs).toEqual([])
+    expect(run.wf.status?.phase).toBe('RollingBack')
+    expect(complete(run.wf)).toMatchObject({ reason: 'RollbackInProgress', message: 'Agent "a1" not found to roll back step "s1"' })
+    run = planAndSettle(run.wf, T3)
+    expect(run.plan.startJobs).toEqual([expect.objectContaining({ step: 's1', attempt: 'rollback' })])
+  })
+
+  it('rollback moves on when a compensation Job disappeared and the full Job list is known', () => {
+    let run = planAndSettle(withSpec({ steps: aChain(3), failureStrategy: 'rollback' }), T0)
+    run = finish(run.wf, T1, { step: 's1' })
+    run = finish(run.wf, T2, { step: 's2' })
+    run = finish(run.wf, T3, { step: 's3', state: 'Failed' })
+    expect(started(run.plan)).toEqual(['s2'])
+    run = planAndSettle(run.wf, T4, { jobs: [], jobsComplete: true })
+    const rb = stepJobName('wf', 's2', `${runIdOf()}-rb`, 0)
+    expect(stepOf(run.wf, 's2')).toMatchObject({ phase: 'RolledBack', error: `Compensation failed: Job ${rb} disappeared before it finished` })
+    expect(started(run.plan)).toEqual(['s1'])
+  })
+
   it('rollback with nothing to compensate fails the run at once', () => {
     const first = planAndSettle(withSpec({ failureStrategy: 'rollback' }), T0)
     const { wf, plan } = finish(first.wf, T1, { step: 's1', state: 'Failed' })
@@ -459,6 +482,13 @@ describe('cancel and rerun', () => {
     expect(complete(wf)).toMatchObject({ status: 'False', reason: 'UserCancelled' })
   })
 
+  it('cancel also deletes a running Job whose start was never recorded', () => {
+    const cancelled = aWorkflow({ annotations: { 'purko.io/cancel': 'true' } })
+    const { plan, wf } = planAndSettle(cancelled, T1, { jobs: [aJobFact({ step: 's1', state: 'Active' })], jobsComplete: true })
+    expect(plan.deleteJobs).toEqual([jobOf('s1')])
+    expect(wf.status?.phase).toBe('Cancelled')
+  })
+
   it('cancel before the run started starts no Job', () => {
     const { plan, wf } = planAndSettle(aWorkflow({ annotations: { 'purko.io/cancel': 'true' } }), T0)
     expect(plan.startJobs).toEqual([])
@@ -494,6 +524,16 @@ describe('cancel and rerun', () => {
     expect(wf.status).toMatchObject({ runId: newRunId, phase: 'Running', startTime: T3, completedSteps: 0 })
     expect(wf.status?.completionTime).toBeUndefined()
     expect(plan.transitions[0]).toMatchObject({ kind: 'run.started', reason: 'RunRestarted' })
+  })
+
+  it('rerun of a run still in progress deletes that run\'s running Jobs', () => {
+    const first = planAndSettle(withSpec({ steps: independent(3), parallelism: 2 }), T0)
+    const rerun = annotate(first.wf, { 'purko.io/rerun': 'again' })
+    const { plan } = planAndSettle(rerun, T1)
+    expect(plan.deleteJobs).toEqual([jobOf('s1'), jobOf('s2')])
+    expect(plan.startJobs.map((s) => s.jobName)).toEqual([
+      stepJobName('wf', 's1', runIdOf(rerun), 0), stepJobName('wf', 's2', runIdOf(rerun), 0),
+    ])
   })
 
   it('a second rerun value gives yet another run', () => {
@@ -563,6 +603,18 @@ describe('invalid spec', () => {
     expect(wf.status).toMatchObject({ phase: 'Running', observedGeneration: 2, startTime: T1 })
     expect(wf.status?.completionTime).toBeUndefined()
     expect(specValid(wf)).toMatchObject({ status: 'True' })
+  })
+
+  it('deletes the running Jobs of a run whose new generation is invalid', () => {
+    const first = planAndSettle(withSpec({ steps: independent(2), parallelism: 2 }), T0)
+    const cyclic: Workflow = {
+      ...first.wf, metadata: { ...first.wf.metadata, generation: 2 },
+      spec: { ...first.wf.spec, steps: [aStep('s1', { dependsOn: ['s2'] }), aStep('s2', { dependsOn: ['s1'] })] },
+    }
+    const { plan, wf } = planAndSettle(cyclic, T1)
+    expect(plan.deleteJobs).toEqual([jobOf('s1'), jobOf('s2')])
+    expect(wf.status?.phase).toBe('Failed')
+    expect(specValid(wf)).toMatchObject({ status: 'False', reason: 'DependencyCycle' })
   })
 
   it('keeps failing a new generation that is still invalid, reporting the new problem', () => {
@@ -686,7 +738,7 @@ describe('sizes', () => {
     }
     expect(wf.status).toMatchObject({ phase: 'Running', completedSteps: 200, totalSteps: 10_000 })
     expect(wf.status?.stepStatuses).toEqual([expect.objectContaining({ name: 's201', phase: 'Running' })])
-    expect(wf.status?.stepPhases?.slice(0, 202)).toBe(`${'S'.repeat(200)}R-`)
+    expect(String(wf.status?.stepPhases).slice(0, 202)).toBe(`${'S'.repeat(200)}R-`)
     expect(largest).toBeLessThan(64 * 1024)
     expect(slowest).toBeLessThan(1000)
     expect(planWorkflow(factsFor(wf), at(201))).toBe(NO_CHANGES)
@@ -747,6 +799,20 @@ describe('jobsNeedingResults', () => {
     const fact = aJobFact({ workflow: running, ...job })
     delete fact.result
     expect(jobsNeedingResults(running, [fact])).toEqual(expected ? [fact] : [])
+  })
+
+  it('asks for a finished compensation Job of the step being rolled back, so its event advances the rollback', () => {
+    let run = finish(running, T1, { step: 's1' })
+    run = finish(run.wf, T2, { step: 's2', state: 'Failed' })
+    expect(run.wf.status?.phase).toBe('RollingBack')
+    for (const state of ['Succeeded', 'Failed'] as const) {
+      const fact = aJobFact({ step: 's1', attempt: 'rollback', state })
+      delete fact.result
+      expect(jobsNeedingResults(run.wf, [fact])).toEqual([fact])
+    }
+    const other = aJobFact({ step: 's2', attempt: 'rollback' })
+    delete other.result
+    expect(jobsNeedingResults(run.wf, [other])).toEqual([])
   })
 
   it('asks for nothing once the run has ended', () => {
