@@ -10,16 +10,16 @@ type Grants = Record<string, string[]>
 
 /** The verbs each function's port methods use (shared/kube/port.ts), and nothing more. */
 const FUNCTION_GRANTS: Grants = {
-  'purko.io/workflows': ['get', 'list', 'patch', 'update'],
-  'purko.io/workflows/status': ['get', 'patch', 'update'],
+  'purko.io/workflows': ['get', 'list', 'patch'],
+  'purko.io/workflows/status': ['update'],
   'purko.io/agents': ['get', 'list'],
-  'purko.io/llmproviders': ['get', 'list'],
-  'purko.io/mcpservers': ['get', 'list'],
-  'batch/jobs': ['create', 'delete', 'get', 'list'],
-  '/pods': ['get', 'list'],
+  'purko.io/llmproviders': ['list'],
+  'purko.io/mcpservers': ['list'],
+  'batch/jobs': ['create', 'delete', 'list'],
+  '/pods': ['list'],
   '/pods/log': ['get'],
-  '/configmaps': ['create', 'get', 'list', 'update'],
-  '/events': ['create', 'patch'],
+  '/configmaps': ['create', 'list', 'update'],
+  '/events': ['create'],
 }
 
 const EXPECTED: Record<string, { serviceAccount: string; grants: Grants }> = {
