@@ -287,8 +287,13 @@ class RunBuilder {
     return true
   }
 
-  /** `purko.io/deny-<step>: "true"` ends a step that has not started; the failure strategy follows. */
+  /**
+   * `purko.io/deny-<step>: "true"` ends a step that has not started once its turn comes (its
+   * dependencies are met); the failure strategy follows. Applied earlier, a denial would fail the
+   * run (failFast) or release the step's dependents (continueOnError) ahead of its own dependencies.
+   */
   applyDenials(): void {
+    const continueOnError = this.wf.spec.failureStrategy === 'continueOnError'
     // Walk the annotations, not the steps: a 10,000-step run usually has none.
     const denied = Object.keys(this.annotations)
       .filter((k) => k.startsWith(ANNOTATION_DENY_PREFIX) && this.annotations[k] === 'true')
@@ -296,6 +301,7 @@ class RunBuilder {
     for (const step of this.steps.filter((s) => denied.includes(s.name))) {
       const state = this.states.get(step.name)!
       if (state.phase !== undefined && state.phase !== 'Pending') continue
+      if (!this.dependenciesMet(step, continueOnError)) continue
       state.phase = 'Failed'
       state.completionTime = this.now
       state.error = 'Denied by user'
@@ -573,7 +579,11 @@ export function completionPhase(completed: number, failed: number, total: number
 /** Pure: the workflow deadline in seconds: `spec.timeout` as a duration string or {timeoutSeconds}, else 30 minutes. */
 export function workflowTimeoutSeconds(wf: Workflow): number {
   const timeout = wf.spec.timeout
-  if (typeof timeout === 'string') return parseGoDuration(timeout) ?? DEFAULT_WORKFLOW_TIMEOUT_SECONDS
+  if (typeof timeout === 'string') {
+    // Zero or negative is "not set", as for {timeoutSeconds}; taken literally it would fail every run at once.
+    const seconds = parseGoDuration(timeout)
+    return seconds !== null && seconds > 0 ? seconds : DEFAULT_WORKFLOW_TIMEOUT_SECONDS
+  }
   if (timeout && typeof timeout.timeoutSeconds === 'number' && timeout.timeoutSeconds > 0) return timeout.timeoutSeconds
   return DEFAULT_WORKFLOW_TIMEOUT_SECONDS
 }

@@ -459,6 +459,20 @@ describe('human approval', () => {
     expect(phasesOf(wf)).toEqual({ s1: 'Failed', s2: 'Running' })
   })
 
+  it.each<[string, WorkflowSpec['failureStrategy']]>([['failFast', 'failFast'], ['continueOnError', 'continueOnError']])(
+    'under %s applies a denial only when the step\'s turn comes, never ahead of its dependencies', (_, failureStrategy) => {
+      const denied = withSpec({ steps: aChain(4), parallelism: 3, failureStrategy }, { 'purko.io/deny-s3': 'true' })
+      let run = planAndSettle(denied, T0)
+      expect(phasesOf(run.wf)).toEqual({ s1: 'Running', s2: '-', s3: '-', s4: '-' })
+      run = finish(run.wf, T1, { step: 's1' })
+      expect(phasesOf(run.wf)).toEqual({ s1: 'Succeeded', s2: 'Running', s3: '-', s4: '-' })
+      run = finish(run.wf, T2, { step: 's2' })
+      expect(stepOf(run.wf, 's3')).toMatchObject({ phase: 'Failed', error: 'Denied by user', completionTime: T2 })
+      if (failureStrategy === 'failFast') expect(run.wf.status?.phase).toBe('Failed')
+      else expect(started(run.plan)).toEqual(['s4'])
+    },
+  )
+
   it('does not deny a step that is already running', () => {
     const first = planAndSettle(aWorkflow(), T0)
     const { plan, wf } = planAndSettle(annotate(first.wf, { 'purko.io/deny-s1': 'true' }), T1)
@@ -576,6 +590,8 @@ describe('workflow timeout', () => {
 
   it.each<[WorkflowSpec['timeout'], number]>([
     ['10m', 600], ['90s', 90], ['1h30m', 5400], [{ timeoutSeconds: 60 }, 60], [undefined, 1800], [{}, 1800], ['bogus', 1800],
+    // Zero or negative means "not set" in both forms, never "fail at once".
+    ['0s', 1800], ['-5m', 1800], [{ timeoutSeconds: 0 }, 1800],
   ])('reads spec.timeout %j as %i seconds', (timeout, seconds) => {
     expect(workflowTimeoutSeconds(withSpec(timeout === undefined ? {} : { timeout }))).toBe(seconds)
   })
