@@ -29,7 +29,7 @@ describe('ObjectStore (in-process access)', () => {
       metadata: {
         name: 'wf-step-g1-abcde',
         namespace: 'ai-agents',
-        labels: job.spec && (job.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels,
+        labels: (job.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels,
         ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'wf-step-g1', uid: job.metadata.uid as string, controller: true }],
       },
       spec: { containers: [{ name: 'step-executor', image: 'executor' }] },
