@@ -108,3 +108,4 @@ export type { KubeObject, ObjectMeta, OwnerReference, WatchEvent, WatchEventType
 export { createSchemaValidator, SchemaCompileError } from './validation.js'
 export type { JSONSchemaProps, SchemaValidator, SchemaValidatorFactory, ValidationResult } from './validation.js'
 export { kubeconfigYaml } from './kubeconfig.js'
+export { sharedCrdValidatorFactory } from './shared-crd-validator.js'
