@@ -10,7 +10,7 @@ import type { LLMProvider } from '../schemas/llmprovider.js'
 import type { MCPServer } from '../schemas/mcpserver.js'
 import type { Workflow } from '../schemas/workflow.js'
 import { failureFromLog, jobFactFrom, resultFromLog, type JobFact } from '../reconcile/job-facts.js'
-import { resolveProvider, stepJobManifest, stepTimeoutSeconds } from '../reconcile/job-builder.js'
+import { labelValue, resolveProvider, stepJobManifest, stepTimeoutSeconds } from '../reconcile/job-builder.js'
 import { outputShardSelector, planOutputWrites, readOutputs } from '../reconcile/outputs.js'
 import { buildStepInput } from '../reconcile/step-input.js'
 import { kubernetesEventFor } from '../reconcile/kube-events.js'
@@ -52,7 +52,7 @@ export async function reconcileWorkflow(deps: EngineDeps, namespace: string, nam
 
   const jobs = trigger.kind === 'job'
     ? [trigger.job].filter((j) => j.runId === runId)
-    : (await kube.listJobs(namespace, { [LABEL_WORKFLOW]: workflow.metadata.name ?? name, [LABEL_RUN_ID]: runId }))
+    : (await kube.listJobs(namespace, { [LABEL_WORKFLOW]: labelValue(workflow.metadata.name ?? name), [LABEL_RUN_ID]: runId }))
       .flatMap((job) => jobFactFrom(job) ?? [])
   if (trigger.kind === 'job' && jobs.length > 0 && jobsNeedingResults(workflow, jobs).length === 0) {
     // A duplicate or late event about a step already recorded: one GET was all it cost.

@@ -29,7 +29,9 @@ export type StepResult =
 /** Pure: the fact a Job object carries, or null when it is not a Kinetic step Job. */
 export function jobFactFrom(job: V1Job): JobFact | null {
   const labels = job.metadata?.labels ?? {}
-  const workflow = labels[LABEL_WORKFLOW]
+  // Long Workflow names are shortened in labels; the owner reference carries the real one.
+  const owner = job.metadata?.ownerReferences?.find((r) => r.kind === 'Workflow' && r.controller)
+  const workflow = owner?.name ?? labels[LABEL_WORKFLOW]
   const step = labels[LABEL_STEP]
   const runId = labels[LABEL_RUN_ID]
   const name = job.metadata?.name

@@ -1,6 +1,7 @@
 import type { V1ConfigMap } from '@kubernetes/client-node'
 import type { Workflow } from '../schemas/workflow.js'
 import { API_VERSION, LABEL_OUTPUTS, LABEL_RUN_ID, LABEL_WORKFLOW } from '../schemas/labels.js'
+import { labelValue } from './job-builder.js'
 
 /**
  * Bytes of step output one ConfigMap may hold. etcd refuses objects over ~1.5 MiB; staying far
@@ -21,7 +22,7 @@ export function outputShardName(workflowName: string, index: number): string {
 
 /** Pure: the label selector that finds a Workflow's output shards. */
 export function outputShardSelector(workflowName: string): Record<string, string> {
-  return { [LABEL_WORKFLOW]: workflowName, [LABEL_OUTPUTS]: 'true' }
+  return { [LABEL_WORKFLOW]: labelValue(workflowName), [LABEL_OUTPUTS]: 'true' }
 }
 
 /** Pure: step → output JSON text of the given run, gathered from every shard of that run. */
@@ -147,9 +148,4 @@ function dataSize(data: Record<string, string>): number {
 function entrySize(key: string, value: string): number {
   // JSON framing of one entry in the stored object: quotes, colon, comma and escapes.
   return key.length + new TextEncoder().encode(value).length + 8
-}
-
-/** Label values are limited to 63 characters; Workflow names rarely are, but may be. */
-export function labelValue(value: string): string {
-  return value.length <= 63 ? value : value.slice(0, 63).replace(/[^a-zA-Z0-9]+$/, '')
 }

@@ -126,3 +126,18 @@ describe('two replicas racing', () => {
     expect(running.sort()).toEqual(['c', 'd'])
   })
 })
+
+describe('long Workflow names', () => {
+  it('advances a Workflow whose name is too long for a label value', async () => {
+    const name = `nightly-${'x'.repeat(70)}`
+    const kube = new FakeKube({ workflows: [workflowOf(name, [{ name: 'a' }, { name: 'b', dependsOn: ['a'] }])], agents: [agentOf('helper')] })
+    await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', name))
+    const [first] = kube.createdJobs
+    expect([...kube.jobs.values()][0]!.metadata!.labels!['purko.io/workflow']!.length).toBeLessThanOrEqual(63)
+
+    await deliver(createApp(testDeps(kube)), RESOURCE_UPDATE, kube.finishJob(first!, 'Succeeded', 'OUTPUT:{}'))
+
+    expect(kube.createdJobs).toHaveLength(2)
+    expect(kube.workflow('team', name).status?.stepStatuses?.map((s) => s.phase)).toEqual(['Succeeded', 'Running'])
+  })
+})
