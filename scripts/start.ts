@@ -123,6 +123,13 @@ async function main(): Promise<number> {
     print(`${since(t0)} event  ${d.event.type.padEnd(38)} ${shortSubject(d.event.subject, d.event.source).padEnd(44)} -> ${d.trigger} ${d.status}${retries}${outcome}`)
   })
 
+  // Kinetic's own transition events have no Trigger; show them as they reach the Broker.
+  plane.knative.onIngress(({ event }) => {
+    if (!event.type.startsWith('dev.kinetic.')) return
+    const data = event.data && typeof event.data === 'object' ? (event.data as { message?: unknown }).message : undefined
+    print(`${since(t0)} emit   ${event.type.padEnd(38)} ${shortSubject(event.subject, event.source).padEnd(44)}${typeof data === 'string' ? ` ${data}` : ''}`)
+  })
+
   const examplesDir = join(root, 'examples', 'local')
   const examples = readExamples(examplesDir)
   const exampleWorkflows = examples.filter((o) => o.kind === 'Workflow').map((o) => `${o.metadata?.namespace ?? 'default'}/${o.metadata?.name}`)

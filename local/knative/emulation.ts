@@ -32,6 +32,8 @@ export interface KnativeEmulation {
   onDelivery(listener: (record: DeliveryRecord) => void): void
   /** Every failed attempt that will be retried. */
   onRetry(listener: (record: RetryRecord) => void): void
+  /** Every event a Broker accepted (sources, replies and events functions send to `K_SINK`). */
+  onIngress(listener: (record: { broker: string; event: KEvent }) => void): void
   /** Fires one tick of the named PingSource now. */
   firePing(name: string): Promise<number>
   /** Starts every PingSource's schedule (when `schedulePings: false` held them back). */
@@ -114,6 +116,7 @@ export async function startKnativeEmulation(opts: KnativeEmulationOptions): Prom
     brokerUrl: (namespace, name) => `${ingressUrl}/${namespace}/${name}`,
     onDelivery: (listener) => { for (const b of brokers.values()) b.feed.on('delivery', listener) },
     onRetry: (listener) => { for (const b of brokers.values()) b.feed.on('retry', listener) },
+    onIngress: (listener) => { for (const b of brokers.values()) b.feed.on('ingress', listener) },
     async firePing(name) {
       const p = pings.get(name)
       if (!p) throw new Error(`No PingSource named ${name} in knative/ (have: ${[...pings.keys()].join(', ') || 'none'})`)
