@@ -54,7 +54,9 @@ export function encodeStepStates(
     const state = states.get(step.name)
     stepPhases += state?.phase ? PHASE_CODES[state.phase] : NOT_STARTED
     if (!state?.phase) continue
-    if (!detailed && (state.phase === 'Succeeded' || state.phase === 'Skipped' || state.phase === 'RolledBack')) continue
+    // Failed is finished too: under continueOnError thousands of failed steps, each with up to
+    // 1 KiB of error text, would otherwise outgrow etcd's object limit. Events keep the errors.
+    if (!detailed && (state.phase === 'Succeeded' || state.phase === 'Skipped' || state.phase === 'RolledBack' || state.phase === 'Failed')) continue
     stepStatuses.push(toStatus(step.name, state))
   }
   return detailed ? { stepStatuses } : { stepStatuses, stepPhases }

@@ -18,6 +18,9 @@ import { decodeStepStates, encodeStepStates, type StepState } from './step-state
 /** Workflow deadline when `spec.timeout` is not set (purko's 30 minutes). */
 export const DEFAULT_WORKFLOW_TIMEOUT_SECONDS = 30 * 60
 
+/** At most this many waiting steps (missing agent, approval) are marked Pending with their reason. */
+const MAX_WAITING_STEPS_SHOWN = 100
+
 /** Everything the planner knows: fresh state from the API server plus facts from events. */
 export interface WorkflowFacts {
   workflow: Workflow
@@ -438,12 +441,12 @@ class RunBuilder {
       const agentKey = agentKeyOf(this.wf, step)
       const agent = facts.agents.get(agentKey)
       if (!agent) {
-        this.wait(step, state, `Agent "${step.agentRef.name}" not found for step "${step.name}"`, 'AgentNotFound')
+        this.wait(step, state, `Agent "${step.agentRef.name}" not found for step "${step.name}"`, 'AgentNotFound', waiting)
         waiting++
         continue
       }
       if (agent.spec.guardrails?.humanApprovalRequired === true && this.annotations[`${ANNOTATION_APPROVE_PREFIX}${step.name}`] !== 'true') {
-        this.wait(step, state, `Waiting for human approval (set annotation ${ANNOTATION_APPROVE_PREFIX}${step.name}=true)`, 'ApprovalRequired')
+        this.wait(step, state, `Waiting for human approval (set annotation ${ANNOTATION_APPROVE_PREFIX}${step.name}=true)`, 'ApprovalRequired', waiting)
         waiting++
         continue
       }
@@ -462,8 +465,11 @@ class RunBuilder {
     this.summarise('StepsInProgress', `${this.countPhase('Succeeded') + this.countPhase('Skipped')}/${this.steps.length} steps completed, ${running} running${waiting > 0 ? `, ${waiting} waiting` : ''}`)
   }
 
-  private wait(step: WorkflowStep, state: StepState, message: string, reason: string): void {
+  private wait(step: WorkflowStep, state: StepState, message: string, reason: string, waitingBefore: number): void {
     if (state.phase === 'Pending' && state.error === message) return
+    // Every marked step is listed in the status with its message (and announced); a 10,000-step
+    // fan-out whose agent is missing would outgrow etcd's object limit, so the rest wait unmarked.
+    if (state.phase !== 'Pending' && waitingBefore >= MAX_WAITING_STEPS_SHOWN) return
     state.phase = 'Pending'
     state.error = message
     this.transition({ kind: 'step.waiting', type: reason === 'AgentNotFound' ? 'Warning' : 'Normal', reason, message, step: step.name, phase: 'Pending' })

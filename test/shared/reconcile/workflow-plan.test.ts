@@ -6,6 +6,7 @@ import {
   completionPhase, jobsNeedingResults, mayNeedWork, NO_CHANGES, planWorkflow, workflowTimeoutSeconds,
   type WorkflowPlan,
 } from '../../../shared/reconcile/workflow-plan.js'
+import type { Agent } from '../../../shared/schemas/agent.js'
 import type { StepStatus, Workflow, WorkflowSpec, WorkflowStep } from '../../../shared/schemas/workflow.js'
 import {
   aChain, agentsOf, aJobFact, anAgent, applyStatus, aStep, aWorkflow, failedResult, factsFor, okResult, runIdOf,
@@ -764,6 +765,34 @@ describe('sizes', () => {
     let run = planAndSettle(withSpec({ steps: aChain(10_000) }), T0)
     run = finish(run.wf, T1, { step: 's1', state: 'Failed' })
     expect(run.wf.status?.phase).toBe('Failed')
+    expect(JSON.stringify(run.wf.status).length).toBeLessThan(64 * 1024)
+  })
+
+  const wide = (agent = 'a1') => Array.from({ length: 10_000 }, (_, i) =>
+    aStep(`summarise-the-quarterly-report-part-${String(i).padStart(5, '0')}`, { agentRef: { name: agent } }))
+
+  it.each<[string, Map<string, Agent>]>([
+    ['an Agent that does not exist yet', new Map()],
+    ['an Agent that requires approval', agentsOf(anAgent({ humanApprovalRequired: true }))],
+  ])('keeps the status of a 10,000-step fan-out waiting for %s small', (_, agents) => {
+    const { plan, wf } = planAndSettle(withSpec({ steps: wide(), parallelism: 10 }), T0, { agents })
+    expect(plan.startJobs).toEqual([])
+    expect(JSON.stringify(wf.status).length).toBeLessThan(64 * 1024)
+    expect(plan.transitions.length).toBeLessThan(200)
+    expect(wf.status?.stepStatuses?.[0]).toMatchObject({ phase: 'Pending' })
+    const later = planAndSettle(wf, T1)
+    expect(later.plan.startJobs).toHaveLength(10)
+  })
+
+  it('keeps the status of a 10,000-step run small however many steps failed under continueOnError', () => {
+    let run = planAndSettle(withSpec({ steps: wide(), parallelism: 100, failureStrategy: 'continueOnError' }), T0)
+    const error = 'e'.repeat(1024)
+    for (const now of [T1, T2, T3]) {
+      const jobs = run.plan.startJobs.map((s) => aJobFact({ workflow: run.wf, step: s.step, state: 'Failed', result: failedResult(error) }))
+      run = planAndSettle(run.wf, now, { jobs })
+      expect(run.plan.startJobs).toHaveLength(100)
+    }
+    expect(run.wf.status?.failedSteps).toBe(300)
     expect(JSON.stringify(run.wf.status).length).toBeLessThan(64 * 1024)
   })
 
