@@ -438,7 +438,10 @@ export class ObjectStore {
     const warnings = this.prepareCreate(t, obj)
     warnings.push(...this.enforceSchema(t, obj, undefined, opts.fieldValidation))
     const stored = this.serialize(obj)
-    if (opts.dryRun) return { stored, warnings, created: true }
+    if (opts.dryRun) {
+      delete obj.metadata.resourceVersion
+      return { stored: { obj, json: JSON.stringify(obj) }, warnings, created: true }
+    }
     if (rt.kind === 'CustomResourceDefinition' && rt.group === 'apiextensions.k8s.io') this.installCrd(obj)
     this.put(rt, ns, name, stored, undefined, 'ADDED')
     return { stored, warnings, created: true }
@@ -501,7 +504,10 @@ export class ObjectStore {
 
     const finalizing = next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)
     const stored = this.serialize(next)
-    if (opts.dryRun) return { stored, warnings }
+    if (opts.dryRun) {
+      next.metadata.resourceVersion = old.metadata.resourceVersion as string
+      return { stored: { obj: next, json: JSON.stringify(next) }, warnings }
+    }
     if (finalizing) return { stored: this.remove(rt, ns, name, next), warnings, deleted: true }
     if (rt.kind === 'CustomResourceDefinition' && rt.group === 'apiextensions.k8s.io') this.installCrd(next)
     this.put(rt, ns, name, stored, prev, 'MODIFIED')
@@ -916,13 +922,19 @@ export class ObjectStore {
     const ns = e.stored.obj.metadata.namespace ?? ''
     if (w.ns !== undefined && w.ns !== ns) return
     const nowMatches = w.label.matches(e.stored.obj) && w.field.matches(e.stored.obj)
-    if (e.type !== 'MODIFIED') {
-      if (nowMatches) w.sink.event(e.type, e.stored)
-      return
+    let type: WatchEventType | undefined
+    if (e.type !== 'MODIFIED') type = nowMatches ? e.type : undefined
+    else {
+      const before = e.prev ? w.label.matches(e.prev.obj) && w.field.matches(e.prev.obj) : false
+      type = nowMatches ? (before ? 'MODIFIED' : 'ADDED') : before ? 'DELETED' : undefined
     }
-    const before = e.prev ? w.label.matches(e.prev.obj) && w.field.matches(e.prev.obj) : false
-    if (nowMatches) w.sink.event(before ? 'MODIFIED' : 'ADDED', e.stored)
-    else if (before) w.sink.event('DELETED', e.stored)
+    if (!type) return
+    try {
+      w.sink.event(type, e.stored)
+    } catch {
+      // A broken sink (a dead connection) must not fail the write that fed it; it just stops watching.
+      this.watchers.get(e.gr)?.delete(w)
+    }
   }
 }
 
