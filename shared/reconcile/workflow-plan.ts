@@ -450,7 +450,11 @@ class RunBuilder {
         waiting++
         continue
       }
-      if (running >= cap) continue
+      if (running >= cap) {
+        // Its agent is there and approved now; it only waits for a slot, so the old reason would mislead.
+        if (isWaitingMessage(state.error)) delete state.error
+        continue
+      }
       running++
       const jobName = stepJobName(name, step.name, this.runId, state.retryCount)
       state.phase = 'Running'
@@ -458,7 +462,7 @@ class RunBuilder {
       state.startTime = this.now
       delete state.nextAttemptAt
       delete state.completionTime
-      if (state.error?.startsWith('Waiting for') || state.error?.startsWith('Agent "')) delete state.error
+      if (isWaitingMessage(state.error)) delete state.error
       this.plan.startJobs.push({ step: step.name, attempt: state.retryCount, jobName, agentKey })
       this.transition({ kind: 'step.started', type: 'Normal', reason: 'StepStarted', message: `Started step ${step.name} as Job ${jobName}`, step: step.name, phase: 'Running' })
     }
@@ -592,6 +596,10 @@ export function workflowTimeoutSeconds(wf: Workflow): number {
   }
   if (timeout && typeof timeout.timeoutSeconds === 'number' && timeout.timeoutSeconds > 0) return timeout.timeoutSeconds
   return DEFAULT_WORKFLOW_TIMEOUT_SECONDS
+}
+
+function isWaitingMessage(error: string | undefined): boolean {
+  return error !== undefined && (error.startsWith('Waiting for') || error.startsWith('Agent "'))
 }
 
 function conditionOutputs(stored: ReadonlyMap<string, string>, fresh: readonly OutputWrite[]): { value: Record<string, unknown> } {

@@ -659,6 +659,14 @@ describe('missing Agent', () => {
     expect(stepOf(wf, 's1')).toEqual({ name: 's1', phase: 'Running', jobName: jobOf('s1'), startTime: T1 })
   })
 
+  it('drops the stale waiting message of a step that is only queued once its Agent appears', () => {
+    const first = planAndSettle(withSpec({ steps: independent(2), parallelism: 1 }), T0, { agents: new Map() })
+    expect(phasesOf(first.wf)).toEqual({ s1: 'Pending', s2: 'Pending' })
+    const { plan, wf } = planAndSettle(first.wf, T1)
+    expect(started(plan)).toEqual(['s1'])
+    expect(stepOf(wf, 's2')).toEqual({ name: 's2', phase: 'Pending' })
+  })
+
   it('looks the Agent up in the namespace agentRef names', () => {
     const wf = withSpec({ steps: [aStep('s1', { agentRef: { name: 'a1', namespace: 'shared' } })] })
     expect(planAndSettle(wf, T0).plan.startJobs).toEqual([])
