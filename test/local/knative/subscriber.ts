@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 
 /** One request a test subscriber received. */
 export interface Received {
+  path: string
   headers: Record<string, string>
   body: string
 }
@@ -19,7 +20,7 @@ export async function startSubscriber(respond: Responder): Promise<{ url: string
     req.on('end', () => {
       const headers: Record<string, string> = {}
       for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string') headers[k] = v
-      const r: Received = { headers, body: Buffer.concat(chunks).toString('utf8') }
+      const r: Received = { path: req.url ?? '', headers, body: Buffer.concat(chunks).toString('utf8') }
       const answer = respond(received.length, r)
       received.push(r)
       res.writeHead(answer.status, answer.headers ?? {})
