@@ -1,5 +1,5 @@
 import { readRuntimeConfig } from '../config.js'
-import { KubeClient, loadKubeConfig } from '../kube/client.js'
+import { lazyKube } from '../kube/lazy.js'
 import { createLogger } from '../log.js'
 import type { EngineDeps } from './reconcile-workflow.js'
 import { httpKineticEvents } from './kinetic-events.js'
@@ -8,8 +8,12 @@ import { httpKineticEvents } from './kinetic-events.js'
 export function realEngineDeps(functionName: string): EngineDeps {
   const log = createLogger(functionName)
   const config = readRuntimeConfig()
+  const kube = lazyKube(async () => {
+    const { KubeClient, loadKubeConfig } = await import('../kube/client.js')
+    return new KubeClient(loadKubeConfig())
+  })
   return {
-    kube: new KubeClient(loadKubeConfig()),
+    kube,
     log,
     now: () => new Date(),
     config,
