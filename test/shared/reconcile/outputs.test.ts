@@ -37,6 +37,14 @@ describe('outputShardName', () => {
   it('selects shards by workflow and outputs labels', () => {
     expect(outputShardSelector('wf')).toEqual({ 'purko.io/workflow': 'wf', 'kinetic.dev/outputs': 'true' })
   })
+
+  it('selects the shards it writes even for a Workflow name longer than a label value', () => {
+    const long = aWorkflow({ name: `nightly-${'report-'.repeat(12)}run` })
+    const [shard] = planOutputWrites(long, RUN, [], [{ step: 's1', json: '{}' }]).configMaps
+    const selector = outputShardSelector(long.metadata.name!)
+    expect(selector['purko.io/workflow']!.length).toBeLessThanOrEqual(63)
+    expect(shard!.metadata?.labels).toMatchObject(selector)
+  })
 })
 
 describe('planOutputWrites', () => {
