@@ -5,6 +5,7 @@ import { ApiError, badRequest, methodNotAllowed, noSuchResource, notFound } from
 import { apiGroup, apiVersions, groupList, resourceList, SERVER_VERSION } from './discovery.js'
 import type { DeleteOptions, ObjectStore, PatchType, Stored, Target, WriteOptions } from './object-store.js'
 import { openApiV3Document, openApiV3Index } from './openapi.js'
+import { decodeProtobufObject } from './protobuf.js'
 import { apiVersionOf, groupResource } from './resource-type.js'
 import { parseFieldSelector, parseLabelSelector } from './selectors.js'
 import { toTable, type IncludeObject } from './table.js'
@@ -337,10 +338,11 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
       return
     }
     const contentType = String(req.headers['content-type'] ?? 'application/json')
-    if (contentType.includes('protobuf') || contentType.includes('cbor')) {
-      throw new ApiError(415, 'UnsupportedMediaType', `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml`)
+    if (contentType.includes('cbor')) {
+      throw new ApiError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml')
     }
-    const body = parseBody(await readBody(req), contentType)
+    const raw = await readBody(req)
+    const body = contentType.includes('protobuf') ? decodeProtobufObject(raw) : parseBody(raw, contentType)
     const wopts = writeOptions(q)
     if (method === 'POST') {
       if (r.name !== undefined) throw methodNotAllowed()

@@ -675,6 +675,8 @@ export class ObjectStore {
     if (core && rt.kind === 'Namespace') {
       obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name as string }
       obj.status = { phase: 'Active' }
+    } else if (core && rt.kind === 'Secret') {
+      if (!obj.type) obj.type = 'Opaque'
     } else if (core && rt.kind === 'Pod') {
       obj.status = { phase: 'Pending' }
     } else if (rt.group === 'batch' && rt.kind === 'Job') {

@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startCluster, type TestCluster } from './fixtures.js'
+
+let c: TestCluster
+beforeAll(async () => {
+  c = await startCluster()
+})
+afterAll(() => c.server.close())
+
+// A minimal protobuf writer, enough to build what kubectl's `create` generators send.
+const varint = (n: number): Buffer => {
+  const out: number[] = []
+  do {
+    out.push((n & 0x7f) | (n > 0x7f ? 0x80 : 0))
+    n >>>= 7
+  } while (n > 0)
+  return Buffer.from(out)
+}
+const field = (num: number, payload: Buffer | string): Buffer => {
+  const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload
+  return Buffer.concat([varint((num << 3) | 2), varint(bytes.length), bytes])
+}
+const mapEntry = (num: number, key: string, value: string | Buffer) => field(num, Buffer.concat([field(1, key), field(2, value)]))
+const envelope = (apiVersion: string, kind: string, raw: Buffer) =>
+  Buffer.concat([Buffer.from([0x6b, 0x38, 0x73, 0x00]), field(1, Buffer.concat([field(1, apiVersion), field(2, kind)])), field(2, raw)])
+
+const post = (path: string, body: Buffer) =>
+  fetch(`${c.server.url}${path}`, { method: 'POST', body: new Uint8Array(body), headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf', Accept: 'application/json' } })
+
+describe('protobuf request bodies (kubectl create generators)', () => {
+  it('creates a Secret from `kubectl create secret generic`-style protobuf', async () => {
+    const meta = Buffer.concat([field(1, 'llm-key'), field(2, ''), mapEntry(11, 'team', 'a')])
+    const secret = Buffer.concat([field(1, meta), mapEntry(2, 'apiKey', Buffer.from('s3cret'))])
+    const res = await post('/api/v1/namespaces/default/secrets', envelope('v1', 'Secret', secret))
+    expect(res.status).toBe(201)
+    const stored = await c.core.readNamespacedSecret({ namespace: 'default', name: 'llm-key' })
+    expect(stored.data).toEqual({ apiKey: Buffer.from('s3cret').toString('base64') })
+    expect(stored.type).toBe('Opaque')
+    expect(stored.metadata?.labels).toEqual({ team: 'a' })
+    expect(stored.metadata?.generateName).toBeUndefined()
+  })
+
+  it('answers 415 for a protobuf kind it cannot decode', async () => {
+    const res = await post('/apis/apps/v1/namespaces/default/deployments', envelope('apps/v1', 'Deployment', field(1, field(1, 'd'))))
+    expect(res.status).toBe(415)
+    expect(await res.json()).toMatchObject({ kind: 'Status', reason: 'UnsupportedMediaType' })
+  })
+})
