@@ -115,6 +115,11 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
       functions.set(name, { name, url: `http://127.0.0.1:${port}`, pid: undefined, logFile: join(logDir, `${name}.log`) })
     }
 
+    // Cleanups run in reverse: the emulation stops sending first, then the functions stop.
+    cleanups.push(async () => {
+      await Promise.all([...children.values()].map((c) => terminate(c)))
+      for (const s of streams) s.end()
+    })
     const knative = await startKnativeEmulation({
       manifests,
       kubeConfig,
@@ -128,10 +133,6 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
 
     const broker = manifests.brokers[0]
     const sink = broker ? knative.brokerUrl(broker.metadata.namespace, broker.metadata.name) : undefined
-    cleanups.push(async () => {
-      await Promise.all([...children.values()].map((c) => terminate(c)))
-      for (const s of streams) s.end()
-    })
     await Promise.all(planned.map(async ({ svc, port }) => {
       const fn = functions.get(svc.metadata.name) as LocalFunction
       const out = createWriteStream(fn.logFile, { flags: 'a' })

@@ -1,7 +1,7 @@
 // `npm start`: the embedded local plane plus the bundled example, serving until Ctrl-C.
 // `npm run demo` (`--demo`): the same, but exits when the example run ends: 0 on Succeeded,
 // 1 on Failed/Cancelled/CompletedWithErrors, 2 on timeout (`--timeout <seconds>`, default 120).
-import { readdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { pino } from 'pino'
 import { parseAllDocuments } from 'yaml'
@@ -85,7 +85,6 @@ async function main(): Promise<number> {
   const t0 = Date.now()
   const root = REPO_ROOT
   const logFile = join(root, '.kinetic', 'logs', 'plane.log')
-  const { mkdirSync } = await import('node:fs')
   mkdirSync(join(root, '.kinetic', 'logs'), { recursive: true })
   const log = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { function: 'local-plane' }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: logFile, sync: true }))
 
@@ -187,11 +186,6 @@ async function main(): Promise<number> {
     }
   })()
 
-  for (const obj of examples) {
-    await plane.kube.apply(obj)
-    print(`${since(t0)} apply  ${String(obj.kind).toLowerCase()}/${obj.metadata?.name}${obj.metadata?.namespace ? ` -n ${obj.metadata.namespace}` : ''}`)
-  }
-
   const shutdown = async (code: number) => {
     watchStop.abort()
     await stop()
@@ -199,6 +193,16 @@ async function main(): Promise<number> {
     const s = plane.knative.stats()
     print(`Events: ${s.delivered} delivered, ${s.retried} retried, ${s.deadLettered} dead-lettered, ${s.dropped} dropped. Stopped everything.`)
     return code
+  }
+
+  for (const obj of examples) {
+    try {
+      await plane.kube.apply(obj)
+    } catch (err) {
+      print(`Could not apply ${String(obj.kind)}/${obj.metadata?.name} from ${relative(process.cwd(), examplesDir)}: ${err instanceof Error ? err.message : String(err)}`)
+      return shutdown(1)
+    }
+    print(`${since(t0)} apply  ${String(obj.kind).toLowerCase()}/${obj.metadata?.name}${obj.metadata?.namespace ? ` -n ${obj.metadata.namespace}` : ''}`)
   }
 
   if (args.demo) {
