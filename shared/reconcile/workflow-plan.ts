@@ -410,7 +410,10 @@ class RunBuilder {
   schedule(facts: WorkflowFacts): void {
     const order = this.order
     const continueOnError = this.wf.spec.failureStrategy === 'continueOnError'
-    let running = this.countPhase('Running')
+    // A step backing off before its retry keeps its slot: otherwise each failure frees a slot for a
+    // new step, and under a failing provider thousands of steps pile up waiting (each listed in status).
+    let running = 0
+    for (const s of this.states.values()) if (s.phase === 'Running' || holdsRetrySlot(s)) running++
     const cap = this.wf.spec.parallelism ?? 1
     const outputs = conditionOutputs(facts.outputs, this.plan.outputWrites)
     const parameters = this.wf.spec.parameters ?? {}
@@ -450,12 +453,15 @@ class RunBuilder {
         waiting++
         continue
       }
-      if (running >= cap) {
+      if (holdsRetrySlot(state)) {
+        // Starts in the slot it kept.
+      } else if (running >= cap) {
         // Its agent is there and approved now; it only waits for a slot, so the old reason would mislead.
         if (isWaitingMessage(state.error)) delete state.error
         continue
+      } else {
+        running++
       }
-      running++
       const jobName = stepJobName(name, step.name, this.runId, state.retryCount)
       state.phase = 'Running'
       state.jobName = jobName
@@ -466,7 +472,7 @@ class RunBuilder {
       this.plan.startJobs.push({ step: step.name, attempt: state.retryCount, jobName, agentKey })
       this.transition({ kind: 'step.started', type: 'Normal', reason: 'StepStarted', message: `Started step ${step.name} as Job ${jobName}`, step: step.name, phase: 'Running' })
     }
-    this.summarise('StepsInProgress', `${this.countPhase('Succeeded') + this.countPhase('Skipped')}/${this.steps.length} steps completed, ${running} running${waiting > 0 ? `, ${waiting} waiting` : ''}`)
+    this.summarise('StepsInProgress', `${this.countPhase('Succeeded') + this.countPhase('Skipped')}/${this.steps.length} steps completed, ${this.countPhase('Running')} running${waiting > 0 ? `, ${waiting} waiting` : ''}`)
   }
 
   private wait(step: WorkflowStep, state: StepState, message: string, reason: string, waitingBefore: number): void {
@@ -596,6 +602,10 @@ export function workflowTimeoutSeconds(wf: Workflow): number {
   }
   if (timeout && typeof timeout.timeoutSeconds === 'number' && timeout.timeoutSeconds > 0) return timeout.timeoutSeconds
   return DEFAULT_WORKFLOW_TIMEOUT_SECONDS
+}
+
+function holdsRetrySlot(s: StepState): boolean {
+  return s.phase === 'Pending' && s.nextAttemptAt !== undefined
 }
 
 function isWaitingMessage(error: string | undefined): boolean {

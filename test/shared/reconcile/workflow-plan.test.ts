@@ -248,6 +248,17 @@ describe('advancing a run', () => {
     expect(run.wf.status?.phase).toBe('Failed')
   })
 
+  it('keeps a step backing off before its retry in its parallelism slot', () => {
+    const steps = [aStep('s1', { retryPolicy: { maxRetries: 1 } }), aStep('s2'), aStep('s3')]
+    let run = planAndSettle(withSpec({ steps, parallelism: 2 }), T0)
+    run = finish(run.wf, at(1), { step: 's1', state: 'Failed' })
+    expect(run.plan.startJobs).toEqual([])
+    expect(phasesOf(run.wf)).toEqual({ s1: 'Pending', s2: 'Running', s3: '-' })
+    expect(complete(run.wf)?.message).toBe('0/3 steps completed, 1 running')
+    run = planAndSettle(run.wf, at(6))
+    expect(run.plan.startJobs.map((s) => s.jobName)).toEqual([jobOf('s1', 1)])
+  })
+
   it.each<[string[], ReturnType<typeof failedResult>, string]>([
     [['timeout'], failedResult('Step exceeded its timeout of 60s (DeadlineExceeded)', 'timeout'), 'Pending'],
     [['timeout'], failedResult('exit code 1'), 'Failed'],
@@ -802,6 +813,18 @@ describe('sizes', () => {
     }
     expect(run.wf.status?.failedSteps).toBe(300)
     expect(JSON.stringify(run.wf.status).length).toBeLessThan(64 * 1024)
+  })
+
+  it('keeps the status of a 10,000-step run bounded while every attempt fails and waits for its retry', () => {
+    const steps = wide().map((s) => ({ ...s, retryPolicy: { maxRetries: 3, backoffSeconds: 300 } }))
+    let run = planAndSettle(withSpec({ steps, parallelism: 100, failureStrategy: 'continueOnError' }), T0)
+    for (let t = 1; t <= 5; t++) {
+      const jobs = run.plan.startJobs.map((s) =>
+        aJobFact({ workflow: run.wf, step: s.step, attempt: s.attempt, state: 'Failed', result: failedResult('e'.repeat(1024)) }))
+      run = planAndSettle(run.wf, at(t), { jobs })
+    }
+    expect(run.wf.status?.stepStatuses?.length).toBeLessThanOrEqual(100)
+    expect(JSON.stringify(run.wf.status).length).toBeLessThan(256 * 1024)
   })
 
   it('fails a step whose output is over 256 KiB with OutputTooLarge and stores nothing', () => {
