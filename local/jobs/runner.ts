@@ -214,6 +214,8 @@ export function startJobRunner(opts: JobRunnerOptions): JobRunner {
             conditions: podConditions(true, ''),
             containerStatuses: [{ name: container.name, ready: true, started: true, restartCount: 0, image: container.image ?? '', imageID: '', state: { running: { startedAt } } }],
           })
+          // The Job controller counts ready pods too (status.ready), another update a cluster sends.
+          if (!run.finished) await patchJobStatus(run, { active: 1, ready: 1 })
           const { code, signal } = await proc.exited
           run.proc = undefined
           if (run.finished || controller.signal.aborted) {
