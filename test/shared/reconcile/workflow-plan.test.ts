@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { stepJobName } from '../../../shared/reconcile/job-builder.js'
 import { resultFromLog, MAX_OUTPUT_BYTES } from '../../../shared/reconcile/job-facts.js'
+import { runIdFor } from '../../../shared/reconcile/run-id.js'
 import { decodeStepStates } from '../../../shared/reconcile/step-states.js'
 import {
   completionPhase, jobsNeedingResults, mayNeedWork, NO_CHANGES, planWorkflow, workflowTimeoutSeconds,
@@ -10,7 +11,7 @@ import type { Agent } from '../../../shared/schemas/agent.js'
 import type { StepStatus, Workflow, WorkflowSpec, WorkflowStep } from '../../../shared/schemas/workflow.js'
 import {
   aChain, agentsOf, aJobFact, anAgent, applyStatus, aStep, aWorkflow, failedResult, factsFor, okResult, runIdOf,
-  type FactsOverrides, type JobFactOverrides,
+  WF_UID, type FactsOverrides, type JobFactOverrides,
 } from '../../fixtures/workflows.js'
 
 const T0 = '2026-01-01T00:00:00.000Z'
@@ -854,10 +855,33 @@ describe('mayNeedWork', () => {
     expect(mayNeedWork(wf)).toBe(expected)
   })
 
-  it.each([
-    ['a template', { 'purko.io/template': 'true' }],
-  ])('planning %s writes nothing', (_, annotations) => {
-    expect(planWorkflow(factsFor(aWorkflow({ annotations })), T0)).toBe(NO_CHANGES)
+  it.each<[string, Workflow]>([
+    ['a template', aWorkflow({ annotations: { 'purko.io/template': 'true' } })],
+    ['a Workflow being deleted', { ...aWorkflow(), metadata: { ...aWorkflow().metadata, deletionTimestamp: T0 } }],
+  ])('planning %s writes nothing', (_, wf) => {
+    expect(planWorkflow(factsFor(wf, { jobs: [aJobFact({ state: 'Active' })], jobsComplete: true }), T0)).toBe(NO_CHANGES)
+  })
+})
+
+describe('runIdFor', () => {
+  it('derives the id from the uid, so racing replicas agree on it', () => {
+    expect(runIdFor(WF_UID, undefined)).toBe(runIdFor(WF_UID, undefined))
+    expect(runIdFor(WF_UID, undefined)).toMatch(/^3f2a9c1e-[0-9a-f]{4}$/)
+  })
+
+  it.each<[string, string | undefined, string | undefined]>([
+    ['a first rerun', undefined, '2026-01-02T00:00:00Z'],
+    ['a second rerun', '2026-01-02T00:00:00Z', '2026-01-03T00:00:00Z'],
+  ])('gives %s a fresh id', (_, before, after) => {
+    expect(runIdFor(WF_UID, after)).not.toBe(runIdFor(WF_UID, before))
+  })
+
+  it('gives two Workflows with the same rerun token different ids', () => {
+    expect(runIdFor('11111111-aaaa', 'x')).not.toBe(runIdFor('11111111-bbbb', 'x'))
+  })
+
+  it('still gives a valid id without a uid', () => {
+    expect(runIdFor('', undefined)).toMatch(/^run-[0-9a-f]{4}$/)
   })
 })
 
