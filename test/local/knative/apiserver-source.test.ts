@@ -37,7 +37,7 @@ async function start(source: Manifest<ApiServerSourceSpec>): Promise<KEvent[]> {
 }
 
 async function until<T>(what: string, get: () => T | undefined): Promise<T> {
-  for (let i = 0; i < 500; i++) {
+  for (let i = 0; i < 1500; i++) {
     const v = get()
     if (v !== undefined) return v
     await new Promise((r) => setTimeout(r, 10))
