@@ -198,7 +198,7 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     sendJson(res, 200, `${head}${page.items.map((s) => store.jsonAt(s, r.t)).join(',')}]}`)
   }
 
-  function watch(req: IncomingMessage, res: ServerResponse, r: Route, q: URLSearchParams, how: Rendering): void {
+  function watch(res: ServerResponse, r: Route, q: URLSearchParams, how: Rendering): void {
     parseLabelSelector(q.get('labelSelector'))
     parseFieldSelector(q.get('fieldSelector'))
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' })
@@ -229,7 +229,6 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
       if (!res.writableEnded) res.end()
     }
     streams.add(finish)
-    req.on('close', finish)
     res.on('close', finish)
     try {
       stop = store.watchIn(r.t, {
@@ -265,7 +264,7 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     }
   }
 
-  function podLog(req: IncomingMessage, res: ServerResponse, r: Route, q: URLSearchParams): void {
+  function podLog(res: ServerResponse, r: Route, q: URLSearchParams): void {
     const ns = r.ns as string
     const name = r.name as string
     const tail = q.get('tailLines')
@@ -284,7 +283,7 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
       if (!res.writableEnded) res.end()
     }
     streams.add(finish)
-    req.on('close', finish)
+    res.on('close', finish)
     stop = store.followPodLog(ns, name, (chunk) => (chunk === null ? finish() : res.write(chunk)))
   }
 
@@ -317,19 +316,19 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     const ns = rt.namespaced ? (r.ns ?? '') : ''
     if (r.sub === 'log') {
       if (method !== 'GET') throw methodNotAllowed()
-      podLog(req, res, r, q)
+      podLog(res, r, q)
       return
     }
     const sub = r.sub === 'status' ? ('status' as const) : undefined
     if (method === 'GET') {
       if (r.name === undefined) {
-        if (r.watch || bool(q, 'watch')) watch(req, res, r, q, how)
+        if (r.watch || bool(q, 'watch')) watch(res, r, q, how)
         else list(res, r, q, how)
         return
       }
       if (r.watch || bool(q, 'watch')) {
         q.set('fieldSelector', `metadata.name=${r.name}`)
-        watch(req, res, r, q, how)
+        watch(res, r, q, how)
         return
       }
       const stored = store.find(rt, ns, r.name)
