@@ -149,7 +149,8 @@ export class KubeHttp {
     const info = await this.resourceInfo(apiVersion, kind)
     if (!info) throw new Error(`The API server does not serve ${kind} in ${apiVersion}`)
     const namespace = info.namespaced ? (obj.metadata?.namespace ?? defaultNamespace) : undefined
-    const body = info.namespaced ? { ...obj, metadata: { ...obj.metadata, namespace } } : obj
+    const { namespace: _ignored, ...clusterMeta } = obj.metadata ?? {}
+    const body = info.namespaced ? { ...obj, metadata: { ...obj.metadata, namespace } } : { ...obj, metadata: clusterMeta }
     const collection = (await this.pathFor(apiVersion, kind, namespace)) as string
     try {
       return await this.request('POST', collection, body)
