@@ -97,6 +97,13 @@ function aJob(labels: Record<string, string>, conditions: { type: string; status
 const LABELS = { 'purko.io/workflow': 'wf', 'purko.io/step': 's1', 'kinetic.dev/run-id': '3f2a9c1e-ab12', 'kinetic.dev/attempt': '2' }
 
 describe('jobFactFrom', () => {
+  it('names the Workflow from its owner reference when the label had to be shortened', () => {
+    const long = `nightly-${'report-'.repeat(12)}run`
+    const job = aJob({ ...LABELS, 'purko.io/workflow': 'nightly-report-report-report-9f86d081884c' })
+    job.metadata!.ownerReferences = [{ apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', name: long, uid: 'u', controller: true }]
+    expect(jobFactFrom(job)?.workflow).toBe(long)
+  })
+
   it.each<[string, V1Job, object | null]>([
     ['a running Job', aJob(LABELS), { state: 'Active', attempt: 2 }],
     ['a complete Job', aJob(LABELS, [{ type: 'Complete', status: 'True' }]), { state: 'Succeeded' }],
