@@ -69,8 +69,8 @@ const eventColumns: TableColumn[] = [
   { ...nameColumn, definition: { ...nameColumn.definition, priority: 1 } },
 ]
 
-const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']
-export { VERBS as standardVerbs }
+/** The verbs discovery lists for every served resource. */
+export const standardVerbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']
 
 interface BuiltinSpec {
   group: string

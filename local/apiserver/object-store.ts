@@ -10,7 +10,6 @@ import {
   noSuchResource,
   notFound,
   tooLarge,
-  type StatusCause,
 } from './api-error.js'
 import { builtinResources } from './builtin-resources.js'
 import { establishedStatus, resourceTypeFromCrd } from './crd.js'
@@ -976,4 +975,3 @@ function defaultJob(job: KubeObject): void {
   job.metadata.labels = { 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name, ...job.metadata.labels }
 }
 
-export type { StatusCause }

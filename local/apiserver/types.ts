@@ -61,6 +61,3 @@ export interface PrinterColumn {
   priority?: number
   jsonPath: string
 }
-
-/** JSON values as decoded from request bodies. */
-export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }

@@ -98,7 +98,7 @@ export const createSchemaValidator: SchemaValidatorFactory = (schema) => {
       const ctx: Ctx = { causes: [], unknownFields: [], rules: new WeakMap() }
       const root = obj as unknown as Obj
       const oldRoot = old as unknown as Obj | undefined
-      applyObject(root, schema, '', oldRoot, ctx, ROOT_KEEP)
+      applyObject(root, schema, '', ctx, ROOT_KEEP)
       if (!anyRules) return { causes: ctx.causes, unknownFields: ctx.unknownFields }
       // Like the real server, CEL rules only run on objects free of "blocking" schema errors.
       if (ctx.causes.some((c) => BLOCKING.has(c.reason))) {
@@ -207,16 +207,16 @@ function invalidValue(ctx: Ctx, field: string, value: unknown, detail: string): 
 }
 
 /** Defaults, prunes and checks one value in place, then runs the CEL rules attached to it. */
-function walk(value: unknown, s: JSONSchemaProps, path: string, old: unknown, ctx: Ctx): void {
+function walk(value: unknown, s: JSONSchemaProps, path: string, ctx: Ctx): void {
   if (!typeMatches(value, s)) {
     const expected = s['x-kubernetes-int-or-string'] ? 'integer or string' : (s.type ?? 'object')
     add(ctx, path, 'FieldValueTypeInvalid', `Invalid value: ${JSON.stringify(typeName(value))}: ${path || 'body'} in body must be of type ${expected}: ${JSON.stringify(typeName(value))}`)
     return
   }
   if (isObj(value)) {
-    applyObject(value, s, path, isObj(old) ? old : undefined, ctx, s['x-kubernetes-embedded-resource'] ? ROOT_KEEP : undefined)
+    applyObject(value, s, path, ctx, s['x-kubernetes-embedded-resource'] ? ROOT_KEEP : undefined)
   } else if (Array.isArray(value)) {
-    applyArray(value, s, path, Array.isArray(old) ? old : undefined, ctx)
+    applyArray(value, s, path, ctx)
   } else {
     checkScalar(value, s, path, ctx)
   }
@@ -245,7 +245,7 @@ function typeMatches(v: unknown, s: JSONSchemaProps): boolean {
   }
 }
 
-function applyObject(value: Obj, s: JSONSchemaProps, path: string, old: Obj | undefined, ctx: Ctx, keep?: Set<string>): void {
+function applyObject(value: Obj, s: JSONSchemaProps, path: string, ctx: Ctx, keep?: Set<string>): void {
   const props = s.properties
   const additional = isObj(s.additionalProperties) ? (s.additionalProperties as JSONSchemaProps) : undefined
   const preserve = s['x-kubernetes-preserve-unknown-fields'] === true || s.additionalProperties === true
@@ -272,7 +272,7 @@ function applyObject(value: Obj, s: JSONSchemaProps, path: string, old: Obj | un
     const childPath = props?.[key] ? join(path, key) : `${path}[${key}]`
     const v = value[key]
     if (v === null) continue
-    walk(v, child, childPath, old?.[key], ctx)
+    walk(v, child, childPath, ctx)
   }
   for (const req of s.required ?? []) {
     if (value[req] === undefined) add(ctx, join(path, req), 'FieldValueRequired', 'Required value')
@@ -286,15 +286,14 @@ function listKey(item: unknown, keys: string[]): string {
   return JSON.stringify(keys.map((k) => (isObj(item) ? item[k] : undefined)))
 }
 
-function applyArray(value: unknown[], s: JSONSchemaProps, path: string, old: unknown[] | undefined, ctx: Ctx): void {
+function applyArray(value: unknown[], s: JSONSchemaProps, path: string, ctx: Ctx): void {
   const listType = s['x-kubernetes-list-type']
   const mapKeys = s['x-kubernetes-list-map-keys'] ?? []
-  const oldByKey = listType === 'map' && old ? new Map(old.map((o) => [listKey(o, mapKeys), o])) : undefined
   for (let i = 0; i < value.length; i++) {
     const item = value[i]
     if (item === null && !s.items?.nullable) continue
     if (s.items) {
-      walk(item, s.items, `${path}[${i}]`, oldByKey?.get(listKey(item, mapKeys)), ctx)
+      walk(item, s.items, `${path}[${i}]`, ctx)
     }
   }
   if (s.minItems !== undefined && value.length < s.minItems) invalidValue(ctx, path, value.length, `${path} in body should have at least ${s.minItems} items`)
@@ -335,7 +334,7 @@ function checkScalar(value: unknown, s: JSONSchemaProps, path: string, ctx: Ctx)
 
 function passes(value: unknown, s: JSONSchemaProps): boolean {
   const probe: Ctx = { causes: [], unknownFields: [], rules: new WeakMap() }
-  walk(structuredClone(value), { ...s, 'x-kubernetes-preserve-unknown-fields': true }, 'x', undefined, probe)
+  walk(structuredClone(value), { ...s, 'x-kubernetes-preserve-unknown-fields': true }, 'x', probe)
   return probe.causes.length === 0
 }
 
