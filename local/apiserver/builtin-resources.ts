@@ -69,6 +69,8 @@ const eventColumns: TableColumn[] = [
   { ...nameColumn, definition: { ...nameColumn.definition, priority: 1 } },
 ]
 
+const crdColumns: TableColumn[] = [col('Created At', 'date', (o) => o.metadata.creationTimestamp ?? '')]
+
 /** The verbs discovery lists for every served resource. */
 export const standardVerbs = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch']
 
@@ -166,7 +168,10 @@ export function builtinResources(): ResourceType[] {
     builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', kind: 'ClusterRole', namespaced: false }),
     builtin({ group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterrolebindings', kind: 'ClusterRoleBinding', namespaced: false,
       columns: [col('Role', 'string', (o) => `${String(at(o, 'roleRef', 'kind') ?? '')}/${String(at(o, 'roleRef', 'name') ?? '')}`)] }),
-    builtin({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false,
-      shortNames: ['crd', 'crds'], categories: ['api-extensions'], status: true, returnDeleted: true }),
+    {
+      ...builtin({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false,
+        shortNames: ['crd', 'crds'], categories: ['api-extensions'], status: true, returnDeleted: true }),
+      columns: () => crdColumns,
+    },
   ]
 }
