@@ -464,7 +464,7 @@ export class ObjectStore {
     const old = this.objectAt(prev, t)
     let next: KubeObject
     if (opts.subresource === 'status') {
-      next = structuredClone(old)
+      next = JSON.parse(this.jsonAt(prev, t)) as KubeObject
       if (incoming.status === undefined) delete next.status
       else next.status = incoming.status
     } else {
@@ -533,7 +533,8 @@ export class ObjectStore {
       }
     }
     if (!prev) throw notFound(rt, name)
-    const base = structuredClone(this.objectAt(prev, t)) as unknown as Obj
+    // Parsing the cached JSON is the cheapest deep copy of a stored object.
+    const base = JSON.parse(this.jsonAt(prev, t)) as Obj
     let next: unknown
     switch (opts.type) {
       case 'merge':

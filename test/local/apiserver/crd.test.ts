@@ -81,6 +81,23 @@ describe('CustomResourceDefinitions', () => {
     expect(status.details?.causes?.[0]).toMatchObject({ field: 'spec.mode', message: 'Invalid value: "string": mode is immutable' })
   })
 
+  it('turns pruned unknown fields into a 400 under fieldValidation=Strict and a Warning header otherwise', async () => {
+    const post = (name: string, fieldValidation: string) =>
+      fetch(`${c.server.url}/apis/example.dev/v1/namespaces/default/widgets?fieldValidation=${fieldValidation}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(aWidget(name, { size: 1, sise: 2 })),
+      })
+    const strict = await post('strict', 'Strict')
+    expect(strict.status).toBe(400)
+    expect(((await strict.json()) as { message: string }).message).toBe(
+      'Widget in version "v1" cannot be handled as a Widget: strict decoding error: unknown field "spec.sise"',
+    )
+    const warned = await post('warned', 'Warn')
+    expect(warned.status).toBe(201)
+    expect(warned.headers.get('warning')).toBe('299 - "unknown field \\"spec.sise\\""')
+  })
+
   it('rejects a type mismatch', async () => {
     const { status } = await failure(c.custom.createNamespacedCustomObject({ ...widgets, namespace: 'default', body: aWidget('typed', { size: 'big' }) }))
     expect(status.details?.causes?.[0]).toMatchObject({ field: 'spec.size', reason: 'FieldValueTypeInvalid', message: 'Invalid value: "string": spec.size in body must be of type integer: "string"' })
