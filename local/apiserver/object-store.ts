@@ -146,6 +146,7 @@ type Obj = Record<string, unknown>
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease', 'ai-agents', 'purko-system']
+const PROTECTED_NAMESPACES = new Set(['default', 'kube-system', 'kube-public'])
 const TERMINAL_POD_PHASES = new Set(['Succeeded', 'Failed'])
 
 /**
@@ -573,6 +574,9 @@ export class ObjectStore {
     }
     if (opts.preconditions?.resourceVersion && opts.preconditions.resourceVersion !== meta.resourceVersion) {
       throw new ApiError(409, 'Conflict', `Precondition failed: ResourceVersion in precondition: ${opts.preconditions.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion}`, { name, group: rt.group, kind: rt.plural })
+    }
+    if (rt.kind === 'Namespace' && !rt.group && PROTECTED_NAMESPACES.has(name)) {
+      throw forbidden(`namespaces "${name}" is forbidden: this namespace may not be deleted`)
     }
     if (opts.dryRun) return { stored: prev, warnings: [], deleted: !(meta.finalizers?.length) }
     if (opts.propagationPolicy === 'Orphan' && meta.uid) this.orphanDependents(meta.uid)

@@ -103,6 +103,12 @@ describe('ownerReference cascade', () => {
     expect(kept.metadata?.ownerReferences).toBeUndefined()
   })
 
+  it('refuses to delete the default namespace, as the real server does', async () => {
+    const { code, status } = await failure(c.core.deleteNamespace({ name: 'default' }))
+    expect(code).toBe(403)
+    expect(status.message).toBe('namespaces "default" is forbidden: this namespace may not be deleted')
+  })
+
   it('empties and removes a deleted namespace', async () => {
     await c.core.createNamespacedConfigMap({ namespace: 'doomed', body: { metadata: { name: 'inside' } } })
     await c.core.deleteNamespace({ name: 'doomed' })
