@@ -54,8 +54,9 @@ export async function reconcileWorkflow(deps: EngineDeps, namespace: string, nam
     ? [trigger.job].filter((j) => j.runId === runId)
     : (await kube.listJobs(namespace, { [LABEL_WORKFLOW]: labelValue(workflow.metadata.name ?? name), [LABEL_RUN_ID]: runId }))
       .flatMap((job) => jobFactFrom(job) ?? [])
-  if (trigger.kind === 'job' && jobs.length > 0 && jobsNeedingResults(workflow, jobs).length === 0) {
-    // A duplicate or late event about a step already recorded: one GET was all it cost.
+  if (trigger.kind === 'job' && jobsNeedingResults(workflow, jobs).length === 0) {
+    // A duplicate, a late event about a step already recorded, or a Job of an older run:
+    // one GET was all it cost.
     return { result: 'unchanged', created: [], deleted: [] }
   }
   await attachResults(kube, namespace, workflow, jobs)
