@@ -133,6 +133,15 @@ describe('list selectors', () => {
     expect(rest.metadata?._continue).toBeFalsy()
   })
 
+  it('deletes a collection by label selector', async () => {
+    const ns = 'collection'
+    await c.core.createNamespacedConfigMap({ namespace: ns, body: cm('gone-1', { batch: 'x' }, ns) })
+    await c.core.createNamespacedConfigMap({ namespace: ns, body: cm('gone-2', { batch: 'x' }, ns) })
+    await c.core.createNamespacedConfigMap({ namespace: ns, body: cm('stays', { batch: 'y' }, ns) })
+    await c.core.deleteCollectionNamespacedConfigMap({ namespace: ns, labelSelector: 'batch=x' })
+    expect((await c.core.listNamespacedConfigMap({ namespace: ns })).items.map((i) => i.metadata?.name)).toEqual(['stays'])
+  })
+
   it('rejects a malformed selector with 400', async () => {
     const { code, status } = await failure(c.core.listNamespacedConfigMap({ namespace: 'selectors', labelSelector: 'a in (b' }))
     expect(code).toBe(400)
