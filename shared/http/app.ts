@@ -13,7 +13,11 @@ export function baseApp(log: Logger, ready: () => boolean = () => true): Hono {
   app.get('/healthz', (c) => c.body(null, 204))
   app.onError((err, c) => {
     const status = statusFor(err)
-    const fields = { err: { name: err.name, message: err.message, cause: causeMessage(err) }, status }
+    // Name the event, so a redelivery or a dead-lettered event can be traced to this line.
+    const fields = {
+      ceId: c.req.header('ce-id'), ceType: c.req.header('ce-type'), ceSubject: c.req.header('ce-subject'),
+      error: err.name, reason: err.message, cause: causeMessage(err), status,
+    }
     if (status === 500) log.error(fields, 'Handler failed unexpectedly')
     else log.warn(fields, 'Handler asked for redelivery or rejected the event')
     return c.json({ error: err.name, message: err.message }, status)
