@@ -137,6 +137,8 @@ export function planWorkflow(facts: WorkflowFacts, now: string): WorkflowPlan {
   }
   if (run.failedCount() > 0 && run.handleFailure(facts)) return run.finish()
   run.schedule(facts)
+  // A denial whose turn came during scheduling is handled now, so re-planning changes nothing.
+  if (run.failedCount() > 0 && run.handleFailure(facts)) return run.finish()
   run.completeIfDone()
   return run.finish()
 }
@@ -305,12 +307,20 @@ class RunBuilder {
       const state = this.states.get(step.name)!
       if (state.phase !== undefined && state.phase !== 'Pending') continue
       if (!this.dependenciesMet(step, continueOnError)) continue
-      state.phase = 'Failed'
-      state.completionTime = this.now
-      state.error = 'Denied by user'
-      delete state.nextAttemptAt
-      this.transition({ kind: 'step.finished', type: 'Warning', reason: 'StepDenied', message: `Step ${step.name} denied`, step: step.name, phase: 'Failed' })
+      this.deny(step, state)
     }
+  }
+
+  private isDenied(step: WorkflowStep): boolean {
+    return this.annotations[`${ANNOTATION_DENY_PREFIX}${step.name}`] === 'true'
+  }
+
+  private deny(step: WorkflowStep, state: StepState): void {
+    state.phase = 'Failed'
+    state.completionTime = this.now
+    state.error = 'Denied by user'
+    delete state.nextAttemptAt
+    this.transition({ kind: 'step.finished', type: 'Warning', reason: 'StepDenied', message: `Step ${step.name} denied`, step: step.name, phase: 'Failed' })
   }
 
   failedCount(): number {
@@ -424,6 +434,13 @@ class RunBuilder {
       const state = this.states.get(step.name)!
       if (state.phase !== undefined && state.phase !== 'Pending') continue
       if (!this.dependenciesMet(step, continueOnError)) continue
+      if (this.isDenied(step)) {
+        // Its turn came within this plan (a dependency just completed here); any other strategy
+        // than continueOnError stops here and the caller applies it.
+        this.deny(step, state)
+        if (continueOnError) continue
+        break
+      }
       if (state.nextAttemptAt && Date.parse(state.nextAttemptAt) > Date.parse(this.now)) continue
       if (step.condition && state.retryCount === 0) {
         const verdict = evaluateCondition(step.condition, { outputs: outputs.value, parameters })
@@ -561,6 +578,14 @@ class RunBuilder {
 
   private killJobOf(s: StepState): void {
     const job = s.phase === 'RollingBack' ? s.compensationJobName : s.jobName
+    // A Job this very plan was about to create is simply not created.
+    const planned = this.plan.startJobs.findIndex((j) => j.jobName === job)
+    if (planned >= 0) {
+      const [start] = this.plan.startJobs.splice(planned, 1)
+      const i = this.plan.transitions.findIndex((t) => t.kind === 'step.started' && t.step === start!.step)
+      if (i >= 0) this.plan.transitions.splice(i, 1)
+      return
+    }
     if (job && !this.plan.deleteJobs.includes(job)) this.plan.deleteJobs.push(job)
   }
 

@@ -486,6 +486,40 @@ describe('human approval', () => {
     },
   )
 
+  it.each<[string, WorkflowSpec['failureStrategy'], string]>([
+    ['failFast', 'failFast', 'Failed'],
+    ['stop', 'stop', 'Failed'],
+    ['continueOnError', 'continueOnError', 'Running'],
+  ])('under %s denies a step whose turn comes within the same plan, never starting it', (_, failureStrategy, runPhase) => {
+    // s2 becomes ready only when the type-only step t1 completes, which happens inside the plan that sees s1 finish.
+    const steps = [
+      aStep('s1'), aStep('t1', { agentRef: undefined, type: 'notification', dependsOn: ['s1'] }),
+      aStep('s2', { dependsOn: ['t1'] }), aStep('s3', { dependsOn: ['t1'] }), aStep('s4', { dependsOn: ['s2'] }),
+    ]
+    const first = planAndSettle(withSpec({ steps, parallelism: 3, failureStrategy }, { 'purko.io/deny-s2': 'true' }), T0)
+    const { plan, wf } = finish(first.wf, T1, { step: 's1' })
+    expect(stepOf(wf, 's2')).toMatchObject({ phase: 'Failed', error: 'Denied by user' })
+    expect(plan.startJobs.map((s) => s.step)).not.toContain('s2')
+    expect(plan.deleteJobs).toEqual([])
+    expect(wf.status?.phase).toBe(runPhase)
+    if (failureStrategy === 'continueOnError') expect(started(plan)).toEqual(['s3', 's4'])
+    else expect(plan.startJobs).toEqual([])
+  })
+
+  it('under failFast does not create a Job it planned earlier in the same pass as a denial', () => {
+    const steps = [
+      aStep('s1'), aStep('a', { dependsOn: ['s1'] }),
+      aStep('t1', { agentRef: undefined, type: 'notification', dependsOn: ['s1'] }), aStep('d', { dependsOn: ['t1'] }),
+    ]
+    const first = planAndSettle(withSpec({ steps, parallelism: 3 }, { 'purko.io/deny-d': 'true' }), T0)
+    const { plan, wf } = finish(first.wf, T1, { step: 's1' })
+    expect(plan.startJobs).toEqual([])
+    expect(plan.deleteJobs).toEqual([])
+    expect(plan.transitions.filter((t) => t.kind === 'step.started')).toEqual([])
+    expect(phasesOf(wf)).toEqual({ s1: 'Succeeded', a: 'Skipped', t1: 'Succeeded', d: 'Failed' })
+    expect(wf.status?.phase).toBe('Failed')
+  })
+
   it('does not deny a step that is already running', () => {
     const first = planAndSettle(aWorkflow(), T0)
     const { plan, wf } = planAndSettle(annotate(first.wf, { 'purko.io/deny-s1': 'true' }), T1)
