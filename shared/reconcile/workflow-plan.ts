@@ -94,6 +94,9 @@ export function mayNeedWork(workflow: Workflow): boolean {
   const status = workflow.status
   if (!status?.runId) return true
   if (status.runId !== runIdFor(meta.uid ?? '', meta.annotations?.[ANNOTATION_RERUN])) return true
+  // A finished run only moves again for a rerun or a fixed spec, as planWorkflow decides; anything
+  // else (a late cancel, an edited description) would otherwise be re-planned by every resync tick.
+  if (isTerminalPhase(status.phase)) return isRetriableSpecFailure(workflow)
   if (status.observedGeneration !== meta.generation) return true
   if (status.runControl !== runControlDigest(meta.annotations)) return true
   return !isTerminalPhase(status.phase) && status.phase !== 'Running' && status.phase !== 'RollingBack'

@@ -1,10 +1,11 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { stepJobName } from '../../../shared/reconcile/job-builder.js'
-import { resultFromLog, MAX_OUTPUT_BYTES } from '../../../shared/reconcile/job-facts.js'
+import { resultFromLog, MAX_OUTPUT_BYTES, type JobFact } from '../../../shared/reconcile/job-facts.js'
 import { runIdFor } from '../../../shared/reconcile/run-id.js'
 import { decodeStepStates } from '../../../shared/reconcile/step-states.js'
 import {
-  completionPhase, jobsNeedingResults, mayNeedWork, NO_CHANGES, planWorkflow, workflowTimeoutSeconds,
+  completionPhase, isTerminalPhase, jobsNeedingResults, mayNeedWork, NO_CHANGES, planWorkflow, workflowTimeoutSeconds,
   type WorkflowPlan,
 } from '../../../shared/reconcile/workflow-plan.js'
 import type { Agent } from '../../../shared/schemas/agent.js'
@@ -875,21 +876,28 @@ describe('sizes', () => {
 
 describe('mayNeedWork', () => {
   const running = planAndSettle(aWorkflow(), T0).wf
-  it.each<[string, Workflow, boolean]>([
-    ['a Workflow never planned', aWorkflow(), true],
-    ['a template', aWorkflow({ annotations: { 'purko.io/template': 'true' } }), false],
-    ['a Workflow being deleted', { ...aWorkflow(), metadata: { ...aWorkflow().metadata, deletionTimestamp: T0 } }, false],
-    ['the echo of our own status write', running, false],
-    ['a new rerun value', annotate(running, { 'purko.io/rerun': 'now' }), true],
-    ['a cancel request', annotate(running, { 'purko.io/cancel': 'true' }), true],
-    ['an approval', annotate(running, { 'purko.io/approve-s1': 'true' }), true],
-    ['an unrelated annotation', annotate(running, { 'team': 'x' }), false],
-    ['a new generation', { ...running, metadata: { ...running.metadata, generation: 2 } }, true],
-  ])('is %2$s for %1$s', (_, wf, expected) => {
+  const finished = finish(running, T1, { step: 's1' }).wf
+  it.each<[string, boolean, Workflow]>([
+    ['a Workflow never planned', true, aWorkflow()],
+    ['a template', false, aWorkflow({ annotations: { 'purko.io/template': 'true' } })],
+    ['a Workflow being deleted', false, { ...aWorkflow(), metadata: { ...aWorkflow().metadata, deletionTimestamp: T0 } }],
+    ['the echo of our own status write', false, running],
+    ['a new rerun value', true, annotate(running, { 'purko.io/rerun': 'now' })],
+    ['a cancel request', true, annotate(running, { 'purko.io/cancel': 'true' })],
+    ['an approval', true, annotate(running, { 'purko.io/approve-s1': 'true' })],
+    ['an unrelated annotation', false, annotate(running, { 'team': 'x' })],
+    ['a new generation', true, { ...running, metadata: { ...running.metadata, generation: 2 } }],
+    ['a cancel request on a finished run', false, annotate(finished, { 'purko.io/cancel': 'true' })],
+    ['an approval on a finished run', false, annotate(finished, { 'purko.io/approve-s1': 'true' })],
+    ['an edited spec of a finished run', false, { ...finished, metadata: { ...finished.metadata, generation: 2 } }],
+    ['a rerun of a finished run', true, annotate(finished, { 'purko.io/rerun': 'now' })],
+  ])('for %s it is %s', (_, expected, wf) => {
     expect(mayNeedWork(wf)).toBe(expected)
   })
 
   it.each<[string, Workflow]>([
+    ['a cancel request on a finished run', annotate(finished, { 'purko.io/cancel': 'true' })],
+    ['an edited spec of a finished run', { ...finished, metadata: { ...finished.metadata, generation: 2 } }],
     ['a template', aWorkflow({ annotations: { 'purko.io/template': 'true' } })],
     ['a Workflow being deleted', { ...aWorkflow(), metadata: { ...aWorkflow().metadata, deletionTimestamp: T0 } }],
   ])('planning %s writes nothing', (_, wf) => {
@@ -970,4 +978,151 @@ describe('completionPhase (purko\'s table)', () => {
     expect(result).toMatchObject({ phase, reason })
     expect(result.message.length).toBeGreaterThan(0)
   })
+})
+
+/**
+ * A random DAG driven by a random sequence of what the outside world does: Jobs finish or fail,
+ * events come twice or about Jobs that vanished, approvals, denials, cancels, reruns, agents
+ * coming and going, resync ticks with the full Job list. After every plan: re-planning on its
+ * result writes nothing, no Job is created twice, running plus backing-off steps stay within
+ * the cap, a denied step never starts, a run that ended leaves no Job running; and once
+ * everything is approved and every Job succeeds, the run ends without hitting its timeout.
+ */
+describe('any sequence of events', () => {
+  type Action = { kind: 'ok' | 'fail' | 'approve' | 'deny' | 'cancel' | 'lose' | 'duplicate' | 'resync' | 'agents' | 'rerun'; pick: number; wait: number }
+  const stepArb = fc.record({
+    deps: fc.uniqueArray(fc.nat({ max: 5 }), { maxLength: 2 }),
+    kind: fc.constantFrom('agent', 'agent', 'gated', 'type'),
+    retries: fc.constantFrom(0, 0, 1, 2),
+    backoff: fc.constantFrom(0, 5),
+    condition: fc.constantFrom(undefined, undefined, 'false', 'steps.s0.output.x == 1'),
+  })
+  const scenarioArb = fc.record({
+    steps: fc.array(stepArb, { minLength: 2, maxLength: 6 }),
+    failureStrategy: fc.constantFrom('failFast' as const, 'continueOnError' as const, 'stop' as const, 'rollback' as const),
+    parallelism: fc.integer({ min: 1, max: 3 }),
+    actions: fc.array(fc.record({
+      kind: fc.constantFrom<Action['kind']>('ok', 'ok', 'ok', 'fail', 'approve', 'deny', 'cancel', 'lose', 'duplicate', 'resync', 'agents', 'rerun'),
+      pick: fc.nat(),
+      wait: fc.nat({ max: 8 }),
+    }), { maxLength: 40 }),
+  })
+
+  it('every plan is idempotent, safe and the run always ends', () => {
+    fc.assert(fc.property(scenarioArb, ({ steps: shape, failureStrategy, parallelism, actions }) => {
+      const steps: WorkflowStep[] = shape.map((s, i) => {
+        const step = aStep(`s${i}`, s.kind === 'gated' ? { agentRef: { name: 'gated' } } : {})
+        if (s.kind === 'type') { delete step.agentRef; step.type = 'notification' }
+        const deps = i === 0 ? [] : [...new Set(s.deps.map((d) => `s${d % i}`))]
+        if (deps.length > 0) step.dependsOn = deps
+        if (s.retries > 0) step.retryPolicy = { maxRetries: s.retries, backoffSeconds: s.backoff }
+        if (s.condition && i > 0) step.condition = s.condition
+        return step
+      })
+      const allAgents = agentsOf(anAgent(), anAgent({ name: 'gated', humanApprovalRequired: true }))
+      let agents = allAgents
+      let wf = withSpec({ steps, parallelism, failureStrategy, timeout: '10h' })
+      let t = 0
+      const jobs = new Map<string, JobFact>()
+      const created = new Set<string>()
+      const outputs = new Map<string, Map<string, string>>()
+      const outputsOf = (w: Workflow) => outputs.get(runIdOf(w)) ?? outputs.set(runIdOf(w), new Map()).get(runIdOf(w))!
+      const currentJobs = (w: Workflow) => [...jobs.values()].filter((j) => j.runId === runIdOf(w)).map((j) => ({ ...j }))
+
+      const step = (given: JobFact[], complete: boolean) => {
+        const facts = complete ? [...given, ...currentJobs(wf).filter((j) => !given.some((g) => g.name === j.name))] : given
+        const now = at(t)
+        const plan = planWorkflow(factsFor(wf, { jobs: facts, jobsComplete: complete, agents, outputs: outputsOf(wf) }), now)
+        for (const name of plan.deleteJobs) jobs.delete(name)
+        for (const s of plan.startJobs) {
+          expect(created.has(s.jobName), `Job ${s.jobName} created twice`).toBe(false)
+          created.add(s.jobName)
+          jobs.set(s.jobName, { name: s.jobName, workflow: 'wf', step: s.step, runId: plan.runId!, attempt: s.attempt, state: 'Active' })
+          if (s.attempt !== 'rollback') expect(wf.metadata.annotations?.[`purko.io/deny-${s.step}`]).not.toBe('true')
+        }
+        const next = applyStatus(wf, plan)
+        for (const w of plan.outputWrites) outputsOf(next).set(w.step, w.json)
+        const again = planWorkflow(factsFor(next, {
+          jobs: complete ? currentJobs(next) : facts, jobsComplete: complete, agents, outputs: outputsOf(next),
+        }), now)
+        expect(again, 're-planning on the plan\'s own result').toBe(NO_CHANGES)
+        expect(mayNeedWork(next)).toBe(false)
+        const states = [...decodeStepStates(next).values()]
+        if (!isTerminalPhase(next.status?.phase)) {
+          expect(states.filter((s) => s.phase === 'Running' || (s.phase === 'Pending' && s.nextAttemptAt)).length).toBeLessThanOrEqual(parallelism)
+        } else if (complete) {
+          expect(currentJobs(next).filter((j) => j.state === 'Active').map((j) => j.name)).toEqual([])
+        }
+        wf = next
+      }
+      const annotateWith = (extra: Record<string, string>) => { wf = annotate(wf, extra) }
+
+      step([], false)
+      let reruns = 0
+      for (const action of actions) {
+        t += action.wait
+        const active = currentJobs(wf).filter((j) => j.state === 'Active')
+        const gated = steps.filter((s) => s.agentRef?.name === 'gated')
+        switch (action.kind) {
+          case 'ok':
+          case 'fail': {
+            if (active.length === 0) break
+            const job = jobs.get(active[action.pick % active.length]!.name)!
+            job.state = action.kind === 'ok' ? 'Succeeded' : 'Failed'
+            job.result = action.kind === 'ok' ? okResult({ x: 1 }) : failedResult('boom')
+            step([{ ...job }], false)
+            break
+          }
+          case 'approve':
+          case 'deny':
+            if (gated.length > 0) annotateWith({ [`purko.io/${action.kind}-${gated[action.pick % gated.length]!.name}`]: 'true' })
+            step([], true)
+            break
+          case 'cancel':
+            annotateWith({ 'purko.io/cancel': 'true' })
+            step([], true)
+            break
+          case 'lose':
+            if (active.length > 0) jobs.delete(active[action.pick % active.length]!.name)
+            step([], true)
+            break
+          case 'duplicate': {
+            const done = currentJobs(wf).filter((j) => j.state !== 'Active')
+            if (done.length > 0) step([done[action.pick % done.length]!], false)
+            break
+          }
+          case 'agents':
+            agents = agents === allAgents ? agentsOf(anAgent({ name: 'gated', humanApprovalRequired: true })) : allAgents
+            step([], true)
+            break
+          case 'rerun': {
+            if (reruns >= 2) break
+            reruns++
+            const kept = Object.entries(wf.metadata.annotations ?? {}).filter(([k]) =>
+              k !== 'purko.io/cancel' && !k.startsWith('purko.io/approve-') && !k.startsWith('purko.io/deny-'))
+            wf = { ...wf, metadata: { ...wf.metadata, annotations: { ...Object.fromEntries(kept), 'purko.io/rerun': `r${reruns}` } } }
+            step([], true)
+            break
+          }
+          default:
+            step([], true)
+        }
+      }
+
+      // Approve everything not denied and let every Job succeed: the run must end on its own.
+      agents = allAgents
+      for (const s of steps) {
+        if (s.agentRef?.name === 'gated' && wf.metadata.annotations?.[`purko.io/deny-${s.name}`] !== 'true') annotateWith({ [`purko.io/approve-${s.name}`]: 'true' })
+      }
+      for (let round = 0; !isTerminalPhase(wf.status?.phase); round++) {
+        expect(round, 'rounds until the run ends').toBeLessThan(50)
+        t += 30
+        for (const job of currentJobs(wf)) {
+          if (job.state === 'Active') jobs.set(job.name, { ...job, state: 'Succeeded', result: okResult({ x: 1 }) })
+        }
+        step([], true)
+      }
+      expect(complete(wf)?.reason).not.toBe('WorkflowTimeout')
+    }), { numRuns: 300 })
+  }, 120_000)
 })
