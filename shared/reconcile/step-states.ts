@@ -26,11 +26,38 @@ const PHASE_CODES: Record<StepPhase, string> = {
 const CODE_PHASES = new Map(Object.entries(PHASE_CODES).map(([phase, code]) => [code, phase as StepPhase]))
 const NOT_STARTED = '-'
 
+/**
+ * Pure: a short fingerprint of the step names in order. The compact record is positional, so it
+ * carries this fingerprint and is only read back against the same step list.
+ */
+export function stepListFingerprint(steps: readonly WorkflowStep[]): string {
+  // FNV-1a (32-bit): cheap on 10,000 names, and a change detector needs no cryptography.
+  let hash = 0x811c9dc5
+  for (const step of steps) {
+    for (let i = 0; i < step.name.length; i++) {
+      hash ^= step.name.charCodeAt(i)
+      hash = Math.imul(hash, 0x01000193)
+    }
+    hash ^= 0x0a
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return (hash >>> 0).toString(16).padStart(8, '0')
+}
+
+/** Pure: true when the compact record was written for a different step list (the spec was edited mid-run). */
+export function stepListChanged(workflow: Workflow): boolean {
+  const compact = workflow.status?.stepPhases
+  if (typeof compact !== 'string' || compact.length === 0) return false
+  const match = /^([0-9a-f]{8}):/.exec(compact)
+  return match !== null && match[1] !== stepListFingerprint(workflow.spec.steps)
+}
+
 /** Pure: step name → state, read from `stepStatuses` and the compact `stepPhases`. */
 export function decodeStepStates(workflow: Workflow): Map<string, StepState> {
   const steps = workflow.spec.steps
   const states = new Map<string, StepState>()
-  const compact = typeof workflow.status?.stepPhases === 'string' ? workflow.status.stepPhases : ''
+  const stored = typeof workflow.status?.stepPhases === 'string' && !stepListChanged(workflow) ? workflow.status.stepPhases : ''
+  const compact = /^[0-9a-f]{8}:/.test(stored) ? stored.slice(9) : stored
   steps.forEach((step, i) => {
     const phase = CODE_PHASES.get(compact[i] ?? NOT_STARTED)
     states.set(step.name, phase ? { phase, retryCount: 0 } : { retryCount: 0 })
@@ -59,7 +86,7 @@ export function encodeStepStates(
     if (!detailed && (state.phase === 'Succeeded' || state.phase === 'Skipped' || state.phase === 'RolledBack' || state.phase === 'Failed')) continue
     stepStatuses.push(toStatus(step.name, state))
   }
-  return detailed ? { stepStatuses } : { stepStatuses, stepPhases }
+  return detailed ? { stepStatuses } : { stepStatuses, stepPhases: `${stepListFingerprint(steps)}:${stepPhases}` }
 }
 
 function fromStatus(entry: StepStatus): StepState {

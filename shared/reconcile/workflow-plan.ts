@@ -13,7 +13,14 @@ import { stepJobName } from './job-builder.js'
 import type { OutputWrite } from './outputs.js'
 import { retryDecision } from './retry.js'
 import { runIdFor } from './run-id.js'
-import { decodeStepStates, encodeStepStates, type StepState } from './step-states.js'
+import { decodeStepStates, DETAILED_STATUS_MAX_STEPS, encodeStepStates, stepListChanged, type StepState } from './step-states.js'
+
+/**
+ * Most step Jobs one run keeps going at once, whatever `spec.parallelism` asks. Each running step
+ * is a status entry and each start an API call inside one event, so an unbounded value would
+ * make status and requests outgrow what the API server accepts.
+ */
+export const MAX_PARALLELISM = 200
 
 /** Workflow deadline when `spec.timeout` is not set (purko's 30 minutes). */
 export const DEFAULT_WORKFLOW_TIMEOUT_SECONDS = 30 * 60
@@ -129,6 +136,7 @@ export function planWorkflow(facts: WorkflowFacts, now: string): WorkflowPlan {
     run.start(rerun)
   }
   if (annotations[ANNOTATION_CANCEL] === 'true') return run.cancel(facts)
+  if (sameRun && stepListChanged(wf)) return run.stepsChanged(facts)
 
   run.observeJobs(facts)
   if (run.timedOut()) return run.finish()
@@ -198,6 +206,20 @@ class RunBuilder {
     if (this.status.message !== this.wf.status?.message || this.wf.status?.phase !== 'Failed') {
       this.transition({ kind: 'spec.invalid', type: 'Warning', reason: 'InvalidSpec', message })
     }
+    return this.finish()
+  }
+
+  /** Large runs record steps by position; a step list edited mid-run cannot be matched up safely. */
+  stepsChanged(facts: WorkflowFacts): WorkflowPlan {
+    for (const job of facts.jobs) {
+      if (job.runId === this.runId && job.state === 'Active' && !this.plan.deleteJobs.includes(job.name)) this.plan.deleteJobs.push(job.name)
+    }
+    for (const s of this.states.values()) if (s.phase === 'Running' || s.phase === 'RollingBack') this.killJobOf(s)
+    this.status.completionTime = this.now
+    const message = `The step list changed while this run of more than ${DETAILED_STATUS_MAX_STEPS} steps was in progress; `
+      + 'set a new purko.io/rerun annotation to run the edited Workflow'
+    this.setPhase('Failed', 'StepsChanged', message)
+    this.transition({ kind: 'run.finished', type: 'Warning', reason: 'StepsChanged', message, phase: 'Failed' })
     return this.finish()
   }
 
@@ -427,7 +449,7 @@ class RunBuilder {
     // new step, and under a failing provider thousands of steps pile up waiting (each listed in status).
     let running = 0
     for (const s of this.states.values()) if (s.phase === 'Running' || holdsRetrySlot(s)) running++
-    const cap = this.wf.spec.parallelism ?? 1
+    const cap = Math.min(this.wf.spec.parallelism ?? 1, MAX_PARALLELISM)
     const outputs = conditionOutputs(facts.outputs, this.plan.outputWrites)
     const parameters = this.wf.spec.parameters ?? {}
     const name = this.wf.metadata.name ?? ''

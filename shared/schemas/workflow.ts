@@ -202,8 +202,8 @@ export const WorkflowStatusSchema = z.looseObject({
   runControl: z.string().optional().describe('Digest of the run-control annotations last acted on.'),
   conditions: z.array(ConditionSchema).optional().describe('Latest observations of the workflow state.'),
   stepStatuses: z.array(StepStatusSchema).optional().describe('Status of individual workflow steps.'),
-  stepPhases: z.string().max(10000).optional()
-    .describe('Large runs only: one character per step in spec order (- not started, P Pending, R Running, S Succeeded, F Failed, K Skipped, B RollingBack, D RolledBack); finished steps are then left out of stepStatuses.'),
+  stepPhases: z.string().max(10009).optional()
+    .describe('Large runs only: a fingerprint of the step list, a colon, then one character per step in spec order (- not started, P Pending, R Running, S Succeeded, F Failed, K Skipped, B RollingBack, D RolledBack); finished steps are then left out of stepStatuses.'),
   activeRuns: z.number().int().optional().describe('Number of runs in progress.'),
   lastTriggerTime: dateTime().optional().describe('Last time a trigger started a run.'),
   nextRunTime: dateTime().optional().describe('Next scheduled run.'),

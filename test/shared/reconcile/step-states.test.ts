@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { decodeStepStates, DETAILED_STATUS_MAX_STEPS, encodeStepStates, type StepState } from '../../../shared/reconcile/step-states.js'
+import {
+  decodeStepStates, DETAILED_STATUS_MAX_STEPS, encodeStepStates, stepListFingerprint, type StepState,
+} from '../../../shared/reconcile/step-states.js'
 import type { StepPhase, WorkflowStep } from '../../../shared/schemas/workflow.js'
 import { aChain, aWorkflow } from '../../fixtures/workflows.js'
 
@@ -40,8 +42,10 @@ describe('encodeStepStates and decodeStepStates', () => {
   it('keep phases of finished steps as one character each above 200 steps', () => {
     const steps = aChain(DETAILED_STATUS_MAX_STEPS + 8)
     const encoded = encodeStepStates(steps, statesFor(steps))
-    expect(encoded.stepPhases).toHaveLength(steps.length)
-    expect(encoded.stepPhases?.slice(0, 8)).toBe('-PRSFKBD')
+    // A fingerprint of the step list, a colon, then one character per step.
+    expect(encoded.stepPhases).toHaveLength(9 + steps.length)
+    expect(encoded.stepPhases?.slice(0, 9)).toBe(`${stepListFingerprint(steps)}:`)
+    expect(encoded.stepPhases?.slice(9, 17)).toBe('-PRSFKBD')
     // Only steps that are not finished keep their details; Failed is finished.
     expect(new Set(encoded.stepStatuses.map((s) => s.phase))).toEqual(new Set(['Pending', 'Running', 'RollingBack']))
   })

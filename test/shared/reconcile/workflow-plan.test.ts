@@ -5,7 +5,7 @@ import { resultFromLog, MAX_OUTPUT_BYTES, type JobFact } from '../../../shared/r
 import { runIdFor } from '../../../shared/reconcile/run-id.js'
 import { decodeStepStates } from '../../../shared/reconcile/step-states.js'
 import {
-  completionPhase, isTerminalPhase, jobsNeedingResults, mayNeedWork, NO_CHANGES, planWorkflow, workflowTimeoutSeconds,
+  completionPhase, isTerminalPhase, jobsNeedingResults, MAX_PARALLELISM, mayNeedWork, NO_CHANGES, planWorkflow, workflowTimeoutSeconds,
   type WorkflowPlan,
 } from '../../../shared/reconcile/workflow-plan.js'
 import type { Agent } from '../../../shared/schemas/agent.js'
@@ -803,18 +803,38 @@ describe('sizes', () => {
       return result
     }
     expect(plan(T0).startJobs.map((s) => s.step)).toEqual(['s1'])
-    expect(wf.status?.stepPhases).toHaveLength(10_000)
+    expect(wf.status?.stepPhases).toHaveLength(9 + 10_000)
     for (let i = 1; i <= 200; i++) {
       const result = plan(at(i), { jobs: [aJobFact({ workflow: wf, step: `s${i}`, result: okResult({ i }) })] })
       expect(result.startJobs.map((s) => s.step)).toEqual([`s${i + 1}`])
     }
     expect(wf.status).toMatchObject({ phase: 'Running', completedSteps: 200, totalSteps: 10_000 })
     expect(wf.status?.stepStatuses).toEqual([expect.objectContaining({ name: 's201', phase: 'Running' })])
-    expect(String(wf.status?.stepPhases).slice(0, 202)).toBe(`${'S'.repeat(200)}R-`)
+    expect(String(wf.status?.stepPhases).slice(9, 211)).toBe(`${'S'.repeat(200)}R-`)
     expect(largest).toBeLessThan(64 * 1024)
     expect(slowest).toBeLessThan(1000)
     expect(planWorkflow(factsFor(wf), at(201))).toBe(NO_CHANGES)
   }, 60_000)
+
+  it('fails a large run whose step list is edited mid-run instead of mixing up its steps', () => {
+    const steps = aChain(300)
+    let wf = withSpec({ steps })
+    wf = applyStatus(wf, planWorkflow(factsFor(wf), T0))
+    wf = applyStatus(wf, planWorkflow(factsFor(wf, { jobs: [aJobFact({ workflow: wf, step: 's1', result: okResult() })] }), T1))
+    const edited = { ...wf, metadata: { ...wf.metadata, generation: 2 }, spec: { ...wf.spec, steps: [aStep('s0'), ...steps] } }
+
+    const plan = planWorkflow(factsFor(edited), at(2))
+
+    expect(plan.status).toMatchObject({ phase: 'Failed' })
+    expect(plan.status?.conditions).toContainEqual(expect.objectContaining({ type: 'Complete', reason: 'StepsChanged' }))
+    expect(plan.deleteJobs).toEqual([wf.status?.stepStatuses?.find((s) => s.phase === 'Running')?.jobName])
+    expect(plan.startJobs).toEqual([])
+  })
+
+  it('caps parallelism at MAX_PARALLELISM however many steps are ready', () => {
+    const wf = withSpec({ steps: Array.from({ length: MAX_PARALLELISM + 50 }, (_, i) => aStep(`p${i}`)), parallelism: 10_000 })
+    expect(planWorkflow(factsFor(wf), T0).startJobs).toHaveLength(MAX_PARALLELISM)
+  })
 
   it('fails the run quickly and compactly when a 10,000-step chain fails under failFast', () => {
     let run = planAndSettle(withSpec({ steps: aChain(10_000) }), T0)
