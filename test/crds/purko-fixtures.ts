@@ -1,9 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { dirname, join, relative } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join, relative } from 'node:path'
 import { parse, parseAllDocuments } from 'yaml'
-
-const fixtures = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures')
+import { referenceDir } from '../support/reference.js'
 
 /** A purko.io manifest from purko's examples, with the file it came from. */
 export interface PurkoManifest {
@@ -20,9 +18,9 @@ function walk(dir: string): string[] {
   })
 }
 
-/** Every purko.io/v1alpha1 document in test/fixtures/purko-examples (other kinds such as Secrets are skipped). */
+/** Every purko.io/v1alpha1 document in purko's examples (other kinds such as Secrets are skipped). */
 export function purkoExamples(): PurkoManifest[] {
-  const root = join(fixtures, 'purko-examples')
+  const root = join(referenceDir(), 'purko', 'examples')
   return walk(root)
     .filter((f) => f.endsWith('.yaml') || f.endsWith('.yml'))
     .flatMap((f) => parseAllDocuments(readFileSync(f, 'utf8')).map((d) => ({ f, o: d.toJS() as Record<string, unknown> | null })))
@@ -35,12 +33,12 @@ export function purkoExamples(): PurkoManifest[] {
     }))
 }
 
-/** purko's own CRD for a kind, as shipped in test/fixtures/purko-crds. */
+/** purko's own CRD for a kind, from the reference material beside the project. */
 export function purkoCrd(kind: string): Record<string, any> {
-  const dir = join(fixtures, 'purko-crds')
+  const dir = join(referenceDir(), 'purko', 'crds')
   for (const f of readdirSync(dir).filter((n) => n.endsWith('.yaml'))) {
     const crd = parse(readFileSync(join(dir, f), 'utf8')) as Record<string, any>
-    if (crd.spec.names.kind === kind) return crd
+    if (crd.kind === 'CustomResourceDefinition' && crd.spec.names.kind === kind) return crd
   }
   throw new Error(`no purko CRD for ${kind}`)
 }

@@ -1,10 +1,11 @@
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { Ajv, type ValidateFunction } from 'ajv'
-import { parseDocuments, ROOT } from './manifests.js'
+import { referenceDir } from '../support/reference.js'
+import { parseDocuments } from './manifests.js'
 
-/** Knative's own CRDs, copied from the eventing and serving repositories (see SOURCES.txt). */
-export const CRD_DIR = join(ROOT, 'test', 'fixtures', 'knative-crds')
+/** Knative's own CRDs (eventing and serving), from the reference material beside the project. */
+export const CRD_DIR = join(referenceDir(), 'knative', 'crds')
 
 type Schema = Record<string, any>
 

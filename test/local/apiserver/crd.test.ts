@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { loadYaml, PatchStrategy, setHeaderOptions, type V1CustomResourceDefinition } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { aWidget, failure, startCluster, widgetCrd, widgets, type TestCluster } from './fixtures.js'
+import { referenceDir } from '../../support/reference.js'
 
 let c: TestCluster
 beforeAll(async () => {
@@ -146,7 +147,7 @@ describe('CustomResourceDefinitions', () => {
 })
 
 describe('the CRDs Kinetic depends on', () => {
-  const dirs = ['/work/shared/reference/knative/crds', '/work/shared/reference/purko/crds']
+  const dirs = [join(referenceDir(), 'knative', 'crds'), join(referenceDir(), 'purko', 'crds')]
   const files = dirs.flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.yaml') && !f.startsWith('kustomization')).map((f) => join(d, f)))
 
   it('are all accepted, and their kinds become creatable', async () => {
