@@ -1,0 +1,25 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+
+/**
+ * The pure core (schemas and planners) may not do I/O or read the clock: the time comes in as
+ * an argument, so the same state always gives the same plan. This test is the boundary STYLE.md
+ * asks for, over every file of both folders.
+ */
+const shared = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared')
+const files = ['schemas', 'reconcile'].flatMap((folder) =>
+  readdirSync(join(shared, folder)).filter((f) => f.endsWith('.ts')).map((f) => `${folder}/${f}`))
+
+describe('the pure core', () => {
+  it.each(files)('shared/%s imports no hono, no node:* module and no value from the Kubernetes client, and reads no clock, randomness or environment', (file) => {
+    const source = readFileSync(join(shared, file), 'utf8')
+    const imports = [...source.matchAll(/^import\s+(type\s+)?[^'"]*from\s+'([^']+)'/gm)]
+    const bad = imports.filter(([, isType, from]) =>
+      from === 'hono' || from!.startsWith('hono/') || from!.startsWith('node:')
+      || (from === '@kubernetes/client-node' && !isType))
+    expect(bad.map((m) => m[0])).toEqual([])
+    expect(source).not.toMatch(/Date\.now\(|new Date\(\)|Math\.random|process\.env/)
+  })
+})
