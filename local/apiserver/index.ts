@@ -5,7 +5,6 @@ import { silentLogger, type Logger } from '../../shared/log.js'
 import { createRequestHandler } from './http-handler.js'
 import { kubeconfigYaml } from './kubeconfig.js'
 import { ObjectStore, type StoreOptions } from './object-store.js'
-import type { SchemaValidatorFactory } from './validation.js'
 
 /** A running embedded API server. */
 export interface ApiServer {
@@ -33,8 +32,6 @@ export interface ApiServerOptions {
   historySize?: number
   /** How often watches that allow bookmarks get one. Default 60 s. */
   bookmarkIntervalMs?: number
-  /** Swap the CRD schema validator (defaults, pruning, CEL). */
-  validatorFactory?: SchemaValidatorFactory
   /** Namespaces that exist at start. Default: default, kube-system, kube-public, kube-node-lease, ai-agents, purko-system. */
   namespaces?: string[]
   /** Largest object accepted, serialized. Default 1.5 MiB. */
@@ -46,7 +43,6 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const log = opts.log ?? silentLogger
   const storeOpts: StoreOptions = {}
   if (opts.historySize !== undefined) storeOpts.historySize = opts.historySize
-  if (opts.validatorFactory) storeOpts.validatorFactory = opts.validatorFactory
   if (opts.namespaces) storeOpts.namespaces = opts.namespaces
   if (opts.maxObjectBytes !== undefined) storeOpts.maxObjectBytes = opts.maxObjectBytes
   const store = new ObjectStore(storeOpts)
@@ -108,4 +104,3 @@ export type { KubeObject, ObjectMeta, OwnerReference, WatchEvent, WatchEventType
 export { createSchemaValidator, SchemaCompileError } from './validation.js'
 export type { JSONSchemaProps, SchemaValidator, SchemaValidatorFactory, ValidationResult } from './validation.js'
 export { kubeconfigYaml } from './kubeconfig.js'
-export { sharedCrdValidatorFactory } from './shared-crd-validator.js'

@@ -19,7 +19,7 @@ import { ResourceRegistry } from './resource-registry.js'
 import { apiVersionOf, groupResource, type ResourceType } from './resource-type.js'
 import { parseFieldSelector, parseLabelSelector, pinnedName, type Selector } from './selectors.js'
 import type { KubeObject, WatchEvent, WatchEventType } from './types.js'
-import { createSchemaValidator, type SchemaValidatorFactory } from './validation.js'
+import { createSchemaValidator } from './validation.js'
 
 /** etcd's default request limit; larger objects are refused like the real server refuses them. */
 export const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024
@@ -116,8 +116,6 @@ export interface WatchHandle {
 export interface StoreOptions {
   /** Watch events retained for resume; older resourceVersions answer 410 Gone. Default 10,000. */
   historySize?: number
-  /** Swappable CRD schema enforcement. Default: `createSchemaValidator`. */
-  validatorFactory?: SchemaValidatorFactory
   /** Clock for timestamps. */
   now?: () => Date
   /** Largest serialized object accepted. Default 1.5 MiB. */
@@ -169,13 +167,11 @@ export class ObjectStore {
   private evictedUpTo = 0
   private rv = 0
   private readonly historySize: number
-  private readonly validatorFactory: SchemaValidatorFactory
   private readonly now: () => Date
   private readonly maxObjectBytes: number
 
   constructor(opts: StoreOptions = {}) {
     this.historySize = opts.historySize ?? 10_000
-    this.validatorFactory = opts.validatorFactory ?? createSchemaValidator
     this.now = opts.now ?? (() => new Date())
     this.maxObjectBytes = opts.maxObjectBytes ?? MAX_OBJECT_BYTES
     for (const rt of builtinResources()) this.registry.register(rt)
@@ -686,7 +682,7 @@ export class ObjectStore {
     } else if (rt.group === 'batch' && rt.kind === 'Job') {
       defaultJob(obj)
     } else if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
-      const { causes } = resourceTypeFromCrd(obj, this.validatorFactory)
+      const { causes } = resourceTypeFromCrd(obj, createSchemaValidator)
       if (causes.length) throw invalid(rt, obj.metadata.name as string, causes)
       this.checkCrdNames(obj)
       obj.status = establishedStatus(obj, timestamp(this.now()))
@@ -697,7 +693,7 @@ export class ObjectStore {
   private prepareUpdate(t: Target, next: KubeObject, old: KubeObject): string[] {
     const { rt } = t
     if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
-      const { causes } = resourceTypeFromCrd(next, this.validatorFactory)
+      const { causes } = resourceTypeFromCrd(next, createSchemaValidator)
       if (causes.length) throw invalid(rt, next.metadata.name as string, causes)
       const oldSpec = old.spec as Obj
       const newSpec = next.spec as Obj
@@ -723,7 +719,7 @@ export class ObjectStore {
   }
 
   private installCrd(crd: KubeObject): void {
-    const { type } = resourceTypeFromCrd(crd, this.validatorFactory)
+    const { type } = resourceTypeFromCrd(crd, createSchemaValidator)
     if (type) this.registry.register(type)
   }
 

@@ -1,15 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sharedCrdValidatorFactory } from '../../../local/apiserver/shared-crd-validator.js'
 import { aWidget, failure, startCluster, widgetCrd, widgets, type TestCluster } from './fixtures.js'
 
 let c: TestCluster
 beforeAll(async () => {
-  c = await startCluster({ validatorFactory: sharedCrdValidatorFactory })
+  c = await startCluster()
   await c.ext.createCustomResourceDefinition({ body: widgetCrd() })
 })
 afterAll(() => c.server.close())
 
-describe('the shared CRD validator plugged into the server', () => {
+describe('the shared CRD validator serving the API server', () => {
   it('defaults and prunes what it stores', async () => {
     const w = (await c.custom.createNamespacedCustomObject({ ...widgets, namespace: 'default', body: aWidget('d', { size: 1, bogus: 1, parts: [{ name: 'p' }] }) })) as { spec: unknown }
     expect(w.spec).toEqual({ size: 1, color: 'red', parts: [{ name: 'p', count: 1 }] })

@@ -1,0 +1,162 @@
+import { parse, type ParseResult } from '@marcbachmann/cel-js'
+import { fieldCause, invalidValue, isObject, joinPath, typeName, type FieldCause } from './field-error.js'
+import { listMapKey, ROOT_FIELDS } from './schema-pass.js'
+import type { JsonSchemaProps, ValidationRule } from './structural.js'
+
+/**
+ * The CEL half of custom resource validation: `x-kubernetes-validations` compiled once per
+ * schema (so a CRD with a broken rule is refused when it is created) and run bottom-up.
+ */
+
+/** A schema whose CEL rules do not compile; `causes` carry paths below `openAPIV3Schema`. */
+export class SchemaCompileError extends Error {
+  constructor(readonly causes: FieldCause[]) {
+    super(causes.map((c) => `${c.field}: ${c.message}`).join(', '))
+    this.name = 'SchemaCompileError'
+  }
+}
+
+interface CompiledRule {
+  rule: ValidationRule
+  program: ParseResult
+  message?: ParseResult
+  transition: boolean
+}
+
+/** The compiled rules of one schema tree, keyed by schema node. */
+export interface CompiledRules {
+  /** Rules attached to a node. */
+  readonly byNode: WeakMap<JsonSchemaProps, CompiledRule[]>
+  /** Nodes with rules somewhere below them, so rule-free subtrees are skipped. */
+  readonly below: WeakMap<JsonSchemaProps, boolean>
+  /** True when the tree has at least one rule. */
+  readonly any: boolean
+}
+
+type Json = Record<string, unknown>
+
+/** Compiles every rule and messageExpression of a schema tree; SchemaCompileError lists each one that does not parse. */
+export function compileRules(schema: JsonSchemaProps): CompiledRules {
+  const byNode = new WeakMap<JsonSchemaProps, CompiledRule[]>()
+  const below = new WeakMap<JsonSchemaProps, boolean>()
+  const errors: FieldCause[] = []
+  const any = compileNode(schema, 'openAPIV3Schema', byNode, below, errors)
+  if (errors.length) throw new SchemaCompileError(errors)
+  return { byNode, below, any }
+}
+
+function compileNode(s: JsonSchemaProps, path: string, byNode: CompiledRules['byNode'], below: CompiledRules['below'], errors: FieldCause[]): boolean {
+  const list = s['x-kubernetes-validations'] ?? []
+  if (list.length) {
+    const compiled: CompiledRule[] = []
+    list.forEach((rule, i) => {
+      const at = `${path}.x-kubernetes-validations[${i}]`
+      try {
+        const entry: CompiledRule = { rule, program: parse(rule.rule), transition: /\boldSelf\b/.test(rule.rule) }
+        if (rule.messageExpression) {
+          try {
+            entry.message = parse(rule.messageExpression)
+          } catch (err) {
+            errors.push(fieldCause(`${at}.messageExpression`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(rule.messageExpression)}: messageExpression compilation failed: ${firstLine(err)}`))
+          }
+        }
+        compiled.push(entry)
+      } catch (err) {
+        errors.push(fieldCause(`${at}.rule`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(rule.rule)}: compilation failed: ${firstLine(err)}`))
+      }
+    })
+    byNode.set(s, compiled)
+  }
+  let nested = false
+  for (const [k, child] of Object.entries(s.properties ?? {})) nested = compileNode(child, `${path}.properties[${k}]`, byNode, below, errors) || nested
+  if (s.items) nested = compileNode(s.items, `${path}.items`, byNode, below, errors) || nested
+  if (isObject(s.additionalProperties)) nested = compileNode(s.additionalProperties as JsonSchemaProps, `${path}.additionalProperties`, byNode, below, errors) || nested
+  below.set(s, nested)
+  return list.length > 0 || nested
+}
+
+/** Runs the rules over an already defaulted and pruned object; `old` (the stored object) enables transition rules. */
+export function runRules(rules: CompiledRules, root: Json, schema: JsonSchemaProps, old: Json | undefined): FieldCause[] {
+  const causes: FieldCause[] = []
+  if (rules.any) walkRules(rules, root, schema, '', old, causes)
+  return causes
+}
+
+function walkRules(rules: CompiledRules, value: unknown, s: JsonSchemaProps, path: string, old: unknown, causes: FieldCause[]): void {
+  if (!rules.byNode.has(s) && !rules.below.get(s)) return
+  if (isObject(value)) {
+    const additional = isObject(s.additionalProperties) ? (s.additionalProperties as JsonSchemaProps) : undefined
+    const oldObj = isObject(old) ? old : undefined
+    for (const [key, v] of Object.entries(value)) {
+      if (path === '' && ROOT_FIELDS.has(key)) continue
+      const child = s.properties?.[key] ?? additional
+      if (child && v !== null) walkRules(rules, v, child, s.properties?.[key] ? joinPath(path, key) : `${path}[${key}]`, oldObj?.[key], causes)
+    }
+  } else if (Array.isArray(value) && s.items) {
+    const items = s.items
+    // Old and new items correlate only in list-type map lists (by key); set and atomic lists have no oldSelf.
+    const keys = s['x-kubernetes-list-map-keys'] ?? []
+    const oldByKey = s['x-kubernetes-list-type'] === 'map' && Array.isArray(old) ? new Map(old.map((o) => [listMapKey(o, keys), o])) : undefined
+    value.forEach((item, i) => {
+      if (item !== null) walkRules(rules, item, items, `${path}[${i}]`, oldByKey?.get(listMapKey(item, keys)), causes)
+    })
+  }
+  runNodeRules(rules.byNode.get(s) ?? [], value, s, path, old, causes)
+}
+
+function runNodeRules(compiled: CompiledRule[], value: unknown, s: JsonSchemaProps, path: string, old: unknown, causes: FieldCause[]): void {
+  let self: unknown
+  let oldSelf: unknown
+  const shownType = s.type ?? typeName(value)
+  for (const c of compiled) {
+    if (c.transition && old === undefined && !c.rule.optionalOldSelf) continue
+    self ??= toCel(s, value)
+    if (old !== undefined) oldSelf ??= toCel(s, old)
+    const vars: Json = { self }
+    if (old !== undefined) vars.oldSelf = oldSelf
+    const field = c.rule.fieldPath ? joinPath(path, c.rule.fieldPath.replace(/^\./, '')) : path
+    let ok: unknown
+    try {
+      ok = c.program(vars)
+    } catch (err) {
+      causes.push(invalidValue(field, shownType, `${firstLine(err)} evaluating rule: ${c.rule.rule}`))
+      continue
+    }
+    if (ok === true) continue
+    causes.push(ruleFailure(c, vars, field, shownType))
+  }
+}
+
+function ruleFailure(c: CompiledRule, vars: Json, field: string, shownType: string): FieldCause {
+  let message = c.rule.message ?? `failed rule: ${c.rule.rule}`
+  if (c.message) {
+    try {
+      const m = c.message(vars)
+      if (typeof m === 'string' && m.trim()) message = m
+    } catch {
+      // The static message or the rule text stands in when messageExpression itself fails, as on the server.
+    }
+  }
+  const reason = c.rule.reason ?? 'FieldValueInvalid'
+  if (reason === 'FieldValueRequired') return fieldCause(field, reason, `Required value: ${message}`)
+  if (reason === 'FieldValueForbidden') return fieldCause(field, reason, `Forbidden: ${message}`)
+  if (reason === 'FieldValueDuplicate') return fieldCause(field, reason, `Duplicate value: ${JSON.stringify(shownType)}: ${message}`)
+  return fieldCause(field, reason, `Invalid value: ${JSON.stringify(shownType)}: ${message}`)
+}
+
+/** Pure: the CEL view of a decoded JSON value: whole numbers become CEL ints (bigint) unless the schema says `number`. */
+export function toCel(schema: JsonSchemaProps | undefined, value: unknown): unknown {
+  if (typeof value === 'number') return Number.isInteger(value) && schema?.type !== 'number' ? BigInt(value) : value
+  if (Array.isArray(value)) return value.map((v) => toCel(schema?.items, v))
+  if (isObject(value)) {
+    const additional = isObject(schema?.additionalProperties) ? (schema?.additionalProperties as JsonSchemaProps) : undefined
+    const out: Json = {}
+    for (const [k, v] of Object.entries(value)) out[k] = toCel(schema?.properties?.[k] ?? additional, v)
+    return out
+  }
+  return value
+}
+
+function firstLine(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? ''
+}

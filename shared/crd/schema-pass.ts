@@ -1,0 +1,182 @@
+import { fieldCause, invalidValue, isObject, joinPath, typeName, type FieldCause } from './field-error.js'
+import type { JsonSchemaProps } from './structural.js'
+
+/**
+ * The OpenAPI half of custom resource validation: pruning, defaulting and the
+ * openAPIV3Schema keywords, applied in place the way the API server decodes a request.
+ */
+
+/** What one pass over an object found: causes of rejection and the paths of pruned unknown fields. */
+export interface SchemaPassResult {
+  causes: FieldCause[]
+  unknownFields: string[]
+}
+
+/** Fields of the root the API server handles itself: never pruned, defaulted or checked against the schema. */
+export const ROOT_FIELDS: ReadonlySet<string> = new Set(['apiVersion', 'kind', 'metadata'])
+
+type Json = Record<string, unknown>
+
+/** Mutates `root`: prunes unknown fields, drops non-nullable nulls, fills `default`s, and reports every schema violation. */
+export function applySchema(root: Json, schema: JsonSchemaProps): SchemaPassResult {
+  const out: SchemaPassResult = { causes: [], unknownFields: [] }
+  applyObject(root, schema, '', out, ROOT_FIELDS)
+  return out
+}
+
+function walk(value: unknown, s: JsonSchemaProps, path: string, out: SchemaPassResult): void {
+  if (!typeMatches(value, s)) {
+    const expected = s['x-kubernetes-int-or-string'] ? 'integer or string' : (s.type ?? 'object')
+    const got = JSON.stringify(typeName(value))
+    out.causes.push(fieldCause(path, 'FieldValueTypeInvalid', `Invalid value: ${got}: ${path || 'body'} in body must be of type ${expected}: ${got}`))
+    return
+  }
+  if (isObject(value)) applyObject(value, s, path, out, s['x-kubernetes-embedded-resource'] ? ROOT_FIELDS : undefined)
+  else if (Array.isArray(value)) applyArray(value, s, path, out)
+  else checkScalar(value, s, path, out)
+  checkCombinators(value, s, path, out)
+}
+
+function typeMatches(v: unknown, s: JsonSchemaProps): boolean {
+  if (s['x-kubernetes-int-or-string']) return typeof v === 'string' || (typeof v === 'number' && Number.isInteger(v))
+  switch (s.type) {
+    case 'object':
+      return isObject(v)
+    case 'array':
+      return Array.isArray(v)
+    case 'string':
+      return typeof v === 'string'
+    case 'integer':
+      return typeof v === 'number' && Number.isInteger(v)
+    case 'number':
+      return typeof v === 'number'
+    case 'boolean':
+      return typeof v === 'boolean'
+    default:
+      return true
+  }
+}
+
+function additionalSchema(s: JsonSchemaProps): JsonSchemaProps | undefined {
+  return isObject(s.additionalProperties) ? (s.additionalProperties as JsonSchemaProps) : undefined
+}
+
+function applyObject(value: Json, s: JsonSchemaProps, path: string, out: SchemaPassResult, keep?: ReadonlySet<string>): void {
+  const props = s.properties
+  const additional = additionalSchema(s)
+  const preserve = s['x-kubernetes-preserve-unknown-fields'] === true || s.additionalProperties === true
+  for (const key of Object.keys(value)) {
+    if (keep?.has(key)) continue
+    const child = props?.[key] ?? additional
+    if (!child) {
+      if (!preserve) {
+        delete value[key]
+        out.unknownFields.push(joinPath(path, key))
+      }
+    } else if (value[key] === null && !child.nullable) delete value[key]
+  }
+  for (const [key, child] of Object.entries(props ?? {})) {
+    if (keep?.has(key)) continue
+    if (value[key] === undefined && child.default !== undefined) value[key] = structuredClone(child.default)
+  }
+  for (const key of Object.keys(value)) {
+    if (keep?.has(key)) continue
+    const child = props?.[key] ?? additional
+    const v = value[key]
+    if (!child || v === null) continue
+    walk(v, child, props?.[key] ? joinPath(path, key) : `${path}[${key}]`, out)
+  }
+  for (const req of s.required ?? []) {
+    if (value[req] === undefined) out.causes.push(fieldCause(joinPath(path, req), 'FieldValueRequired', 'Required value'))
+  }
+  const n = Object.keys(value).length
+  if (s.minProperties !== undefined && n < s.minProperties) out.causes.push(invalidValue(path, value, `${path || 'body'} in body should have at least ${s.minProperties} properties`))
+  if (s.maxProperties !== undefined && n > s.maxProperties) out.causes.push(fieldCause(path, 'FieldValueTooMany', `Too many: ${n}: must have at most ${s.maxProperties} items`))
+}
+
+/** Pure: the identity of a list-map item, built from its key fields. */
+export function listMapKey(item: unknown, keys: readonly string[]): string {
+  return JSON.stringify(keys.map((k) => (isObject(item) ? item[k] : undefined)))
+}
+
+function applyArray(value: unknown[], s: JsonSchemaProps, path: string, out: SchemaPassResult): void {
+  const listType = s['x-kubernetes-list-type']
+  const mapKeys = s['x-kubernetes-list-map-keys'] ?? []
+  value.forEach((item, i) => {
+    if (s.items && (item !== null || s.items.nullable)) walk(item, s.items, `${path}[${i}]`, out)
+  })
+  if (s.minItems !== undefined && value.length < s.minItems) out.causes.push(invalidValue(path, value.length, `${path} in body should have at least ${s.minItems} items`))
+  if (s.maxItems !== undefined && value.length > s.maxItems) out.causes.push(fieldCause(path, 'FieldValueTooMany', `Too many: ${value.length}: must have at most ${s.maxItems} items`))
+  if (listType === 'map' || listType === 'set' || s.uniqueItems) {
+    const seen = new Set<string>()
+    value.forEach((item, i) => {
+      const key = listType === 'map' ? listMapKey(item, mapKeys) : JSON.stringify(item)
+      if (seen.has(key)) {
+        const shown = listType === 'map' ? JSON.stringify(Object.fromEntries(mapKeys.map((k) => [k, isObject(item) ? item[k] : undefined]))) : JSON.stringify(item)
+        out.causes.push(fieldCause(`${path}[${i}]`, 'FieldValueDuplicate', `Duplicate value: ${shown}`))
+      }
+      seen.add(key)
+    })
+  }
+}
+
+/** Formats the API server checks; any other format (int64, password, ...) is accepted as the server does. */
+const FORMATS: Record<string, RegExp> = {
+  'date-time': /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/,
+  datetime: /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/,
+  date: /^\d{4}-\d{2}-\d{2}$/,
+  uuid: /^[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}$/,
+  byte: /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/,
+  ipv4: /^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/,
+}
+
+function exceedsLower(value: number, s: JsonSchemaProps): string | undefined {
+  if (typeof s.exclusiveMinimum === 'number' && value <= s.exclusiveMinimum) return `greater than ${s.exclusiveMinimum}`
+  if (s.minimum === undefined) return undefined
+  const exclusive = s.exclusiveMinimum === true
+  return (exclusive ? value <= s.minimum : value < s.minimum) ? `greater than ${exclusive ? '' : 'or equal to '}${s.minimum}` : undefined
+}
+
+function exceedsUpper(value: number, s: JsonSchemaProps): string | undefined {
+  if (typeof s.exclusiveMaximum === 'number' && value >= s.exclusiveMaximum) return `less than ${s.exclusiveMaximum}`
+  if (s.maximum === undefined) return undefined
+  const exclusive = s.exclusiveMaximum === true
+  return (exclusive ? value >= s.maximum : value > s.maximum) ? `less than ${exclusive ? '' : 'or equal to '}${s.maximum}` : undefined
+}
+
+function checkScalar(value: unknown, s: JsonSchemaProps, path: string, out: SchemaPassResult): void {
+  if (s.enum && !s.enum.some((e) => e === value)) {
+    out.causes.push(fieldCause(path, 'FieldValueNotSupported', `Unsupported value: ${JSON.stringify(value)}: supported values: ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`))
+  }
+  if (typeof value === 'string') {
+    const len = [...value].length
+    if (s.maxLength !== undefined && len > s.maxLength) out.causes.push(fieldCause(path, 'FieldValueTooLong', `Too long: may not be more than ${s.maxLength} bytes`))
+    if (s.minLength !== undefined && len < s.minLength) out.causes.push(invalidValue(path, value, `${path} in body should be at least ${s.minLength} chars long`))
+    if (s.pattern !== undefined && !new RegExp(s.pattern, 'u').test(value)) out.causes.push(invalidValue(path, value, `${path} in body should match '${s.pattern}'`))
+    const format = s.format === undefined ? undefined : FORMATS[s.format]
+    if (format && !format.test(value)) {
+      out.causes.push(fieldCause(path, 'FieldValueTypeInvalid', `Invalid value: ${JSON.stringify(value)}: ${path} in body must be of type ${s.format}: ${JSON.stringify(value)}`))
+    }
+  }
+  if (typeof value === 'number') {
+    const low = exceedsLower(value, s)
+    if (low) out.causes.push(invalidValue(path, value, `${path} in body should be ${low}`))
+    const high = exceedsUpper(value, s)
+    if (high) out.causes.push(invalidValue(path, value, `${path} in body should be ${high}`))
+    if (typeof s.multipleOf === 'number' && value % s.multipleOf !== 0) out.causes.push(invalidValue(path, value, `${path} in body should be a multiple of ${s.multipleOf}`))
+  }
+}
+
+/** Whether a value satisfies a sub-schema, checked on a copy so a combinator never prunes or defaults the real object. */
+function passes(value: unknown, s: JsonSchemaProps): boolean {
+  const probe: SchemaPassResult = { causes: [], unknownFields: [] }
+  walk(structuredClone(value), { ...s, 'x-kubernetes-preserve-unknown-fields': true }, 'x', probe)
+  return probe.causes.length === 0
+}
+
+function checkCombinators(value: unknown, s: JsonSchemaProps, path: string, out: SchemaPassResult): void {
+  for (const sub of s.allOf ?? []) if (!passes(value, sub)) out.causes.push(invalidValue(path, value, `${path} in body must match all schemas in allOf`))
+  if (s.anyOf && !s.anyOf.some((sub) => passes(value, sub))) out.causes.push(invalidValue(path, value, `${path} in body must match at least one schema in anyOf`))
+  if (s.oneOf && s.oneOf.filter((sub) => passes(value, sub)).length !== 1) out.causes.push(invalidValue(path, value, `${path} in body must match exactly one schema in oneOf`))
+  if (s.not && passes(value, s.not)) out.causes.push(invalidValue(path, value, `${path} in body must not match the schema in not`))
+}
