@@ -1,6 +1,7 @@
 import { Hono } from 'hono'
 import { statusFor } from '../errors.js'
 import type { Logger } from '../log.js'
+import { FunctionMetrics } from './metrics.js'
 
 /**
  * The Hono app every function starts from: health routes and the one place where an error
@@ -8,9 +9,17 @@ import type { Logger } from '../log.js'
  */
 export function baseApp(log: Logger, ready: () => boolean = () => true): Hono {
   const app = new Hono()
+  const metrics = new FunctionMetrics(String(log.bindings().function ?? 'function'))
   app.get('/health/readiness', (c) => (ready() ? c.body(null, 204) : c.body(null, 503)))
   app.get('/health/liveness', (c) => c.body(null, 204))
   app.get('/healthz', (c) => c.body(null, 204))
+  app.get('/metrics', (c) => c.text(metrics.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }))
+  app.use('/', async (c, next) => {
+    if (c.req.method !== 'POST') return next()
+    const start = performance.now()
+    await next()
+    metrics.observe(c.req.header('ce-type') ?? 'unknown', c.res.status, (performance.now() - start) / 1000)
+  })
   app.onError((err, c) => {
     const status = statusFor(err)
     // Name the event, so a redelivery or a dead-lettered event can be traced to this line.

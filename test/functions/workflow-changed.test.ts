@@ -135,3 +135,23 @@ describe('workflow-changed', () => {
     expect(kube.createdJobs).toEqual([`once-only-${firstRun}`, `once-only-${secondRun}`])
   })
 })
+
+describe('metrics', () => {
+  it('counts handled events by type and answer on GET /metrics, in the Prometheus text format', async () => {
+    const kube = new FakeKube({ workflows: [diamond()], agents: [agentOf('helper')] })
+      .failNext('getWorkflow', new TransientError('down'))
+    const app = createApp(testDeps(kube))
+    await deliver(app, RESOURCE_ADD, kube.workflow('team', 'wf'))
+    await deliver(app, RESOURCE_ADD, kube.workflow('team', 'wf'))
+    await deliver(app, RESOURCE_UPDATE, { nothing: 'useful' })
+
+    const res = await app.request('/metrics')
+    const text = await res.text()
+
+    expect(res.headers.get('content-type')).toContain('text/plain')
+    expect(text).toContain('kinetic_events_total{function="function",type="dev.knative.apiserver.resource.add",status="503"} 1')
+    expect(text).toContain('kinetic_events_total{function="function",type="dev.knative.apiserver.resource.add",status="202"} 1')
+    expect(text).toContain('kinetic_events_total{function="function",type="dev.knative.apiserver.resource.update",status="400"} 1')
+    expect(text).toMatch(/kinetic_event_duration_seconds_count\{function="function"\} 3\n/)
+  })
+})
