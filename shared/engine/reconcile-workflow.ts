@@ -15,8 +15,10 @@ import { outputShardSelector, planOutputWrites, readOutputs } from '../reconcile
 import { buildStepInput } from '../reconcile/step-input.js'
 import { kubernetesEventFor } from '../reconcile/kube-events.js'
 import {
-  currentRunId, jobsNeedingResults, NO_CHANGES, planWorkflow, type StepStart, type WorkflowPlan,
+  agentKeyOf, currentRunId, jobsNeedingResults, NO_CHANGES, planWorkflow, type StepStart, type WorkflowPlan,
 } from '../reconcile/workflow-plan.js'
+import { appendMemory, memoryConfigMapName, memoryUpdateFrom, recallFrom } from '../reconcile/agent-memory.js'
+import { memoryBehavior } from '../reconcile/memory-env.js'
 import type { KineticEvents } from './kinetic-events.js'
 
 /** What every function that drives Workflows needs. */
@@ -72,6 +74,7 @@ export async function reconcileWorkflow(deps: EngineDeps, namespace: string, nam
 
   // 1. Children: outputs before anything that may read them, then Jobs.
   const placed = await writeOutputs(kube, workflow, runId, shards, plan)
+  await writeMemories(kube, workflow, runId, plan, agents)
   for (const job of plan.deleteJobs) await kube.deleteJob(namespace, job)
   const created: string[] = []
   if (plan.startJobs.length > 0) {
@@ -141,6 +144,39 @@ async function writeOutputs(
   return placement
 }
 
+/** Appends each finished step's `_memory_update` to its Agent's `<agent>-memory` ConfigMap. */
+async function writeMemories(kube: Kube, workflow: Workflow, runId: string, plan: WorkflowPlan, agents: ReadonlyMap<string, Agent>): Promise<void> {
+  const namespace = workflow.metadata.namespace ?? 'default'
+  const byName = new Map(workflow.spec.steps.map((s) => [s.name, s]))
+  for (const write of plan.outputWrites) {
+    const step = byName.get(write.step)
+    const agent = step?.agentRef?.name ? agents.get(agentKeyOf(workflow, step)) : undefined
+    if (!step || !agent) continue
+    const update = memoryUpdateFrom(agent, write.json, workflow.metadata.name ?? '', step.name)
+    if (update === null) continue
+    // The memory lives beside the Workflow, as purko keeps it, even for an Agent of another namespace.
+    const agentName = agent.metadata.name ?? ''
+    const existing = await kube.getConfigMap(namespace, memoryConfigMapName(agentName))
+    const next = appendMemory(existing, agentName, namespace, update, `${runId}/${step.name}`)
+    if (next === null) continue
+    if (existing) await kube.replaceConfigMap(next)
+    else if ((await kube.createConfigMap(next)) === 'exists') {
+      throw new ConflictError(`ConfigMap ${namespace}/${memoryConfigMapName(agentName)} appeared concurrently`)
+    }
+  }
+}
+
+/** The recalled memory of each persistent Agent among the steps about to start. */
+async function recallMemories(kube: Kube, namespace: string, starts: readonly StepStart[], agents: ReadonlyMap<string, Agent>): Promise<Map<string, string>> {
+  const recalled = new Map<string, string>()
+  for (const key of new Set(starts.filter((s) => s.attempt !== 'rollback').map((s) => s.agentKey))) {
+    const agent = agents.get(key)
+    if (!agent || memoryBehavior(agent) !== 'persistent') continue
+    recalled.set(key, recallFrom(agent, await kube.getConfigMap(namespace, memoryConfigMapName(agent.metadata.name ?? ''))))
+  }
+  return recalled
+}
+
 async function buildJobs(
   deps: EngineDeps, workflow: Workflow, runId: string, starts: readonly StepStart[],
   agents: ReadonlyMap<string, Agent>, stored: ReadonlyMap<string, string>, plan: WorkflowPlan,
@@ -153,6 +189,7 @@ async function buildJobs(
     deps.kube.listMCPServers(namespace),
   ])
   const providers = [...own, ...platform]
+  const recalled = await recallMemories(deps.kube, namespace, starts, agents)
   const outputs = lazyOutputs(stored, plan)
   const parameters = workflow.spec.parameters ?? {}
   const byName = new Map(workflow.spec.steps.map((s) => [s.name, s]))
@@ -170,6 +207,7 @@ async function buildJobs(
       executorImage: deps.config.executorImage, hostNetwork: deps.config.executorHostNetwork,
       traceparent: traceparentFor(runId, start.jobName),
       activeDeadlineSeconds: stepTimeoutSeconds(step, agent),
+      ...(recalled.has(start.agentKey) ? { recalledMemory: recalled.get(start.agentKey)! } : {}),
     })
     job.metadata = { ...job.metadata, name: start.jobName }
     if (rollback) markRollback(job)

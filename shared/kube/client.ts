@@ -108,6 +108,10 @@ export class KubeClient implements Kube {
     return log === null ? null : String(log)
   }
 
+  async getConfigMap(namespace: string, name: string): Promise<V1ConfigMap | null> {
+    return this.orNull(() => this.core.readNamespacedConfigMap({ namespace, name }), `get ConfigMap ${namespace}/${name}`)
+  }
+
   async listConfigMaps(namespace: string, labels: Record<string, string>): Promise<V1ConfigMap[]> {
     const list = await this.call(() => this.core.listNamespacedConfigMap({ namespace, labelSelector: selector(labels) }), `list ConfigMaps in ${namespace}`)
     return list.items

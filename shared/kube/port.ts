@@ -29,6 +29,7 @@ export interface Kube {
   /** The log of the first pod of the Job (`job-name=<job>`), or null when it has no pod. */
   readJobLog(namespace: string, jobName: string): Promise<string | null>
 
+  getConfigMap(namespace: string, name: string): Promise<V1ConfigMap | null>
   listConfigMaps(namespace: string, labels: Record<string, string>): Promise<V1ConfigMap[]>
   createConfigMap(configMap: V1ConfigMap): Promise<'created' | 'exists'>
   /** Full replace guarded by `metadata.resourceVersion`. */

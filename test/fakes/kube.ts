@@ -149,6 +149,12 @@ export class FakeKube implements Kube {
     return this.logs.get(key(namespace, jobName)) ?? null
   }
 
+  async getConfigMap(namespace: string, name: string): Promise<V1ConfigMap | null> {
+    this.enter('getConfigMap')
+    const configMap = this.configMaps.get(key(namespace, name))
+    return configMap ? clone(configMap) : null
+  }
+
   async listConfigMaps(namespace: string, labels: Record<string, string>): Promise<V1ConfigMap[]> {
     this.enter('listConfigMaps')
     return [...this.configMaps.values()]

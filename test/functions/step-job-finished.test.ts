@@ -141,3 +141,24 @@ describe('long Workflow names', () => {
     expect(kube.workflow('team', name).status?.stepStatuses?.map((s) => s.phase)).toEqual(['Succeeded', 'Running'])
   })
 })
+
+describe('agent memory', () => {
+  it('appends _memory_update to <agent>-memory once, and a persistent agent\'s next step recalls it', async () => {
+    const steps = [{ name: 'learn', agentRef: { name: 'scout' } }, { name: 'use', agentRef: { name: 'scout' }, dependsOn: ['learn'] }]
+    const kube = new FakeKube({ workflows: [workflowOf('wf', steps)], agents: [agentOf('scout', { memory: { behavior: 'persistent' } })] })
+    await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
+    const runId = kube.workflow('team', 'wf').status!.runId!
+    const app = createApp(testDeps(kube))
+    const job = kube.finishJob(`wf-learn-${runId}`, 'Succeeded', 'OUTPUT:{"response":"ok","_memory_update":"Task: learn | Result: the cache is cold on Mondays"}')
+    kube.failNext('patchWorkflowStatus', new TransientError('timeout'))
+
+    expect((await deliver(app, RESOURCE_UPDATE, job)).status).toBe(503)
+    expect((await deliver(app, RESOURCE_UPDATE, job)).status).toBe(202) // redelivered after the crash
+
+    expect(kube.configMaps.get('team/scout-memory')?.data?.summary).toBe('Task: learn | Result: the cache is cold on Mondays')
+    const next = [...kube.jobs.values()].find((j) => j.metadata?.name === `wf-use-${runId}`)!
+    const env = next.spec?.template.spec?.containers[0]?.env ?? []
+    expect(env.find((e) => e.name === 'AGENT_MEMORY')?.value).toBe('Task: learn | Result: the cache is cold on Mondays')
+    expect(env.find((e) => e.name === 'MEMORY_TYPE')?.value).toBe('summary')
+  })
+})

@@ -18,7 +18,7 @@ const FUNCTION_GRANTS: Grants = {
   'batch/jobs': ['create', 'delete', 'list'],
   '/pods': ['list'],
   '/pods/log': ['get'],
-  '/configmaps': ['create', 'list', 'update'],
+  '/configmaps': ['create', 'get', 'list', 'update'],
   '/events': ['create'],
 }
 

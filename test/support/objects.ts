@@ -12,7 +12,7 @@ export function workflowOf(name: string, steps: Partial<WorkflowStep>[], spec: R
 }
 
 /** An Agent in namespace `team`; `approval` makes its steps wait for a human. */
-export function agentOf(name: string, options: { approval?: boolean } = {}): Agent {
+export function agentOf(name: string, options: { approval?: boolean; memory?: Record<string, unknown> } = {}): Agent {
   return AgentSchema.parse({
     apiVersion: 'purko.io/v1alpha1',
     kind: 'Agent',
@@ -20,6 +20,7 @@ export function agentOf(name: string, options: { approval?: boolean } = {}): Age
     spec: {
       model: { provider: 'offline', name: 'scripted' },
       ...(options.approval ? { guardrails: { humanApprovalRequired: true } } : {}),
+      ...(options.memory ? { memory: options.memory } : {}),
     },
   })
 }
