@@ -1,18 +1,8 @@
 import { z } from 'zod'
 import { StepError } from '../errors.js'
-import { postWithRetry, readJson, type RetryPolicy } from './retry.js'
-import type { ChatRequest, ChatResponse, FetchLike, Message, ModelProvider, ToolCall } from './types.js'
+import { postWithRetry, readJson } from './retry.js'
+import type { ChatRequest, ChatResponse, HttpProviderOptions, Message, ModelProvider, ToolCall } from './types.js'
 
-/** Settings for the Anthropic Messages API (or a compatible endpoint). */
-export interface AnthropicOptions {
-  endpoint?: string
-  apiKey?: string
-  model: string
-  timeoutMs: number
-  fetch: FetchLike
-  retry: RetryPolicy
-  onRetry?: (info: { attempt: number; status?: number; delayMs: number }) => void
-}
 
 const TextBlock = z.object({ type: z.literal('text'), text: z.string() })
 const ToolUseBlock = z.object({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.record(z.string(), z.unknown()) })
@@ -50,7 +40,7 @@ function toWire(messages: readonly Message[]): unknown[] {
 }
 
 /** A ModelProvider speaking POST <endpoint>/messages with `x-api-key` and anthropic-version 2023-06-01. */
-export function anthropicProvider(opts: AnthropicOptions): ModelProvider {
+export function anthropicProvider(opts: HttpProviderOptions): ModelProvider {
   const url = `${opts.endpoint ?? 'https://api.anthropic.com/v1'}/messages`
   const headers: Record<string, string> = { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }
   if (opts.apiKey !== undefined) headers['x-api-key'] = opts.apiKey

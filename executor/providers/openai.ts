@@ -1,19 +1,9 @@
 import { z } from 'zod'
 import { StepError } from '../errors.js'
 import { estimateTokens } from '../pricing.js'
-import { postWithRetry, readJson, type RetryPolicy } from './retry.js'
-import type { ChatRequest, ChatResponse, FetchLike, Message, ModelProvider, ToolCall } from './types.js'
+import { postWithRetry, readJson } from './retry.js'
+import type { ChatRequest, ChatResponse, HttpProviderOptions, Message, ModelProvider, ToolCall } from './types.js'
 
-/** Settings for an OpenAI-compatible chat-completions API (OpenAI, Ollama, vLLM, OpenRouter). */
-export interface OpenAiOptions {
-  endpoint?: string
-  apiKey?: string
-  model: string
-  timeoutMs: number
-  fetch: FetchLike
-  retry: RetryPolicy
-  onRetry?: (info: { attempt: number; status?: number; delayMs: number }) => void
-}
 
 const ResponseSchema = z.object({
   choices: z
@@ -72,7 +62,7 @@ function parseArguments(text: string | undefined, name: string): Record<string, 
 }
 
 /** A ModelProvider speaking POST <endpoint>/chat/completions; Authorization is sent only when a key exists. */
-export function openAiProvider(opts: OpenAiOptions): ModelProvider {
+export function openAiProvider(opts: HttpProviderOptions): ModelProvider {
   const url = `${opts.endpoint ?? 'https://api.openai.com/v1'}/chat/completions`
   const headers: Record<string, string> = { 'content-type': 'application/json' }
   if (opts.apiKey !== undefined) headers.authorization = `Bearer ${opts.apiKey}`

@@ -1,3 +1,4 @@
+import type { RetryPolicy } from './retry.js'
 /**
  * The provider-neutral conversation the agent loop keeps; each provider translates it to its
  * wire format and back.
@@ -56,3 +57,15 @@ export interface ModelProvider {
 
 /** The fetch the HTTP providers use; tests pass one bound to a local server or msw. */
 export type FetchLike = (input: string, init: RequestInit) => Promise<Response>
+
+/** Settings of a provider reached over HTTP: an OpenAI-compatible or an Anthropic Messages API. */
+export interface HttpProviderOptions {
+  /** Base URL; the public API when unset. */
+  endpoint?: string
+  apiKey?: string
+  model: string
+  timeoutMs: number
+  fetch: FetchLike
+  retry: RetryPolicy
+  onRetry?: (info: { attempt: number; status?: number; delayMs: number }) => void
+}
