@@ -7,7 +7,7 @@ import { reconcileWorkflow, type EngineDeps } from '../../shared/engine/reconcil
 import { baseApp } from '../../shared/http/app.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { ConflictError } from '../../shared/errors.js'
-import { isTerminalPhase, mayNeedWork } from '../../shared/reconcile/workflow-plan.js'
+import { isTerminalPhase, mayNeedWork } from '../../shared/reconcile/run-status.js'
 
 /** Ping data is free-form (and absent when the PingSource sets none). */
 const PingData = z.unknown()

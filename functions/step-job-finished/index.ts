@@ -3,11 +3,14 @@
 // Writes: the step output (outputs ConfigMap), the next step Jobs, and Workflow status.
 import type { Hono } from 'hono'
 import { z } from 'zod'
-import { reconcileWorkflow, type EngineDeps } from '../../shared/engine/reconcile-workflow.js'
+import type { EngineDeps } from '../../shared/engine/reconcile-workflow.js'
 import { baseApp } from '../../shared/http/app.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { jobFactFrom } from '../../shared/reconcile/job-facts.js'
 import type { V1Job } from '@kubernetes/client-node'
+
+// The planner is loaded on the first Job that needs it: Jobs still running or not ours never do.
+const engine = () => import('../../shared/engine/reconcile-workflow.js')
 
 /** Event data: the Job as the watch delivered it (Resource mode). */
 const JobEventData = z.looseObject({
@@ -24,6 +27,7 @@ export function createApp(deps: EngineDeps): Hono {
     const fact = jobFactFrom(job)
     if (!fact || fact.state === 'Active') return c.body(null, 202) // not ours, or still running
     const namespace = event.data.metadata.namespace
+    const { reconcileWorkflow } = await engine()
     const outcome = await reconcileWorkflow(deps, namespace, fact.workflow, { kind: 'job', job: fact })
     deps.log.info(
       { ceId: event.id, ceType: event.type, namespace, name: fact.workflow, job: fact.name, state: fact.state, result: outcome.result, created: outcome.created.length },

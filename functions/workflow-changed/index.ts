@@ -3,11 +3,18 @@
 // Writes: step Jobs, outputs ConfigMaps, the run-id annotation and Workflow status.
 import type { Hono } from 'hono'
 import { z } from 'zod'
-import { reconcileWorkflow, type EngineDeps } from '../../shared/engine/reconcile-workflow.js'
+import type { EngineDeps } from '../../shared/engine/reconcile-workflow.js'
 import { baseApp } from '../../shared/http/app.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
-import { WorkflowSchema } from '../../shared/schemas/workflow.js'
-import { mayNeedWork } from '../../shared/reconcile/workflow-plan.js'
+import { mayNeedWork, type RunView } from '../../shared/reconcile/run-status.js'
+import { ObjectMetaSchema } from '../../shared/schemas/object-meta.js'
+import { WorkflowStatusSchema } from '../../shared/schemas/workflow.js'
+
+/** Metadata and status only: enough to recognise an echo without parsing (or loading) the rest. */
+const RunViewSchema = z.looseObject({ metadata: ObjectMetaSchema, status: WorkflowStatusSchema.optional() })
+
+// The planner is loaded on the first event that needs it: echoes of our own writes never do.
+const engine = () => import('../../shared/engine/reconcile-workflow.js')
 
 /** Event data: a whole Workflow (Resource mode) or an ObjectReference (Reference mode). */
 const WorkflowEventData = z.looseObject({
@@ -27,11 +34,12 @@ export function createApp(deps: EngineDeps): Hono {
     const data = event.data
     if (data.metadata) {
       // Resource mode: our own status writes come back here; spot them without a GET.
-      const seen = WorkflowSchema.safeParse(data)
-      if (seen.success && !mayNeedWork(seen.data)) return c.body(null, 202)
+      const seen = RunViewSchema.safeParse(data)
+      if (seen.success && !mayNeedWork(seen.data as RunView)) return c.body(null, 202)
     }
     const namespace = data.metadata?.namespace ?? data.namespace!
     const name = data.metadata?.name ?? data.name!
+    const { reconcileWorkflow } = await engine()
     const outcome = await reconcileWorkflow(deps, namespace, name, { kind: 'full' })
     log.info({ namespace, name, result: outcome.result, created: outcome.created.length, phase: outcome.phase }, 'Reconciled Workflow')
     return c.body(null, 202)

@@ -13,6 +13,7 @@ import { stepJobName } from './job-builder.js'
 import type { OutputWrite } from './outputs.js'
 import { retryDecision } from './retry.js'
 import { runIdFor } from './run-id.js'
+import { currentRunId, isRetriableSpecFailure, isTerminalPhase, mayNeedWork, runControlDigest } from './run-status.js'
 import { decodeStepStates, DETAILED_STATUS_MAX_STEPS, encodeStepStates, stepListChanged, type StepState } from './step-states.js'
 
 /**
@@ -21,6 +22,8 @@ import { decodeStepStates, DETAILED_STATUS_MAX_STEPS, encodeStepStates, stepList
  * make status and requests outgrow what the API server accepts.
  */
 export const MAX_PARALLELISM = 200
+
+export { currentRunId, isTerminalPhase, mayNeedWork, runControlDigest }
 
 /** Workflow deadline when `spec.timeout` is not set (purko's 30 minutes). */
 export const DEFAULT_WORKFLOW_TIMEOUT_SECONDS = 30 * 60
@@ -75,39 +78,15 @@ export const NO_CHANGES: WorkflowPlan = Object.freeze({
   runId: null, deleteJobs: [], startJobs: [], outputWrites: [], annotations: null, status: null, transitions: [],
 }) as WorkflowPlan
 
-const TERMINAL_RUN: ReadonlySet<string> = new Set(['Succeeded', 'CompletedWithErrors', 'Failed', 'Cancelled'])
 const DONE_STEP: ReadonlySet<string> = new Set(['Succeeded', 'Skipped', 'Failed', 'RolledBack'])
 
-/** Pure: true when the run phase is final. */
-export const isTerminalPhase = (phase: string | undefined): boolean => phase !== undefined && TERMINAL_RUN.has(phase)
 
 /** Pure: the agent lookup key of a step (its own namespace, else the Workflow's). */
 export function agentKeyOf(workflow: Workflow, step: WorkflowStep): string {
   return `${step.agentRef?.namespace || workflow.metadata.namespace}/${step.agentRef?.name ?? ''}`
 }
 
-/** Pure: digest of the annotations that steer a run, so echoes of our own writes are cheap to spot. */
-export function runControlDigest(annotations: Readonly<Record<string, string>> | undefined): string {
-  const keys = Object.keys(annotations ?? {})
-    .filter((k) => k === ANNOTATION_CANCEL || k === ANNOTATION_RERUN || k.startsWith(ANNOTATION_APPROVE_PREFIX) || k.startsWith(ANNOTATION_DENY_PREFIX))
-    .sort()
-  return keys.map((k) => `${k}=${annotations![k]}`).join(';')
-}
 
-/** Pure: whether a Workflow (as seen in an event) may need anything done at all. */
-export function mayNeedWork(workflow: Workflow): boolean {
-  const meta = workflow.metadata
-  if (meta.deletionTimestamp || meta.annotations?.[ANNOTATION_TEMPLATE] === 'true') return false
-  const status = workflow.status
-  if (!status?.runId) return true
-  if (status.runId !== runIdFor(meta.uid ?? '', meta.annotations?.[ANNOTATION_RERUN])) return true
-  // A finished run only moves again for a rerun or a fixed spec, as planWorkflow decides; anything
-  // else (a late cancel, an edited description) would otherwise be re-planned by every resync tick.
-  if (isTerminalPhase(status.phase)) return isRetriableSpecFailure(workflow)
-  if (status.observedGeneration !== meta.generation) return true
-  if (status.runControl !== runControlDigest(meta.annotations)) return true
-  return !isTerminalPhase(status.phase) && status.phase !== 'Running' && status.phase !== 'RollingBack'
-}
 
 /**
  * Pure: the next state of a Workflow run and the writes that get there. Re-planning on the
@@ -154,11 +133,6 @@ export function planWorkflow(facts: WorkflowFacts, now: string): WorkflowPlan {
   return run.finish()
 }
 
-/** A spec rejected by validation is retried once the user changes it (a new generation). */
-function isRetriableSpecFailure(wf: Workflow): boolean {
-  const invalid = wf.status?.conditions?.find((c) => c.type === 'SpecValid' && c.status === 'False')
-  return invalid !== undefined && wf.status?.observedGeneration !== wf.metadata.generation
-}
 
 /** Mutable working copy of one plan; every method is pure with respect to the outside world. */
 class RunBuilder {
@@ -722,7 +696,3 @@ export function jobsNeedingResults(workflow: Workflow, jobs: readonly JobFact[])
   })
 }
 
-/** Pure: the run id the Workflow's current annotations ask for. */
-export function currentRunId(workflow: Workflow): string {
-  return runIdFor(workflow.metadata.uid ?? '', workflow.metadata.annotations?.[ANNOTATION_RERUN])
-}
