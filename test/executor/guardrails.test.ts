@@ -179,7 +179,7 @@ describe('CONTENT_FILTERS', () => {
   it('redacts the step output, including structured keys, but not _metrics', async () => {
     const run = await runWithEnv({
       MODEL_PROVIDER: 'offline',
-      CONTENT_FILTERS: '["no-pii","secrets","regex:INC-\\\\d+:INC-XXX"]',
+      CONTENT_FILTERS: '["no-pii","secrets","regex:INC-\\\\d+:INC-NNNN"]',
       EXECUTOR_OFFLINE_RESPONSE: JSON.stringify({
         response: 'Escalated INC-4711 to oncall@example.com',
         contact: { phone: '+44 20 7946 0958' },
@@ -188,7 +188,7 @@ describe('CONTENT_FILTERS', () => {
     })
     expect(run.exitCode).toBe(0)
     expect(run.output).toMatchObject({
-      response: 'Escalated INC-XXX to ***EMAIL***',
+      response: 'Escalated INC-NNNN to ***EMAIL***',
       contact: { phone: '***PHONE***' },
       leaked: 'api_key=***REDACTED***',
     })
