@@ -1,0 +1,492 @@
+// npm run image: builds Kinetic's one container image without a Docker daemon. It pulls a base
+// image's manifest from an OCI Distribution registry, adds one reproducible layer holding dist/
+// under /app, and pushes the result, so the same dist/ always yields the same manifest digest.
+import { createHash } from 'node:crypto'
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { join, relative, resolve, sep } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { parseArgs } from 'node:util'
+import { gzipSync } from 'node:zlib'
+import { parseDocument } from 'yaml'
+
+const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json'
+const OCI_INDEX = 'application/vnd.oci.image.index.v1+json'
+const DOCKER_MANIFEST = 'application/vnd.docker.distribution.manifest.v2+json'
+const DOCKER_LIST = 'application/vnd.docker.distribution.manifest.list.v2+json'
+const OCI_LAYER = 'application/vnd.oci.image.layer.v1.tar+gzip'
+const DOCKER_LAYER = 'application/vnd.docker.image.rootfs.diff.tar.gzip'
+const ACCEPT = [OCI_MANIFEST, OCI_INDEX, DOCKER_MANIFEST, DOCKER_LIST].join(', ')
+
+/** The command every container of the image runs unless it names its own: the step executor. */
+export const ENTRYPOINT = ['node', 'dist/executor/main.js']
+/** The non-root user the image runs as (distroless "nonroot"). */
+export const USER = '65532:65532'
+/** Where dist/ lands inside the image; also the working directory. */
+export const APP_DIR = '/app'
+// Fixed timestamp so that config and history never depend on when the build ran.
+const EPOCH = '1970-01-01T00:00:00Z'
+
+/** Returns the lowercase hex sha256 of `data` prefixed with `sha256:`. */
+export function sha256Digest(data) {
+  return `sha256:${createHash('sha256').update(data).digest('hex')}`
+}
+
+/** Splits `<host>/<repo>[:tag][@sha256:...]` into registry host, repository and reference; throws on anything else. */
+export function parseReference(ref) {
+  const slash = ref.indexOf('/')
+  const host = slash > 0 ? ref.slice(0, slash) : ''
+  // Without a registry host the reference would silently mean some default registry; require one.
+  if (!host || !(host.includes('.') || host.includes(':') || host === 'localhost')) {
+    throw new Error(`image reference "${ref}" must start with a registry host, e.g. <registry>/<repository>`)
+  }
+  let rest = ref.slice(slash + 1)
+  let digest
+  const at = rest.indexOf('@')
+  if (at >= 0) {
+    digest = rest.slice(at + 1)
+    rest = rest.slice(0, at)
+    if (!/^sha256:[a-f0-9]{64}$/.test(digest)) throw new Error(`image reference "${ref}" has an invalid digest`)
+  }
+  let tag
+  const colon = rest.lastIndexOf(':')
+  if (colon > rest.lastIndexOf('/')) {
+    tag = rest.slice(colon + 1)
+    rest = rest.slice(0, colon)
+    if (!/^[\w][\w.-]{0,127}$/.test(tag)) throw new Error(`image reference "${ref}" has an invalid tag`)
+  }
+  if (!/^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/.test(rest)) {
+    throw new Error(`image reference "${ref}" has an invalid repository name`)
+  }
+  return { host, repository: rest, tag, digest, name: `${host}/${rest}` }
+}
+
+function octal(value, width) {
+  // ustar numeric fields: zero-padded octal digits followed by a NUL.
+  const text = value.toString(8)
+  if (text.length > width - 1) throw new Error(`tar field overflow: ${value}`)
+  return text.padStart(width - 1, '0') + '\0'
+}
+
+function splitName(name) {
+  if (Buffer.byteLength(name) <= 100) return { name, prefix: '' }
+  // Long paths go into the 155-byte prefix, split at a slash.
+  for (let i = name.length - 1; i > 0; i--) {
+    if (name[i] !== '/') continue
+    const prefix = name.slice(0, i)
+    const rest = name.slice(i + 1)
+    if (Buffer.byteLength(prefix) <= 155 && Buffer.byteLength(rest) <= 100 && rest.length > 0) return { name: rest, prefix }
+  }
+  throw new Error(`path too long for a ustar archive: ${name}`)
+}
+
+function tarHeader(entry, size) {
+  const header = Buffer.alloc(512)
+  const { name, prefix } = splitName(entry.path)
+  const put = (text, offset, length) => header.write(text, offset, length, 'utf8')
+  put(name, 0, 100)
+  put(octal(entry.type === 'dir' ? 0o755 : 0o644, 8), 100, 8)
+  put(octal(0, 8), 108, 8)
+  put(octal(0, 8), 116, 8)
+  put(octal(size, 12), 124, 12)
+  put(octal(0, 12), 136, 12)
+  put('        ', 148, 8)
+  put(entry.type === 'dir' ? '5' : '0', 156, 1)
+  put('ustar\0', 257, 6)
+  put('00', 263, 2)
+  put('root', 265, 32)
+  put('root', 297, 32)
+  put(octal(0, 8), 329, 8)
+  put(octal(0, 8), 337, 8)
+  put(prefix, 345, 155)
+  let sum = 0
+  for (const byte of header) sum += byte
+  put(sum.toString(8).padStart(6, '0') + '\0 ', 148, 8)
+  return header
+}
+
+/**
+ * Writes a POSIX ustar archive of `entries` ({path, type: 'dir'|'file', data?}) in byte order of
+ * their paths, with mtime 0, uid/gid 0, mode 0755 for directories and 0644 for files.
+ */
+export function createTar(entries) {
+  const sorted = [...entries].sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)))
+  const blocks = []
+  for (const entry of sorted) {
+    const data = entry.type === 'dir' ? Buffer.alloc(0) : Buffer.from(entry.data ?? '')
+    blocks.push(tarHeader(entry, data.length), data)
+    const pad = (512 - (data.length % 512)) % 512
+    if (pad) blocks.push(Buffer.alloc(pad))
+  }
+  blocks.push(Buffer.alloc(1024))
+  return Buffer.concat(blocks)
+}
+
+/** Gzips `data` with a header that carries no file name, mtime 0 and a fixed OS byte, so output depends only on input. */
+export function deterministicGzip(data) {
+  const gz = gzipSync(data, { level: 9 })
+  // zlib stamps the OS it was built for; fix it to "unknown" so every platform agrees.
+  gz[9] = 0xff
+  return gz
+}
+
+function collect(distDir, withSourcemaps) {
+  const entries = [{ path: 'app/', type: 'dir' }, { path: 'app/dist/', type: 'dir' }]
+  const walk = (dir) => {
+    for (const item of readdirSync(dir, { withFileTypes: true })) {
+      const full = join(dir, item.name)
+      const inside = `app/dist/${relative(distDir, full).split(sep).join('/')}`
+      if (item.isDirectory()) {
+        entries.push({ path: `${inside}/`, type: 'dir' })
+        walk(full)
+      } else if (item.isFile()) {
+        if (!withSourcemaps && item.name.endsWith('.map')) continue
+        entries.push({ path: inside, type: 'file', data: readFileSync(full) })
+      }
+    }
+  }
+  walk(distDir)
+  return entries
+}
+
+/** Builds the app layer from `distDir`: the tar (dist/** under app/dist/), its gzip, the compressed digest and the diff_id. */
+export function buildAppLayer(distDir, options = {}) {
+  const entries = collect(resolve(distDir), options.withSourcemaps === true)
+  if (!entries.some((e) => e.path === 'app/dist/executor/main.js')) {
+    throw new Error(`${distDir} has no executor/main.js (the image entrypoint); run npm run build first`)
+  }
+  const tar = createTar(entries)
+  const gzip = deterministicGzip(tar)
+  return { tar, gzip, digest: sha256Digest(gzip), diffId: sha256Digest(tar), size: gzip.length }
+}
+
+/** Returns the image config for the base config plus the app layer: entrypoint, working dir, non-root user, base Env kept. */
+export function appImageConfig(baseConfig, diffId) {
+  const config = { ...(baseConfig.config ?? {}) }
+  config.WorkingDir = APP_DIR
+  config.Entrypoint = [...ENTRYPOINT]
+  config.Cmd = null
+  config.User = USER
+  const history = [...(baseConfig.history ?? [])]
+  history.push({ created: EPOCH, created_by: 'kinetic build-image: dist/ as /app/dist', comment: 'kinetic app layer' })
+  return {
+    ...baseConfig,
+    created: EPOCH,
+    config,
+    rootfs: { type: 'layers', diff_ids: [...(baseConfig.rootfs?.diff_ids ?? []), diffId] },
+    history,
+  }
+}
+
+function parseChallenge(header) {
+  const match = /^\s*(\w+)\s*(.*)$/.exec(header ?? '')
+  if (!match) return undefined
+  const params = {}
+  for (const part of (match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)) params[part[1]] = part[2]
+  return { scheme: match[1].toLowerCase(), params }
+}
+
+/** A minimal OCI Distribution client for one registry host: anonymous, basic, or bearer tokens from the challenge. */
+export class RegistryClient {
+  constructor(host, options = {}) {
+    this.host = host
+    const local = /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/.test(host)
+    this.base = `${options.insecure || local ? 'http' : 'https'}://${host}`
+    this.user = options.user
+    this.password = options.password
+    this.fetch = options.fetch ?? globalThis.fetch
+    this.authorization = undefined
+  }
+
+  basic() {
+    return this.user ? `Basic ${Buffer.from(`${this.user}:${this.password ?? ''}`).toString('base64')}` : undefined
+  }
+
+  async authorize(challenge) {
+    if (challenge?.scheme === 'basic' && this.user) {
+      this.authorization = this.basic()
+      return true
+    }
+    if (challenge?.scheme !== 'bearer' || !challenge.params.realm) return false
+    const url = new URL(challenge.params.realm)
+    if (challenge.params.service) url.searchParams.set('service', challenge.params.service)
+    if (challenge.params.scope) url.searchParams.set('scope', challenge.params.scope)
+    const headers = {}
+    const basic = this.basic()
+    if (basic) headers.authorization = basic
+    const response = await this.fetch(url, { headers })
+    if (!response.ok) throw new Error(`token request to ${url.origin}${url.pathname} failed: HTTP ${response.status}`)
+    const body = await response.json()
+    const token = body.token ?? body.access_token
+    if (!token) throw new Error(`token response from ${url.origin}${url.pathname} carries no token`)
+    this.authorization = `Bearer ${token}`
+    return true
+  }
+
+  /** Sends a request to a registry path or absolute URL, answering one 401 challenge; returns the Response. */
+  async request(method, pathOrUrl, init = {}) {
+    const url = new URL(pathOrUrl, this.base)
+    const send = () => {
+      const headers = { ...(init.headers ?? {}) }
+      // Upload locations may point at other hosts (storage backends); credentials stay with the registry.
+      if (this.authorization && url.origin === new URL(this.base).origin) headers.authorization = this.authorization
+      return this.fetch(url, { method, headers, body: init.body, redirect: 'follow' })
+    }
+    let response = await send()
+    if (response.status === 401 && (await this.authorize(parseChallenge(response.headers.get('www-authenticate'))))) {
+      await response.arrayBuffer()
+      response = await send()
+    }
+    return response
+  }
+}
+
+async function failure(response, what) {
+  const text = await response.text().catch(() => '')
+  return new Error(`${what}: HTTP ${response.status}${text ? ` ${text.slice(0, 300)}` : ''}`)
+}
+
+async function getManifest(client, repository, reference) {
+  const response = await client.request('GET', `/v2/${repository}/manifests/${reference}`, { headers: { accept: ACCEPT } })
+  if (response.status === 404) throw new Error(`base image ${client.host}/${repository}:${reference} not found (HTTP 404)`)
+  if (!response.ok) throw await failure(response, `cannot read manifest ${client.host}/${repository} ${reference}`)
+  const bytes = Buffer.from(await response.arrayBuffer())
+  const digest = sha256Digest(bytes)
+  if (reference.startsWith('sha256:') && digest !== reference) {
+    throw new Error(`manifest ${client.host}/${repository}@${reference} does not match its digest (got ${digest})`)
+  }
+  const manifest = JSON.parse(bytes.toString('utf8'))
+  const mediaType = manifest.mediaType ?? (response.headers.get('content-type') ?? '').split(';')[0]
+  return { manifest, mediaType, digest, bytes }
+}
+
+function pickPlatform(index, platform) {
+  const [os, architecture, variant] = platform.split('/')
+  const found = (index.manifests ?? []).find(
+    (m) =>
+      m.platform?.os === os &&
+      m.platform?.architecture === architecture &&
+      (variant === undefined || m.platform?.variant === variant),
+  )
+  if (!found) {
+    const offered = (index.manifests ?? []).map((m) => `${m.platform?.os}/${m.platform?.architecture}`).join(', ')
+    throw new Error(`base image has no ${platform} manifest (offers: ${offered || 'none'})`)
+  }
+  return found.digest
+}
+
+async function resolveBase(client, ref, platform) {
+  let current = await getManifest(client, ref.repository, ref.digest ?? ref.tag ?? 'latest')
+  if (current.mediaType === OCI_INDEX || current.mediaType === DOCKER_LIST || (!current.manifest.layers && current.manifest.manifests)) {
+    current = await getManifest(client, ref.repository, pickPlatform(current.manifest, platform))
+  }
+  // OCI manifests may omit mediaType; anything else (Docker schema 1, artifacts) cannot be extended.
+  if (!current.mediaType && current.manifest.schemaVersion === 2 && Array.isArray(current.manifest.layers)) {
+    current.mediaType = OCI_MANIFEST
+  }
+  if (current.mediaType !== OCI_MANIFEST && current.mediaType !== DOCKER_MANIFEST) {
+    throw new Error(`base image manifest type "${current.mediaType}" is not supported (need OCI or Docker schema 2)`)
+  }
+  return current
+}
+
+async function getBlob(client, repository, digest) {
+  const response = await client.request('GET', `/v2/${repository}/blobs/${digest}`)
+  if (!response.ok) throw await failure(response, `cannot read blob ${digest} from ${client.host}/${repository}`)
+  const data = Buffer.from(await response.arrayBuffer())
+  if (sha256Digest(data) !== digest) throw new Error(`blob ${digest} from ${client.host}/${repository} does not match its digest`)
+  return data
+}
+
+async function hasBlob(client, repository, digest) {
+  const response = await client.request('HEAD', `/v2/${repository}/blobs/${digest}`)
+  if (response.status === 200) return true
+  if (response.status === 404) return false
+  throw await failure(response, `cannot check blob ${digest} in ${client.host}/${repository}`)
+}
+
+async function finishUpload(client, location, digest, data) {
+  const url = new URL(location, client.base)
+  url.searchParams.set('digest', digest)
+  const response = await client.request('PUT', url.href, {
+    headers: { 'content-type': 'application/octet-stream' },
+    body: data,
+  })
+  if (response.status !== 201) throw await failure(response, `upload of ${digest} to ${client.host} failed`)
+  await response.arrayBuffer()
+}
+
+async function startUpload(client, repository, query = '') {
+  return client.request('POST', `/v2/${repository}/blobs/uploads/${query}`)
+}
+
+async function uploadBlob(client, repository, digest, data) {
+  const response = await startUpload(client, repository)
+  if (response.status !== 202) throw await failure(response, `cannot start upload to ${client.host}/${repository}`)
+  await response.arrayBuffer()
+  const location = response.headers.get('location')
+  if (!location) throw new Error(`registry ${client.host} started an upload without a Location`)
+  await finishUpload(client, location, digest, data)
+}
+
+async function copyBaseLayer(source, target, baseRepo, toRepo, layer, log) {
+  if (await hasBlob(target, toRepo, layer.digest)) return 'present'
+  if (source.host === target.host) {
+    const query = `?mount=${encodeURIComponent(layer.digest)}&from=${encodeURIComponent(baseRepo)}`
+    const response = await startUpload(target, toRepo, query)
+    if (response.status === 201) {
+      await response.arrayBuffer()
+      return 'mounted'
+    }
+    // 202 means the registry declined the mount and opened an ordinary upload instead.
+    if (response.status === 202 && response.headers.get('location')) {
+      await response.arrayBuffer()
+      const data = await getBlob(source, baseRepo, layer.digest)
+      await finishUpload(target, response.headers.get('location'), layer.digest, data)
+      return 'uploaded'
+    }
+    throw await failure(response, `cannot mount ${layer.digest} into ${target.host}/${toRepo}`)
+  }
+  log(`copying base layer ${layer.digest} (${layer.size} bytes)`)
+  await uploadBlob(target, toRepo, layer.digest, await getBlob(source, baseRepo, layer.digest))
+  return 'uploaded'
+}
+
+/**
+ * Builds and pushes the image: base manifest from `options.base`, one app layer from
+ * `options.dist`, pushed to `options.to`; resolves to `{ reference, digest, manifest, config, layer }`
+ * where `reference` is `<to-repo>@<digest>`. Same inputs always give the same digest.
+ */
+export async function buildImage(options) {
+  const log = options.log ?? (() => {})
+  const auth = { user: options.user ?? process.env.REGISTRY_USER, password: options.password ?? process.env.REGISTRY_PASSWORD }
+  const baseRef = parseReference(options.base)
+  const toRef = parseReference(options.to)
+  if (toRef.digest) throw new Error(`--to "${options.to}" must not carry a digest; the digest is computed`)
+  const source = new RegistryClient(baseRef.host, { insecure: options.insecure, fetch: options.fetch, ...auth })
+  const target =
+    toRef.host === baseRef.host ? source : new RegistryClient(toRef.host, { insecure: options.insecure, fetch: options.fetch, ...auth })
+
+  const base = await resolveBase(source, baseRef, options.platform ?? 'linux/amd64')
+  log(`base ${baseRef.name}@${base.digest}`)
+  const baseConfig = JSON.parse((await getBlob(source, baseRef.repository, base.manifest.config.digest)).toString('utf8'))
+
+  const layer = buildAppLayer(options.dist ?? 'dist', { withSourcemaps: options.withSourcemaps })
+  log(`app layer ${layer.digest} (${layer.size} bytes, diff_id ${layer.diffId})`)
+  const config = appImageConfig(baseConfig, layer.diffId)
+  const configBytes = Buffer.from(JSON.stringify(config))
+  const docker = base.mediaType === DOCKER_MANIFEST
+
+  const manifest = { ...base.manifest }
+  delete manifest.subject
+  manifest.mediaType = base.mediaType
+  manifest.config = { mediaType: base.manifest.config.mediaType, digest: sha256Digest(configBytes), size: configBytes.length }
+  manifest.layers = [
+    ...base.manifest.layers,
+    { mediaType: docker ? DOCKER_LAYER : OCI_LAYER, digest: layer.digest, size: layer.size },
+  ]
+  if (!docker) {
+    manifest.annotations = {
+      ...(base.manifest.annotations ?? {}),
+      'org.opencontainers.image.base.name': baseRef.name + (baseRef.tag ? `:${baseRef.tag}` : ''),
+      'org.opencontainers.image.base.digest': base.digest,
+    }
+  }
+  const manifestBytes = Buffer.from(JSON.stringify(manifest))
+  const digest = sha256Digest(manifestBytes)
+
+  for (const baseLayer of base.manifest.layers) {
+    log(`base layer ${baseLayer.digest}: ${await copyBaseLayer(source, target, baseRef.repository, toRef.repository, baseLayer, log)}`)
+  }
+  for (const [blobDigest, data] of [[layer.digest, layer.gzip], [manifest.config.digest, configBytes]]) {
+    if (!(await hasBlob(target, toRef.repository, blobDigest))) await uploadBlob(target, toRef.repository, blobDigest, data)
+  }
+  const put = await target.request('PUT', `/v2/${toRef.repository}/manifests/${toRef.tag ?? digest}`, {
+    headers: { 'content-type': manifest.mediaType },
+    body: manifestBytes,
+  })
+  if (put.status !== 201) throw await failure(put, `cannot push manifest to ${toRef.name}`)
+  await put.arrayBuffer()
+  return { reference: `${toRef.name}@${digest}`, name: toRef.name, digest, manifest, config, layer }
+}
+
+/** Points the `kinetic` entry of `<dir>/kustomization.yaml`'s `images:` at `name@digest`, keeping comments and order. */
+export function setKustomizeImage(dir, name, digest) {
+  const file = join(dir, 'kustomization.yaml')
+  const doc = parseDocument(readFileSync(file, 'utf8'))
+  let images = doc.get('images')
+  if (!images) {
+    doc.set('images', doc.createNode([]))
+    images = doc.get('images')
+  }
+  let entry = images.items.find((item) => item.get?.('name') === 'kinetic')
+  if (!entry) {
+    entry = doc.createNode({ name: 'kinetic' })
+    images.items.push(entry)
+  }
+  entry.set('newName', name)
+  entry.delete('newTag')
+  entry.set('digest', digest)
+  writeFileSync(file, doc.toString())
+  return file
+}
+
+const USAGE = `usage: node scripts/build-image.mjs --base <registry>/<repo>(@sha256:...|:tag) --to <registry>/<repo>[:tag]
+  [--dist dist] [--platform linux/amd64] [--insecure] [--with-sourcemaps] [--set-image <dir>]`
+
+/** Runs the CLI with `argv`; prints the pushed reference on stdout and returns the exit code. */
+export async function main(argv) {
+  let values
+  try {
+    ;({ values } = parseArgs({
+      args: argv,
+      options: {
+        base: { type: 'string' },
+        to: { type: 'string' },
+        dist: { type: 'string', default: 'dist' },
+        platform: { type: 'string', default: 'linux/amd64' },
+        insecure: { type: 'boolean', default: false },
+        'with-sourcemaps': { type: 'boolean', default: false },
+        'set-image': { type: 'string' },
+        help: { type: 'boolean', default: false },
+      },
+    }))
+  } catch (error) {
+    process.stderr.write(`${error.message}\n${USAGE}\n`)
+    return 2
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`)
+    return 0
+  }
+  if (!values.base || !values.to) {
+    process.stderr.write(`--base and --to are required\n${USAGE}\n`)
+    return 2
+  }
+  try {
+    const result = await buildImage({
+      base: values.base,
+      to: values.to,
+      dist: values.dist,
+      platform: values.platform,
+      insecure: values.insecure,
+      withSourcemaps: values['with-sourcemaps'],
+      log: (line) => process.stderr.write(`${line}\n`),
+    })
+    process.stdout.write(`${result.reference}\n`)
+    if (values['set-image']) {
+      const file = setKustomizeImage(values['set-image'], result.name, result.digest)
+      process.stderr.write(
+        `${file}: images kinetic -> ${result.reference}\n` +
+          `step Jobs run the same image's entrypoint: set KINETIC_EXECUTOR_IMAGE=${result.reference} on the workflow Services\n`,
+      )
+    }
+    return 0
+  } catch (error) {
+    process.stderr.write(`build-image: ${error instanceof Error ? error.message : String(error)}\n`)
+    return 1
+  }
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  process.exitCode = await main(process.argv.slice(2))
+}
