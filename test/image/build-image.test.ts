@@ -143,6 +143,26 @@ afterEach(async () => {
   rmSync(work, { recursive: true, force: true })
 })
 
+describe('createTar', () => {
+  it('stores paths over 100 bytes in the ustar prefix and pads file data to 512-byte blocks', () => {
+    const long = `app/dist/${'functions/'.repeat(9)}a-very-long-entry-point-name.js`
+    const exact = 'x'.repeat(512)
+    const tar = createTar([
+      { path: long, type: 'file', data: 'long' },
+      { path: 'app/empty.js', type: 'file', data: '' },
+      { path: 'app/exact.js', type: 'file', data: exact },
+    ])
+    expect(long.length).toBeGreaterThan(100)
+    // Three headers, one data block for "long", one for the 512 bytes, none for the empty file, two end blocks.
+    expect(tar.length).toBe(512 * (3 + 1 + 1 + 2))
+    expect(readTar(tar).map((m) => [m.name, m.data.toString()])).toEqual([
+      [long, 'long'],
+      ['app/empty.js', ''],
+      ['app/exact.js', exact],
+    ])
+  })
+})
+
 describe('build-image CLI', () => {
   it('pushes base layers plus one app layer, prints <repo>@digest and pins knative/kustomization.yaml', async () => {
     const base = seedBase(registry, 'base/node')
