@@ -135,6 +135,12 @@ export function builtinResources(): ResourceType[] {
         col('Node', 'string', (o) => at(o, 'spec', 'nodeName') ?? '<none>', 1),
       ] }),
     { ...builtin({ group: '', version: 'v1', plural: 'events', kind: 'Event', shortNames: ['ev'] }), ownNameColumn: true, columns: () => eventColumns },
+    // Stored only (nothing provisions storage locally): purko's examples ship PVCs for agent memory.
+    builtin({ group: '', version: 'v1', plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', shortNames: ['pvc'], status: true,
+      columns: [
+        col('Status', 'string', (o) => at(o, 'status', 'phase') ?? 'Pending'),
+        col('Capacity', 'string', (o) => String(at(o, 'spec', 'resources', 'requests', 'storage') ?? '')),
+      ] }),
     builtin({ group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job', categories: ['all'], status: true,
       columns: [
         col('Status', 'string', jobStatus),

@@ -18,6 +18,7 @@ import {
   agentKeyOf, currentRunId, jobsNeedingResults, NO_CHANGES, planWorkflow, type StepStart, type WorkflowPlan,
 } from '../reconcile/workflow-plan.js'
 import { appendMemory, memoryConfigMapName, memoryUpdateFrom, recallFrom } from '../reconcile/agent-memory.js'
+import { mirroredSecret, mirroredSecretName, needsCredentialMirror, withLocalCredentials } from '../reconcile/credentials.js'
 import { memoryBehavior } from '../reconcile/memory-env.js'
 import type { KineticEvents } from './kinetic-events.js'
 
@@ -193,6 +194,7 @@ async function buildJobs(
   const outputs = lazyOutputs(stored, plan)
   const parameters = workflow.spec.parameters ?? {}
   const byName = new Map(workflow.spec.steps.map((s) => [s.name, s]))
+  const localProviders = await localizeCredentials(deps, workflow, starts, agents, providers)
   return starts.map((start) => {
     const step = byName.get(start.step)!
     const agent = agents.get(start.agentKey)!
@@ -202,7 +204,7 @@ async function buildJobs(
       : buildStepInput(step, { outputs, parameters })
     const job = stepJobManifest({
       workflow, runId, step, attempt: rollback ? 0 : (start.attempt as number), agent,
-      provider: resolveProvider(agent, providers), mcpServers: mcpServers as MCPServer[],
+      provider: localProviders.get(start.agentKey), mcpServers: mcpServers as MCPServer[],
       stepInput: input.stepInput, inputFromEnv: input.env,
       executorImage: deps.config.executorImage, hostNetwork: deps.config.executorHostNetwork,
       traceparent: traceparentFor(runId, start.jobName),
@@ -234,6 +236,45 @@ function lazyOutputs(stored: ReadonlyMap<string, string>, plan: WorkflowPlan): R
     getOwnPropertyDescriptor: (_, step) => (typeof step === 'string' && jsonOf(step) !== undefined
       ? { enumerable: true, configurable: true, value: undefined } : undefined),
   })
+}
+
+/**
+ * The provider each starting step uses, as seen from the Workflow's namespace: a provider kept
+ * elsewhere (purko-system) gets its Secret copied beside the Workflow, because a pod can only
+ * reference Secrets of its own namespace. A missing Secret is reported and left as it is, so
+ * the pod's own error names it.
+ */
+async function localizeCredentials(
+  deps: EngineDeps, workflow: Workflow, starts: readonly StepStart[], agents: ReadonlyMap<string, Agent>, providers: LLMProvider[],
+): Promise<Map<string, LLMProvider | undefined>> {
+  const namespace = workflow.metadata.namespace ?? 'default'
+  const resolved = new Map<string, LLMProvider | undefined>()
+  const mirrored = new Map<string, LLMProvider>()
+  for (const key of new Set(starts.map((s) => s.agentKey))) {
+    const provider = resolveProvider(agents.get(key)!, providers)
+    resolved.set(key, provider)
+    if (!needsCredentialMirror(provider, namespace)) continue
+    const id = `${provider.metadata.namespace}/${provider.metadata.name}`
+    if (!mirrored.has(id)) {
+      const sourceName = provider.spec.credentials!.secretRef!
+      const source = await deps.kube.getSecret(provider.metadata.namespace ?? namespace, sourceName)
+      if (!source) {
+        deps.log.warn({ namespace, name: workflow.metadata.name, provider: id }, `Secret ${provider.metadata.namespace}/${sourceName} of LLMProvider ${id} not found`)
+        mirrored.set(id, provider)
+      } else {
+        const copyName = mirroredSecretName(workflow.metadata.name ?? '', provider.metadata.name ?? '')
+        const existing = await deps.kube.getSecret(namespace, copyName)
+        const copy = mirroredSecret(workflow, provider, source, existing)
+        if (copy && existing) await deps.kube.replaceSecret(copy)
+        else if (copy && (await deps.kube.createSecret(copy)) === 'exists') {
+          throw new ConflictError(`Secret ${namespace}/${copyName} appeared concurrently`)
+        }
+        mirrored.set(id, withLocalCredentials(provider, copyName))
+      }
+    }
+    resolved.set(key, mirrored.get(id))
+  }
+  return resolved
 }
 
 function markRollback(job: V1Job): void {

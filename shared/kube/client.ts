@@ -1,6 +1,6 @@
 import {
   ApiException, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions,
-  type CoreV1Event, type V1ConfigMap, type V1Job,
+  type CoreV1Event, type V1ConfigMap, type V1Job, type V1Secret,
 } from '@kubernetes/client-node'
 import { ConflictError, TransientError } from '../errors.js'
 import { AgentSchema, type Agent } from '../schemas/agent.js'
@@ -126,6 +126,21 @@ export class KubeClient implements Kube {
     const namespace = configMap.metadata?.namespace ?? 'default'
     const name = configMap.metadata?.name ?? ''
     return this.call(() => this.core.replaceNamespacedConfigMap({ namespace, name, body: configMap }), `replace ConfigMap ${namespace}/${name}`)
+  }
+
+  async getSecret(namespace: string, name: string): Promise<V1Secret | null> {
+    return this.orNull(() => this.core.readNamespacedSecret({ namespace, name }), `get Secret ${namespace}/${name}`)
+  }
+
+  async createSecret(secret: V1Secret): Promise<'created' | 'exists'> {
+    const namespace = secret.metadata?.namespace ?? 'default'
+    return this.create(() => this.core.createNamespacedSecret({ namespace, body: secret }), `create Secret ${namespace}/${secret.metadata?.name}`)
+  }
+
+  async replaceSecret(secret: V1Secret): Promise<V1Secret> {
+    const namespace = secret.metadata?.namespace ?? 'default'
+    const name = secret.metadata?.name ?? ''
+    return this.call(() => this.core.replaceNamespacedSecret({ namespace, name, body: secret }), `replace Secret ${namespace}/${name}`)
   }
 
   async patchWorkflowMetadata(

@@ -1,4 +1,4 @@
-import type { CoreV1Event, V1ConfigMap, V1Job } from '@kubernetes/client-node'
+import type { CoreV1Event, V1ConfigMap, V1Job, V1Secret } from '@kubernetes/client-node'
 import type { Agent } from '../schemas/agent.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
 import type { MCPServer } from '../schemas/mcpserver.js'
@@ -34,6 +34,11 @@ export interface Kube {
   createConfigMap(configMap: V1ConfigMap): Promise<'created' | 'exists'>
   /** Full replace guarded by `metadata.resourceVersion`. */
   replaceConfigMap(configMap: V1ConfigMap): Promise<V1ConfigMap>
+
+  getSecret(namespace: string, name: string): Promise<V1Secret | null>
+  createSecret(secret: V1Secret): Promise<'created' | 'exists'>
+  /** Full replace guarded by `metadata.resourceVersion`. */
+  replaceSecret(secret: V1Secret): Promise<V1Secret>
 
   /** JSON merge patch of labels/annotations, guarded by resourceVersion. */
   patchWorkflowMetadata(

@@ -1,4 +1,4 @@
-import type { CoreV1Event, V1ConfigMap, V1Job } from '@kubernetes/client-node'
+import type { CoreV1Event, V1ConfigMap, V1Job, V1Secret } from '@kubernetes/client-node'
 import { ConflictError } from '../../shared/errors.js'
 import type { Kube } from '../../shared/kube/port.js'
 import type { Agent } from '../../shared/schemas/agent.js'
@@ -22,6 +22,7 @@ export class FakeKube implements Kube {
   readonly jobs = new Map<string, V1Job>()
   readonly logs = new Map<string, string>()
   readonly configMaps = new Map<string, V1ConfigMap>()
+  readonly secrets = new Map<string, V1Secret>()
   readonly events: CoreV1Event[] = []
   /** Every write that took effect, e.g. `create Job/wf-a-xxxx`, `status Workflow/wf`. */
   readonly writes: string[] = []
@@ -184,6 +185,37 @@ export class FakeKube implements Kube {
     stored.metadata!.resourceVersion = String(++this.rv)
     this.configMaps.set(k, stored)
     this.record(`replace ConfigMap/${configMap.metadata?.name}`, stored)
+    return clone(stored)
+  }
+
+  async getSecret(namespace: string, name: string): Promise<V1Secret | null> {
+    this.enter('getSecret')
+    const secret = this.secrets.get(key(namespace, name))
+    return secret ? clone(secret) : null
+  }
+
+  async createSecret(secret: V1Secret): Promise<'created' | 'exists'> {
+    this.enter('createSecret')
+    const k = key(secret.metadata?.namespace, secret.metadata?.name)
+    if (this.secrets.has(k)) return 'exists'
+    const stored = clone(secret)
+    stored.metadata = { ...stored.metadata, resourceVersion: String(++this.rv) }
+    this.secrets.set(k, stored)
+    this.writes.push(`create Secret/${secret.metadata?.name}`)
+    return 'created'
+  }
+
+  async replaceSecret(secret: V1Secret): Promise<V1Secret> {
+    this.enter('replaceSecret')
+    const k = key(secret.metadata?.namespace, secret.metadata?.name)
+    const current = this.secrets.get(k)
+    if (!current || current.metadata?.resourceVersion !== secret.metadata?.resourceVersion) {
+      throw new ConflictError(`Secret ${secret.metadata?.name} was modified`)
+    }
+    const stored = clone(secret)
+    stored.metadata = { ...stored.metadata, resourceVersion: String(++this.rv) }
+    this.secrets.set(k, stored)
+    this.writes.push(`replace Secret/${secret.metadata?.name}`)
     return clone(stored)
   }
 

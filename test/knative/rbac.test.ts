@@ -19,6 +19,8 @@ const FUNCTION_GRANTS: Grants = {
   '/pods': ['list'],
   '/pods/log': ['get'],
   '/configmaps': ['create', 'get', 'list', 'update'],
+  // Copies of LLMProvider Secrets kept in another namespace (purko-system) beside the Workflow.
+  '/secrets': ['create', 'get', 'update'],
   '/events': ['create'],
 }
 
