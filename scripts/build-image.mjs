@@ -477,7 +477,7 @@ export async function main(argv) {
       const file = setKustomizeImage(values['set-image'], result.name, result.digest)
       process.stderr.write(
         `${file}: images kinetic -> ${result.reference}\n` +
-          `step Jobs run the same image's entrypoint: set KINETIC_EXECUTOR_IMAGE=${result.reference} on the workflow Services\n`,
+          `step Jobs run the same image's entrypoint (the kustomization copies it into KINETIC_EXECUTOR_IMAGE)\n`,
       )
     }
     return 0

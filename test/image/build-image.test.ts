@@ -199,7 +199,8 @@ describe('build-image CLI', () => {
       { name: 'kinetic', newName: `${registry.host}/team/kinetic`, digest },
     ])
     expect(readFileSync(join(knative, 'kustomization.yaml'), 'utf8')).toContain('# pin the image')
-    expect(result.stderr).toContain(`KINETIC_EXECUTOR_IMAGE=${reference}`)
+    expect(result.stderr).toContain(`images kinetic -> ${reference}`)
+    expect(result.stderr).toContain('copies it into KINETIC_EXECUTOR_IMAGE')
   })
 
   it('exits non-zero with a clear message when the base image does not exist', async () => {

@@ -7,6 +7,7 @@ import { KNATIVE_DIR, loadManifests, yamlFiles } from './manifests.js'
 const kustomization = parse(readFileSync(join(KNATIVE_DIR, 'kustomization.yaml'), 'utf8')) as {
   resources: string[]
   images: Array<{ name: string; newName?: string; newTag?: string; digest?: string }>
+  replacements: Array<{ source: { kind: string; name: string; fieldPath: string }; targets: Array<{ select: { kind: string; name: string }; fieldPaths: string[] }> }>
 }
 
 describe('kubectl apply -k knative/ installs everything', () => {
@@ -30,6 +31,20 @@ describe('kubectl apply -k knative/ installs everything', () => {
       const text = readFileSync(join(KNATIVE_DIR, file), 'utf8')
       // A registry host is the part before the first slash when it holds a dot or a port.
       expect(text, file).not.toMatch(/image:\s*[\w.-]+[.:][\w.-]*\//)
+    }
+  })
+
+  it('gives step Jobs the Services\' own image: every workflow Service\'s KINETIC_EXECUTOR_IMAGE is a replacement target', () => {
+    const workflowServices = loadManifests()
+      .filter((m) => m.kind === 'Service' && m.apiVersion === 'serving.knative.dev/v1')
+      .filter((m) => m.doc.spec.template.spec.containers[0].env?.some((e: { name: string }) => e.name === 'KINETIC_EXECUTOR_IMAGE'))
+      .map((m) => m.name)
+    expect(workflowServices.sort()).toEqual(['resync-tick', 'step-job-finished', 'workflow-changed'])
+    const [replacement] = kustomization.replacements
+    expect(replacement?.source).toEqual({ kind: 'Service', name: 'workflow-changed', fieldPath: 'spec.template.spec.containers.0.image' })
+    expect(replacement?.targets.map((t) => t.select.name).sort()).toEqual(workflowServices)
+    for (const target of replacement?.targets ?? []) {
+      expect(target.fieldPaths).toEqual(['spec.template.spec.containers.0.env.[name=KINETIC_EXECUTOR_IMAGE].value'])
     }
   })
 })
