@@ -18,8 +18,3 @@ export function setCondition(
   else list.push(condition)
   return list
 }
-
-/** Pure: the list without conditions of `type`. */
-export function removeCondition(conditions: readonly Condition[] | undefined, type: string): Condition[] {
-  return (conditions ?? []).filter((c) => c.type !== type)
-}

@@ -35,12 +35,6 @@ export function readOutputs(shards: readonly V1ConfigMap[], runId: string): Map<
   return outputs
 }
 
-/** Pure: which shard holds a step's output in the given run, if any. */
-export function shardHolding(shards: readonly V1ConfigMap[], runId: string, step: string): string | undefined {
-  return sortShards(shards).find((s) => s.metadata?.labels?.[LABEL_RUN_ID] === runId && s.data?.[step] !== undefined)
-    ?.metadata?.name
-}
-
 /**
  * Pure: the ConfigMaps to create (no resourceVersion) or replace (with one) so that every write
  * is stored exactly once. Shards left by an earlier run are taken over and emptied, so a rerun

@@ -1,7 +1,7 @@
 import type { V1ConfigMap } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
 import {
-  OUTPUT_SHARD_BUDGET, outputShardName, outputShardSelector, planOutputWrites, readOutputs, shardHolding, type OutputWrite,
+  OUTPUT_SHARD_BUDGET, outputShardName, outputShardSelector, planOutputWrites, readOutputs, type OutputWrite,
 } from '../../../shared/reconcile/outputs.js'
 import { aWorkflow, WF_UID } from '../../fixtures/workflows.js'
 
@@ -119,7 +119,7 @@ describe('planOutputWrites', () => {
   })
 })
 
-describe('readOutputs and shardHolding', () => {
+describe('readOutputs', () => {
   const shards = [
     aShard(1, RUN, { s3: '{"c":3}' }),
     aShard(0, RUN, { s1: '{"a":1}', s2: '{"b":2}' }),
@@ -134,10 +134,4 @@ describe('readOutputs and shardHolding', () => {
     expect(readOutputs(shards, 'run-other').size).toBe(0)
     expect(readOutputs(shards, RUN).has('s4')).toBe(false)
   })
-
-  it.each([['s1', 'wf-outputs'], ['s3', 'wf-outputs-2'], ['s4', undefined], ['missing', undefined]])(
-    'finds the shard holding %s in the run', (step, shard) => {
-      expect(shardHolding(shards, RUN, step)).toBe(shard)
-    },
-  )
 })
