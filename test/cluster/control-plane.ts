@@ -1,0 +1,314 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import https from 'node:https'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { KubeConfig } from '@kubernetes/client-node'
+import { KubeHttp } from '../../local/knative/kube-http.js'
+import type { KubeBinary } from './kube-assets.js'
+
+/** Options of one test control plane. */
+export interface ControlPlaneOptions {
+  /** Folder holding etcd, kube-apiserver and kube-controller-manager. */
+  binDir: string
+  /** Also start kube-controller-manager (Jobs -> Pods, garbage collection, namespace deletion). */
+  controllerManager?: boolean
+  /** How long each component may take to become ready. Default 60 s. */
+  readyTimeoutMs?: number
+  /** Extra kube-apiserver flags. */
+  apiServerArgs?: string[]
+  /** The API server's port; default a free one. */
+  apiServerPort?: number
+}
+
+/** A running etcd + kube-apiserver (+ kube-controller-manager) on 127.0.0.1. */
+export interface ControlPlane {
+  /** `https://127.0.0.1:<port>` */
+  server: string
+  /** PEM of the CA that signed the API server's serving certificate. */
+  caPem: string
+  /** Temp folder with certificates, etcd data, logs and kubeconfigs; removed by stop(). */
+  dir: string
+  /** kubeconfig file of a `system:masters` identity. */
+  adminKubeconfigPath: string
+  adminKubeConfig(): KubeConfig
+  /** A REST client as the admin. */
+  admin: KubeHttp
+  /** Milliseconds from the first spawn to every component ready. */
+  startMs: number
+  /**
+   * A kubeconfig whose identity is the ServiceAccount (created when missing), with a token
+   * from the TokenRequest API: RBAC applies to it exactly as to a pod of that account.
+   */
+  serviceAccountKubeconfig(namespace: string, name: string): Promise<{ path: string; kubeConfig: KubeConfig; token: string }>
+  /** The last lines of a component's log. */
+  logTail(component: KubeBinary, lines?: number): string
+  /** Stops exactly the processes this control plane started and removes its folder. */
+  stop(): Promise<void>
+}
+
+/** Pids of live processes whose command line names the folder (what stop() must leave none of). */
+export function processesUsing(dir: string): number[] {
+  const out: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8')
+      if (cmd.includes(dir) && Number(entry) !== process.pid) out.push(Number(entry))
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out
+}
+
+/** A component that did not come up, with its log's tail in the message. */
+export class ControlPlaneError extends Error {
+  override name = 'ControlPlaneError'
+}
+
+const SERVICE_CIDR = '10.0.0.0/24'
+
+/**
+ * Starts a control plane in a fresh temp folder on free 127.0.0.1 ports and resolves once
+ * `/readyz` says ok (and, with the controller manager, once it has created the default
+ * ServiceAccount). Every process is tied to this one by a lifeline: if this process dies, they
+ * stop too. On any failure everything started so far is stopped before the error is thrown.
+ */
+export async function startControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
+  const t0 = Date.now()
+  const timeoutMs = opts.readyTimeoutMs ?? 60_000
+  const dir = mkdtempSync(join(tmpdir(), 'kinetic-cluster-'))
+  const procs: Array<{ name: KubeBinary; child: ChildProcess }> = []
+  const logFile = (name: KubeBinary) => join(dir, 'logs', `${name}.log`)
+  const logTail = (name: KubeBinary, lines = 25) => {
+    try {
+      return readFileSync(logFile(name), 'utf8').trimEnd().split('\n').slice(-lines).join('\n')
+    } catch {
+      return '(no log)'
+    }
+  }
+  let stopped = false
+  const stop = async () => {
+    if (stopped) return
+    stopped = true
+    for (const p of [...procs].reverse()) await terminate(p.child)
+    rmSync(dir, { recursive: true, force: true })
+  }
+
+  try {
+    for (const b of ['etcd', 'kube-apiserver', ...(opts.controllerManager ? ['kube-controller-manager'] : [])] as KubeBinary[]) {
+      if (!existsSync(join(opts.binDir, b))) throw new ControlPlaneError(`${b} is missing from ${opts.binDir}`)
+    }
+    mkdirSync(join(dir, 'logs'))
+    mkdirSync(join(dir, 'pki'))
+    const pki = makePki(join(dir, 'pki'))
+    const [etcdPort, etcdPeerPort, freeApiPort, kcmPort] = await freePorts(4)
+    const apiPort = opts.apiServerPort ?? freeApiPort
+    const server = `https://127.0.0.1:${apiPort}`
+
+    const launch = (name: KubeBinary, args: string[]) => {
+      const child = spawnWithLifeline(join(opts.binDir, name), args, logFile(name))
+      procs.push({ name, child })
+      return child
+    }
+    const waitFor = async (name: KubeBinary, what: string, check: () => Promise<boolean>) => {
+      const child = procs.find((p) => p.name === name)?.child
+      const deadline = Date.now() + timeoutMs
+      for (;;) {
+        if (child && (child.exitCode !== null || child.signalCode !== null)) {
+          throw new ControlPlaneError(`${name} exited (${child.exitCode ?? child.signalCode}) before ${what}; last lines of ${logFile(name)}:\n${logTail(name)}`)
+        }
+        if (await check().catch(() => false)) return
+        if (Date.now() > deadline) throw new ControlPlaneError(`${name} was not ready within ${timeoutMs / 1000} s (${what}); last lines of ${logFile(name)}:\n${logTail(name)}`)
+        await sleep(250)
+      }
+    }
+
+    launch('etcd', [
+      '--name=kinetic', `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=http://127.0.0.1:${etcdPort}`, `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`, `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
+      `--initial-cluster=kinetic=http://127.0.0.1:${etcdPeerPort}`, '--initial-cluster-state=new',
+      '--unsafe-no-fsync', '--logger=zap', '--log-outputs=stderr',
+    ])
+    await waitFor('etcd', `http://127.0.0.1:${etcdPort}/health`, async () => (await httpGet(`http://127.0.0.1:${etcdPort}/health`)).status === 200)
+
+    launch('kube-apiserver', [
+      `--etcd-servers=http://127.0.0.1:${etcdPort}`,
+      '--bind-address=127.0.0.1', `--secure-port=${apiPort}`,
+      // Loopback cannot go into the kubernetes Endpoints; nothing here needs them.
+      '--advertise-address=127.0.0.1', '--endpoint-reconciler-type=none',
+      `--tls-cert-file=${pki.servingCert}`, `--tls-private-key-file=${pki.servingKey}`,
+      `--client-ca-file=${pki.caCert}`, `--token-auth-file=${pki.tokens}`,
+      '--authorization-mode=Node,RBAC',
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${pki.saPublic}`, `--service-account-signing-key-file=${pki.saPrivate}`,
+      `--service-cluster-ip-range=${SERVICE_CIDR}`,
+      '--kubelet-preferred-address-types=InternalIP',
+      `--cert-dir=${join(dir, 'pki')}`,
+      '--v=1',
+      ...(opts.apiServerArgs ?? []),
+    ])
+    const adminKubeConfig = () => tokenKubeConfig(server, pki.caPem, 'admin', pki.adminToken)
+    const adminKubeconfigPath = join(dir, 'admin.kubeconfig')
+    writeFileSync(adminKubeconfigPath, adminKubeConfig().exportConfig(), { mode: 0o600 })
+    const admin = new KubeHttp(adminKubeConfig())
+    await waitFor('kube-apiserver', `${server}/readyz`, async () => {
+      const res = await httpGet(`${server}/readyz`, { ca: pki.caPem, token: pki.adminToken })
+      return res.status === 200 && res.body.trim() === 'ok'
+    })
+
+    if (opts.controllerManager) {
+      launch('kube-controller-manager', [
+        `--kubeconfig=${adminKubeconfigPath}`, `--authentication-kubeconfig=${adminKubeconfigPath}`, `--authorization-kubeconfig=${adminKubeconfigPath}`,
+        '--bind-address=127.0.0.1', `--secure-port=${kcmPort}`,
+        '--use-service-account-credentials=true', '--controllers=*',
+        `--root-ca-file=${pki.caCert}`, `--service-account-private-key-file=${pki.saPrivate}`,
+        `--service-cluster-ip-range=${SERVICE_CIDR}`,
+        `--flex-volume-plugin-dir=${join(dir, 'flexvolume')}`,
+        '--leader-elect=false', '--v=1',
+      ])
+      // The serviceaccount controller runs once it has made the default namespace's account.
+      await waitFor('kube-controller-manager', 'ServiceAccount default/default', async () =>
+        (await admin.get('/api/v1/namespaces/default/serviceaccounts/default')) !== null)
+    }
+
+    const serviceAccountKubeconfig = async (namespace: string, name: string) => {
+      if (!(await admin.get(`/api/v1/namespaces/${namespace}`))) {
+        await admin.request('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } })
+      }
+      if (!(await admin.get(`/api/v1/namespaces/${namespace}/serviceaccounts/${name}`))) {
+        await admin.request('POST', `/api/v1/namespaces/${namespace}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name } })
+      }
+      const req = await admin.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, {
+        apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 },
+      })
+      const kubeConfig = tokenKubeConfig(server, pki.caPem, `${namespace}-${name}`, req.status.token)
+      const path = join(dir, `sa-${namespace}-${name}.kubeconfig`)
+      writeFileSync(path, kubeConfig.exportConfig(), { mode: 0o600 })
+      return { path, kubeConfig, token: req.status.token }
+    }
+
+    return {
+      server, caPem: pki.caPem, dir, adminKubeconfigPath, adminKubeConfig, admin,
+      startMs: Date.now() - t0, serviceAccountKubeconfig, logTail, stop,
+    }
+  } catch (err) {
+    await stop()
+    throw err
+  }
+}
+
+interface Pki {
+  caCert: string; caPem: string; servingCert: string; servingKey: string
+  saPublic: string; saPrivate: string; tokens: string; adminToken: string
+}
+
+// A CA and a serving certificate for 127.0.0.1 (openssl), the ServiceAccount signing key pair
+// (node:crypto), and a static admin token in group system:masters.
+function makePki(pki: string): Pki {
+  const openssl = (args: string[]) => {
+    const r = spawnSync('openssl', args, { cwd: pki, encoding: 'utf8' })
+    if (r.error) throw new ControlPlaneError(`openssl is needed to make test certificates: ${r.error.message}`)
+    if (r.status !== 0) throw new ControlPlaneError(`openssl ${args[0]} failed: ${r.stderr}`)
+  }
+  openssl(['req', '-x509', '-new', '-nodes', '-newkey', 'rsa:2048', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '30',
+    '-subj', '/CN=kinetic-test-ca', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'])
+  writeFileSync(join(pki, 'serving.ext'), [
+    'basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature,keyEncipherment', 'extendedKeyUsage=serverAuth',
+    'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes.default.svc',
+  ].join('\n'))
+  openssl(['req', '-new', '-nodes', '-newkey', 'rsa:2048', '-keyout', 'serving.key', '-out', 'serving.csr', '-subj', '/CN=kube-apiserver'])
+  openssl(['x509', '-req', '-in', 'serving.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'serving.crt', '-days', '30', '-extfile', 'serving.ext'])
+  const sa = generateKeyPairSync('rsa', { modulusLength: 2048 })
+  writeFileSync(join(pki, 'sa.pub'), sa.publicKey.export({ type: 'spki', format: 'pem' }))
+  writeFileSync(join(pki, 'sa.key'), sa.privateKey.export({ type: 'pkcs1', format: 'pem' }), { mode: 0o600 })
+  const adminToken = randomBytes(24).toString('hex')
+  writeFileSync(join(pki, 'tokens.csv'), `${adminToken},admin,admin-uid,"system:masters"\n`, { mode: 0o600 })
+  return {
+    caCert: join(pki, 'ca.crt'), caPem: readFileSync(join(pki, 'ca.crt'), 'utf8'),
+    servingCert: join(pki, 'serving.crt'), servingKey: join(pki, 'serving.key'),
+    saPublic: join(pki, 'sa.pub'), saPrivate: join(pki, 'sa.key'),
+    tokens: join(pki, 'tokens.csv'), adminToken,
+  }
+}
+
+/** A KubeConfig for a bearer token against the server, trusting its CA. */
+export function tokenKubeConfig(server: string, caPem: string, user: string, token: string): KubeConfig {
+  const kc = new KubeConfig()
+  kc.loadFromOptions({
+    clusters: [{ name: 'test', server, caData: Buffer.from(caPem).toString('base64'), skipTLSVerify: false }],
+    users: [{ name: user, token }],
+    contexts: [{ name: user, cluster: 'test', user }],
+    currentContext: user,
+  })
+  return kc
+}
+
+// The binary runs under a small shell that holds this process's pipe: when this process dies
+// (a crashed or killed test worker), the pipe closes and the shell stops the binary.
+const LIFELINE = [
+  'exec 3<&0',
+  '"$@" </dev/null 3<&- & pid=$!',
+  'stop() { kill -TERM $pid 2>/dev/null; for i in $(seq 100); do kill -0 $pid 2>/dev/null || return 0; sleep 0.1; done; kill -KILL $pid 2>/dev/null; }',
+  '( cat <&3 >/dev/null; stop ) &',
+  'trap "stop; wait $pid; exit 143" TERM',
+  'wait $pid',
+].join('\n')
+
+function spawnWithLifeline(bin: string, args: string[], log: string): ChildProcess {
+  const out = openSync(log, 'a')
+  const child = spawn('bash', ['-c', LIFELINE, 'lifeline', bin, ...args], { stdio: ['pipe', out, out] })
+  child.on('error', () => undefined)
+  return child
+}
+
+async function terminate(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return
+  const exited = new Promise<void>((r) => child.once('exit', () => r()))
+  child.stdin?.end()
+  child.kill('SIGTERM')
+  const killer = setTimeout(() => child.kill('SIGKILL'), 15_000)
+  await exited
+  clearTimeout(killer)
+}
+
+async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(Array.from({ length: n }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
+    const srv = createServer()
+    srv.once('error', reject)
+    srv.listen(0, '127.0.0.1', () => resolve(srv))
+  })))
+  const ports = servers.map((s) => {
+    const a = s.address()
+    return typeof a === 'object' && a ? a.port : 0
+  })
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))))
+  return ports
+}
+
+function httpGet(url: string, opts: { ca?: string; token?: string } = {}): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url)
+    const mod = u.protocol === 'https:' ? https : http
+    const req = mod.request(u, {
+      method: 'GET', timeout: 2000,
+      ...(opts.ca ? { ca: opts.ca } : {}),
+      headers: opts.token ? { Authorization: `Bearer ${opts.token}` } : {},
+    }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (c: string) => { body += c })
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
+    })
+    req.on('timeout', () => req.destroy(new Error('timeout')))
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
