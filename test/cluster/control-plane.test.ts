@@ -53,9 +53,12 @@ describeCluster('the cluster test tier (real kube-apiserver v1.31 and kube-contr
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'read-configmaps' },
       subjects: [{ kind: 'ServiceAccount', name: 'reader', namespace: 'tier-rbac' }],
     })
-    const list = await asReader.request<{ items: unknown[] }>('GET', '/api/v1/namespaces/tier-rbac/configmaps')
-    // The controller manager publishes the cluster CA into every namespace.
-    expect(list.items.map((c) => (c as { metadata: { name: string } }).metadata.name)).toContain('kube-root-ca.crt')
+    await cp.current.admin.request('POST', '/api/v1/namespaces/tier-rbac/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'seen' } })
+    const list = await asReader.request<{ items: Array<{ metadata: { name: string } }> }>('GET', '/api/v1/namespaces/tier-rbac/configmaps')
+    expect(list.items.map((c) => c.metadata.name)).toContain('seen')
+    // list only: the binding grants nothing else.
+    const write = await asReader.request('POST', '/api/v1/namespaces/tier-rbac/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }).catch((e: unknown) => e)
+    expect((write as KubeHttpError).status).toBe(403)
   })
 
   it('runs the controller manager: a Job gets its Pod from the real Job controller', async () => {
