@@ -22,6 +22,18 @@ export interface ControlPlaneOptions {
   apiServerArgs?: string[]
   /** The API server's port; default a free one. */
   apiServerPort?: number
+  /** Record every request (Metadata level) in an audit log, read back with auditEvents(). */
+  auditLog?: boolean
+}
+
+/** One audit record of a request: who did what to which resource, and the answer. */
+export interface AuditEvent {
+  stage: string
+  verb: string
+  user: { username: string; groups?: string[] }
+  objectRef?: { resource?: string; subresource?: string; apiGroup?: string; namespace?: string; name?: string }
+  responseStatus?: { code?: number }
+  requestURI: string
 }
 
 /** A running etcd + kube-apiserver (+ kube-controller-manager) on 127.0.0.1. */
@@ -44,6 +56,8 @@ export interface ControlPlane {
    * from the TokenRequest API: RBAC applies to it exactly as to a pod of that account.
    */
   serviceAccountKubeconfig(namespace: string, name: string): Promise<{ path: string; kubeConfig: KubeConfig; token: string }>
+  /** The completed requests recorded so far (empty unless started with auditLog). */
+  auditEvents(): AuditEvent[]
   /** The last lines of a component's log. */
   logTail(component: KubeBinary, lines?: number): string
   /** Stops exactly the processes this control plane started and removes its folder. */
@@ -150,6 +164,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       `--service-cluster-ip-range=${SERVICE_CIDR}`,
       '--kubelet-preferred-address-types=InternalIP',
       `--cert-dir=${join(dir, 'pki')}`,
+      ...(opts.auditLog ? auditArgs(dir) : []),
       '--v=1',
       ...(opts.apiServerArgs ?? []),
     ])
@@ -196,11 +211,26 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     return {
       server, caPem: pki.caPem, dir, adminKubeconfigPath, adminKubeConfig, admin,
       startMs: Date.now() - t0, serviceAccountKubeconfig, logTail, stop,
+      auditEvents: () => readAudit(join(dir, 'audit.log')),
     }
   } catch (err) {
     await stop()
     throw err
   }
+}
+
+// Metadata level: verb, user and object of every request, no bodies (which may hold Secrets).
+function auditArgs(dir: string): string[] {
+  const policy = join(dir, 'audit-policy.yaml')
+  writeFileSync(policy, 'apiVersion: audit.k8s.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n  - level: Metadata\n')
+  return [`--audit-policy-file=${policy}`, `--audit-log-path=${join(dir, 'audit.log')}`, '--audit-log-format=json', '--audit-log-mode=blocking']
+}
+
+function readAudit(file: string): AuditEvent[] {
+  if (!existsSync(file)) return []
+  return readFileSync(file, 'utf8').split('\n').filter((l) => l.length > 0)
+    .map((l) => JSON.parse(l) as AuditEvent)
+    .filter((e) => e.stage === 'ResponseComplete')
 }
 
 interface Pki {
