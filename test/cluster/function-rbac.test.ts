@@ -1,0 +1,186 @@
+// Each function's ServiceAccount can do exactly what the function does, judged by the real
+// API server: every method of the Kube port (the only way a function reaches the API) is called
+// through the real adapter as each function's own ServiceAccount, the audit log records which
+// verb and resource each call used, and SubjectAccessReviews check those against knative/'s RBAC.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { beforeAll, expect, it } from 'vitest'
+import type { V1ConfigMap, V1Job, V1Secret } from '@kubernetes/client-node'
+import { ConflictError } from '../../shared/errors.js'
+import { KubeClient } from '../../shared/kube/client.js'
+import type { Kube } from '../../shared/kube/port.js'
+import { loadManifests, ROOT, type Manifest } from '../knative/manifests.js'
+import type { AuditEvent, ControlPlane } from './control-plane.js'
+import { describeCluster, useControlPlane } from './tier.js'
+
+const NS = 'rbac-team'
+const SYSTEM_NS = 'kinetic-system'
+
+/** `verb group/resource[/subresource]`, the unit RBAC grants. */
+type Access = string
+const accessOf = (e: AuditEvent): Access =>
+  `${e.verb} ${e.objectRef?.apiGroup ?? ''}/${e.objectRef?.resource ?? ''}${e.objectRef?.subresource ? `/${e.objectRef.subresource}` : ''}`
+
+// One call of every port method, with arguments that reach the API server (and, where the
+// contract says so, its 404 / AlreadyExists / Conflict answers).
+type PortCalls = { [M in keyof Kube]: (kube: Kube, tag: string) => Promise<unknown> }
+const job = (tag: string): V1Job => ({
+  apiVersion: 'batch/v1', kind: 'Job',
+  metadata: { name: `rbac-${tag}`, namespace: NS, labels: { 'purko.io/workflow': 'rbac' } },
+  spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'step', image: 'kinetic' }] } } },
+})
+const configMap = (tag: string): V1ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `rbac-${tag}`, namespace: NS, labels: { 'purko.io/workflow': 'rbac' } }, data: { a: '1' } })
+const secret = (tag: string): V1Secret => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `rbac-${tag}`, namespace: NS }, stringData: { key: 'x' } })
+const PORT_CALLS: PortCalls = {
+  getWorkflow: (k) => k.getWorkflow(NS, 'rbac'),
+  listWorkflows: (k) => k.listWorkflows(),
+  listAgents: (k) => k.listAgents(NS),
+  getAgent: (k) => k.getAgent(NS, 'missing'),
+  listLLMProviders: (k) => k.listLLMProviders(NS),
+  listMCPServers: (k) => k.listMCPServers(NS),
+  listJobs: (k) => k.listJobs(NS, { 'purko.io/workflow': 'rbac' }),
+  createJob: (k, t) => k.createJob(job(t)),
+  deleteJob: (k, t) => k.deleteJob(NS, `rbac-${t}`),
+  // The pod has no node, so the log request itself is refused (400) after authorization: what
+  // matters here is that it was authorized, which the audit record shows.
+  readJobLog: (k) => k.readJobLog(NS, 'rbac-with-pod').catch(() => null),
+  getConfigMap: (k, t) => k.getConfigMap(NS, `rbac-${t}`),
+  listConfigMaps: (k) => k.listConfigMaps(NS, { 'purko.io/workflow': 'rbac' }),
+  createConfigMap: (k, t) => k.createConfigMap(configMap(t)),
+  replaceConfigMap: async (k, t) => {
+    const live = await k.getConfigMap(NS, `rbac-${t}`)
+    return k.replaceConfigMap({ ...configMap(t), metadata: { ...configMap(t).metadata, resourceVersion: live?.metadata?.resourceVersion }, data: { a: '2' } })
+  },
+  getSecret: (k, t) => k.getSecret(NS, `rbac-${t}`),
+  createSecret: (k, t) => k.createSecret(secret(t)),
+  replaceSecret: async (k, t) => {
+    const live = await k.getSecret(NS, `rbac-${t}`)
+    return k.replaceSecret({ ...secret(t), metadata: { ...secret(t).metadata, resourceVersion: live?.metadata?.resourceVersion } })
+  },
+  patchWorkflowMetadata: async (k) => {
+    const wf = await k.getWorkflow(NS, 'rbac')
+    return k.patchWorkflowMetadata(NS, 'rbac', wf?.metadata.resourceVersion ?? '', { annotations: { 'purko.io/touched': 'yes' } })
+  },
+  patchWorkflowStatus: async (k) => {
+    const wf = await k.getWorkflow(NS, 'rbac')
+    return k.patchWorkflowStatus(NS, 'rbac', wf?.metadata.resourceVersion ?? '', { phase: 'Pending' } as never)
+  },
+  createEvent: (k, t) => k.createEvent({
+    metadata: { name: `rbac-${t}.1`, namespace: NS }, involvedObject: { kind: 'Workflow', namespace: NS, name: 'rbac' },
+    reason: 'Checked', message: 'RBAC check', type: 'Normal',
+  }),
+}
+
+const manifests = loadManifests()
+// Functions whose Service runs with an API identity: the ServiceAccount named by the Service.
+const services = manifests.filter((m) => m.kind === 'Service' && m.apiVersion === 'serving.knative.dev/v1')
+const accountOf = (svc: Manifest) => String(svc.doc.spec.template.spec.serviceAccountName ?? 'default')
+const sources = manifests.filter((m) => m.kind === 'ApiServerSource')
+
+// The audit record of a request is written as its answer goes out, so wait until the log is quiet.
+async function settledAudit(cp: ControlPlane): Promise<AuditEvent[]> {
+  let last = -1
+  for (let i = 0; i < 40; i++) {
+    const events = cp.auditEvents()
+    if (events.length === last) return events
+    last = events.length
+    await new Promise((r) => setTimeout(r, 75))
+  }
+  return cp.auditEvents()
+}
+
+async function allowed(cp: ControlPlane, user: string, access: Access, namespace?: string): Promise<boolean> {
+  const [verb, path] = access.split(' ') as [string, string]
+  const [group, resource, subresource] = path.split('/') as [string, string, string | undefined]
+  const review = await cp.admin.request<{ status: { allowed: boolean } }>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+    apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
+    spec: { user, groups: ['system:serviceaccounts', `system:serviceaccounts:${SYSTEM_NS}`, 'system:authenticated'],
+      resourceAttributes: { verb, group, resource, ...(subresource ? { subresource } : {}), ...(namespace ? { namespace } : {}) } },
+  })
+  return review.status.allowed
+}
+
+function grantsOf(roleName: string): Set<Access> {
+  const role = manifests.find((m) => m.kind === 'ClusterRole' && m.name === roleName)
+  const out = new Set<Access>()
+  for (const rule of (role?.doc.rules ?? []) as Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>) {
+    for (const g of rule.apiGroups) for (const r of rule.resources) for (const v of rule.verbs) out.add(`${v} ${g}/${r}`)
+  }
+  return out
+}
+
+describeCluster("every function's ServiceAccount may do what the function does (real RBAC)", () => {
+  const cp = useControlPlane({ auditLog: true })
+  // Per port method, what it sent to the API server; per function, what it needed.
+  const usedByMethod = new Map<string, Set<Access>>()
+
+  beforeAll(async () => {
+    const admin = cp.current.admin
+    for (const file of ['workflows', 'agents', 'llmproviders', 'mcpservers']) {
+      const crd = JSON.parse(JSON.stringify((await import('yaml')).parse(readFileSync(join(ROOT, 'crds', `${file}.purko.io.yaml`), 'utf8'))))
+      await admin.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)
+    }
+    const rbac = manifests.filter((m) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(m.kind))
+    for (const m of [...rbac].sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'))) await admin.apply(m.doc)
+    await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
+    await admin.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: NS } })
+    await admin.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'rbac-with-pod-x', namespace: NS, labels: { 'job-name': 'rbac-with-pod' } },
+      spec: { automountServiceAccountToken: false, containers: [{ name: 'step', image: 'kinetic' }] } })
+    for (let i = 0; i < 100 && !(await admin.get('/apis/purko.io/v1alpha1')); i++) await new Promise((r) => setTimeout(r, 100))
+    admin.forgetDiscovery()
+    await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name: 'rbac', namespace: NS }, spec: { steps: [{ name: 'a', agentRef: { name: 'x' } }] } })
+  }, 60_000)
+
+  it.each(services.filter((s) => accountOf(s) !== 'default').map((s) => [s.name, accountOf(s)] as const))(
+    '%s: every port method works as its ServiceAccount, the real RBAC allows each request it sends, and unused grants are reported',
+    async (fn, account) => {
+      const { kubeConfig } = await cp.current.serviceAccountKubeconfig(SYSTEM_NS, account)
+      const kube = new KubeClient(kubeConfig)
+      const user = `system:serviceaccount:${SYSTEM_NS}:${account}`
+      const grants = grantsOf(`kinetic-${fn}`)
+      if (grants.size === 0) {
+        // A function without a role has no port: its account may not even read.
+        expect(await allowed(cp.current, user, 'get /configmaps', NS)).toBe(false)
+        return
+      }
+      const before = (await settledAudit(cp.current)).length
+      for (const [method, call] of Object.entries(PORT_CALLS)) {
+        const seen = (await settledAudit(cp.current)).length
+        await call(kube, fn)
+        const sent = (await settledAudit(cp.current)).slice(seen).filter((e) => e.user.username === user)
+        expect(sent.length, `${method} sent no request`).toBeGreaterThan(0)
+        for (const e of sent) expect(e.responseStatus?.code, `${method}: ${accessOf(e)} answered ${e.responseStatus?.code}`).not.toBe(403)
+        usedByMethod.set(method, new Set([...(usedByMethod.get(method) ?? []), ...sent.map(accessOf)]))
+      }
+      // The adapter's contract holds on the real server too.
+      expect(await kube.createJob(job(`${fn}-twice`))).toBe('created')
+      expect(await kube.createJob(job(`${fn}-twice`))).toBe('exists')
+      expect(await kube.getWorkflow(NS, 'missing')).toBeNull()
+      await expect(kube.patchWorkflowStatus(NS, 'rbac', '1', { phase: 'Pending' } as never)).rejects.toBeInstanceOf(ConflictError)
+
+      // Each request checked in the scope it was made in (cluster-wide for the resync's list).
+      const requests = (await settledAudit(cp.current)).slice(before).filter((e) => e.user.username === user)
+      const used = new Set(requests.map(accessOf))
+      for (const e of requests) expect(await allowed(cp.current, user, accessOf(e), e.objectRef?.namespace), `${user} may ${accessOf(e)}`).toBe(true)
+      const unused = [...grants].filter((g) => !used.has(g))
+      console.log(`${fn}: uses ${[...used].sort().join(', ')}; granted but never used: ${unused.length > 0 ? unused.join(', ') : 'none'}`)
+    },
+    60_000,
+  )
+
+  it.each(sources.map((s) => [s.name, s] as const))('ApiServerSource %s may get, list and watch what it watches, cluster-wide, and nothing more', async (_, source) => {
+    const account = String(source.doc.spec.serviceAccountName)
+    const user = `system:serviceaccount:${SYSTEM_NS}:${account}`
+    for (const r of source.doc.spec.resources as Array<{ apiVersion: string; kind: string }>) {
+      const group = r.apiVersion.includes('/') ? r.apiVersion.split('/')[0] : ''
+      const path = await cp.current.admin.pathFor(r.apiVersion, r.kind, NS)
+      const plural = String(path?.split('/').pop())
+      for (const verb of ['get', 'list', 'watch']) expect(await allowed(cp.current, user, `${verb} ${group}/${plural}`), `${account} ${verb} ${plural}`).toBe(true)
+      for (const verb of ['create', 'update', 'patch', 'delete']) expect(await allowed(cp.current, user, `${verb} ${group}/${plural}`, NS), `${account} ${verb} ${plural}`).toBe(false)
+    }
+  })
+
+  it('the function tests above exercised every port method', () => {
+    expect([...usedByMethod.keys()].sort()).toEqual(Object.keys(PORT_CALLS).sort())
+  })
+})
