@@ -7,15 +7,10 @@ import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 import { KubeHttp, KubeHttpError } from '../../local/knative/kube-http.js'
 import { ControlPlaneError, processesUsing, startControlPlane } from './control-plane.js'
-import { findKubeAssets } from './kube-assets.js'
-import { describeCluster, useControlPlane } from './tier.js'
+import { describeCluster, kubeBinDir, useControlPlane } from './tier.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const binDir = () => {
-  const a = findKubeAssets()
-  if (!a.available) throw new Error(a.reason)
-  return a.dir
-}
+const binDir = kubeBinDir
 
 async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
   const deadline = Date.now() + ms

@@ -58,22 +58,6 @@ export function findKubeAssets(): KubeAssets {
   return { available: true, dir, source: packed }
 }
 
-/**
- * The cluster tier's verdict for a test file: the assets, or a one-line reason to skip that is
- * printed once. With KINETIC_REQUIRE_CLUSTER=1 a missing binary throws instead of skipping.
- */
-export function clusterTier(): KubeAssets {
-  const assets = findKubeAssets()
-  if (!assets.available) {
-    if (REQUIRE_CLUSTER) throw new Error(`KINETIC_REQUIRE_CLUSTER=1 but the cluster tier cannot run: ${assets.reason}`)
-    if (!warned) {
-      warned = true
-      console.warn(`Cluster tier skipped: ${assets.reason}`)
-    }
-  }
-  return assets
-}
-let warned = false
 
 function parseSums(text: string): Map<string, string> {
   const out = new Map<string, string>()

@@ -1,10 +1,17 @@
-import { afterAll, beforeAll, describe } from 'vitest'
+import { afterAll, beforeAll, describe, inject } from 'vitest'
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.js'
-import { clusterTier } from './kube-assets.js'
+import type { KubeAssets } from './kube-assets.js'
 
-const assets = clusterTier()
+// Found once per run by global-setup.ts, which also prints the one line when the tier is skipped.
+const assets: KubeAssets = inject('kubeAssets')
 
-/** `describe` when the control-plane binaries are there, `describe.skip` (with one line printed) otherwise. */
+/** The folder of the control-plane binaries; throws when the tier is skipped. */
+export function kubeBinDir(): string {
+  if (!assets.available) throw new Error(assets.reason)
+  return assets.dir
+}
+
+/** `describe` when the control-plane binaries are there, `describe.skip` otherwise. */
 export const describeCluster = assets.available ? describe : describe.skip
 
 /**
