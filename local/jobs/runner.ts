@@ -1,10 +1,11 @@
 import type { KubeConfig } from '@kubernetes/client-node'
 import type { Logger } from '../../shared/log.js'
-import { KubeHttp, KubeHttpError, type KubeObject } from '../knative/kube-http.js'
-import { resolveContainerEnv, type EnvFromSource, type EnvVar } from './container-env.js'
+import { KubeHttp, KubeHttpError, listAndWatch, type KubeObject } from '../knative/kube-http.js'
 import { isFinished, terminalConditions, type JobEnd } from './job-status.js'
 import { podNameFor } from './pod-name.js'
-import { executorCommand, spawnStep, type StepCommand, type StepProcess } from './step-process.js'
+import { runPodContainer, type PodOutcome, type PodRun, type PodSpec } from './pod-process.js'
+import { podConditions } from './pod-status.js'
+import { executorCommand, type StepCommand } from './step-process.js'
 
 /** Options of the local Job runner. */
 export interface JobRunnerOptions {
@@ -42,8 +43,10 @@ interface Run {
   succeeded: number
   started: boolean
   finished: boolean
+  /** The deadline struck: the pod is being stopped and the Job failed. */
+  ending?: boolean
   pod?: string
-  proc?: StepProcess
+  proc?: PodRun
   timers: NodeJS.Timeout[]
 }
 
@@ -54,7 +57,6 @@ type JobSpec = {
   suspend?: boolean
   template?: { metadata?: { labels?: Record<string, string>; annotations?: Record<string, string> }; spec?: PodSpec }
 }
-type PodSpec = { containers?: Array<{ name: string; image?: string; env?: EnvVar[]; envFrom?: EnvFromSource[] }>; serviceAccountName?: string; [k: string]: unknown }
 
 /**
  * Plays the Job controller and the kubelet for batch/v1 Jobs: one pod per attempt
@@ -124,14 +126,17 @@ export function startJobRunner(opts: JobRunnerOptions): JobRunner {
 
   const onDeadline = async (run: Run) => {
     if (run.finished) return
+    // From here on the pod's own exit must not write status or count as another failure.
+    run.ending = true
     const pod = run.pod
+    const wasRunning = run.proc?.running() ?? false
     run.proc?.kill()
     if (pod) {
       await patchPodStatus(run, pod, {
         phase: 'Failed', reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline',
-        conditions: podConditions(false, 'PodFailed'),
+        conditions: podConditions(false, 'PodFailed', iso()),
       })
-      if (run.proc) run.failed += 1
+      if (wasRunning) run.failed += 1
     }
     await finish(run, { outcome: 'Failed', reason: 'DeadlineExceeded' })
   }
@@ -173,72 +178,36 @@ export function startJobRunner(opts: JobRunnerOptions): JobRunner {
     await write('create the pod', run, () => createPod(run, pod))
     await patchJobStatus(run, { active: 1, ready: 0, failed: run.failed, succeeded: run.succeeded })
     await slots.acquire()
-    let outcome: 'Succeeded' | 'Failed' | 'Stopped'
-    let detail = ''
+    let result: PodOutcome
     try {
       if (run.finished || controller.signal.aborted) return
-      const s = spec(run)
-      const podSpec = s.template?.spec ?? {}
-      const container = podSpec.containers?.[0]
-      if (!container) {
-        outcome = 'Failed'
-        detail = 'the pod template has no container'
-        await patchPodStatus(run, pod, { phase: 'Failed', reason: 'Invalid', message: detail })
-      } else {
-        if ((podSpec.containers?.length ?? 0) > 1) log.warn({ namespace: run.ns, name: run.name }, 'Only the first container runs locally')
-        const labels = (s.template?.metadata?.labels ?? {})
-        const resolved = await resolveContainerEnv(container, {
-          secret: async (n) => decodeData(await kube.get(`/api/v1/namespaces/${run.ns}/secrets/${encodeURIComponent(n)}`), true),
-          configMap: async (n) => decodeData(await kube.get(`/api/v1/namespaces/${run.ns}/configmaps/${encodeURIComponent(n)}`), false),
-        }, {
-          name: pod, namespace: run.ns, uid: run.uid, labels, annotations: s.template?.metadata?.annotations ?? {},
-          nodeName, serviceAccountName: podSpec.serviceAccountName ?? 'default',
-        })
-        if ('error' in resolved) {
-          outcome = 'Failed'
-          detail = `${resolved.error.reason}: ${resolved.error.message}`
-          // A kubelet would keep such a pod Pending forever; locally it fails so the Job ends.
-          await patchPodStatus(run, pod, {
-            phase: 'Failed', reason: resolved.error.reason, message: resolved.error.message,
-            conditions: podConditions(false, 'ContainersNotReady'),
-            containerStatuses: [{ name: container.name, ready: false, restartCount: 0, image: container.image ?? '', imageID: '', state: { waiting: resolved.error } }],
-          })
-          log.warn({ namespace: run.ns, name: run.name, pod, reason: resolved.error.reason, message: resolved.error.message }, 'Step container cannot start')
-        } else {
-          const startedAt = iso()
-          const env = { ...resolved.env, HOSTNAME: pod }
-          const proc = spawnStep(command(run.job), env, (text) => { void Promise.resolve(opts.appendPodLog(run.ns, pod, text)).catch(() => undefined) })
-          run.proc = proc
-          await patchPodStatus(run, pod, {
-            phase: 'Running', startTime: startedAt, podIP: '127.0.0.1', hostIP: '127.0.0.1',
-            conditions: podConditions(true, ''),
-            containerStatuses: [{ name: container.name, ready: true, started: true, restartCount: 0, image: container.image ?? '', imageID: '', state: { running: { startedAt } } }],
-          })
-          // The Job controller counts ready pods too (status.ready), another update a cluster sends.
-          if (!run.finished) await patchJobStatus(run, { active: 1, ready: 1 })
-          const { code, signal } = await proc.exited
-          run.proc = undefined
-          if (run.finished || controller.signal.aborted) {
-            outcome = 'Stopped'
-          } else {
-            const exitCode = code ?? (signal === 'SIGKILL' ? 137 : 143)
-            outcome = exitCode === 0 ? 'Succeeded' : 'Failed'
-            detail = `exit code ${exitCode}`
-            await patchPodStatus(run, pod, {
-              phase: outcome,
-              conditions: podConditions(false, outcome === 'Succeeded' ? 'PodCompleted' : 'PodFailed'),
-              containerStatuses: [{
-                name: container.name, ready: false, started: false, restartCount: 0, image: container.image ?? '', imageID: '',
-                state: { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt, finishedAt: iso() } },
-              }],
-            })
-          }
-        }
-      }
+      const podSpec = spec(run).template?.spec ?? {}
+      const podRun = runPodContainer({
+        apiVersion: 'v1', kind: 'Pod',
+        metadata: {
+          name: pod, namespace: run.ns, uid: run.uid,
+          labels: spec(run).template?.metadata?.labels ?? {}, annotations: spec(run).template?.metadata?.annotations ?? {},
+        },
+        spec: { ...podSpec, nodeName },
+      }, {
+        kube, command: command(run.job), nodeName, placement: { ip: '127.0.0.1' }, log,
+        onLog: (text) => { void Promise.resolve(opts.appendPodLog(run.ns, pod, text)).catch(() => undefined) },
+        // A kubelet would keep such a pod Pending forever; locally it fails so the Job ends.
+        configError: 'fail',
+        abandoned: () => run.finished || run.ending === true || controller.signal.aborted,
+        // The Job controller counts ready pods too (status.ready), another update a cluster sends.
+        onRunning: () => patchJobStatus(run, { active: 1, ready: 1 }),
+        pendingStatus: null,
+      })
+      run.proc = podRun
+      result = await podRun.done
+      run.proc = undefined
     } finally {
       slots.release()
     }
-    if (outcome === 'Stopped' || run.finished) return
+    if (result.outcome === 'Stopped' || run.finished) return
+    const detail = result.detail
+    const outcome = result.outcome
     if (outcome === 'Succeeded') {
       run.succeeded += 1
       await finish(run, { outcome: 'Complete' })
@@ -303,55 +272,33 @@ export function startJobRunner(opts: JobRunnerOptions): JobRunner {
     runs.delete(uid)
   }
 
-  const loop = (async () => {
-    let rv: string | undefined
-    while (!controller.signal.aborted) {
-      try {
-        if (rv === undefined) {
-          const list = await kube.request<{ metadata?: { resourceVersion?: string }; items?: KubeObject[] }>('GET', '/apis/batch/v1/jobs')
-          const seen = new Set<string>()
-          for (const item of list.items ?? []) {
-            if (item.metadata?.uid) seen.add(item.metadata.uid)
-            observe({ apiVersion: 'batch/v1', kind: 'Job', ...item })
-          }
-          for (const uid of [...runs.keys()]) if (!seen.has(uid)) forget(uid)
-          rv = list.metadata?.resourceVersion ?? '0'
-        }
-        markReady()
-        let gone = false
-        await kube.watch(`/apis/batch/v1/jobs?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`, async (ev) => {
-          if (ev.type === 'ERROR') {
-            if ((ev.object as { code?: number }).code === 410) gone = true
-            return
-          }
-          if (ev.object.metadata?.resourceVersion) rv = ev.object.metadata.resourceVersion
-          if (ev.type === 'BOOKMARK') return
-          if (ev.type === 'DELETED') forget(String(ev.object.metadata?.uid))
-          else observe(ev.object)
-        }, controller.signal)
-        if (gone) rv = undefined
-      } catch (err) {
-        if (controller.signal.aborted) return
-        if (err instanceof KubeHttpError && err.status === 410) {
-          rv = undefined
-          continue
-        }
-        log.warn({ err: String(err) }, 'Job watch failed; retrying')
-        await new Promise((r) => setTimeout(r, 500))
+  const loop = listAndWatch(kube, '/apis/batch/v1/jobs', '', {
+    onList(items) {
+      const seen = new Set<string>()
+      for (const item of items) {
+        if (item.metadata?.uid) seen.add(item.metadata.uid)
+        observe({ apiVersion: 'batch/v1', kind: 'Job', ...item })
       }
-    }
-  })()
+      for (const uid of [...runs.keys()]) if (!seen.has(uid)) forget(uid)
+    },
+    onEvent(ev) {
+      if (ev.type === 'DELETED') forget(String(ev.object.metadata?.uid))
+      else observe(ev.object)
+    },
+    synced: markReady,
+    onError: (err) => log.warn({ err: String(err) }, 'Job watch failed; retrying'),
+  }, controller.signal)
 
   return {
     ready,
-    running: () => [...runs.values()].filter((r) => r.proc !== undefined).length,
+    running: () => [...runs.values()].filter((r) => r.proc?.running()).length,
     async stop() {
       controller.abort()
       const exits: Promise<unknown>[] = []
       for (const run of runs.values()) {
         for (const t of run.timers) clearTimeout(t)
         if (run.proc) {
-          exits.push(run.proc.exited)
+          exits.push(run.proc.done)
           run.proc.kill(500)
         }
       }
@@ -359,26 +306,6 @@ export function startJobRunner(opts: JobRunnerOptions): JobRunner {
       await Promise.all([loop, ...exits])
     },
   }
-}
-
-function podConditions(ready: boolean, reason: string): Array<Record<string, string>> {
-  const now = new Date().toISOString()
-  const readyCond = (type: string) => ({ type, status: ready ? 'True' : 'False', lastTransitionTime: now, ...(reason ? { reason } : {}) })
-  return [
-    { type: 'PodScheduled', status: 'True', lastTransitionTime: now },
-    { type: 'Initialized', status: 'True', lastTransitionTime: now },
-    readyCond('ContainersReady'),
-    readyCond('Ready'),
-  ]
-}
-
-function decodeData(obj: KubeObject | null, base64: boolean): Record<string, string> | null {
-  if (obj === null) return null
-  const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries((obj.data ?? {}) as Record<string, string>)) out[k] = base64 ? Buffer.from(v, 'base64').toString('utf8') : v
-  // A Secret's stringData is folded into data by a real API server; accept it if it was kept.
-  for (const [k, v] of Object.entries((obj.stringData ?? {}) as Record<string, string>)) out[k] = v
-  return out
 }
 
 /** A counting semaphore. */

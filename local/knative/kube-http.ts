@@ -230,3 +230,56 @@ function statusMessage(body: unknown): string {
   if (body && typeof body === 'object' && 'message' in body) return String((body as { message: unknown }).message)
   return typeof body === 'string' ? body.slice(0, 200) : 'no message'
 }
+
+/** What a list-and-watch loop reports. */
+export interface ListWatchHandlers {
+  /** Every item of a (re-)list, with the list's kind filled in; then `synced` is called. */
+  onList(items: KubeObject[]): void | Promise<void>
+  /** ADDED, MODIFIED and DELETED events after the list (bookmarks and errors are handled here). */
+  onEvent(event: WatchEvent): void | Promise<void>
+  /** Called after each list, once the watch is about to start. */
+  synced?(): void
+  /** A watch failure other than 410 Gone, before the retry. */
+  onError?(err: unknown): void
+}
+
+/**
+ * Lists `path` (a collection; `query` is appended to both the list and the watch) and watches
+ * from the list's resourceVersion until `signal` aborts, listing again after a 410 Gone or a
+ * closed stream that cannot be resumed, and retrying other failures after `retryMs`.
+ */
+export async function listAndWatch(kube: KubeHttp, path: string, query: string, handlers: ListWatchHandlers, signal: AbortSignal, retryMs = 500): Promise<void> {
+  const q = query ? `&${query.replace(/^[?&]/, '')}` : ''
+  let rv: string | undefined
+  while (!signal.aborted) {
+    try {
+      if (rv === undefined) {
+        const list = await kube.request<{ kind?: string; metadata?: { resourceVersion?: string }; items?: KubeObject[] }>('GET', `${path}?${q.slice(1)}`)
+        const kind = list.kind?.replace(/List$/, '')
+        const apiVersion = (list as { apiVersion?: string }).apiVersion
+        await handlers.onList((list.items ?? []).map((item) => ({ ...(apiVersion ? { apiVersion } : {}), ...(kind ? { kind } : {}), ...item })))
+        rv = list.metadata?.resourceVersion ?? '0'
+      }
+      handlers.synced?.()
+      let gone = false
+      await kube.watch(`${path}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}${q}`, async (ev) => {
+        if (ev.type === 'ERROR') {
+          if ((ev.object as { code?: number }).code === 410) gone = true
+          return
+        }
+        if (ev.object.metadata?.resourceVersion) rv = ev.object.metadata.resourceVersion
+        if (ev.type === 'BOOKMARK') return
+        await handlers.onEvent(ev)
+      }, signal)
+      if (gone) rv = undefined
+    } catch (err) {
+      if (signal.aborted) return
+      if (err instanceof KubeHttpError && err.status === 410) {
+        rv = undefined
+        continue
+      }
+      handlers.onError?.(err)
+      await new Promise((r) => setTimeout(r, retryMs))
+    }
+  }
+}
