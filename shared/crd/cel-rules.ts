@@ -1,4 +1,5 @@
-import { parse, type ParseResult } from '@marcbachmann/cel-js'
+import { Environment, type ParseResult } from '@marcbachmann/cel-js'
+import { celFormat } from './cel-format.js'
 import { fieldCause, invalidValue, isObject, joinPath, typeName, type FieldCause } from './field-error.js'
 import { listMapKey, ROOT_FIELDS } from './schema-pass.js'
 import type { JsonSchemaProps, ValidationRule } from './structural.js'
@@ -35,6 +36,10 @@ export interface CompiledRules {
 
 type Json = Record<string, unknown>
 
+/** The CEL environment of CRD rules: cel-js's defaults plus the API server's `string.format(list)`. */
+export const CRD_CEL = new Environment({ unlistedVariablesAreDyn: true })
+  .registerFunction('string.format(list): string', (template: string, args: unknown[]) => celFormat(template, args))
+
 /** Compiles every rule and messageExpression of a schema tree; SchemaCompileError lists each one that does not parse. */
 export function compileRules(schema: JsonSchemaProps): CompiledRules {
   const byNode = new WeakMap<JsonSchemaProps, CompiledRule[]>()
@@ -52,10 +57,10 @@ function compileNode(s: JsonSchemaProps, path: string, byNode: CompiledRules['by
     list.forEach((rule, i) => {
       const at = `${path}.x-kubernetes-validations[${i}]`
       try {
-        const entry: CompiledRule = { rule, program: parse(rule.rule), transition: /\boldSelf\b/.test(rule.rule) }
+        const entry: CompiledRule = { rule, program: CRD_CEL.parse(rule.rule), transition: /\boldSelf\b/.test(rule.rule) }
         if (rule.messageExpression) {
           try {
-            entry.message = parse(rule.messageExpression)
+            entry.message = CRD_CEL.parse(rule.messageExpression)
           } catch (err) {
             errors.push(fieldCause(`${at}.messageExpression`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(rule.messageExpression)}: messageExpression compilation failed: ${firstLine(err)}`))
           }

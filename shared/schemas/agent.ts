@@ -51,19 +51,21 @@ export const ModelSchema = z.looseObject({
   }).optional().describe('Fallback model configuration if the primary model is unavailable.'),
 }).meta({
   description: 'Model configuration for the AI model used by this agent.',
+  // Numbers are quoted back with format(): kube-apiserver costs `'...' + string(n)` as a string of
+  // unbounded size and refuses the whole CRD, while format() is costed by its template.
   'x-kubernetes-validations': [
     { rule: "self.provider != ''", message: 'spec.model.provider must not be empty', fieldPath: '.provider' },
     { rule: "self.name != ''", message: 'spec.model.name must not be empty', fieldPath: '.name' },
     {
       rule: `!has(self.maxTokens) || (self.maxTokens >= 1 && self.maxTokens <= ${MAX_MODEL_TOKENS})`,
       message: `spec.model.maxTokens must be between 1 and ${MAX_MODEL_TOKENS}`,
-      messageExpression: `'spec.model.maxTokens must be between 1 and ${MAX_MODEL_TOKENS}, got ' + string(self.maxTokens)`,
+      messageExpression: `'spec.model.maxTokens must be between 1 and ${MAX_MODEL_TOKENS}, got %d'.format([self.maxTokens])`,
       fieldPath: '.maxTokens',
     },
     {
       rule: '!has(self.temperature) || (self.temperature >= 0.0 && self.temperature <= 2.0)',
       message: 'spec.model.temperature must be between 0.0 and 2.0',
-      messageExpression: "'spec.model.temperature must be between 0.0 and 2.0, got ' + string(self.temperature)",
+      messageExpression: "'spec.model.temperature must be between 0.0 and 2.0, got %f'.format([self.temperature])",
       fieldPath: '.temperature',
     },
   ],
@@ -132,13 +134,13 @@ export const MemorySchema = z.looseObject({
     {
       rule: '!has(self.maxContextTokens) || self.maxContextTokens <= 32768',
       message: 'spec.memory.maxContextTokens must be <= 32768',
-      messageExpression: "'spec.memory.maxContextTokens must be <= 32768 (got ' + string(self.maxContextTokens) + ')'",
+      messageExpression: "'spec.memory.maxContextTokens must be <= 32768 (got %d)'.format([self.maxContextTokens])",
       fieldPath: '.maxContextTokens',
     },
     {
       rule: '!has(self.maxEntries) || self.maxEntries <= 10000',
       message: 'spec.memory.maxEntries must be <= 10000',
-      messageExpression: "'spec.memory.maxEntries must be <= 10000 (got ' + string(self.maxEntries) + ')'",
+      messageExpression: "'spec.memory.maxEntries must be <= 10000 (got %d)'.format([self.maxEntries])",
       fieldPath: '.maxEntries',
     },
   ],

@@ -53,7 +53,7 @@ describe('validateAgainstCrd rejects invalid purko.io objects like the API serve
     ['maxTokens above 2000000', 'Agent', anAgent({}, { maxTokens: 2000001 }),
       { reason: 'FieldValueInvalid', field: 'spec.model.maxTokens', message: 'Invalid value: "object": spec.model.maxTokens must be between 1 and 2000000, got 2000001' }],
     ['temperature above 2', 'Agent', anAgent({}, { temperature: 2.5 }),
-      { reason: 'FieldValueInvalid', field: 'spec.model.temperature', message: 'Invalid value: "object": spec.model.temperature must be between 0.0 and 2.0, got 2.5' }],
+      { reason: 'FieldValueInvalid', field: 'spec.model.temperature', message: 'Invalid value: "object": spec.model.temperature must be between 0.0 and 2.0, got 2.500000' }],
     ['an empty model provider', 'Agent', anAgent({}, { provider: '' }),
       { reason: 'FieldValueInvalid', field: 'spec.model.provider', message: 'Invalid value: "object": spec.model.provider must not be empty' }],
     ['a model without a name', 'Agent', { ...anAgent(), spec: { model: { provider: 'anthropic' } } },
