@@ -26,7 +26,7 @@ export function applySchema(root: Json, schema: JsonSchemaProps): SchemaPassResu
 
 function walk(value: unknown, s: JsonSchemaProps, path: string, out: SchemaPassResult): void {
   if (!typeMatches(value, s)) {
-    const expected = s['x-kubernetes-int-or-string'] ? 'integer or string' : (s.type ?? 'object')
+    const expected = s['x-kubernetes-int-or-string'] ? 'integer,string' : (s.type ?? 'object')
     const got = JSON.stringify(typeName(value))
     out.causes.push(fieldCause(path, 'FieldValueTypeInvalid', `Invalid value: ${got}: ${path || 'body'} in body must be of type ${expected}: ${got}`))
     return
@@ -90,7 +90,7 @@ function applyObject(value: Json, s: JsonSchemaProps, path: string, out: SchemaP
     if (value[req] === undefined) out.causes.push(fieldCause(joinPath(path, req), 'FieldValueRequired', 'Required value'))
   }
   const n = Object.keys(value).length
-  if (s.minProperties !== undefined && n < s.minProperties) out.causes.push(invalidValue(path, value, `${path || 'body'} in body should have at least ${s.minProperties} properties`))
+  if (s.minProperties !== undefined && n < s.minProperties) out.causes.push(invalidValue(path, n, `${path || 'body'} in body should have at least ${s.minProperties} properties`))
   if (s.maxProperties !== undefined && n > s.maxProperties) out.causes.push(fieldCause(path, 'FieldValueTooMany', `Too many: ${n}: must have at most ${s.maxProperties} items`))
 }
 
@@ -112,7 +112,7 @@ function applyArray(value: unknown[], s: JsonSchemaProps, path: string, out: Sch
     value.forEach((item, i) => {
       const key = listType === 'map' ? listMapKey(item, mapKeys) : JSON.stringify(item)
       if (seen.has(key)) {
-        const shown = listType === 'map' ? JSON.stringify(Object.fromEntries(mapKeys.map((k) => [k, isObject(item) ? item[k] : undefined]))) : JSON.stringify(item)
+        const shown = listType === 'map' ? goMapLiteral(Object.fromEntries(mapKeys.map((k) => [k, isObject(item) ? item[k] : undefined]))) : JSON.stringify(item)
         out.causes.push(fieldCause(`${path}[${i}]`, 'FieldValueDuplicate', `Duplicate value: ${shown}`))
       }
       seen.add(key)
@@ -130,41 +130,64 @@ const FORMATS: Record<string, RegExp> = {
   ipv4: /^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/,
 }
 
+// An integer value is compared with the bound truncated to an integer, and the message shows
+// that truncated bound: the API server's validator checks integers natively.
+function bound(value: number, b: number): number {
+  return Number.isInteger(value) ? Math.trunc(b) : b
+}
+
 function exceedsLower(value: number, s: JsonSchemaProps): string | undefined {
-  if (typeof s.exclusiveMinimum === 'number' && value <= s.exclusiveMinimum) return `greater than ${s.exclusiveMinimum}`
+  if (typeof s.exclusiveMinimum === 'number') {
+    const b = bound(value, s.exclusiveMinimum)
+    return value <= b ? `greater than ${b}` : undefined
+  }
   if (s.minimum === undefined) return undefined
+  const b = bound(value, s.minimum)
   const exclusive = s.exclusiveMinimum === true
-  return (exclusive ? value <= s.minimum : value < s.minimum) ? `greater than ${exclusive ? '' : 'or equal to '}${s.minimum}` : undefined
+  return (exclusive ? value <= b : value < b) ? `greater than ${exclusive ? '' : 'or equal to '}${b}` : undefined
 }
 
 function exceedsUpper(value: number, s: JsonSchemaProps): string | undefined {
-  if (typeof s.exclusiveMaximum === 'number' && value >= s.exclusiveMaximum) return `less than ${s.exclusiveMaximum}`
+  if (typeof s.exclusiveMaximum === 'number') {
+    const b = bound(value, s.exclusiveMaximum)
+    return value >= b ? `less than ${b}` : undefined
+  }
   if (s.maximum === undefined) return undefined
+  const b = bound(value, s.maximum)
   const exclusive = s.exclusiveMaximum === true
-  return (exclusive ? value >= s.maximum : value > s.maximum) ? `less than ${exclusive ? '' : 'or equal to '}${s.maximum}` : undefined
+  return (exclusive ? value >= b : value > b) ? `less than ${exclusive ? '' : 'or equal to '}${b}` : undefined
 }
 
+// The order and grouping of the API server's validator: a string's length and pattern checks
+// stop at the first failure, then its format; a number's multipleOf, maximum and minimum all
+// report; the enum comes last.
 function checkScalar(value: unknown, s: JsonSchemaProps, path: string, out: SchemaPassResult): void {
-  if (s.enum && !s.enum.some((e) => e === value)) {
-    out.causes.push(fieldCause(path, 'FieldValueNotSupported', `Unsupported value: ${JSON.stringify(value)}: supported values: ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`))
-  }
   if (typeof value === 'string') {
     const len = [...value].length
-    if (s.maxLength !== undefined && len > s.maxLength) out.causes.push(fieldCause(path, 'FieldValueTooLong', `Too long: may not be more than ${s.maxLength} bytes`))
-    if (s.minLength !== undefined && len < s.minLength) out.causes.push(invalidValue(path, value, `${path} in body should be at least ${s.minLength} chars long`))
-    if (s.pattern !== undefined && !new RegExp(s.pattern, 'u').test(value)) out.causes.push(invalidValue(path, value, `${path} in body should match '${s.pattern}'`))
+    if (s.maxLength !== undefined && len > s.maxLength) out.causes.push(fieldCause(path, 'FieldValueTooLong', `Too long: may not be longer than ${s.maxLength}`))
+    else if (s.minLength !== undefined && len < s.minLength) out.causes.push(invalidValue(path, value, `${path} in body should be at least ${s.minLength} chars long`))
+    else if (s.pattern !== undefined && !new RegExp(s.pattern, 'u').test(value)) out.causes.push(invalidValue(path, value, `${path} in body should match '${s.pattern}'`))
     const format = s.format === undefined ? undefined : FORMATS[s.format]
     if (format && !format.test(value)) {
       out.causes.push(fieldCause(path, 'FieldValueTypeInvalid', `Invalid value: ${JSON.stringify(value)}: ${path} in body must be of type ${s.format}: ${JSON.stringify(value)}`))
     }
   }
   if (typeof value === 'number') {
-    const low = exceedsLower(value, s)
-    if (low) out.causes.push(invalidValue(path, value, `${path} in body should be ${low}`))
+    if (typeof s.multipleOf === 'number' && value % s.multipleOf !== 0) out.causes.push(invalidValue(path, value, `${path} in body should be a multiple of ${s.multipleOf}`))
     const high = exceedsUpper(value, s)
     if (high) out.causes.push(invalidValue(path, value, `${path} in body should be ${high}`))
-    if (typeof s.multipleOf === 'number' && value % s.multipleOf !== 0) out.causes.push(invalidValue(path, value, `${path} in body should be a multiple of ${s.multipleOf}`))
+    const low = exceedsLower(value, s)
+    if (low) out.causes.push(invalidValue(path, value, `${path} in body should be ${low}`))
   }
+  if (s.enum && !s.enum.some((e) => e === value)) {
+    out.causes.push(fieldCause(path, 'FieldValueNotSupported', `Unsupported value: ${JSON.stringify(value)}: supported values: ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`))
+  }
+}
+
+/** Pure: a key map printed the way Go's `%#v` prints a `map[string]interface{}` (keys sorted). */
+export function goMapLiteral(m: Record<string, unknown>): string {
+  const entries = Object.keys(m).sort().map((k) => `${JSON.stringify(k)}:${JSON.stringify(m[k])}`)
+  return `map[string]interface {}{${entries.join(', ')}}`
 }
 
 /** Whether a value satisfies a sub-schema, checked on a copy so a combinator never prunes or defaults the real object. */

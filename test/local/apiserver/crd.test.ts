@@ -61,7 +61,7 @@ describe('CustomResourceDefinitions', () => {
       { field: 'spec.size', reason: 'FieldValueInvalid', message: 'Invalid value: 0: spec.size in body should be greater than or equal to 1' },
       { field: 'spec.color', reason: 'FieldValueNotSupported', message: 'Unsupported value: "pink": supported values: "red", "green", "blue"' },
       { field: 'spec.parts[2].name', reason: 'FieldValueRequired', message: 'Required value' },
-      { field: 'spec.parts[1]', reason: 'FieldValueDuplicate', message: 'Duplicate value: {"name":"a"}' },
+      { field: 'spec.parts[1]', reason: 'FieldValueDuplicate', message: 'Duplicate value: map[string]interface {}{"name":"a"}' },
       expect.objectContaining({ field: '<nil>', message: expect.stringContaining('some validation rules were not checked') }),
     ])
     expect(status.message).toMatch(/^Widget\.example\.dev "many" is invalid: \[spec\.size: Invalid value: 0: .*, spec\.color: Unsupported value: "pink": .*\]$/)
@@ -113,7 +113,7 @@ describe('CustomResourceDefinitions', () => {
     schema.properties.spec.x_kubernetes_validations = [{ rule: 'self.size >' }]
     const { code, status } = await failure(c.ext.createCustomResourceDefinition({ body: bad }))
     expect(code).toBe(422)
-    expect(status.details?.causes?.[0]?.field).toBe('spec.versions[0].schema.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule')
+    expect(status.details?.causes?.[0]?.field).toBe('spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule')
     expect((await failure(c.custom.listNamespacedCustomObject({ group: 'example.dev', version: 'v1', plural: 'gadgets', namespace: 'default' }))).code).toBe(404)
   })
 
