@@ -42,9 +42,18 @@ export class ApiError extends Error {
   /** The Status body for this error, exactly as it goes on the wire. */
   toStatus(): Status {
     const status: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code }
-    if (this.details) status.details = this.details
+    if (this.details) status.details = withoutEmpty(this.details)
     return status
   }
+}
+
+/** Status details as Go's `omitempty` writes them: empty names, groups and kinds are left out. */
+export function withoutEmpty(details: StatusDetails): StatusDetails {
+  const out: StatusDetails = {}
+  for (const [k, v] of Object.entries(details) as [keyof StatusDetails, unknown][]) {
+    if (v !== '' && v !== undefined) (out as Record<string, unknown>)[k] = v
+  }
+  return out
 }
 
 /** Names a resource the way Status messages do: `configmaps`, `workflows.purko.io`. */
@@ -84,7 +93,8 @@ export function formatCause(c: StatusCause): string {
 
 /** 422 Invalid: `Workflow.purko.io "x" is invalid: spec.steps[0].name: Required value`. */
 export function invalid(r: ResourceName, name: string, causes: StatusCause[]): ApiError {
-  const listed = causes.map(formatCause)
+  // The message lists each distinct cause once (Go's aggregate error dedupes); details keep them all.
+  const listed = [...new Set(causes.map(formatCause))]
   const summary = listed.length === 1 ? listed[0] : `[${listed.join(', ')}]`
   return new ApiError(422, 'Invalid', `${qualifiedKind(r)} "${name}" is invalid: ${summary}`, {
     name,
@@ -114,9 +124,9 @@ export function tooLarge(message = 'etcdserver: request is too large'): ApiError
   return new ApiError(413, 'RequestEntityTooLarge', message)
 }
 
-/** 410 Expired for a watch resourceVersion older than the retained history. */
-export function expired(requested: number, oldest: number): ApiError {
-  return new ApiError(410, 'Expired', `too old resource version: ${requested} (${oldest})`)
+/** 410 Expired for a watch resourceVersion older than the retained history; `floor` is the oldest version a watch may start from. */
+export function expired(requested: number, floor: number): ApiError {
+  return new ApiError(410, 'Expired', `too old resource version: ${requested} (${floor})`)
 }
 
 /** 403 Forbidden (for example, new content in a terminating namespace). */

@@ -1,5 +1,5 @@
 import { ageOf, humanDuration } from './human-duration.js'
-import type { ResourceType, TableColumn } from './resource-type.js'
+import type { FieldSelectorRefusal, ResourceType, TableColumn } from './resource-type.js'
 import { nameColumn } from './table.js'
 import type { KubeObject } from './types.js'
 
@@ -86,6 +86,11 @@ interface BuiltinSpec {
   extra?: string[]
   returnDeleted?: boolean
   columns?: TableColumn[]
+  /** Objects carry metadata.generation. */
+  generation?: boolean
+  /** Extra field selectors, and how others are refused (default: name and namespace only, `known`). */
+  fields?: string[]
+  refusal?: FieldSelectorRefusal
 }
 
 function builtin(s: BuiltinSpec): ResourceType {
@@ -105,6 +110,8 @@ function builtin(s: BuiltinSpec): ResourceType {
     extraSubresources: s.extra ?? [],
     returnDeletedObject: s.returnDeleted ?? false,
     columns: () => columns,
+    generation: s.generation ?? false,
+    fieldSelectors: { fields: s.fields ?? [], refusal: s.refusal ?? 'known' },
   }
 }
 
@@ -112,14 +119,16 @@ function builtin(s: BuiltinSpec): ResourceType {
 export function builtinResources(): ResourceType[] {
   return [
     builtin({ group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false, shortNames: ['ns'], status: true, returnDeleted: true,
+      fields: ['status.phase'], refusal: 'label',
       columns: [col('Status', 'string', (o) => at(o, 'status', 'phase') ?? 'Active')] }),
     builtin({ group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', shortNames: ['cm'],
       columns: [col('Data', 'integer', (o) => count(o.data) + count(o.binaryData))] }),
-    builtin({ group: '', version: 'v1', plural: 'secrets', kind: 'Secret',
+    builtin({ group: '', version: 'v1', plural: 'secrets', kind: 'Secret', fields: ['type'], refusal: 'label',
       columns: [col('Type', 'string', (o) => o.type ?? 'Opaque'), col('Data', 'integer', (o) => count(o.data) + count(o.stringData))] }),
     builtin({ group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', shortNames: ['sa'],
       columns: [col('Secrets', 'integer', (o) => arr(o.secrets).length)] }),
-    builtin({ group: '', version: 'v1', plural: 'services', kind: 'Service', shortNames: ['svc'], categories: ['all'], status: true,
+    builtin({ group: '', version: 'v1', plural: 'services', kind: 'Service', shortNames: ['svc'], categories: ['all'], status: true, returnDeleted: true,
+      fields: ['spec.clusterIP', 'spec.type'], refusal: 'label',
       columns: [
         col('Type', 'string', (o) => at(o, 'spec', 'type') ?? 'ClusterIP'),
         col('Cluster-IP', 'string', (o) => at(o, 'spec', 'clusterIP') ?? '<none>'),
@@ -127,6 +136,8 @@ export function builtinResources(): ResourceType[] {
         col('Port(s)', 'string', servicePorts),
       ] }),
     builtin({ group: '', version: 'v1', plural: 'pods', kind: 'Pod', shortNames: ['po'], categories: ['all'], status: true, extra: ['log'], returnDeleted: true,
+      fields: ['spec.nodeName', 'spec.restartPolicy', 'spec.schedulerName', 'spec.serviceAccountName', 'spec.hostNetwork', 'status.phase', 'status.podIP', 'status.nominatedNodeName'],
+      refusal: 'label',
       columns: [
         col('Ready', 'string', (o) => `${arr(at(o, 'status', 'containerStatuses')).filter((c) => at(c, 'ready') === true).length}/${arr(at(o, 'spec', 'containers')).length}`),
         col('Status', 'string', podStatus),
@@ -134,35 +145,36 @@ export function builtinResources(): ResourceType[] {
         col('IP', 'string', (o) => at(o, 'status', 'podIP') ?? '<none>', 1),
         col('Node', 'string', (o) => at(o, 'spec', 'nodeName') ?? '<none>', 1),
       ] }),
-    { ...builtin({ group: '', version: 'v1', plural: 'events', kind: 'Event', shortNames: ['ev'] }), ownNameColumn: true, columns: () => eventColumns },
+    { ...builtin({ group: '', version: 'v1', plural: 'events', kind: 'Event', shortNames: ['ev'], refusal: 'label',
+      fields: ['involvedObject.kind', 'involvedObject.namespace', 'involvedObject.name', 'involvedObject.uid', 'involvedObject.apiVersion', 'involvedObject.resourceVersion', 'involvedObject.fieldPath', 'reason', 'reportingComponent', 'source', 'type'] }), ownNameColumn: true, columns: () => eventColumns },
     // Stored only (nothing provisions storage locally): purko's examples ship PVCs for agent memory.
     builtin({ group: '', version: 'v1', plural: 'persistentvolumeclaims', kind: 'PersistentVolumeClaim', shortNames: ['pvc'], status: true,
       columns: [
         col('Status', 'string', (o) => at(o, 'status', 'phase') ?? 'Pending'),
         col('Capacity', 'string', (o) => String(at(o, 'spec', 'resources', 'requests', 'storage') ?? '')),
       ] }),
-    builtin({ group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job', categories: ['all'], status: true,
+    builtin({ group: 'batch', version: 'v1', plural: 'jobs', kind: 'Job', categories: ['all'], status: true, generation: true, fields: ['status.successful'], refusal: 'kind',
       columns: [
         col('Status', 'string', jobStatus),
         col('Completions', 'string', (o) => `${num(at(o, 'status', 'succeeded'))}/${num(at(o, 'spec', 'completions') ?? 1)}`),
         col('Duration', 'string', jobDuration),
       ] }),
-    builtin({ group: 'batch', version: 'v1', plural: 'cronjobs', kind: 'CronJob', shortNames: ['cj'], categories: ['all'], status: true,
+    builtin({ group: 'batch', version: 'v1', plural: 'cronjobs', kind: 'CronJob', shortNames: ['cj'], categories: ['all'], status: true, generation: true,
       columns: [
         col('Schedule', 'string', (o) => at(o, 'spec', 'schedule') ?? ''),
         col('Suspend', 'boolean', (o) => at(o, 'spec', 'suspend') === true),
         col('Active', 'integer', (o) => arr(at(o, 'status', 'active')).length),
         col('Last Schedule', 'string', (o, now) => (at(o, 'status', 'lastScheduleTime') ? ageOf(at(o, 'status', 'lastScheduleTime'), now) : '<none>')),
       ] }),
-    builtin({ group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', shortNames: ['deploy'], categories: ['all'], status: true,
+    builtin({ group: 'apps', version: 'v1', plural: 'deployments', kind: 'Deployment', shortNames: ['deploy'], categories: ['all'], status: true, generation: true,
       columns: [
         col('Ready', 'string', (o) => `${num(at(o, 'status', 'readyReplicas'))}/${num(at(o, 'spec', 'replicas') ?? 1)}`),
         col('Up-to-date', 'integer', (o) => num(at(o, 'status', 'updatedReplicas'))),
         col('Available', 'integer', (o) => num(at(o, 'status', 'availableReplicas'))),
       ] }),
-    builtin({ group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet', shortNames: ['sts'], categories: ['all'], status: true,
+    builtin({ group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet', shortNames: ['sts'], categories: ['all'], status: true, generation: true,
       columns: [col('Ready', 'string', (o) => `${num(at(o, 'status', 'readyReplicas'))}/${num(at(o, 'spec', 'replicas') ?? 1)}`)] }),
-    builtin({ group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', shortNames: ['ds'], categories: ['all'], status: true,
+    builtin({ group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', shortNames: ['ds'], categories: ['all'], status: true, generation: true,
       columns: [
         col('Desired', 'integer', (o) => num(at(o, 'status', 'desiredNumberScheduled'))),
         col('Current', 'integer', (o) => num(at(o, 'status', 'currentNumberScheduled'))),
@@ -176,7 +188,7 @@ export function builtinResources(): ResourceType[] {
       columns: [col('Role', 'string', (o) => `${String(at(o, 'roleRef', 'kind') ?? '')}/${String(at(o, 'roleRef', 'name') ?? '')}`)] }),
     {
       ...builtin({ group: 'apiextensions.k8s.io', version: 'v1', plural: 'customresourcedefinitions', kind: 'CustomResourceDefinition', namespaced: false,
-        shortNames: ['crd', 'crds'], categories: ['api-extensions'], status: true, returnDeleted: true }),
+        shortNames: ['crd', 'crds'], categories: ['api-extensions'], status: true, returnDeleted: true, generation: true }),
       columns: () => crdColumns,
     },
   ]

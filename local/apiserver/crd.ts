@@ -88,7 +88,7 @@ export function resourceTypeFromCrd(crd: KubeObject, factory: SchemaValidatorFac
     categories: names.categories ?? [],
     statusSubresource: versions.some((v) => v.subresources?.status !== undefined),
     extraSubresources: [],
-    returnDeletedObject: true,
+    returnDeletedObject: false,
     columns: (version) => columns.get(version) ?? [],
     validator: (version) => validators.get(version),
     crdName: crd.metadata.name as string,

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { parse as parseYaml } from 'yaml'
 import type { Logger } from '../../shared/log.js'
-import { ApiError, badRequest, methodNotAllowed, noSuchResource, notFound } from './api-error.js'
+import { ApiError, badRequest, methodNotAllowed, noSuchResource, notFound, withoutEmpty } from './api-error.js'
 import { apiGroup, apiVersions, groupList, resourceList, SERVER_VERSION } from './discovery.js'
 import type { DeleteOptions, ObjectStore, PatchType, Stored, Target, WriteOptions } from './object-store.js'
 import { openApiV3Document, openApiV3Index } from './openapi.js'
@@ -200,7 +200,7 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
 
   function watch(res: ServerResponse, r: Route, q: URLSearchParams, how: Rendering): void {
     parseLabelSelector(q.get('labelSelector'))
-    parseFieldSelector(q.get('fieldSelector'))
+    parseFieldSelector(q.get('fieldSelector'), store.fieldSelectorRules(r.t.rt))
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' })
     res.flushHeaders()
     const { rt, version } = r.t
@@ -287,6 +287,10 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     stop = store.followPodLog(ns, name, (chunk) => (chunk === null ? finish() : res.write(chunk)))
   }
 
+  function orphanDependentsFalse(body: unknown, q: URLSearchParams): boolean {
+    return q.get('orphanDependents') === 'false' || (typeof body === 'object' && body !== null && (body as Record<string, unknown>).orphanDependents === false)
+  }
+
   function deleteOptions(body: unknown, q: URLSearchParams): DeleteOptions {
     const out: DeleteOptions = {}
     const b = (body && typeof body === 'object' ? body : {}) as Record<string, unknown>
@@ -299,13 +303,15 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     return out
   }
 
-  function deleted(res: ServerResponse, r: Route, stored: Stored, done: boolean, how: Rendering): void {
-    const code = done ? 200 : 202
+  // 200 whether or not the object is gone at once; 202 only for the deprecated
+  // orphanDependents=false while the object stays (what the real server does, for old clients).
+  function deleted(res: ServerResponse, r: Route, stored: Stored, done: boolean, how: Rendering, accepted: boolean): void {
+    const code = accepted && !done ? 202 : 200
     if (r.t.rt.returnDeletedObject || !done) {
       renderOne(res, code, r, stored, how)
       return
     }
-    const details = { name: stored.obj.metadata.name, group: r.t.rt.group, kind: r.t.rt.plural, uid: stored.obj.metadata.uid }
+    const details = withoutEmpty({ name: stored.obj.metadata.name, group: r.t.rt.group, kind: r.t.rt.plural, uid: stored.obj.metadata.uid })
     sendJson(res, code, JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details }))
   }
 
@@ -370,7 +376,7 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
       const dopts = deleteOptions(body, q)
       if (r.name !== undefined) {
         const result = store.deleteIn(r.t, ns, r.name, dopts)
-        deleted(res, r, result.stored, result.deleted !== false, how)
+        deleted(res, r, result.stored, result.deleted !== false, how, orphanDependentsFalse(body, q))
         return
       }
       const page = store.listIn(r.t, { namespace: r.ns, labelSelector: q.get('labelSelector') ?? undefined, fieldSelector: q.get('fieldSelector') ?? undefined })

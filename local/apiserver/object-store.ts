@@ -16,8 +16,8 @@ import { establishedStatus, resourceTypeFromCrd } from './crd.js'
 import { deepEqual, generatedName, nameCauses, specChanged, timestamp } from './object-meta.js'
 import { jsonPatch, mergePatch, serverSideApply, strategicMergePatch } from './patch.js'
 import { ResourceRegistry } from './resource-registry.js'
-import { apiVersionOf, groupResource, type ResourceType } from './resource-type.js'
-import { parseFieldSelector, parseLabelSelector, pinnedName, type Selector } from './selectors.js'
+import { apiVersionOf, fieldSelectorsOf, groupResource, tracksGeneration, type ResourceType } from './resource-type.js'
+import { parseFieldSelector, parseLabelSelector, pinnedName, type FieldSelectorRules, type Selector } from './selectors.js'
 import type { KubeObject, WatchEvent, WatchEventType } from './types.js'
 import { createSchemaValidator } from './validation.js'
 
@@ -146,6 +146,9 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease', 'ai-agents', 'purko-system']
 const PROTECTED_NAMESPACES = new Set(['default', 'kube-system', 'kube-public'])
 const TERMINAL_POD_PHASES = new Set(['Succeeded', 'Failed'])
+/** The garbage collector's finalizers for Foreground and Orphan deletion. */
+const FOREGROUND = 'foregroundDeletion'
+const ORPHAN = 'orphan'
 
 /**
  * The in-memory object store behind the embedded API server: every verb, watch, finalizers,
@@ -165,6 +168,7 @@ export class ObjectStore {
   private readonly logFollowers = new Map<string, Set<(chunk: string | null) => void>>()
   private history: HistoryEntry[] = []
   private evictedUpTo = 0
+  private readonly servedSince = new Map<string, number>()
   private rv = 0
   private readonly historySize: number
   private readonly now: () => Date
@@ -356,7 +360,7 @@ export class ObjectStore {
   /** Lists stored objects in namespace/name order, honouring selectors, limit and continue. */
   listIn(t: Target, opts: ListOptions): { items: Stored[]; resourceVersion: string; continue?: string } {
     const label = parseLabelSelector(opts.labelSelector)
-    const field = parseFieldSelector(opts.fieldSelector)
+    const field = parseFieldSelector(opts.fieldSelector, this.fieldSelectorRules(t.rt))
     const byNs = this.objects.get(groupResource(t.rt))
     const resourceVersion = String(this.rv)
     let start = ''
@@ -430,7 +434,7 @@ export class ObjectStore {
     else delete meta.namespace
     meta.uid = randomUUID()
     meta.creationTimestamp = timestamp(this.now())
-    meta.generation = 1
+    if (tracksGeneration(rt)) meta.generation = 1
     const warnings = this.prepareCreate(t, obj)
     warnings.push(...this.enforceSchema(t, obj, undefined, opts.fieldValidation))
     const stored = this.serialize(obj)
@@ -456,6 +460,13 @@ export class ObjectStore {
       throw badRequest('the namespace of the provided object does not match the namespace sent on the request')
     }
     const sentRv = incoming.metadata.resourceVersion
+    if (!sentRv && rt.crdName) {
+      // Custom resources do not allow unconditional updates; the real server words this with the resource, not the kind.
+      throw new ApiError(422, 'Invalid', `${groupResource(rt)} "${name}" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`, {
+        name, group: rt.group, kind: rt.plural,
+        causes: [{ reason: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }],
+      })
+    }
     if (sentRv && sentRv !== prev.obj.metadata.resourceVersion) throw conflict(rt, name)
 
     const old = this.objectAt(prev, t)
@@ -491,7 +502,7 @@ export class ObjectStore {
           }])
         }
       }
-      if (specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1
+      if (tracksGeneration(rt) && specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1
     }
     next.metadata.resourceVersion = old.metadata.resourceVersion as string
     const warnings = this.prepareUpdate(t, next, old)
@@ -559,35 +570,46 @@ export class ObjectStore {
     return result
   }
 
-  /** Deletes an object, honouring finalizers, preconditions and propagation. */
+  /**
+   * Deletes an object, honouring finalizers, preconditions and propagation. `deleted` is false
+   * when the object stays for now (finalizers, or a Foreground/Orphan deletion that was still
+   * waiting on dependents); `stored` is then the object as the real server answers with it.
+   */
   deleteIn(t: Target, ns: string, name: string, opts: DeleteOptions): WriteResult {
     const { rt } = t
     const prev = this.find(rt, ns, name)
     if (!prev) throw notFound(rt, name)
     const meta = prev.obj.metadata
+    const preconditionFailed = (detail: string) =>
+      new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${rt.group ? `${rt.kind}.${rt.group}` : rt.kind} "${name}": ${detail}`, { name, group: rt.group, kind: rt.kind })
     if (opts.preconditions?.uid && opts.preconditions.uid !== meta.uid) {
-      throw new ApiError(409, 'Conflict', `Precondition failed: UID in precondition: ${opts.preconditions.uid}, UID in object meta: ${meta.uid}`, { name, group: rt.group, kind: rt.plural })
+      throw preconditionFailed(`the UID in the precondition (${opts.preconditions.uid}) does not match the UID in record (${meta.uid}). The object might have been deleted and then recreated`)
     }
     if (opts.preconditions?.resourceVersion && opts.preconditions.resourceVersion !== meta.resourceVersion) {
-      throw new ApiError(409, 'Conflict', `Precondition failed: ResourceVersion in precondition: ${opts.preconditions.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion}`, { name, group: rt.group, kind: rt.plural })
+      throw preconditionFailed(`the ResourceVersion in the precondition (${opts.preconditions.resourceVersion}) does not match the ResourceVersion in record (${meta.resourceVersion}). The object might have been modified`)
     }
-    if (rt.kind === 'Namespace' && !rt.group && PROTECTED_NAMESPACES.has(name)) {
+    const isNamespace = rt.kind === 'Namespace' && !rt.group
+    if (isNamespace && PROTECTED_NAMESPACES.has(name)) {
       throw forbidden(`namespaces "${name}" is forbidden: this namespace may not be deleted`)
     }
     if (opts.dryRun) return { stored: prev, warnings: [], deleted: !(meta.finalizers?.length) }
-    if (opts.propagationPolicy === 'Orphan' && meta.uid) this.orphanDependents(meta.uid)
 
-    if (meta.finalizers?.length || (rt.kind === 'Namespace' && !rt.group)) {
-      let current = prev
-      if (!meta.deletionTimestamp) {
-        const next = structuredClone(prev.obj)
-        next.metadata.deletionTimestamp = timestamp(this.now())
-        next.metadata.deletionGracePeriodSeconds = 0
-        if (rt.kind === 'Namespace' && !rt.group) next.status = { ...(next.status as Obj | undefined), phase: 'Terminating' }
-        current = this.serialize(next)
-        this.put(rt, ns, name, current, prev, 'MODIFIED')
-      }
-      if (rt.kind === 'Namespace' && !rt.group) {
+    // Foreground and Orphan deletions go through the garbage collector's finalizer, as on the
+    // real server: the owner is marked (deletionTimestamp plus the finalizer) and the answer is
+    // that marked object; the collector, run inline here, then handles the dependents and
+    // removes its finalizer, which deletes the owner once no other finalizer holds it.
+    const gcFinalizer = isNamespace || !meta.uid ? undefined : opts.propagationPolicy === 'Foreground' ? FOREGROUND : opts.propagationPolicy === 'Orphan' ? ORPHAN : undefined
+    if (gcFinalizer) {
+      const marked = this.markDeleted(rt, ns, name, prev, gcFinalizer)
+      if (gcFinalizer === ORPHAN) this.orphanDependents(meta.uid as string)
+      else this.deleteDependents(meta.uid as string, 'Foreground')
+      this.releaseGcFinalizer(rt, ns, name)
+      return { stored: marked, warnings: [], deleted: false }
+    }
+
+    if (meta.finalizers?.length || isNamespace) {
+      const current = meta.deletionTimestamp ? prev : this.markDeleted(rt, ns, name, prev)
+      if (isNamespace) {
         this.emptyNamespace(name)
         const removed = this.finishNamespace(name)
         if (removed) return { stored: removed, warnings: [], deleted: true }
@@ -595,7 +617,54 @@ export class ObjectStore {
       }
       return { stored: current, warnings: [], deleted: false }
     }
-    return { stored: this.remove(rt, ns, name, structuredClone(prev.obj)), warnings: [], deleted: true }
+    const last = structuredClone(prev.obj)
+    if (rt.kind === 'Pod' && !rt.group) {
+      // Pods are deleted gracefully; one that never ran goes at once, with a zero grace period.
+      last.metadata.deletionTimestamp = timestamp(this.now())
+      last.metadata.deletionGracePeriodSeconds = 0
+    }
+    return { stored: this.remove(rt, ns, name, last), warnings: [], deleted: true }
+  }
+
+  /** Sets deletionTimestamp (bumping generation, as the real server does) and adds a finalizer; stores and returns the result. */
+  private markDeleted(rt: ResourceType, ns: string, name: string, prev: Stored, finalizer?: string): Stored {
+    const next = structuredClone(prev.obj)
+    const meta = next.metadata
+    const changed = !meta.deletionTimestamp || (finalizer !== undefined && !(meta.finalizers ?? []).includes(finalizer))
+    if (!changed) return prev
+    if (!meta.deletionTimestamp) {
+      meta.deletionTimestamp = timestamp(this.now())
+      meta.deletionGracePeriodSeconds = 0
+      if (meta.generation !== undefined) meta.generation += 1
+      if (rt.kind === 'Namespace' && !rt.group) next.status = { ...(next.status as Obj | undefined), phase: 'Terminating' }
+    }
+    if (finalizer && !(meta.finalizers ?? []).includes(finalizer)) meta.finalizers = [...(meta.finalizers ?? []), finalizer]
+    const stored = this.serialize(next)
+    this.put(rt, ns, name, stored, prev, 'MODIFIED')
+    return stored
+  }
+
+  /** Drops the garbage collector's finalizers once nothing blocks them; the object goes when no finalizer is left. */
+  private releaseGcFinalizer(rt: ResourceType, ns: string, name: string): void {
+    const current = this.find(rt, ns, name)
+    if (!current?.obj.metadata.deletionTimestamp) return
+    const finalizers = current.obj.metadata.finalizers ?? []
+    if (!finalizers.includes(FOREGROUND) && !finalizers.includes(ORPHAN)) return
+    const uid = current.obj.metadata.uid as string
+    const blocked = finalizers.includes(FOREGROUND) && [...(this.dependents.get(uid) ?? [])].some((key) => {
+      const dep = this.lookupKey(key)
+      return dep?.stored.obj.metadata.ownerReferences?.some((r) => r.uid === uid && r.blockOwnerDeletion === true)
+    })
+    if (blocked) return
+    const next = structuredClone(current.obj)
+    const left = finalizers.filter((f) => f !== ORPHAN && f !== FOREGROUND)
+    if (left.length) next.metadata.finalizers = left
+    else delete next.metadata.finalizers
+    if (left.length === 0) {
+      this.remove(rt, ns, name, next)
+      return
+    }
+    this.put(rt, ns, name, this.serialize(next), current, 'MODIFIED')
   }
 
   /** Starts a watch; returns the function that ends it. Throws 410 for a too-old resourceVersion. */
@@ -603,7 +672,7 @@ export class ObjectStore {
     const gr = groupResource(t.rt)
     const watcher: Watcher = {
       label: parseLabelSelector(opts.labelSelector),
-      field: parseFieldSelector(opts.fieldSelector),
+      field: parseFieldSelector(opts.fieldSelector, this.fieldSelectorRules(t.rt)),
       apiVersion: apiVersionOf(t.rt.group, t.version),
       sink,
     }
@@ -618,7 +687,9 @@ export class ObjectStore {
     } else {
       const from = Number(rvText)
       if (!Number.isInteger(from) || from < 0) throw badRequest(`invalid resource version: ${rvText}`)
-      if (from < this.evictedUpTo) throw expired(from, this.evictedUpTo + 1)
+      // Like the real server's watch cache, a kind's history starts when it is first served.
+      const floor = Math.max(this.evictedUpTo, this.servedSince.get(gr) ?? 0)
+      if (from < floor) throw expired(from, floor)
       let i = lowerBound(this.history, from + 1)
       for (; i < this.history.length; i++) {
         const e = this.history[i] as HistoryEntry
@@ -720,7 +791,16 @@ export class ObjectStore {
 
   private installCrd(crd: KubeObject): void {
     const { type } = resourceTypeFromCrd(crd, createSchemaValidator)
-    if (type) this.registry.register(type)
+    if (!type) return
+    const key = groupResource(type)
+    // The CRD write itself is the first version a watch of the new kind can start from.
+    if (!this.servedSince.has(key)) this.servedSince.set(key, this.rv + 1)
+    this.registry.register(type)
+  }
+
+  /** The field selectors a kind supports, for the selector parser. */
+  fieldSelectorRules(rt: ResourceType): FieldSelectorRules {
+    return { kind: rt.kind, ...fieldSelectorsOf(rt) }
   }
 
   private enforceSchema(t: Target, obj: KubeObject, old: KubeObject | undefined, mode: WriteOptions['fieldValidation']): string[] {
@@ -804,6 +884,12 @@ export class ObjectStore {
     }
     if (rt.kind === 'CustomResourceDefinition' && rt.group === 'apiextensions.k8s.io') this.uninstallCrd(finalObj)
     if (uid) this.cascade(uid)
+    // An owner in Foreground deletion waits for its blocking dependents; this may have been the last.
+    for (const ref of finalObj.metadata.ownerReferences ?? []) {
+      const owner = ref?.uid ? this.byUid.get(ref.uid) : undefined
+      const ownerRt = owner && this.registry.byKey(owner.gr)
+      if (owner && ownerRt) this.releaseGcFinalizer(ownerRt, owner.ns, owner.name)
+    }
     if (rt.namespaced) this.finishNamespace(ns)
     return stored
   }
@@ -818,6 +904,7 @@ export class ObjectStore {
       for (const [name, s] of [...byName]) this.remove(rt, ns, name, structuredClone(s.obj))
     }
     this.objects.delete(key)
+    this.servedSince.delete(key)
     this.registry.unregister(key)
   }
 
@@ -848,6 +935,12 @@ export class ObjectStore {
 
   /** The garbage collector, run inline: dependents whose owners are all gone are deleted. */
   private cascade(ownerUid: string): void {
+    this.deleteDependents(ownerUid, 'Background')
+    this.dependents.delete(ownerUid)
+  }
+
+  /** Deletes the dependents of an owner that have no other living owner. */
+  private deleteDependents(ownerUid: string, propagationPolicy: 'Background' | 'Foreground'): void {
     const keys = this.dependents.get(ownerUid)
     if (!keys) return
     for (const key of [...keys]) {
@@ -856,12 +949,11 @@ export class ObjectStore {
       const otherOwnerAlive = (dep.stored.obj.metadata.ownerReferences ?? []).some((r) => r.uid !== ownerUid && this.byUid.has(r.uid))
       if (otherOwnerAlive) continue
       try {
-        this.deleteIn({ rt: dep.rt, version: dep.rt.storageVersion }, dep.ns, dep.name, { propagationPolicy: 'Background' })
+        this.deleteIn({ rt: dep.rt, version: dep.rt.storageVersion }, dep.ns, dep.name, { propagationPolicy })
       } catch (err) {
         if (!(err instanceof ApiError && err.code === 404)) throw err
       }
     }
-    this.dependents.delete(ownerUid)
   }
 
   private orphanDependents(ownerUid: string): void {

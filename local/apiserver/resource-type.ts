@@ -26,7 +26,7 @@ export interface ResourceType {
   statusSubresource: boolean
   /** Extra read-only subresources (for example `log` on pods). */
   extraSubresources: string[]
-  /** The real server answers DELETE with the object for these (pods, custom resources). */
+  /** The real server answers DELETE with the object for these (pods, services, namespaces, CRDs); others get a Status. */
   returnDeletedObject: boolean
   /** Table columns for a given served version (Name is added first unless `ownNameColumn`). */
   columns(version: string): TableColumn[]
@@ -36,6 +36,32 @@ export interface ResourceType {
   validator?(version: string): SchemaValidator | undefined
   /** The CRD that defines this resource, when it is a custom resource. */
   crdName?: string
+  /** True when objects carry `metadata.generation` (kinds with a spec the server tracks; every custom resource). */
+  generation?: boolean
+  /**
+   * Field selectors the kind supports beyond `metadata.name` and `metadata.namespace`, and how
+   * the real server words the refusal of any other field.
+   */
+  fieldSelectors?: { fields: string[]; refusal: FieldSelectorRefusal }
+}
+
+/**
+ * The three wordings kube-apiserver v1.31 uses for an unsupported field selector:
+ * `"x" is not a known field selector: only "metadata.name", "metadata.namespace"` (`known`),
+ * `field label not supported: x` (`label`), `field label "x" not supported for Job` (`kind`).
+ */
+export type FieldSelectorRefusal = 'known' | 'label' | 'kind'
+
+/** True when the kind's objects carry `metadata.generation`. */
+export function tracksGeneration(rt: ResourceType): boolean {
+  return rt.generation === true || rt.crdName !== undefined
+}
+
+/** The field selectors a kind accepts, and its refusal wording (custom resources: name and namespace, `label`). */
+export function fieldSelectorsOf(rt: ResourceType): { fields: string[]; refusal: FieldSelectorRefusal } {
+  const own = rt.fieldSelectors ?? { fields: [], refusal: rt.crdName ? 'label' : 'known' }
+  const meta = rt.namespaced || rt.kind !== 'Namespace' ? ['metadata.name', 'metadata.namespace'] : ['metadata.name']
+  return { fields: [...meta, ...own.fields], refusal: own.refusal }
 }
 
 /** `configmaps`, `jobs.batch`, `workflows.purko.io`: the key the store and messages use. */

@@ -15,11 +15,12 @@ const cm = (name: string, labels: Record<string, string> = {}, namespace = 'defa
 })
 
 describe('CRUD through client-node', () => {
-  it('creates an object with uid, creationTimestamp, generation 1 and a string resourceVersion', async () => {
+  it('creates an object with uid, creationTimestamp and a string resourceVersion, and no generation for a ConfigMap', async () => {
     const created = await c.core.createNamespacedConfigMap({ namespace: 'default', body: cm('crud-a') })
     expect(created.metadata?.uid).toMatch(/^[0-9a-f-]{36}$/)
     expect(created.metadata?.creationTimestamp).toBeInstanceOf(Date)
-    expect(created.metadata?.generation).toBe(1)
+    // Like the real server: only kinds with a tracked spec (Jobs, Deployments, custom resources, ...) carry a generation.
+    expect(created.metadata?.generation).toBeUndefined()
     expect(created.metadata?.resourceVersion).toMatch(/^\d+$/)
     const read = await c.core.readNamespacedConfigMap({ namespace: 'default', name: 'crud-a' })
     expect(read.data).toEqual({ k: 'crud-a' })
@@ -146,6 +147,34 @@ describe('list selectors', () => {
     const { code, status } = await failure(c.core.listNamespacedConfigMap({ namespace: 'selectors', labelSelector: 'a in (b' }))
     expect(code).toBe(400)
     expect(status.reason).toBe('BadRequest')
+  })
+
+  it.each([
+    ['app=a b', "found 'b', expected: ',' or 'end of string'"],
+    ['app in t1', "unable to parse requirement: found 't1' expected: '('"],
+    ['-bad=x', 'unable to parse requirement: <nil>: Invalid value: "-bad": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\')'],
+  ])('refuses the label selector %j with the real server\'s words', async (labelSelector, message) => {
+    const { code, status } = await failure(c.core.listNamespacedConfigMap({ namespace: 'selectors', labelSelector }))
+    expect(code).toBe(400)
+    expect(status.message).toBe(message)
+  })
+
+  it('selects with the gt and lt operators', async () => {
+    await c.core.createNamespacedConfigMap({ namespace: 'numbers', body: cm('n7', { n: '7' }, 'numbers') })
+    await c.core.createNamespacedConfigMap({ namespace: 'numbers', body: cm('n3', { n: '3' }, 'numbers') })
+    const list = async (labelSelector: string) => (await c.core.listNamespacedConfigMap({ namespace: 'numbers', labelSelector })).items.map((i) => i.metadata?.name)
+    expect(await list('n>5')).toEqual(['n7'])
+    expect(await list('n<5')).toEqual(['n3'])
+  })
+
+  it.each([
+    ['a ConfigMap', () => c.core.listNamespacedConfigMap({ namespace: 'selectors', fieldSelector: 'data.k=x' }), '"data.k" is not a known field selector: only "metadata.name", "metadata.namespace"'],
+    ['a Pod', () => c.core.listNamespacedPod({ namespace: 'selectors', fieldSelector: 'spec.bogus=x' }), 'field label not supported: spec.bogus'],
+    ['a Job', () => c.batch.listNamespacedJob({ namespace: 'selectors', fieldSelector: 'spec.bogus=x' }), 'field label "spec.bogus" not supported for Job'],
+  ])('refuses a field selector %s does not support, as the real server words it', async (_, call, message) => {
+    const { code, status } = await failure(call())
+    expect(code).toBe(400)
+    expect(status.message).toBe(message)
   })
 
   it('filters pods by status.phase', async () => {

@@ -77,6 +77,72 @@ describe('finalizers', () => {
   })
 })
 
+describe('deletion answers', () => {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${c.server.url}${path}`, { method, headers: { 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) })
+    return { code: res.status, body: (await res.json()) as Record<string, any> }
+  }
+  const widgetPath = (ns: string, name = '') => `/apis/example.dev/v1/namespaces/${ns}/widgets${name ? `/${name}` : ''}`
+
+  it('answers 200 with the object, deletionTimestamp set and generation bumped, while a finalizer holds it', async () => {
+    await call('POST', widgetPath('del-fin'), { ...aWidget('held', { size: 1 }, 'del-fin'), metadata: { name: 'held', finalizers: ['example.dev/hold'] } })
+    const { code, body } = await call('DELETE', widgetPath('del-fin', 'held'))
+    expect(code).toBe(200)
+    expect(body.metadata).toMatchObject({ finalizers: ['example.dev/hold'], generation: 2, deletionGracePeriodSeconds: 0 })
+    expect(body.metadata.deletionTimestamp).toBeTruthy()
+  })
+
+  it('answers 202 only for the deprecated orphanDependents=false', async () => {
+    await call('POST', widgetPath('del-202'), { ...aWidget('held', { size: 1 }, 'del-202'), metadata: { name: 'held', finalizers: ['example.dev/hold'] } })
+    expect((await call('DELETE', widgetPath('del-202', 'held'), { orphanDependents: false })).code).toBe(202)
+  })
+
+  it('answers a deleted custom resource with a Success Status', async () => {
+    await call('POST', widgetPath('del-cr'), aWidget('gone', { size: 1 }, 'del-cr'))
+    const { code, body } = await call('DELETE', widgetPath('del-cr', 'gone'))
+    expect(code).toBe(200)
+    expect(body).toMatchObject({ kind: 'Status', status: 'Success', details: { name: 'gone', group: 'example.dev', kind: 'widgets' } })
+  })
+
+  it('answers a Foreground delete with the owner marked by foregroundDeletion, then removes owner and dependents', async () => {
+    const owner = await call('POST', widgetPath('del-fg'), aWidget('owner', { size: 1 }, 'del-fg'))
+    const ref = { apiVersion: 'example.dev/v1', kind: 'Widget', name: 'owner', uid: owner.body.metadata.uid, blockOwnerDeletion: true }
+    await call('POST', '/api/v1/namespaces/del-fg/configmaps', { metadata: { name: 'dep', ownerReferences: [ref] } })
+    const { code, body } = await call('DELETE', widgetPath('del-fg', 'owner'), { propagationPolicy: 'Foreground' })
+    expect(code).toBe(200)
+    expect(body.metadata.finalizers).toEqual(['foregroundDeletion'])
+    expect((await call('GET', widgetPath('del-fg', 'owner'))).code).toBe(404)
+    expect((await call('GET', '/api/v1/namespaces/del-fg/configmaps/dep')).code).toBe(404)
+  })
+
+  it('keeps a Foreground owner until a dependent held by its own finalizer is gone', async () => {
+    const owner = await call('POST', widgetPath('del-fg2'), aWidget('owner', { size: 1 }, 'del-fg2'))
+    const ref = { apiVersion: 'example.dev/v1', kind: 'Widget', name: 'owner', uid: owner.body.metadata.uid, blockOwnerDeletion: true }
+    await call('POST', '/api/v1/namespaces/del-fg2/configmaps', { metadata: { name: 'dep', ownerReferences: [ref], finalizers: ['example.dev/hold'] } })
+    await call('DELETE', widgetPath('del-fg2', 'owner'), { propagationPolicy: 'Foreground' })
+    expect((await call('GET', widgetPath('del-fg2', 'owner'))).body.metadata.finalizers).toEqual(['foregroundDeletion'])
+    const dep = await call('GET', '/api/v1/namespaces/del-fg2/configmaps/dep')
+    expect(dep.body.metadata.deletionTimestamp).toBeTruthy()
+    await c.core.patchNamespacedConfigMap({ namespace: 'del-fg2', name: 'dep', body: { metadata: { finalizers: null } } }, merge)
+    expect((await call('GET', widgetPath('del-fg2', 'owner'))).code).toBe(404)
+  })
+
+  it('words a failed delete precondition as the real server does', async () => {
+    await call('POST', '/api/v1/namespaces/del-pre/configmaps', { metadata: { name: 'cm' } })
+    const { code, body } = await call('DELETE', '/api/v1/namespaces/del-pre/configmaps/cm', { preconditions: { uid: 'nope' } })
+    expect(code).toBe(409)
+    expect(body.message).toMatch(/^Operation cannot be fulfilled on ConfigMap "cm": the UID in the precondition \(nope\) does not match the UID in record \(.+\)\. The object might have been deleted and then recreated$/)
+    expect(body.details).toEqual({ name: 'cm', kind: 'ConfigMap' })
+  })
+
+  it('refuses an update of a custom resource without a resourceVersion', async () => {
+    await call('POST', widgetPath('put-rv'), aWidget('w', { size: 1 }, 'put-rv'))
+    const { code, body } = await call('PUT', widgetPath('put-rv', 'w'), aWidget('w', { size: 2 }, 'put-rv'))
+    expect(code).toBe(422)
+    expect(body.message).toBe('widgets.example.dev "w" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update')
+  })
+})
+
 describe('ownerReference cascade', () => {
   it('deletes dependents, recursively, when their owner is deleted', async () => {
     const ns = 'cascade'

@@ -1,7 +1,7 @@
 import { Watch, type V1ConfigMap } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { KubeObject, WatchEvent } from '../../../local/apiserver/index.js'
-import { collect, startCluster, type TestCluster } from './fixtures.js'
+import { collect, startCluster, widgetCrd, type TestCluster } from './fixtures.js'
 
 interface Seen {
   type: string
@@ -119,6 +119,14 @@ describe('watch', () => {
     expect(events.map((e) => e.type)).toEqual(['ADDED', 'MODIFIED', 'DELETED'])
     expect(c.server.store.list(ref, { namespace: ns }).items).toEqual([])
     expect(events[1]?.object).toMatchObject({ data: { v: '2' } })
+  })
+
+  it('answers 410 for a custom resource watched from before its CRD was served, as the real watch cache does', async () => {
+    const before = (await c.core.listNamespacedConfigMap({ namespace: 'default' })).metadata?.resourceVersion as string
+    await c.ext.createCustomResourceDefinition({ body: widgetCrd() })
+    const seen = await watchUntil('/apis/example.dev/v1/namespaces/default/widgets', { resourceVersion: before }, (s) => s.length >= 1)
+    expect(seen[0]?.type).toBe('ERROR')
+    expect(seen[0]?.object).toMatchObject({ code: 410, reason: 'Expired', message: `too old resource version: ${before} (${Number(before) + 1})` })
   })
 
   it('throws 410 synchronously for an in-process watch from an expired resourceVersion', () => {
