@@ -35,6 +35,14 @@ export class KubeHttpError extends Error {
   }
 }
 
+/** A whole answer of the API server: status, headers (each one's values in order, names lower-case) and body. */
+export interface KubeResponse<T = unknown> {
+  status: number
+  headers: Record<string, string[]>
+  /** Parsed JSON, or the text when the body is not JSON. */
+  body: T
+}
+
 interface ResourceInfo { plural: string; namespaced: boolean }
 
 /**
@@ -60,6 +68,16 @@ export class KubeHttp {
     const parsed = text.length > 0 ? parseJson(text) : undefined
     if (status < 200 || status >= 300) throw new KubeHttpError(status, parsed ?? text, method, path)
     return parsed as T
+  }
+
+  /**
+   * Sends one request and resolves with the whole answer, whatever its status: for callers that
+   * need response headers (such as the API server's `Warning` headers) or a non-2xx body.
+   */
+  async send<T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<KubeResponse<T>> {
+    const { status, text, headers } = await this.raw(method, path, body, contentType)
+    const parsed = text.length > 0 ? parseJson(text) : undefined
+    return { status, headers, body: (parsed ?? text) as T }
   }
 
   /** GET that resolves null on 404. */
@@ -179,10 +197,10 @@ export class KubeHttp {
     return kinds.get(kind) ?? null
   }
 
-  private async raw(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; text: string }> {
+  private async raw(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; text: string; headers: Record<string, string[]> }> {
     const res = await this.open(method, path, body, contentType)
     const text = await readAll(res)
-    return { status: res.statusCode ?? 0, text }
+    return { status: res.statusCode ?? 0, text, headers: res.headersDistinct as Record<string, string[]> }
   }
 
   private async open(method: string, path: string, body: unknown, contentType: string, signal?: AbortSignal): Promise<http.IncomingMessage> {
