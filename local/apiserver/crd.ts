@@ -1,3 +1,4 @@
+import { celCostCauses, schemaLocations } from '../../shared/crd/cel-budget.js'
 import type { StatusCause } from './api-error.js'
 import { compileJsonPath } from './jsonpath.js'
 import type { ResourceType } from './resource-type.js'
@@ -25,7 +26,8 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 
 /**
  * Checks a CustomResourceDefinition the way the real API server does for the parts that
- * matter here and, when it is valid, builds the served resource type; otherwise returns causes.
+ * matter here (names, versions, CEL rules that must compile and fit the server's cost budget)
+ * and, when it is valid, builds the served resource type; otherwise returns causes.
  */
 export function resourceTypeFromCrd(crd: KubeObject, factory: SchemaValidatorFactory): { type?: ResourceType; causes: StatusCause[] } {
   const spec = (crd.spec ?? {}) as CrdSpec
@@ -50,6 +52,8 @@ export function resourceTypeFromCrd(crd: KubeObject, factory: SchemaValidatorFac
   }
   const validators = new Map<string, SchemaValidator>()
   const columns = new Map<string, ReturnType<typeof printerColumns>>()
+  // A schema every version shares is checked once, under spec.validation, as on the real server.
+  const shared = schemaLocations(crd as { spec?: CrdSpec })[0]?.field.startsWith('spec.validation') === true
   versions.forEach((v, i) => {
     if (!v.name) req(`spec.versions[${i}].name`)
     const schema = v.schema?.openAPIV3Schema
@@ -59,7 +63,7 @@ export function resourceTypeFromCrd(crd: KubeObject, factory: SchemaValidatorFac
         if (v.name) validators.set(v.name, factory(schema))
       } catch (err) {
         if (!(err instanceof SchemaCompileError)) throw err
-        for (const c of err.causes) causes.push({ ...c, field: `spec.versions[${i}].schema.${c.field}` })
+        if (!shared || i === 0) for (const c of err.causes) causes.push({ ...c, field: `${shared ? 'spec.validation' : `spec.versions[${i}].schema`}.${c.field}` })
       }
     }
     for (const [j, c] of (v.additionalPrinterColumns ?? []).entries()) {
@@ -71,6 +75,7 @@ export function resourceTypeFromCrd(crd: KubeObject, factory: SchemaValidatorFac
     }
     if (v.name && causes.length === 0) columns.set(v.name, printerColumns(v.additionalPrinterColumns))
   })
+  causes.push(...celCostCauses(crd as { spec?: CrdSpec }))
   if (causes.length) return { causes }
   const served = versions.filter((v) => v.served !== false).map((v) => v.name as string)
   const storageVersion = storage[0]?.name as string
