@@ -1,4 +1,4 @@
-import { parse, type ASTNode } from '@marcbachmann/cel-js'
+import { Environment, type ASTNode } from '@marcbachmann/cel-js'
 import { celTypeOf, type CelDecl, type CelKind, type CelType } from './cel-types.js'
 
 /**
@@ -72,6 +72,9 @@ const STRING = T('string')
 const DYN = T('dyn')
 const SCALAR_KINDS = new Set<CelKind>(['bool', 'double', 'duration', 'int', 'timestamp', 'uint'])
 
+// Kubernetes enables CEL's optional syntax (`a.?b`, `l[?0]`) for CRD rules; the estimate only parses.
+const PARSER = new Environment({ enableOptionalTypes: true, unlistedVariablesAreDyn: true })
+
 /** Options of estimateExpressionCost. */
 export interface CostOptions {
   /** `oldSelf` is an optional (the rule sets optionalOldSelf). */
@@ -85,7 +88,7 @@ export interface CostOptions {
 export function estimateExpressionCost(expression: string, self: CelDecl, options: CostOptions = {}): Estimate | null {
   let ast: ASTNode
   try {
-    ast = parse(expression).ast
+    ast = PARSER.parse(expression).ast
   } catch {
     return null
   }

@@ -36,8 +36,8 @@ export interface CompiledRules {
 
 type Json = Record<string, unknown>
 
-/** The CEL environment of CRD rules: cel-js's defaults plus the API server's `string.format(list)`. */
-export const CRD_CEL = new Environment({ unlistedVariablesAreDyn: true })
+/** The CEL environment of CRD rules: cel-js's defaults plus the API server's `string.format(list)` and optional syntax (`a.?b`, `l[?0]`). */
+export const CRD_CEL = new Environment({ unlistedVariablesAreDyn: true, enableOptionalTypes: true })
   .registerFunction('string.format(list): string', (template: string, args: unknown[]) => celFormat(template, args))
 
 /** Compiles every rule and messageExpression of a schema tree; SchemaCompileError lists each one that does not parse. */

@@ -61,4 +61,18 @@ describe('the embedded API server checks the CEL cost budget of a CRD as kube-ap
     const kept = (await (await fetch(url)).json()) as { spec: unknown }
     expect(kept.spec).toEqual(crd.spec)
   })
+
+  it('accepts and runs a rule written with CEL optional syntax, as kube-apiserver does', async () => {
+    const i = CEL_COST_CASES.findIndex((c) => c.name === 'a rule with optional field selection is cheap')
+    const crd = celCostCrd(CEL_COST_CASES[i]!, 901)
+    expect((await createCrd(crd, false)).code).toBe(201)
+    const create = (spec: object) => fetch(`${server.url}/apis/cel-cost.kinetic.dev/v1/namespaces/default/celcosts901`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'cel-cost.kinetic.dev/v1', kind: 'CelCost901', metadata: { generateName: 'o-' }, spec }),
+    })
+    expect((await create({})).status).toBe(201)
+    expect((await create({ a: 'fine' })).status).toBe(201)
+    expect((await create({ a: 'forbidden' })).status).toBe(422)
+  })
 })
