@@ -296,6 +296,18 @@ export const CEL_COST_CASES: CelCostCase[] = [
       forbidden(`${SPEC}.properties[l].items.x-kubernetes-validations[0].rule`, `estimated rule cost exceeds budget by factor of 1.111110x${ADVICE}`),
     ] },
   { name: 'a rule with optional field selection is cheap', versions: spec(withRules(obj({ a: str() }), rule("self.?a.orValue('') != 'forbidden'"))), expected: [] },
+  { name: 'measured: a status condition lookup', versions: measured(withRules(obj({ conditions: list(obj({ type: str(316), status: str(undefined, { enum: ['True', 'False', 'Unknown'] }) }, { required: ['type', 'status'] }), 8) }), rule("self.conditions.exists(c, c.type == 'Ready' && c.status == 'True')")), 150602), expected: [
+      forbidden(`${SPEC}.properties[l].items.x-kubernetes-validations[0].rule`, `estimated rule cost exceeds budget by factor of 1.249997x${ADVICE}`),
+    ] },
+  { name: 'measured: exists_one() over map values', versions: measured(withRules(map(str(3), 11), rule("self.exists_one(k, self[k] == 'v')")), 181159), expected: [
+      forbidden(`${SPEC}.properties[l].items.x-kubernetes-validations[0].rule`, `estimated rule cost exceeds budget by factor of 1.249997x${ADVICE}`),
+    ] },
+  { name: 'all() over an unbounded list of integers stays just within the limit', versions: spec(withRules(obj({ l: list(int) }), rule('self.l.all(x, x > 0)'))), expected: [] },
+  { name: 'join() of a mapped list has no known size, so comparing it is refused', versions: spec(withRules(obj({ l: list(obj({ name: str(10) }), 6) }), rule("self.l.map(x, x.name).join(',') != ''"))), expected: [
+      forbidden(ROOT, `x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x${ADVICE}`),
+      forbidden(`${SPEC}.x-kubernetes-validations[0].rule`, CONTRIBUTED),
+      forbidden(`${SPEC}.x-kubernetes-validations[0].rule`, `estimated rule cost exceeds budget by factor of more than 100x${ADVICE}`),
+    ] },
   { name: 'a transition rule on spec is cheap', versions: spec(withRules(obj({ p: str() }), rule('self.p == oldSelf.p'))), expected: [] },
   // Cardinality: how often a rule's node can occur in one object.
   { name: 'a matches() rule on unbounded list items is refused, and so is the total', versions: spec(obj({ l: list(withRules(obj({ name: str(), image: str() }, { required: ['name', 'image'] }), rule("self.name.matches('^[a-z]+$')"))) })), expected: [
