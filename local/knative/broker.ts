@@ -22,7 +22,8 @@ export interface DeliveryRecord {
   event: KEvent
   status: number
   attempts: number
-  outcome: 'delivered' | 'dead-lettered' | 'dropped'
+  /** `lost`: a fault hook dropped it before it reached the subscriber. */
+  outcome: 'delivered' | 'dead-lettered' | 'dropped' | 'lost'
   reply?: KEvent
   error?: string
   durationMs: number
@@ -47,7 +48,20 @@ export interface BrokerStats {
   dropped: number
   replies: number
   ttlExhausted: number
+  /** Deliveries a fault hook dropped or sent twice. */
+  faultLost: number
+  faultDuplicated: number
 }
+
+/** What a fault hook makes of one delivery to one Trigger's subscriber. */
+export type DeliveryFault = 'deliver' | 'lose' | 'duplicate'
+
+/**
+ * Decides, per delivery, whether the event reaches the subscriber once, never (as if the
+ * channel lost it after the ingress accepted it) or twice (as after a lost acknowledgement).
+ * For tests of what Knative allows: events lost and duplicated.
+ */
+export type FaultHook = (delivery: { trigger: string; event: KEvent }) => DeliveryFault
 
 /** Events on `Broker.feed`. */
 export interface BrokerFeed {
@@ -64,7 +78,9 @@ export interface BrokerFeed {
  */
 export class Broker {
   readonly feed = new EventEmitter<BrokerFeed>()
-  readonly stats: BrokerStats = { ingressed: 0, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, replies: 0, ttlExhausted: 0 }
+  readonly stats: BrokerStats = { ingressed: 0, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, replies: 0, ttlExhausted: 0, faultLost: 0, faultDuplicated: 0 }
+  /** Set by tests to lose or duplicate deliveries; unset delivers every event once. */
+  fault: FaultHook | undefined
   private readonly controller = new AbortController()
 
   constructor(
@@ -107,6 +123,26 @@ export class Broker {
   }
 
   private async dispatch(trigger: Manifest<TriggerSpec>, event: KEvent, ttl: number): Promise<boolean> {
+    const fault = this.fault?.({ trigger: trigger.metadata.name, event }) ?? 'deliver'
+    if (fault === 'lose') {
+      this.stats.faultLost += 1
+      const { knativebrokerttl: _ttl, ...extensions } = event.extensions
+      this.log.info({ ceId: event.id, ceType: event.type, subject: event.subject, trigger: trigger.metadata.name }, 'Fault hook: event lost before delivery')
+      this.feed.emit('delivery', {
+        broker: this.name, trigger: trigger.metadata.name, subscriber: describeDest(trigger.spec.subscriber),
+        event: { ...event, extensions }, status: 0, attempts: 0, outcome: 'lost', durationMs: 0,
+      })
+      return true
+    }
+    const ok = await this.dispatchOnce(trigger, event, ttl)
+    if (fault === 'duplicate') {
+      this.stats.faultDuplicated += 1
+      await this.dispatchOnce(trigger, event, ttl)
+    }
+    return ok
+  }
+
+  private async dispatchOnce(trigger: Manifest<TriggerSpec>, event: KEvent, ttl: number): Promise<boolean> {
     const started = Date.now()
     const name = trigger.metadata.name
     const { knativebrokerttl: _ttl, ...extensions } = event.extensions

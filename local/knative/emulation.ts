@@ -1,12 +1,12 @@
 import type { KubeConfig } from '@kubernetes/client-node'
 import type { Logger } from '../../shared/log.js'
 import { startApiServerSource, type EventSink, type RunningSource } from './apiserver-source.js'
-import { Broker, type BrokerStats, type DeliveryRecord, type RetryRecord } from './broker.js'
+import { Broker, type BrokerStats, type DeliveryRecord, type FaultHook, type RetryRecord } from './broker.js'
 import { startBrokerIngress, type BrokerIngressServer } from './broker-ingress.js'
 import type { KEvent } from './cloud-event.js'
 import { ADAPTER_RETRY_POLICY, deliver, type Destination } from './delivery.js'
 import { KubeHttp } from './kube-http.js'
-import { loadKnativeManifests, type KnativeManifests, type Manifest } from './manifests.js'
+import { loadKnativeManifests, type ApiServerSourceSpec, type KnativeManifests, type Manifest } from './manifests.js'
 import { startPingSource, type RunningPing } from './ping-source.js'
 
 /** What the emulation needs to run. */
@@ -14,6 +14,11 @@ export interface KnativeEmulationOptions {
   /** The knative/ folder, or manifests already loaded from it. */
   manifests: string | KnativeManifests
   kubeConfig: KubeConfig
+  /**
+   * The identity each ApiServerSource watches as (its `serviceAccountName` on a cluster);
+   * default `kubeConfig`.
+   */
+  sourceKubeConfig?: (source: Manifest<ApiServerSourceSpec>) => KubeConfig | undefined
   /** URL of the local process serving a Knative Service, or undefined when none runs. */
   serviceUrl: (name: string, namespace: string) => string | undefined
   log: Logger
@@ -38,6 +43,10 @@ export interface KnativeEmulation {
   firePing(name: string): Promise<number>
   /** Starts every PingSource's schedule (when `schedulePings: false` held them back). */
   startSchedules(): void
+  /** Fast-forwards every PingSource to this interval from now on (undefined: their schedules). */
+  setPingInterval(intervalMs: number | undefined): void
+  /** Loses or duplicates deliveries from now on, as the hook decides (undefined: none). */
+  setFault(hook: FaultHook | undefined): void
   /** Counters summed over all Brokers. */
   stats(): BrokerStats
   /** Resolves once every ApiServerSource is watching. */
@@ -98,7 +107,10 @@ export async function startKnativeEmulation(opts: KnativeEmulationOptions): Prom
     }
   }
 
-  const sources: RunningSource[] = manifests.apiServerSources.map((s) => startApiServerSource(s, kube, sinkFor(s), log))
+  const sources: RunningSource[] = manifests.apiServerSources.map((s) => {
+    const own = opts.sourceKubeConfig?.(s)
+    return startApiServerSource(s, own ? new KubeHttp(own) : kube, sinkFor(s), log)
+  })
   const pings = new Map<string, RunningPing>()
   for (const p of manifests.pingSources) pings.set(p.metadata.name, startPingSource(p, sinkFor(p), log, opts.pingIntervalMs))
   const startSchedules = () => { for (const p of pings.values()) p.start() }
@@ -123,8 +135,10 @@ export async function startKnativeEmulation(opts: KnativeEmulationOptions): Prom
       return p.fire()
     },
     startSchedules,
+    setPingInterval(ms) { for (const p of pings.values()) p.setInterval(ms) },
+    setFault(hook) { for (const b of brokers.values()) b.fault = hook },
     stats() {
-      const total: BrokerStats = { ingressed: 0, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, replies: 0, ttlExhausted: 0 }
+      const total: BrokerStats = { ingressed: 0, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, replies: 0, ttlExhausted: 0, faultLost: 0, faultDuplicated: 0 }
       for (const b of brokers.values()) for (const k of Object.keys(total) as Array<keyof BrokerStats>) total[k] += b.stats[k]
       return total
     },

@@ -21,6 +21,8 @@ export interface Manifest<S = Record<string, unknown>> {
 export interface ApiServerSourceSpec {
   resources: Array<{ apiVersion: string; kind: string; selector?: LabelSelector }>
   mode?: 'Resource' | 'Reference'
+  /** The identity the adapter watches as. */
+  serviceAccountName?: string
   owner?: { apiVersion?: string; kind?: string }
   namespaceSelector?: LabelSelector
   sink?: Destination

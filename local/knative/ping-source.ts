@@ -12,6 +12,8 @@ export interface RunningPing {
   fire(): Promise<number>
   /** Starts ticking on the schedule (or interval); until then only `fire()` sends. */
   start(): void
+  /** Changes the fast-forward interval (undefined: back to the schedule), restarting a running ticker. */
+  setInterval(intervalMs: number | undefined): void
   stop(): void
 }
 
@@ -69,16 +71,34 @@ export function startPingSource(source: Manifest<PingSourceSpec>, sink: EventSin
   // Built paused so a bad schedule or time zone throws here, at load time.
   const cron = new Cron(schedule, { ...opts, paused: true }, tick)
   let timer: NodeJS.Timeout | undefined
+  let started = false
+  let every = intervalMs
+  const begin = () => {
+    if (every === undefined) cron.resume()
+    else timer ??= setInterval(tick, every)
+  }
+  const halt = () => {
+    cron.pause()
+    if (timer) clearInterval(timer)
+    timer = undefined
+  }
   return {
     name: source.metadata.name,
     fire,
     start() {
-      if (intervalMs === undefined) cron.resume()
-      else timer ??= setInterval(tick, intervalMs)
+      started = true
+      begin()
+    },
+    setInterval(ms) {
+      every = ms
+      if (!started) return
+      halt()
+      begin()
     },
     stop() {
+      started = false
+      halt()
       cron.stop()
-      if (timer) clearInterval(timer)
     },
   }
 }

@@ -183,3 +183,25 @@ describe('Broker delivery', () => {
     expect(logSink.lines.some((l) => l.msg === 'Dropped event: broker TTL exhausted (a reply loop?)')).toBe(true)
   }, 60_000)
 })
+
+describe('Broker fault hook', () => {
+  it('loses, duplicates or delivers each delivery as the hook decides, per Trigger', async () => {
+    const a = await subscriber(() => ({ status: 202 }))
+    const b = await subscriber(() => ({ status: 202 }))
+    const { broker, records } = brokerWith([trigger('lossy', 'a'), trigger('twice', 'b')], { a: a.url, b: b.url })
+    broker.fault = ({ trigger: t }) => (t === 'lossy' ? 'lose' : 'duplicate')
+
+    expect(await broker.ingress(anEvent({ id: 'e1' }))).toBe(202)
+
+    expect(a.received).toHaveLength(0)
+    expect(b.received.map((r) => r.headers['ce-id'])).toEqual(['e1', 'e1'])
+    expect(records.filter((r) => r.trigger === 'lossy').map((r) => r.outcome)).toEqual(['lost'])
+    expect(records.filter((r) => r.trigger === 'twice').map((r) => r.outcome)).toEqual(['delivered', 'delivered'])
+    expect(broker.stats).toMatchObject({ faultLost: 1, faultDuplicated: 1, delivered: 2 })
+
+    broker.fault = undefined
+    await broker.ingress(anEvent({ id: 'e2' }))
+    expect(a.received.map((r) => r.headers['ce-id'])).toEqual(['e2'])
+    expect(b.received).toHaveLength(3)
+  })
+})

@@ -74,4 +74,25 @@ describe('PingSource', () => {
       ping.stop()
     }
   })
+
+  it('changes the fast-forward interval while running: a long one holds ticks back, a short one brings them again', async () => {
+    let count = 0
+    const ping = startPingSource(aPing({ schedule: '0 0 1 1 *' }), async () => { count += 1; return 202 }, silentLogger, 5)
+    ping.start()
+    try {
+      await new Promise((r) => setTimeout(r, 60))
+      expect(count).toBeGreaterThan(0)
+      ping.setInterval(60_000)
+      // A tick already on its way may still land.
+      await new Promise((r) => setTimeout(r, 20))
+      const held = count
+      await new Promise((r) => setTimeout(r, 60))
+      expect(count).toBe(held)
+      ping.setInterval(5)
+      await new Promise((r) => setTimeout(r, 60))
+      expect(count).toBeGreaterThan(held)
+    } finally {
+      ping.stop()
+    }
+  })
 })
