@@ -62,12 +62,12 @@ function compileNode(s: JsonSchemaProps, path: string, byNode: CompiledRules['by
           try {
             entry.message = CRD_CEL.parse(rule.messageExpression)
           } catch (err) {
-            errors.push(fieldCause(`${at}.messageExpression`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(rule.messageExpression)}: messageExpression compilation failed: ${firstLine(err)}`))
+            errors.push(fieldCause(`${at}.messageExpression`, 'FieldValueInvalid', `Invalid value: ${goRule(rule)}: messageExpression compilation failed: ${celError(rule.messageExpression, err)}`))
           }
         }
         compiled.push(entry)
       } catch (err) {
-        errors.push(fieldCause(`${at}.rule`, 'FieldValueInvalid', `Invalid value: ${JSON.stringify(rule.rule)}: compilation failed: ${firstLine(err)}`))
+        errors.push(fieldCause(`${at}.rule`, 'FieldValueInvalid', `Invalid value: ${goRule(rule)}: compilation failed: ${celError(rule.rule, err)}`))
       }
     })
     byNode.set(s, compiled)
@@ -160,6 +160,29 @@ export function toCel(schema: JsonSchemaProps | undefined, value: unknown): unkn
     return out
   }
   return value
+}
+
+/**
+ * Pure: a rule as the API server prints the invalid value, Go's `%#v` of its ValidationRule.
+ * Set pointer fields print as addresses there; a placeholder address stands in for them here.
+ */
+export function goRule(rule: ValidationRule): string {
+  const ptr = (type: string, set: boolean) => `(*${type})(${set ? '0xc000000000' : 'nil'})`
+  return `apiextensions.ValidationRule{Rule:${JSON.stringify(rule.rule)}, Message:${JSON.stringify(rule.message ?? '')}, MessageExpression:${JSON.stringify(rule.messageExpression ?? '')}, `
+    + `Reason:${ptr('apiextensions.FieldValueErrorReason', rule.reason !== undefined)}, FieldPath:${JSON.stringify(rule.fieldPath ?? '')}, OptionalOldSelf:${ptr('bool', rule.optionalOldSelf !== undefined)}}`
+}
+
+/**
+ * Pure: a parse error laid out as the API server's CEL reports it (`ERROR: <input>:line:col:`,
+ * the source line and a caret); the explanation is the parser's own, which words it differently.
+ */
+export function celError(source: string, err: unknown): string {
+  const pos = typeof (err as { node?: { pos?: unknown } })?.node?.pos === 'number' ? ((err as { node: { pos: number } }).node.pos) : 0
+  const before = source.slice(0, pos)
+  const line = before.split('\n').length
+  const col = pos - (before.lastIndexOf('\n') + 1) + 1
+  const text = source.split('\n')[line - 1] ?? ''
+  return `ERROR: <input>:${line}:${col}: Syntax error: ${firstLine(err)}\n | ${text}\n | ${'.'.repeat(col - 1)}^`
 }
 
 function firstLine(err: unknown): string {
