@@ -12,6 +12,8 @@ type Grants = Record<string, string[]>
 const FUNCTION_GRANTS: Grants = {
   'purko.io/workflows': ['get', 'list', 'patch'],
   'purko.io/workflows/status': ['update'],
+  // Owner references with blockOwnerDeletion (OwnerReferencesPermissionEnforcement).
+  'purko.io/workflows/finalizers': ['update'],
   'purko.io/agents': ['get', 'list'],
   'purko.io/llmproviders': ['list'],
   'purko.io/mcpservers': ['list'],
