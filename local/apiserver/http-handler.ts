@@ -3,7 +3,7 @@ import { parse as parseYaml } from 'yaml'
 import type { Logger } from '../../shared/log.js'
 import { ApiError, badRequest, methodNotAllowed, noSuchResource, notFound, withoutEmpty } from './api-error.js'
 import { apiGroup, apiVersions, groupList, resourceList, SERVER_VERSION } from './discovery.js'
-import type { DeleteOptions, ObjectStore, PatchType, Stored, Target, WriteOptions } from './object-store.js'
+import type { DeleteOptions, ManagerOptions, ObjectStore, PatchType, Stored, Target, WriteOptions } from './object-store.js'
 import { openApiV3Document, openApiV3Index } from './openapi.js'
 import { decodeProtobufObject } from './protobuf.js'
 import { apiVersionOf, groupResource } from './resource-type.js'
@@ -93,13 +93,17 @@ function bool(q: URLSearchParams, key: string): boolean {
   return v === 'true' || v === '1'
 }
 
-function writeOptions(q: URLSearchParams): WriteOptions & { fieldManager?: string } {
-  const out: WriteOptions & { fieldManager?: string } = {}
+function writeOptions(q: URLSearchParams, req: IncomingMessage): WriteOptions & ManagerOptions & { force?: boolean } {
+  const out: WriteOptions & ManagerOptions & { force?: boolean } = {}
   if (q.getAll('dryRun').includes('All')) out.dryRun = true
   const fv = q.get('fieldValidation')
   if (fv === 'Strict' || fv === 'Warn' || fv === 'Ignore') out.fieldValidation = fv
   const fm = q.get('fieldManager')
   if (fm) out.fieldManager = fm
+  // Like the real server: a write that names no manager is recorded under its User-Agent's first part.
+  const ua = String(req.headers['user-agent'] ?? '')
+  out.defaultManager = ua ? (ua.split('/')[0] as string) : 'unknown'
+  if (bool(q, 'force')) out.force = true
   return out
 }
 
@@ -348,7 +352,7 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     }
     const raw = await readBody(req)
     const body = contentType.includes('protobuf') ? decodeProtobufObject(raw) : parseBody(raw, contentType)
-    const wopts = writeOptions(q)
+    const wopts = writeOptions(q, req)
     if (method === 'POST') {
       if (r.name !== undefined) throw methodNotAllowed()
       if (rt.namespaced && r.ns === undefined) throw methodNotAllowed()

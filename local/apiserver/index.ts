@@ -90,6 +90,7 @@ export { ObjectStore, MAX_OBJECT_BYTES } from './object-store.js'
 export type {
   DeleteOptions,
   ListOptions,
+  ManagerOptions,
   PatchOptions,
   PatchType,
   StoreOptions,

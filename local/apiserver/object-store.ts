@@ -10,16 +10,20 @@ import {
   noSuchResource,
   notFound,
   tooLarge,
+  type StatusCause,
 } from './api-error.js'
 import { builtinResources } from './builtin-resources.js'
 import { establishedStatus, resourceTypeFromCrd } from './crd.js'
+import { crdSchemaCauses } from './crd-schema.js'
 import { deepEqual, generatedName, nameCauses, specChanged, timestamp } from './object-meta.js'
-import { jsonPatch, mergePatch, serverSideApply, strategicMergePatch } from './patch.js'
+import { pruneDecoded, schemaUnknownPaths, strictDecodingError, strictPatchError, typedPatchError } from './decoding.js'
+import { afterUpdate, alwaysPresent, compareFields, keepPresent, planApply, presentFields, readEntries, rootShape, writeEntries, type ManagerEntry, type Writer } from './managed-fields.js'
+import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js'
 import { ResourceRegistry } from './resource-registry.js'
 import { apiVersionOf, fieldSelectorsOf, groupResource, tracksGeneration, type ResourceType } from './resource-type.js'
 import { parseFieldSelector, parseLabelSelector, pinnedName, type FieldSelectorRules, type Selector } from './selectors.js'
 import type { KubeObject, WatchEvent, WatchEventType } from './types.js'
-import { createSchemaValidator } from './validation.js'
+import { createSchemaValidator, type JSONSchemaProps } from './validation.js'
 
 /** etcd's default request limit; larger objects are refused like the real server refuses them. */
 export const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024
@@ -54,12 +58,20 @@ export interface WriteOptions {
 /** The patch flavours the server accepts, named after their content types. */
 export type PatchType = 'merge' | 'json' | 'strategic' | 'apply'
 
+/** Who writes: the field manager recorded in managedFields. */
+export interface ManagerOptions {
+  /** The `fieldManager` the client named; required for `apply`. */
+  fieldManager?: string
+  /** The manager when the client names none (the User-Agent's first part over HTTP). */
+  defaultManager?: string
+}
+
 /** Options for `patch`. */
-export interface PatchOptions extends WriteOptions {
+export interface PatchOptions extends WriteOptions, ManagerOptions {
   type: PatchType
   subresource?: 'status'
-  /** Required for `apply`: whose applied configuration this is. */
-  fieldManager?: string
+  /** For `apply`: take over fields other managers own instead of answering 409. */
+  force?: boolean
 }
 
 /** Options for `delete`. */
@@ -148,6 +160,8 @@ const PROTECTED_NAMESPACES = new Set(['default', 'kube-system', 'kube-public'])
 const TERMINAL_POD_PHASES = new Set(['Succeeded', 'Failed'])
 /** The garbage collector's finalizers for Foreground and Orphan deletion. */
 const FOREGROUND = 'foregroundDeletion'
+/** The field manager of in-process writes that name none. */
+const DEFAULT_MANAGER = 'kinetic'
 const ORPHAN = 'orphan'
 
 /**
@@ -163,7 +177,7 @@ export class ObjectStore {
   private readonly byUid = new Map<string, { gr: string; ns: string; name: string }>()
   private readonly dependents = new Map<string, Set<string>>()
   private readonly watchers = new Map<string, Set<Watcher>>()
-  private readonly applied = new Map<string, Map<string, Obj>>()
+  private readonly schemas = new WeakMap<Stored, Map<string, JSONSchemaProps>>()
   private readonly logs = new Map<string, string>()
   private readonly logFollowers = new Map<string, Set<(chunk: string | null) => void>>()
   private history: HistoryEntry[] = []
@@ -404,9 +418,13 @@ export class ObjectStore {
   }
 
   /** Creates an object from a request body (`urlNs` is the namespace in the path, if any). */
-  createIn(t: Target, body: unknown, urlNs: string | undefined, opts: WriteOptions & { fieldManager?: string }): WriteResult {
+  createIn(t: Target, body: unknown, urlNs: string | undefined, opts: WriteOptions & ManagerOptions & { managed?: ManagerEntry[] }): WriteResult {
     const { rt } = t
     const obj = this.checkBody(t, body)
+    const decoded = pruneDecoded(rt, obj)
+    // Status is dropped on create, but the decoder has already met its unknown fields.
+    if (rt.statusSubresource && obj.status !== undefined) decoded.push(...this.schemaUnknown(t, { status: obj.status }))
+    if (opts.fieldValidation === 'Strict') this.refuseUnknown(t, obj, decoded)
     const meta = obj.metadata
     let ns = ''
     if (rt.namespaced) {
@@ -436,7 +454,8 @@ export class ObjectStore {
     meta.creationTimestamp = timestamp(this.now())
     if (tracksGeneration(rt)) meta.generation = 1
     const warnings = this.prepareCreate(t, obj)
-    warnings.push(...this.enforceSchema(t, obj, undefined, opts.fieldValidation))
+    warnings.push(...this.enforceSchema(t, obj, undefined, opts.fieldValidation, decoded))
+    this.track(t, undefined, obj, opts)
     const stored = this.serialize(obj)
     if (opts.dryRun) {
       delete obj.metadata.resourceVersion
@@ -448,11 +467,20 @@ export class ObjectStore {
   }
 
   /** Replaces an object (PUT), or only its status when `subresource` is 'status'. */
-  updateIn(t: Target, ns: string, name: string, body: unknown, opts: WriteOptions & { subresource?: 'status' }): WriteResult {
+  updateIn(t: Target, ns: string, name: string, body: unknown, opts: WriteOptions & ManagerOptions & { subresource?: 'status'; managed?: ManagerEntry[] }): WriteResult {
     const { rt } = t
     const prev = this.find(rt, ns, name)
     if (!prev) throw notFound(rt, name)
     const incoming = this.checkBody(t, body)
+    const decoded = pruneDecoded(rt, incoming)
+    if (rt.statusSubresource) {
+      // The decoder meets the unknown fields of the parts the subresource then ignores.
+      if (opts.subresource === 'status') {
+        const { status: _status, ...rest } = incoming
+        decoded.push(...this.schemaUnknown(t, rest))
+      } else if (incoming.status !== undefined) decoded.push(...this.schemaUnknown(t, { status: incoming.status }))
+    }
+    if (opts.fieldValidation === 'Strict') this.refuseUnknown(t, incoming, decoded)
     if (incoming.metadata.name && incoming.metadata.name !== name) {
       throw badRequest(`the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`)
     }
@@ -475,6 +503,7 @@ export class ObjectStore {
       next = JSON.parse(this.jsonAt(prev, t)) as KubeObject
       if (incoming.status === undefined) delete next.status
       else next.status = incoming.status
+      if (incoming.metadata.managedFields !== undefined) next.metadata.managedFields = incoming.metadata.managedFields
     } else {
       next = incoming
       if (rt.statusSubresource) {
@@ -487,7 +516,8 @@ export class ObjectStore {
         else meta[k] = old.metadata[k] as never
       }
       delete meta.selfLink
-      delete meta.managedFields
+      // A client that sends no managedFields keeps the recorded ones.
+      if (meta.managedFields === undefined && old.metadata.managedFields !== undefined) meta.managedFields = structuredClone(old.metadata.managedFields)
       meta.name = name
       if (rt.namespaced) meta.namespace = ns
       else delete meta.namespace
@@ -495,18 +525,20 @@ export class ObjectStore {
         const before = new Set(old.metadata.finalizers ?? [])
         const added = (meta.finalizers ?? []).filter((f) => !before.has(f))
         if (added.length) {
-          throw invalid(rt, name, [{
+          const cause = {
             reason: 'FieldValueForbidden',
             field: 'metadata.finalizers',
             message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
-          }])
+          }
+          throw invalid(rt, name, [cause])
         }
       }
       if (tracksGeneration(rt) && specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1
     }
     next.metadata.resourceVersion = old.metadata.resourceVersion as string
     const warnings = this.prepareUpdate(t, next, old)
-    warnings.push(...this.enforceSchema(t, next, old, opts.fieldValidation))
+    warnings.push(...this.enforceSchema(t, next, old, opts.fieldValidation, decoded, opts.subresource))
+    this.track(t, old, next, opts, opts.subresource)
     if (deepEqual(next, old)) return { stored: prev, warnings }
 
     const finalizing = next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)
@@ -525,21 +557,7 @@ export class ObjectStore {
   patchIn(t: Target, ns: string, name: string, patch: unknown, opts: PatchOptions): WriteResult {
     const { rt } = t
     const prev = this.find(rt, ns, name)
-    const key = `${groupResource(rt)}|${ns}|${name}`
-    if (opts.type === 'apply') {
-      if (!isObj(patch)) throw badRequest('the applied configuration must be an object')
-      if (!opts.fieldManager) throw badRequest('PATCH with apply requires a fieldManager')
-      const meta = (isObj(patch.metadata) ? patch.metadata : {}) as Obj
-      if (meta.name !== undefined && meta.name !== name) {
-        throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`)
-      }
-      if (!prev) {
-        if (opts.subresource === 'status') throw notFound(rt, name)
-        const created = this.createIn(t, structuredClone({ ...patch, metadata: { ...meta, name } }), rt.namespaced ? ns : undefined, opts)
-        if (!opts.dryRun) this.rememberApplied(key, opts.fieldManager, patch)
-        return created
-      }
-    }
+    if (opts.type === 'apply') return this.apply(t, ns, name, prev, patch, opts)
     if (!prev) throw notFound(rt, name)
     // Parsing the cached JSON is the cheapest deep copy of a stored object.
     const base = JSON.parse(this.jsonAt(prev, t)) as Obj
@@ -557,17 +575,55 @@ export class ObjectStore {
         }
         next = strategicMergePatch(base, patch)
         break
-      case 'apply':
-        next = serverSideApply(base, patch as Obj, this.applied.get(key)?.get(opts.fieldManager as string))
-        break
     }
     if (!isObj(next)) throw badRequest('the patch must produce an object')
+    if (opts.fieldValidation === 'Strict') {
+      const probe = structuredClone(next) as KubeObject
+      const unknown = this.sortUnknown(rt, [...pruneDecoded(rt, probe), ...this.schemaUnknown(t, probe)])
+      if (unknown.length) throw strictPatchError(next, unknown)
+    }
     const meta = (isObj(next.metadata) ? next.metadata : (next.metadata = {})) as Obj
     if (meta.resourceVersion !== undefined && meta.resourceVersion !== prev.obj.metadata.resourceVersion) throw conflict(rt, name)
     meta.resourceVersion = prev.obj.metadata.resourceVersion
-    const result = this.updateIn(t, ns, name, next, opts)
-    if (opts.type === 'apply' && !opts.dryRun) this.rememberApplied(key, opts.fieldManager as string, patch as Obj)
-    return result
+    return this.updateIn(t, ns, name, next, opts)
+  }
+
+  /**
+   * Server-side apply: the configuration merged into the live object along the schema, fields
+   * this manager applied before and no longer does removed, and 409 for fields other managers
+   * own unless `force`. A missing object is created (201).
+   */
+  private apply(t: Target, ns: string, name: string, prev: Stored | undefined, patch: unknown, opts: PatchOptions): WriteResult {
+    const { rt } = t
+    if (!opts.fieldManager) {
+      throw new ApiError(422, 'Invalid', 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch', {
+        group: 'meta.k8s.io', kind: 'PatchOptions',
+        causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }],
+      })
+    }
+    if (!isObj(patch)) throw badRequest('the applied configuration must be an object')
+    if (typeof patch.apiVersion !== 'string' || typeof patch.kind !== 'string' || !patch.apiVersion || !patch.kind) {
+      const av = typeof patch.apiVersion === 'string' ? patch.apiVersion : ''
+      throw badRequest(`invalid object type: ${av.includes('/') ? av : `/${av}`}, Kind=${typeof patch.kind === 'string' ? patch.kind : ''}`)
+    }
+    const meta = (isObj(patch.metadata) ? patch.metadata : {}) as Obj
+    if (meta.name !== undefined && meta.name !== name) {
+      throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`)
+    }
+    const probe = structuredClone(patch) as KubeObject
+    if (isObj(probe.metadata)) delete probe.metadata.managedFields
+    const unknown = [...pruneDecoded(rt, probe), ...this.schemaUnknown(t, probe)]
+    if (unknown.length) throw typedPatchError(rt, t.version, String(meta.namespace ?? ''), name, unknown)
+    if (!prev && opts.subresource === 'status') throw notFound(rt, name)
+
+    const live = prev ? (JSON.parse(this.jsonAt(prev, t)) as Obj) : undefined
+    const writer = this.writer(t, opts.fieldManager, 'Apply', opts.subresource)
+    const plan = planApply(live, { ...patch, metadata: { ...meta, name } }, this.shapeOf(t), readEntries((live?.metadata as Obj | undefined)?.managedFields), writer, opts.force === true)
+    if (!prev) return this.createIn(t, plan.merged, rt.namespaced ? ns : undefined, { ...opts, managed: plan.entries })
+    const merged = plan.merged as KubeObject
+    if (!isObj(merged.metadata)) merged.metadata = {}
+    merged.metadata.resourceVersion ??= prev.obj.metadata.resourceVersion as string
+    return this.updateIn(t, ns, name, merged, { ...opts, managed: plan.entries })
   }
 
   /**
@@ -733,8 +789,14 @@ export class ObjectStore {
   private serialize(obj: KubeObject): Stored {
     // Stamped with the version the next write will get, so put() rarely has to serialize again.
     obj.metadata.resourceVersion = String(this.rv + 1)
-    const json = JSON.stringify(obj)
-    if (json.length > this.maxObjectBytes / 3 && Buffer.byteLength(json) > this.maxObjectBytes) throw tooLarge()
+    let json = JSON.stringify(obj)
+    if (json.length > this.maxObjectBytes / 3 && Buffer.byteLength(json) > this.maxObjectBytes) {
+      // Like the real server, an object that only fits without its managedFields is stored without them.
+      if (obj.metadata.managedFields === undefined) throw tooLarge()
+      delete obj.metadata.managedFields
+      json = JSON.stringify(obj)
+      if (Buffer.byteLength(json) > this.maxObjectBytes) throw tooLarge()
+    }
     return { obj, json }
   }
 
@@ -750,11 +812,13 @@ export class ObjectStore {
       if (!obj.type) obj.type = 'Opaque'
     } else if (core && rt.kind === 'Pod') {
       obj.status = { phase: 'Pending' }
+    } else if (core && rt.kind === 'PersistentVolumeClaim' && isObj(obj.spec)) {
+      obj.spec.volumeMode ??= 'Filesystem'
     } else if (rt.group === 'batch' && rt.kind === 'Job') {
       defaultJob(obj)
     } else if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
-      const { causes } = resourceTypeFromCrd(obj, createSchemaValidator)
-      if (causes.length) throw invalid(rt, obj.metadata.name as string, causes)
+      defaultCrd(obj)
+      this.checkCrd(rt, obj)
       this.checkCrdNames(obj)
       obj.status = establishedStatus(obj, timestamp(this.now()))
     }
@@ -764,8 +828,8 @@ export class ObjectStore {
   private prepareUpdate(t: Target, next: KubeObject, old: KubeObject): string[] {
     const { rt } = t
     if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
-      const { causes } = resourceTypeFromCrd(next, createSchemaValidator)
-      if (causes.length) throw invalid(rt, next.metadata.name as string, causes)
+      defaultCrd(next)
+      this.checkCrd(rt, next)
       const oldSpec = old.spec as Obj
       const newSpec = next.spec as Obj
       if (oldSpec?.group !== newSpec?.group || (oldSpec?.names as Obj)?.plural !== (newSpec?.names as Obj)?.plural) {
@@ -777,6 +841,24 @@ export class ObjectStore {
       next.metadata.labels = { ...next.metadata.labels, 'kubernetes.io/metadata.name': next.metadata.name as string }
     }
     return []
+  }
+
+  /**
+   * Refuses an invalid CRD with every cause: the schema checks the real server makes first
+   * (structure, extensions, defaults), then names, versions and CEL rules. CEL rules of a
+   * schema that is not structural are not looked at, as on the real server.
+   */
+  private checkCrd(rt: ResourceType, crd: KubeObject): void {
+    const schemaCauses = crdSchemaCauses(crd)
+    let causes: StatusCause[]
+    try {
+      causes = resourceTypeFromCrd(crd, createSchemaValidator).causes
+    } catch (err) {
+      if (!schemaCauses.length) throw err
+      causes = []
+    }
+    if (schemaCauses.length) causes = [...schemaCauses, ...causes.filter((c) => !c.field.includes('openAPIV3Schema'))]
+    if (causes.length) throw invalid(rt, crd.metadata.name as string, causes)
   }
 
   private checkCrdNames(crd: KubeObject): void {
@@ -803,17 +885,87 @@ export class ObjectStore {
     return { kind: rt.kind, ...fieldSelectorsOf(rt) }
   }
 
-  private enforceSchema(t: Target, obj: KubeObject, old: KubeObject | undefined, mode: WriteOptions['fieldValidation']): string[] {
+  private enforceSchema(t: Target, obj: KubeObject, old: KubeObject | undefined, mode: WriteOptions['fieldValidation'], decoded: string[], subresource?: 'status'): string[] {
     const validator = t.rt.validator?.(t.version)
-    if (!validator) return []
-    const { causes, unknownFields } = validator.validate(obj, old)
-    if (causes.length) throw invalid(t.rt, obj.metadata.name ?? '', causes)
-    if (!unknownFields.length || mode === 'Ignore') return []
-    if (mode === 'Strict') {
-      const listed = unknownFields.map((f) => `unknown field "${f}"`)
-      throw badRequest(`${t.rt.kind} in version "${t.version}" cannot be handled as a ${t.rt.kind}: strict decoding error: ${listed.join(', ')}`)
+    const result = validator ? validator.validate(obj, old) : { causes: [], unknownFields: [] }
+    const unknown = this.sortUnknown(t.rt, [...decoded, ...result.unknownFields])
+    if (unknown.length && mode === 'Strict') throw strictDecodingError(t.rt, t.version, unknown)
+    if (result.causes.length) {
+      // On /status the real server validates status with a validator rooted at status, so the
+      // message names the field relative to it ("phase in body"), while the cause keeps the full path.
+      const causes = subresource === 'status'
+        ? result.causes.map((c) => (c.field.startsWith('status.') ? { ...c, message: c.message.replace(`${c.field} in body`, `${c.field.slice('status.'.length)} in body`) } : c))
+        : result.causes
+      throw invalid(t.rt, obj.metadata.name ?? '', causes)
     }
-    return unknownFields.map((f) => `unknown field "${f}"`)
+    if (!unknown.length || mode === 'Ignore') return []
+    return unknown.map((f) => `unknown field ${JSON.stringify(f)}`)
+  }
+
+  /** 400 for unknown fields under fieldValidation=Strict, before anything else is checked (as decoding comes first). */
+  private refuseUnknown(t: Target, obj: KubeObject, decoded: string[]): void {
+    const unknown = this.sortUnknown(t.rt, [...decoded, ...this.schemaUnknown(t, obj)])
+    if (unknown.length) throw strictDecodingError(t.rt, t.version, unknown)
+  }
+
+  /** Custom resources report unknown fields sorted; built-in kinds in the order the decoder met them. */
+  private sortUnknown(rt: ResourceType, fields: string[]): string[] {
+    return rt.crdName ? [...new Set(fields)].sort() : fields
+  }
+
+  /** The paths a custom resource's schema would prune from `obj` (which is left as it is). */
+  private schemaUnknown(t: Target, obj: object): string[] {
+    return t.rt.crdName ? schemaUnknownPaths(obj, this.schemaOf(t)) : []
+  }
+
+  /** The openAPIV3Schema of a custom resource at a version, read from its CRD. */
+  private schemaOf(t: Target): JSONSchemaProps | undefined {
+    if (!t.rt.crdName) return undefined
+    const crd = this.find(this.registry.byKey('customresourcedefinitions.apiextensions.k8s.io') as ResourceType, '', t.rt.crdName)
+    if (!crd) return undefined
+    let byVersion = this.schemas.get(crd)
+    if (!byVersion) {
+      byVersion = new Map()
+      for (const v of ((crd.obj.spec as Obj | undefined)?.versions ?? []) as Array<{ name?: string; schema?: { openAPIV3Schema?: JSONSchemaProps } }>) {
+        if (v.name && v.schema?.openAPIV3Schema) byVersion.set(v.name, v.schema.openAPIV3Schema)
+      }
+      this.schemas.set(crd, byVersion)
+    }
+    return byVersion.get(t.version)
+  }
+
+  private shapeOf(t: Target) {
+    return rootShape(t.rt, this.schemaOf(t))
+  }
+
+  private writer(t: Target, manager: string, operation: 'Apply' | 'Update', subresource?: string): Writer {
+    return { manager, operation, apiVersion: apiVersionOf(t.rt.group, t.version), ...(subresource ? { subresource } : {}), time: timestamp(this.now()) }
+  }
+
+  /**
+   * Records field ownership in `next.metadata.managedFields`: the entries an apply planned, or
+   * those an Update leaves (the writer owns what it added or changed). A kind with a status
+   * subresource tracks status only on /status, and everything else only on the main resource.
+   */
+  private track(t: Target, old: KubeObject | undefined, next: KubeObject, opts: ManagerOptions & { managed?: ManagerEntry[] }, subresource?: 'status'): void {
+    const shape = this.shapeOf(t)
+    let entries: ManagerEntry[]
+    if (opts.managed) entries = keepPresent(opts.managed, presentFields(next, shape))
+    else {
+      const base = readEntries(next.metadata.managedFields ?? old?.metadata.managedFields)
+      // With a status subresource, a write can change only its own part, so only that part is compared.
+      const part = (o: KubeObject | undefined): unknown => {
+        if (!o || !t.rt.statusSubresource) return o
+        if (subresource === 'status') return { status: o.status }
+        const { status: _status, ...rest } = o
+        return rest
+      }
+      const changes = compareFields(part(old), part(next), shape, old ? new Set() : alwaysPresent(t.rt))
+      entries = afterUpdate(base, changes, this.writer(t, opts.fieldManager ?? opts.defaultManager ?? DEFAULT_MANAGER, 'Update', subresource))
+    }
+    const managed = writeEntries(entries)
+    if (managed) next.metadata.managedFields = managed as never
+    else delete next.metadata.managedFields
   }
 
   private checkNamespaceWritable(rt: ResourceType, ns: string, name: string, dryRun: boolean | undefined): void {
@@ -830,12 +982,6 @@ export class ObjectStore {
     const rt = this.registry.byKey('namespaces') as ResourceType
     if (this.find(rt, '', ns)) return
     this.createIn({ rt, version: 'v1' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, undefined, {})
-  }
-
-  private rememberApplied(key: string, manager: string, config: Obj): void {
-    let m = this.applied.get(key)
-    if (!m) this.applied.set(key, (m = new Map()))
-    m.set(manager, structuredClone(config))
   }
 
   private put(rt: ResourceType, ns: string, name: string, stored: Stored, prev: Stored | undefined, type: 'ADDED' | 'MODIFIED'): void {
@@ -874,7 +1020,6 @@ export class ObjectStore {
     if (byName?.size === 0) byNs?.delete(ns)
     const key = `${gr}|${ns}|${name}`
     if (prev) this.unindexOwners(key, prev.obj)
-    this.applied.delete(key)
     const uid = finalObj.metadata.uid
     if (uid) this.byUid.delete(uid)
     this.record({ rv, type: 'DELETED', gr, stored, ...(prev ? { prev } : {}) })
@@ -963,6 +1108,8 @@ export class ObjectStore {
       const next = structuredClone(dep.stored.obj)
       next.metadata.ownerReferences = (next.metadata.ownerReferences ?? []).filter((r) => r.uid !== ownerUid)
       if (next.metadata.ownerReferences.length === 0) delete next.metadata.ownerReferences
+      // The collector's update only removes fields, so it owns nothing; the removed ones leave every manager.
+      this.track({ rt: dep.rt, version: dep.rt.storageVersion }, dep.stored.obj, next, { fieldManager: 'generic-garbage-collector' })
       this.put(dep.rt, dep.ns, dep.name, this.serialize(next), dep.stored, 'MODIFIED')
     }
     this.dependents.delete(ownerUid)
@@ -1068,3 +1215,14 @@ function defaultJob(job: KubeObject): void {
   job.metadata.labels = { 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name, ...job.metadata.labels }
 }
 
+/** The defaults the real server fills in a CRD's spec when decoding it. */
+function defaultCrd(crd: KubeObject): void {
+  const spec = (isObj(crd.spec) ? crd.spec : undefined) as Obj | undefined
+  if (!spec) return
+  spec.conversion ??= { strategy: 'None' }
+  const names = spec.names as Obj | undefined
+  if (isObj(names) && typeof names.kind === 'string') {
+    names.singular ??= names.kind.toLowerCase()
+    names.listKind ??= `${names.kind}List`
+  }
+}

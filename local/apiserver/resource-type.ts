@@ -36,6 +36,8 @@ export interface ResourceType {
   validator?(version: string): SchemaValidator | undefined
   /** The CRD that defines this resource, when it is a custom resource. */
   crdName?: string
+  /** A built-in kind's top-level fields besides apiVersion, kind and metadata; the decoder drops others. */
+  topLevelFields?: string[]
   /** True when objects carry `metadata.generation` (kinds with a spec the server tracks; every custom resource). */
   generation?: boolean
   /**

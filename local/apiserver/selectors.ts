@@ -135,9 +135,10 @@ function parseRequirements(src: string): Requirement[] {
     const key = t.lit
     const keyErrs = qualifiedNameErrors(key)
     if (keyErrs.length) fail(`<nil>: Invalid value: ${JSON.stringify(key)}: ${keyErrs.join('; ')}`)
+    // `!key` is complete by itself; whatever follows is the caller's to judge.
+    if (op === '!') return { key, op, values: [] }
     const after = look(true).tok
-    if (after === 'end' || after === ',') return { key, op: op ?? 'exists', values: [] }
-    if (op === '!') fail(`found '${look(true).lit}', expected: ',' or 'end of string'`)
+    if (after === 'end' || after === ',') return { key, op: 'exists', values: [] }
     const o = next(false)
     const binary: Partial<Record<Tok, Op>> = { in: 'in', notin: 'notin', '=': '=', '==': '==', '!=': '!=', '>': 'gt', '<': 'lt' }
     const bop = binary[o.tok]

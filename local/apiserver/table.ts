@@ -64,7 +64,7 @@ export function printerColumns(columns: PrinterColumn[] | undefined): TableColum
   return columns.map((c) => {
     const path = compileJsonPath(c.jsonPath)
     return {
-      definition: { name: c.name, type: c.type, format: c.format ?? '', description: c.description ?? '', priority: c.priority ?? 0 },
+      definition: { name: c.name, type: c.type, format: c.format ?? '', description: c.description || `Custom resource definition column (in JSONPath format): ${c.jsonPath}`, priority: c.priority ?? 0 },
       cell: (o: KubeObject, now: number) => formatCell(path.find(o), c.type, now),
     }
   })

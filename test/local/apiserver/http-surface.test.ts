@@ -72,8 +72,13 @@ describe('Table responses for built-in kinds', () => {
       body: [{ op: 'add', path: '/status', value: { succeeded: 1, conditions: [{ type: 'Complete', status: 'True' }] } }],
     })
     const { body } = await get('/apis/batch/v1/namespaces/default/jobs', TABLE)
-    expect((body.columnDefinitions as { name: string }[]).map((d) => d.name)).toEqual(['Name', 'Status', 'Completions', 'Duration', 'Age'])
-    expect((body.rows as { cells: unknown[] }[])[0]?.cells.slice(0, 3)).toEqual(['tj', 'Complete', '1/1'])
+    // The real server's columns, the wide ones (priority 1) included.
+    expect((body.columnDefinitions as { name: string; priority: number }[]).map((d) => `${d.name}${d.priority ? '*' : ''}`))
+      .toEqual(['Name', 'Status', 'Completions', 'Duration', 'Age', 'Containers*', 'Images*', 'Selector*'])
+    const cells = (body.rows as { cells: unknown[] }[])[0]?.cells ?? []
+    expect(cells.slice(0, 3)).toEqual(['tj', 'Complete', '1/1'])
+    expect(cells.slice(5, 7)).toEqual(['c', 'i'])
+    expect(cells[7]).toMatch(/^batch\.kubernetes\.io\/controller-uid=[0-9a-f-]{36}$/)
   })
 
   it('shows pod readiness and phase for a single object', async () => {
