@@ -1,26 +1,60 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, type WriteStream } from 'node:fs'
 import { createServer } from 'node:net'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import type { KubeConfig } from '@kubernetes/client-node'
 import { parseAllDocuments } from 'yaml'
 import { silentLogger, type Logger } from '../shared/log.js'
-import { startApiServer } from './apiserver/index.js'
+import { startApiServer, type ApiServer } from './apiserver/index.js'
+import { serviceAccountIdentities, type Identities } from './identities.js'
 import { startJobRunner, type JobRunner } from './jobs/runner.js'
 import { REPO_ROOT } from './jobs/step-process.js'
 import { startKnativeEmulation, type KnativeEmulation } from './knative/emulation.js'
 import { KubeHttp, type KubeObject } from './knative/kube-http.js'
 import { loadKnativeManifests, type Manifest } from './knative/manifests.js'
 
+/** An existing cluster to run against instead of the embedded API server. */
+export interface ClusterTarget {
+  /**
+   * The identity that installs crds/ and the RBAC objects of knative/ and issues the
+   * ServiceAccount tokens (it needs rights to create CRDs, ClusterRoles and bindings).
+   */
+  kubeConfig: KubeConfig
+  /** The file it came from, for messages and kubectl hints. */
+  kubeconfigPath?: string
+}
+
+/** Who runs the pods of step Jobs. */
+export type JobsMode =
+  /** The local Job runner (embedded API server only: it serves the pod logs itself). */
+  | 'local'
+  /** The cluster's Job controller and nodes (or, in the cluster test tier, the test node agent). */
+  | 'cluster'
+
 /** Options of the local control plane. */
 export interface LocalPlaneOptions {
   /** Repository root holding crds/, knative/ and functions/. Default: this checkout. */
   root?: string
-  /** API server port on 127.0.0.1; 0 (default) picks a free one. */
+  /**
+   * Where the API server is: unset starts the embedded one; a cluster target runs the
+   * functions and the Knative emulation locally against that cluster, each function as its
+   * own ServiceAccount (its Service's `serviceAccountName`) and each ApiServerSource as its
+   * own, with tokens from the TokenRequest API.
+   */
+  cluster?: ClusterTarget
+  /** Who runs step Jobs' pods. Default 'local' on the embedded API server, 'cluster' with `cluster`. */
+  jobs?: JobsMode
+  /** CRDs to install. Default `<root>/crds`. */
+  crdsDir?: string
+  /** Embedded API server port on 127.0.0.1; 0 (default) picks a free one. */
   port?: number
   log?: Logger
-  /** Where the kubeconfig is written. Default `<root>/.kinetic/kubeconfig`. */
+  /** Where the embedded API server's kubeconfig is written. Default `<root>/.kinetic/kubeconfig`. */
   kubeconfigPath?: string
+  /** With `cluster`: where the ServiceAccount kubeconfigs and tokens go (removed on stop). Default `<root>/.kinetic/identities/<pid>`. */
+  identityDir?: string
+  /** Image of step Jobs (the functions' KINETIC_EXECUTOR_IMAGE); default the Services' own. */
+  executorImage?: string
   /** Folder for each function's stdout/stderr (`<name>.log`). Default `<root>/.kinetic/logs`. */
   logDir?: string
   /** Fast-forward every PingSource to this interval (demo, tests). Default: their schedules. */
@@ -41,26 +75,37 @@ export interface LocalFunction {
   url: string
   pid: number | undefined
   logFile: string
+  /** The kubeconfig the process uses. */
+  kubeconfigPath: string
+  /** `system:serviceaccount:<ns>:<sa>` with `cluster`; undefined on the embedded API server (its admin). */
+  identity?: string
 }
 
 /** The running plane. */
 export interface LocalPlane {
-  apiServer: Awaited<ReturnType<typeof startApiServer>>
+  /** The embedded API server; undefined with `cluster`. */
+  apiServer?: ApiServer
+  /** URL of the API server in use. */
+  server: string
+  /** The installing identity (the embedded server's admin, or the cluster target's). */
   kubeConfig: KubeConfig
+  /** Its kubeconfig file; '' when a cluster target came without one. */
   kubeconfigPath: string
   kube: KubeHttp
   knative: KnativeEmulation
-  jobs: JobRunner
+  /** The local Job runner; undefined when the cluster runs the pods. */
+  jobs?: JobRunner
   functions: Map<string, LocalFunction>
   /** Stops everything it started, child processes included. */
   stop(): Promise<void>
 }
 
 /**
- * Starts the embedded default: the API server with crds/ installed, every Knative Service of
- * knative/ as a local function process (`scripts/run-function.ts <name>`, the same entry point
- * as the image) with `PORT` and `KUBECONFIG`, the Knative emulation from knative/, and the Job
- * runner. Resolves once the functions answer their readiness probe and the sources watch.
+ * Starts the plane: the API server (embedded, or the cluster target's) with crds/ and the
+ * supporting objects of knative/ installed, every Knative Service of knative/ as a local
+ * function process (`scripts/run-function.ts <name>`, the same entry point as the image) with
+ * `PORT` and `KUBECONFIG`, the Knative emulation from knative/, and, when `jobs` is 'local',
+ * the Job runner. Resolves once the functions answer their readiness probe and the sources watch.
  */
 export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<LocalPlane> {
   const root = opts.root ?? REPO_ROOT
@@ -89,17 +134,42 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
   }
 
   try {
-    const apiServer = await startApiServer({ port: opts.port ?? 0, log })
-    cleanups.push(() => apiServer.close())
-    mkdirSync(join(kubeconfigPath, '..'), { recursive: true })
-    writeFileSync(kubeconfigPath, apiServer.kubeconfig(), { mode: 0o600 })
-    const kubeConfig = apiServer.kubeConfigObject()
+    const jobsMode = opts.jobs ?? (opts.cluster ? 'cluster' : 'local')
+    if (opts.cluster && jobsMode === 'local') throw new Error("jobs: 'local' needs the embedded API server (the Job runner serves pod logs through it)")
+    let apiServer: ApiServer | undefined
+    let kubeConfig: KubeConfig
+    let kubeconfigPath: string
+    if (opts.cluster) {
+      kubeConfig = opts.cluster.kubeConfig
+      kubeconfigPath = opts.cluster.kubeconfigPath ?? ''
+    } else {
+      const embedded = await startApiServer({ port: opts.port ?? 0, log })
+      apiServer = embedded
+      cleanups.push(() => embedded.close())
+      kubeconfigPath = opts.kubeconfigPath ?? join(root, '.kinetic', 'kubeconfig')
+      mkdirSync(dirname(kubeconfigPath), { recursive: true })
+      writeFileSync(kubeconfigPath, embedded.kubeconfig(), { mode: 0o600 })
+      kubeConfig = embedded.kubeConfigObject()
+    }
     const kube = new KubeHttp(kubeConfig)
 
-    await installCrds(kube, join(root, 'crds'), log)
+    await installCrds(kube, opts.crdsDir ?? join(root, 'crds'), log)
 
     const manifests = loadKnativeManifests(join(root, 'knative'))
-    await applySupportingObjects(kube, manifests.others, log)
+    await applySupportingObjects(kube, manifests.others, log, opts.cluster !== undefined)
+    let identities: Identities | undefined
+    if (opts.cluster) {
+      const issued = serviceAccountIdentities(kube, kubeConfig, opts.identityDir ?? join(root, '.kinetic', 'identities', String(process.pid)), log)
+      identities = issued
+      cleanups.push(async () => issued.close())
+    }
+    const sourceIdentities = new Map<string, KubeConfig>()
+    if (identities) {
+      for (const src of manifests.apiServerSources) {
+        const sa = src.spec.serviceAccountName ?? 'default'
+        sourceIdentities.set(src.metadata.name, (await identities.get(src.metadata.namespace, sa)).kubeConfig())
+      }
+    }
 
     mkdirSync(logDir, { recursive: true })
     const functions = new Map<string, LocalFunction>()
@@ -112,7 +182,14 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
       }
       const port = await freePort()
       planned.push({ svc, port })
-      functions.set(name, { name, url: `http://127.0.0.1:${port}`, pid: undefined, logFile: join(logDir, `${name}.log`) })
+      const fn: LocalFunction = { name, url: `http://127.0.0.1:${port}`, pid: undefined, logFile: join(logDir, `${name}.log`), kubeconfigPath }
+      if (identities) {
+        const spec = svc.spec as { template?: { spec?: { serviceAccountName?: string } } }
+        const id = await identities.get(svc.metadata.namespace, spec.template?.spec?.serviceAccountName ?? 'default')
+        fn.kubeconfigPath = id.kubeconfigPath
+        fn.identity = id.username
+      }
+      functions.set(name, fn)
     }
 
     // Cleanups run in reverse: the emulation stops sending first, then the functions stop.
@@ -123,6 +200,7 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
     const knative = await startKnativeEmulation({
       manifests,
       kubeConfig,
+      sourceKubeConfig: (src) => sourceIdentities.get(src.metadata.name),
       serviceUrl: (name) => functions.get(name)?.url,
       log,
       // Ticks wait until the functions answer, or the first ones would only fail.
@@ -140,9 +218,10 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
       const env: Record<string, string> = {
         ...stringEnv(process.env),
         ...serviceEnv(svc, (ns, name) => knative.brokerUrl(ns, name)),
+        ...(opts.executorImage ? { KINETIC_EXECUTOR_IMAGE: opts.executorImage } : {}),
         ...(opts.functionEnv ?? {}),
         PORT: String(port),
-        KUBECONFIG: kubeconfigPath,
+        KUBECONFIG: fn.kubeconfigPath,
         K_SERVICE: svc.metadata.name,
         ...(sink ? { K_SINK: sink } : {}),
       }
@@ -160,17 +239,24 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
       log.info({ service: fn.name, url: fn.url, pid: fn.pid }, 'Function ready')
     }))
 
-    const jobs = startJobRunner({
-      kubeConfig,
-      appendPodLog: (ns, pod, text) => apiServer.store.appendPodLog(ns, pod, text),
-      log: log.child({ component: 'job-runner' }),
-      ...(opts.jobConcurrency !== undefined ? { concurrency: opts.jobConcurrency } : {}),
-      ...(opts.jobTimeScale !== undefined ? { timeScale: opts.jobTimeScale } : {}),
-    })
-    cleanups.splice(1, 0, () => jobs.stop())
-    await Promise.all([knative.ready, jobs.ready])
+    let jobs: JobRunner | undefined
+    if (jobsMode === 'local' && apiServer) {
+      const store = apiServer.store
+      const runner = startJobRunner({
+        kubeConfig,
+        appendPodLog: (ns, pod, text) => store.appendPodLog(ns, pod, text),
+        log: log.child({ component: 'job-runner' }),
+        ...(opts.jobConcurrency !== undefined ? { concurrency: opts.jobConcurrency } : {}),
+        ...(opts.jobTimeScale !== undefined ? { timeScale: opts.jobTimeScale } : {}),
+      })
+      jobs = runner
+      // Cleanups run in reverse: the runner stops just before the API server (index 0) closes.
+      cleanups.splice(1, 0, () => runner.stop())
+      await runner.ready
+    }
+    await knative.ready
     knative.startSchedules()
-    return { apiServer, kubeConfig, kubeconfigPath, kube, knative, jobs, functions, stop }
+    return { ...(apiServer ? { apiServer } : {}), server: kube.server, kubeConfig, kubeconfigPath, kube, knative, ...(jobs ? { jobs } : {}), functions, stop }
   } catch (err) {
     await stop()
     throw err
@@ -180,27 +266,52 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
 async function installCrds(kube: KubeHttp, dir: string, log: Logger): Promise<void> {
   const docs = existsSync(dir) ? readYamlDir(dir).filter((d) => d.kind === 'CustomResourceDefinition') : []
   if (docs.length === 0) throw new Error(`No CustomResourceDefinitions found in ${dir} (run npm run generate:crds)`)
-  for (const crd of docs) await kube.apply(crd)
-  const versions = new Set<string>()
   for (const crd of docs) {
-    const spec = crd.spec as { group: string; versions: Array<{ name: string; served?: boolean }> }
-    for (const v of spec.versions) if (v.served !== false) versions.add(`${spec.group}/${v.name}`)
+    try {
+      await kube.apply(crd)
+    } catch (err) {
+      throw new Error(`The API server refused CustomResourceDefinition ${crd.metadata?.name}: ${err instanceof Error ? err.message : String(err)}`)
+    }
   }
-  const deadline = Date.now() + 10_000
-  for (const gv of versions) {
-    while ((await kube.get(`/apis/${gv}`)) === null) {
-      if (Date.now() > deadline) throw new Error(`CRDs of ${gv} were not served within 10 s`)
-      await new Promise((r) => setTimeout(r, 50))
+  // Served once Established; a real API server takes a moment, and discovery a moment more.
+  const deadline = Date.now() + 30_000
+  for (const crd of docs) {
+    const name = String(crd.metadata?.name)
+    for (;;) {
+      const live = await kube.get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`)
+      const conditions = ((live?.status ?? {}) as { conditions?: Array<{ type: string; status: string }> }).conditions ?? []
+      if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break
+      if (Date.now() > deadline) throw new Error(`CustomResourceDefinition ${name} was not Established within 30 s`)
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  for (const crd of docs) {
+    const spec = crd.spec as { group: string; names: { plural: string }; versions: Array<{ name: string; served?: boolean }> }
+    for (const v of spec.versions.filter((x) => x.served !== false)) {
+      const path = `/apis/${spec.group}/${v.name}`
+      for (;;) {
+        const doc = await kube.get<{ resources?: Array<{ name: string }> }>(path)
+        if (doc?.resources?.some((r) => r.name === spec.names.plural)) break
+        if (Date.now() > deadline) throw new Error(`${spec.names.plural} of ${spec.group}/${v.name} were not served within 30 s`)
+        await new Promise((r) => setTimeout(r, 50))
+      }
     }
   }
   kube.forgetDiscovery()
   log.info({ crds: docs.map((d) => d.metadata?.name) }, 'Installed CRDs')
 }
 
-// Namespaces, ServiceAccounts and RBAC from knative/, so kubectl shows what a cluster would have.
-async function applySupportingObjects(kube: KubeHttp, others: Manifest[], log: Logger): Promise<void> {
-  const ordered = [...others].sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'))
-  const namespaces = new Set(others.map((o) => o.metadata.namespace))
+// What the plane installs from knative/ besides the Knative objects it emulates.
+const SUPPORTING_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'])
+
+// Namespaces, ServiceAccounts and RBAC from knative/: on the embedded server so kubectl shows
+// what a cluster would have, on a cluster because the functions run as those ServiceAccounts
+// (there a failure is an error: a function without its RBAC cannot work).
+async function applySupportingObjects(kube: KubeHttp, others: Manifest[], log: Logger, strict: boolean): Promise<void> {
+  const wanted = others.filter((o) => SUPPORTING_KINDS.has(o.kind))
+  for (const o of others) if (!SUPPORTING_KINDS.has(o.kind)) log.warn({ kind: o.kind, name: o.metadata.name, file: o.file }, 'Not installing an object of knative/ the local plane does not handle')
+  const ordered = [...wanted].sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'))
+  const namespaces = new Set(wanted.filter((o) => o.kind !== 'Namespace' && !o.kind.startsWith('Cluster')).map((o) => o.metadata.namespace))
   for (const ns of namespaces) {
     if (!ordered.some((o) => o.kind === 'Namespace' && o.metadata.name === ns)) {
       const raw = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }
@@ -209,15 +320,20 @@ async function applySupportingObjects(kube: KubeHttp, others: Manifest[], log: L
   }
   for (const m of ordered) {
     const obj = { ...m.raw } as KubeObject
-    // Namespaces are cluster-scoped: the namespace filled in by the loader does not apply.
-    if (m.kind === 'Namespace') obj.metadata = { name: m.metadata.name, ...(m.metadata.labels ? { labels: m.metadata.labels } : {}) }
+    // Cluster-scoped: the namespace filled in by the loader does not apply.
+    if (m.kind === 'Namespace' || m.kind.startsWith('Cluster')) {
+      const { namespace: _ns, ...meta } = (obj.metadata ?? {}) as Record<string, unknown>
+      obj.metadata = meta as KubeObject['metadata']
+    }
     try {
       await kube.apply(obj)
     } catch (err) {
+      if (strict) throw new Error(`Could not apply ${m.kind} ${m.metadata.name} from knative/${m.file}: ${err instanceof Error ? err.message : String(err)}`)
       const unsupported = err instanceof Error && /does not serve/.test(err.message)
       log[unsupported ? 'debug' : 'warn']({ kind: m.kind, name: m.metadata.name, err: String(err) }, 'Could not apply an object from knative/')
     }
   }
+  log.info({ objects: ordered.map((m) => `${m.kind}/${m.metadata.name}`) }, 'Installed the supporting objects of knative/')
 }
 
 function readYamlDir(dir: string): KubeObject[] {

@@ -1,18 +1,29 @@
 // `npm start`: the embedded local plane plus the bundled example, serving until Ctrl-C.
 // `npm run demo` (`--demo`): the same, but exits when the example run ends: 0 on Succeeded,
 // 1 on Failed/Cancelled/CompletedWithErrors, 2 on timeout (`--timeout <seconds>`, default 120).
-import { mkdirSync, readdirSync, readFileSync } from 'node:fs'
-import { join, relative } from 'node:path'
+// `--kubeconfig <file>` (or KINETIC_KUBECONFIG): the functions and the Knative emulation run
+// locally against that cluster instead (crds/ and knative/'s RBAC installed there, each function
+// as its own ServiceAccount, step Jobs on the cluster's nodes); `npm start` then applies no
+// example, `npm run demo` applies it afresh. `--executor-image <ref>` sets the step Jobs' image.
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
+import { join, relative, resolve } from 'node:path'
+import { KubeConfig } from '@kubernetes/client-node'
 import { pino } from 'pino'
 import { parseAllDocuments } from 'yaml'
 import { REPO_ROOT } from '../local/jobs/step-process.js'
 import type { KubeHttp, KubeObject } from '../local/knative/kube-http.js'
 import { startLocalPlane, type LocalPlane } from '../local/plane.js'
 
-interface Args { demo: boolean; timeoutSeconds: number; port: number; pingSeconds: number | undefined }
+interface Args {
+  demo: boolean; timeoutSeconds: number; port: number; pingSeconds: number | undefined
+  kubeconfig: string | undefined; executorImage: string | undefined
+}
 
-function parseArgs(argv: string[]): Args {
-  const args: Args = { demo: false, timeoutSeconds: 120, port: 0, pingSeconds: undefined }
+function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Args {
+  const args: Args = {
+    demo: false, timeoutSeconds: 120, port: 0, pingSeconds: undefined,
+    kubeconfig: env.KINETIC_KUBECONFIG || undefined, executorImage: undefined,
+  }
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]
     const value = () => {
@@ -24,7 +35,12 @@ function parseArgs(argv: string[]): Args {
     else if (a === '--timeout') args.timeoutSeconds = value()
     else if (a === '--port') args.port = value()
     else if (a === '--ping-seconds') args.pingSeconds = value()
-    else throw new Error(`Unknown option ${a} (known: --demo, --timeout <s>, --port <n>, --ping-seconds <s>)`)
+    else if (a === '--kubeconfig' || a === '--executor-image') {
+      const v = argv[++i]
+      if (!v || v.startsWith('--')) throw new Error(`${a} needs a value`)
+      if (a === '--kubeconfig') args.kubeconfig = v
+      else args.executorImage = v
+    } else throw new Error(`Unknown option ${a} (known: --demo, --timeout <s>, --port <n>, --ping-seconds <s>, --kubeconfig <file>, --executor-image <ref>)`)
   }
   // The demo fast-forwards the resync PingSource so a lost event costs seconds, not a minute.
   if (args.demo && args.pingSeconds === undefined) args.pingSeconds = 5
@@ -81,20 +97,44 @@ async function printOutputs(kube: KubeHttp, namespace: string, workflow: string)
 }
 
 async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2))
+  const args = parseArgs(process.argv.slice(2), process.env)
   const t0 = Date.now()
   const root = REPO_ROOT
   const logFile = join(root, '.kinetic', 'logs', 'plane.log')
   mkdirSync(join(root, '.kinetic', 'logs'), { recursive: true })
   const log = pino({ level: process.env.LOG_LEVEL ?? 'info', base: { function: 'local-plane' }, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ dest: logFile, sync: true }))
 
-  print(args.demo ? 'Kinetic demo: starting the local plane...' : 'Kinetic: starting the local plane...')
+  let cluster: { kubeConfig: KubeConfig; kubeconfigPath: string } | undefined
+  if (args.kubeconfig) {
+    const path = resolve(args.kubeconfig)
+    if (!existsSync(path)) {
+      print(`No kubeconfig at ${path}`)
+      return 1
+    }
+    const kubeConfig = new KubeConfig()
+    try {
+      kubeConfig.loadFromFile(path)
+    } catch (err) {
+      print(`Could not read the kubeconfig ${path}: ${err instanceof Error ? err.message : String(err)}`)
+      return 1
+    }
+    if (!kubeConfig.getCurrentCluster()) {
+      print(`The kubeconfig ${path} has no current context with a cluster`)
+      return 1
+    }
+    cluster = { kubeConfig, kubeconfigPath: path }
+  }
+
+  const what = cluster ? `the local plane against ${cluster.kubeConfig.getCurrentCluster()?.server} (context ${cluster.kubeConfig.getCurrentContext()})` : 'the local plane'
+  print(args.demo ? `Kinetic demo: starting ${what}...` : `Kinetic: starting ${what}...`)
   let plane: LocalPlane
   try {
     plane = await startLocalPlane({
       root,
       port: args.port,
       log,
+      ...(cluster ? { cluster } : {}),
+      ...(args.executorImage ? { executorImage: args.executorImage } : {}),
       ...(args.pingSeconds !== undefined ? { pingIntervalMs: args.pingSeconds * 1000 } : {}),
     })
   } catch (err) {
@@ -106,9 +146,15 @@ async function main(): Promise<number> {
   let stopping: Promise<void> | undefined
   const stop = () => (stopping ??= plane.stop())
   const kubeconfig = relative(process.cwd(), plane.kubeconfigPath) || plane.kubeconfigPath
-  print(`  API server  ${plane.apiServer.url}`)
+  print(`  API server  ${plane.server}${cluster ? ' (existing cluster: crds/ and the RBAC of knative/ installed)' : ''}`)
   print(`  kubeconfig  ${kubeconfig}`)
-  for (const fn of plane.functions.values()) print(`  function    ${fn.name.padEnd(18)} ${fn.url}  (log: ${relative(process.cwd(), fn.logFile)})`)
+  for (const fn of plane.functions.values()) {
+    print(`  function    ${fn.name.padEnd(18)} ${fn.url}  (log: ${relative(process.cwd(), fn.logFile)}${fn.identity ? `; as ${fn.identity}` : ''})`)
+  }
+  if (cluster) {
+    const image = args.executorImage ?? 'the Services\' KINETIC_EXECUTOR_IMAGE (kinetic)'
+    print(`  step Jobs   run on the cluster's nodes with image ${image}${args.executorImage ? '' : '; set --executor-image to an image the nodes can pull'}`)
+  }
   print(`  plane log   ${relative(process.cwd(), logFile)}`)
   print('')
   print('Watch it:')
@@ -138,6 +184,8 @@ async function main(): Promise<number> {
   const ended = new Promise<string>((r) => { resolveEnd = r })
 
   const onWorkflow = async (wf: WorkflowObject) => {
+    // A run being deleted (a cluster's leftover from an earlier demo) is not this run.
+    if (wf.metadata?.deletionTimestamp) return
     const ns = wf.metadata?.namespace ?? 'default'
     const name = wf.metadata?.name ?? ''
     const key = `${ns}/${name}`
@@ -168,6 +216,25 @@ async function main(): Promise<number> {
     }
   }
 
+  // On a cluster only the demo applies the example, and afresh: a run left by an earlier demo
+  // would otherwise be Succeeded already and never change.
+  const applyExamples = !cluster || args.demo
+  if (cluster && args.demo) {
+    try {
+      for (const key of exampleWorkflows) {
+        const [ns, name] = key.split('/') as [string, string]
+        const path = `/apis/purko.io/v1alpha1/namespaces/${ns}/workflows/${name}`
+        if (!(await plane.kube.get(path))) continue
+        print(`${since(t0)} delete workflow/${name} -n ${ns} (left by an earlier run)`)
+        await plane.kube.request('DELETE', `${path}?propagationPolicy=Foreground`)
+        while (await plane.kube.get(path)) await new Promise((r) => setTimeout(r, 250))
+      }
+    } catch (err) {
+      print(`Could not remove the example run left by an earlier demo: ${err instanceof Error ? err.message : String(err)}`)
+      await stop()
+      return 1
+    }
+  }
   const watchStop = new AbortController()
   const list = await plane.kube.request<{ metadata?: { resourceVersion?: string } }>('GET', '/apis/purko.io/v1alpha1/workflows')
   const watching = (async () => {
@@ -195,7 +262,7 @@ async function main(): Promise<number> {
     return code
   }
 
-  for (const obj of examples) {
+  for (const obj of applyExamples ? examples : []) {
     try {
       await plane.kube.apply(obj)
     } catch (err) {
@@ -204,6 +271,7 @@ async function main(): Promise<number> {
     }
     print(`${since(t0)} apply  ${String(obj.kind).toLowerCase()}/${obj.metadata?.name}${obj.metadata?.namespace ? ` -n ${obj.metadata.namespace}` : ''}`)
   }
+  if (!applyExamples) print(`Serving. Apply the bundled example with kubectl --kubeconfig ${kubeconfig} apply -f ${relative(process.cwd(), examplesDir)}/ or your own manifests; Ctrl-C stops the local processes (what was installed on the cluster stays).`)
 
   if (args.demo) {
     const timeout = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), args.timeoutSeconds * 1000).unref())
