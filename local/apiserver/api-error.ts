@@ -43,6 +43,7 @@ export class ApiError extends Error {
   toStatus(): Status {
     const status: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: this.message, reason: this.reason, code: this.code }
     if (this.details) status.details = withoutEmpty(this.details)
+    if (!this.reason) delete status.reason
     return status
   }
 }

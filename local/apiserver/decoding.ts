@@ -34,9 +34,17 @@ function pruneItems(list: unknown, known: Set<string>, path: string, out: string
   })
 }
 
+// ObjectMeta is typed on the real server, so its empty optional maps and lists do not survive decoding.
+const OMIT_EMPTY_META = ['labels', 'annotations', 'ownerReferences', 'finalizers']
+// Likewise the empty maps of the built-in kinds whose fields are all optional.
+const OMIT_EMPTY_TOP = ['data', 'binaryData', 'stringData']
+
+const isEmpty = (v: unknown) => (Array.isArray(v) ? v.length === 0 : isObj(v) && Object.keys(v).length === 0)
+
 /** Drops unknown ObjectMeta fields in place; returns their paths in the order met. */
 export function pruneMetadata(meta: Obj, path = 'metadata'): string[] {
   const out: string[] = []
+  for (const k of OMIT_EMPTY_META) if (isEmpty(meta[k])) delete meta[k]
   for (const k of Object.keys(meta)) {
     if (k === 'ownerReferences') pruneItems(meta[k], OWNER_REFERENCE, `${path}.ownerReferences`, out)
     else if (k === 'managedFields') pruneItems(meta[k], MANAGED_FIELDS_ENTRY, `${path}.managedFields`, out)
@@ -61,7 +69,7 @@ export function pruneDecoded(rt: ResourceType, obj: KubeObject): string[] {
     } else if (rt.topLevelFields && !TYPE_META.has(k) && !rt.topLevelFields.includes(k)) {
       delete obj[k]
       out.push(k)
-    }
+    } else if (rt.topLevelFields && OMIT_EMPTY_TOP.includes(k) && isEmpty(obj[k])) delete obj[k]
   }
   return out
 }
@@ -114,7 +122,8 @@ export function strictPatchError(patched: unknown, fields: string[]): ApiError {
 
 /**
  * 500 for a server-side apply whose configuration names fields the type does not declare,
- * worded as the real server does: per object, the first such field in name order.
+ * worded as the real server does: one field per object (the real server's pick follows Go map
+ * order; here the first in name order).
  */
 export function typedPatchError(rt: ResourceType, version: string, namespace: string, name: string, fields: string[]): ApiError {
   const firstPerParent = new Map<string, string>()

@@ -810,6 +810,7 @@ export class ObjectStore {
       obj.status = { phase: 'Active' }
     } else if (core && rt.kind === 'Secret') {
       if (!obj.type) obj.type = 'Opaque'
+      foldStringData(obj)
     } else if (core && rt.kind === 'Pod') {
       obj.status = { phase: 'Pending' }
     } else if (core && rt.kind === 'PersistentVolumeClaim' && isObj(obj.spec)) {
@@ -840,6 +841,7 @@ export class ObjectStore {
     if (rt.group === '' && rt.kind === 'Namespace') {
       next.metadata.labels = { ...next.metadata.labels, 'kubernetes.io/metadata.name': next.metadata.name as string }
     }
+    if (rt.group === '' && rt.kind === 'Secret') foldStringData(next)
     return []
   }
 
@@ -1225,4 +1227,13 @@ function defaultCrd(crd: KubeObject): void {
     names.singular ??= names.kind.toLowerCase()
     names.listKind ??= `${names.kind}List`
   }
+}
+
+/** A Secret's write-only stringData, folded into data (base64) as the real server does. */
+function foldStringData(secret: KubeObject): void {
+  if (!isObj(secret.stringData)) return
+  const data = isObj(secret.data) ? { ...secret.data } : {}
+  for (const [k, v] of Object.entries(secret.stringData)) data[k] = Buffer.from(String(v), 'utf8').toString('base64')
+  delete secret.stringData
+  if (Object.keys(data).length) secret.data = data
 }

@@ -1,0 +1,126 @@
+// Behaviour the embedded API server took over from kube-apiserver v1.31, found by the
+// differential test (test/cluster/differential.test.ts), pinned here so it holds without a
+// cluster: field ownership and server-side apply conflicts, decoding of unknown fields, CRD
+// schema checks, and Secrets' stringData.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startApiServer, type ApiServer } from '../../../local/apiserver/index.js'
+
+let server: ApiServer
+beforeAll(async () => {
+  server = await startApiServer()
+  await call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd('gizmos', {
+    type: 'object',
+    properties: {
+      spec: {
+        type: 'object',
+        properties: {
+          size: { type: 'integer' },
+          parts: { type: 'array', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'], items: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, count: { type: 'integer' } } } },
+        },
+      },
+    },
+  }))
+})
+afterAll(() => server.close())
+
+type Obj = Record<string, any>
+async function call(method: string, path: string, body?: unknown, contentType = 'application/json', agent = 'fidelity-test/1.0'): Promise<{ code: number; body: Obj; warnings: string | null }> {
+  const res = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { 'Content-Type': contentType, 'User-Agent': agent },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  })
+  return { code: res.status, body: (await res.json()) as Obj, warnings: res.headers.get('warning') }
+}
+function crd(plural: string, schema: Obj): Obj {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: `${plural}.fidelity.dev` },
+    spec: { group: 'fidelity.dev', scope: 'Namespaced', names: { plural, kind: 'Gizmo' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: schema } }] },
+  }
+}
+const gizmos = '/apis/fidelity.dev/v1/namespaces/default/gizmos'
+const apply = (manager: string, spec: Obj, extra = '') =>
+  call('PATCH', `${gizmos}/g?fieldManager=${manager}${extra}`, { apiVersion: 'fidelity.dev/v1', kind: 'Gizmo', metadata: { name: 'g' }, spec }, 'application/apply-patch+yaml')
+
+describe('field ownership and server-side apply', () => {
+  it('records the creator under its User-Agent, owning what it set (and the maps it created)', async () => {
+    const { body } = await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'owned', labels: { a: '1' } }, data: { k: 'v' } })
+    expect(body.metadata.managedFields).toEqual([{
+      manager: 'fidelity-test', operation: 'Update', apiVersion: 'v1', time: body.metadata.creationTimestamp, fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:data': { '.': {}, 'f:k': {} }, 'f:metadata': { 'f:labels': { '.': {}, 'f:a': {} } } },
+    }])
+  })
+
+  it('answers 409 naming the other manager and each field, unless forced', async () => {
+    expect((await apply('alice', { size: 1, parts: [{ name: 'a', count: 1 }] })).code).toBe(201)
+    const refused = await apply('bob', { size: 2, parts: [{ name: 'a', count: 2 }] })
+    expect(refused.code).toBe(409)
+    expect(refused.body.message).toBe('Apply failed with 2 conflicts: conflicts with "alice":\n- .spec.parts[name="a"].count\n- .spec.size')
+    expect(refused.body.details.causes).toContainEqual({ reason: 'FieldManagerConflict', message: 'conflict with "alice"', field: '.spec.size' })
+    const forced = await apply('bob', { size: 2, parts: [{ name: 'a', count: 2 }] }, '&force=true')
+    expect(forced.code).toBe(200)
+    expect(forced.body.metadata.managedFields.map((m: Obj) => m.manager)).toEqual(['alice', 'bob'])
+    expect(forced.body.metadata.managedFields[0].fieldsV1).toEqual({ 'f:spec': { 'f:parts': { 'k:{"name":"a"}': { '.': {}, 'f:name': {} } } } })
+  })
+
+  it('names an Update manager with its apiVersion in a conflict', async () => {
+    await call('PATCH', `${gizmos}/g?fieldManager=dave`, { spec: { size: 3 } }, 'application/merge-patch+json')
+    const refused = await apply('alice', { size: 4 })
+    expect(refused.body.message).toBe('Apply failed with 1 conflict: conflict with "dave" using fidelity.dev/v1: .spec.size')
+  })
+
+  it('refuses an apply without a fieldManager with the real 422', async () => {
+    const { code, body } = await call('PATCH', `${gizmos}/g`, { apiVersion: 'fidelity.dev/v1', kind: 'Gizmo', metadata: { name: 'g' } }, 'application/apply-patch+yaml')
+    expect(code).toBe(422)
+    expect(body.message).toBe('PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch')
+  })
+})
+
+describe('decoding', () => {
+  it('drops unknown ObjectMeta and top-level fields of a built-in kind, with Warning headers', async () => {
+    const { body, warnings } = await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'typo', bogus: 1 }, dat: { a: 'b' } })
+    expect(warnings).toBe('299 - "unknown field \\"metadata.bogus\\"", 299 - "unknown field \\"dat\\""')
+    expect(body.metadata.bogus).toBeUndefined()
+    expect(body.dat).toBeUndefined()
+  })
+
+  it('refuses a Strict merge patch with unknown fields as the real 422 on the field "patch"', async () => {
+    const { code, body } = await call('PATCH', `${gizmos}/g?fieldValidation=Strict`, { spec: { junk: 1 } }, 'application/merge-patch+json')
+    expect(code).toBe(422)
+    expect(body.message).toMatch(/^ "" is invalid: patch: Invalid value: "\{.*\}": strict decoding error: unknown field "spec.junk"$/)
+    expect(body.details.causes[0].field).toBe('patch')
+  })
+
+  it('folds a Secret\'s stringData into data', async () => {
+    const { body } = await call('POST', '/api/v1/namespaces/default/secrets', { metadata: { name: 's' }, stringData: { a: '1' }, data: { b: 'Mg==' } })
+    expect(body.data).toEqual({ a: 'MQ==', b: 'Mg==' })
+    expect(body.stringData).toBeUndefined()
+  })
+})
+
+describe('CRD schemas', () => {
+  it.each([
+    ['a property without a type', { type: 'object', properties: { spec: { properties: {} } } }, 'spec.validation.openAPIV3Schema.properties[spec].type', 'Required value: must not be empty for specified object fields'],
+    ['an array without items', { type: 'object', properties: { a: { type: 'array' } } }, 'spec.validation.openAPIV3Schema.properties[a].items', 'Required value: must be specified'],
+    ['a default below its minimum', { type: 'object', properties: { a: { type: 'integer', minimum: 3, default: 1 } } }, 'spec.validation.openAPIV3Schema.properties[a].default', 'Invalid value: 1:  in body should be greater than or equal to 3'],
+  ])('refuses %s before looking at anything else', async (_, schema, field, message) => {
+    const { code, body } = await call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd('broken', schema))
+    expect(code).toBe(422)
+    expect(body.details.causes).toEqual([{ reason: expect.any(String), field, message }])
+  })
+
+  it('fills conversion, singular and listKind', async () => {
+    const { body } = await call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd('defaulted', { type: 'object' }))
+    expect(body.spec.conversion).toEqual({ strategy: 'None' })
+    expect(body.spec.names).toMatchObject({ singular: 'gizmo', listKind: 'GizmoList' })
+  })
+})
+
+describe('object size', () => {
+  it('stores an object that fits only without its managedFields without them', async () => {
+    const data = Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`key-${i}`, 'x'.repeat(36)]))
+    const { code, body } = await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'big' }, data })
+    expect(code).toBe(201)
+    expect(body.metadata.managedFields).toBeUndefined()
+  })
+})
