@@ -150,3 +150,11 @@ function sortKeys(value: unknown): unknown {
   for (const k of Object.keys(value).sort()) out[k] = sortKeys(value[k])
   return out
 }
+
+/** The start of a body as the real server quotes it in decoding errors: text for an object, hex otherwise. */
+export function bodyHint(raw: Buffer): string {
+  if (raw.length === 0) return '<empty>'
+  const head = raw.subarray(0, 30)
+  const shown = raw[0] === 0x7b ? head.toString('utf8') : head.toString('hex')
+  return raw.length > 30 ? `${shown} ...` : shown
+}

@@ -6,6 +6,7 @@ import { apiGroup, apiVersions, groupList, resourceList, SERVER_VERSION } from '
 import type { DeleteOptions, ManagerOptions, ObjectStore, PatchType, Stored, Target, WriteOptions } from './object-store.js'
 import { openApiV3Document, openApiV3Index } from './openapi.js'
 import { decodeProtobufObject } from './protobuf.js'
+import { bodyHint } from './decoding.js'
 import { apiVersionOf, groupResource } from './resource-type.js'
 import { parseFieldSelector, parseLabelSelector } from './selectors.js'
 import { toTable, type IncludeObject } from './table.js'
@@ -77,16 +78,37 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   })
 }
 
-function parseBody(raw: Buffer, contentType: string): unknown {
+/**
+ * Decodes a request body, refusing what does not decode in the real server's words: a create or
+ * update names the kind it expected and shows the start of the body, a patch says so. Syntax
+ * errors are explained by JavaScript's parser rather than Go's, except for an empty body.
+ */
+function parseBody(raw: Buffer, contentType: string, kind: string, patch: boolean): unknown {
   const text = raw.toString('utf8')
-  if (!text.trim()) return undefined
-  try {
-    if (contentType.includes('yaml')) return parseYaml(text)
-    return JSON.parse(text)
-  } catch (err) {
-    throw badRequest(`the body of the request could not be decoded: ${(err as Error).message}`)
+  const yaml = contentType.includes('yaml')
+  if (!text.trim()) {
+    if (patch || yaml) return undefined
+    throw badRequest(`the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: unexpected end of JSON input (<empty>)`)
   }
+  let value: unknown
+  try {
+    value = yaml ? parseYaml(text) : JSON.parse(text)
+  } catch (err) {
+    const why = firstLower((err as Error).message.split('\n')[0] ?? '')
+    if (yaml) throw badRequest(`error decoding YAML: error converting YAML to JSON: yaml: ${why}`)
+    if (patch) throw badRequest(`error decoding patch: ${why}`)
+    throw badRequest(`the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: ${why} (${bodyHint(raw)})`)
+  }
+  if (!patch && !yaml && (value === null || typeof value !== 'object' || Array.isArray(value))) {
+    if (value === null) throw badRequest(`the object provided is unrecognized (must be of type ${kind}): Object 'Kind' is missing in 'null' (${bodyHint(raw)})`)
+    const type = Array.isArray(value) ? 'array' : typeof value === 'boolean' ? 'bool' : typeof value
+    throw badRequest(`the object provided is unrecognized (must be of type ${kind}): couldn't get version/kind; json parse error: json: cannot unmarshal ${type} into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" } (${bodyHint(raw)})`)
+  }
+  return value
 }
+
+const firstLower = (s: string) => s.charAt(0).toLowerCase() + s.slice(1)
+
 
 function bool(q: URLSearchParams, key: string): boolean {
   const v = q.get(key)
@@ -351,7 +373,7 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
       throw new ApiError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml')
     }
     const raw = await readBody(req)
-    const body = contentType.includes('protobuf') ? decodeProtobufObject(raw) : parseBody(raw, contentType)
+    const body = contentType.includes('protobuf') ? decodeProtobufObject(raw) : parseBody(raw, contentType, rt.kind, method === 'PATCH' || method === 'DELETE')
     const wopts = writeOptions(q, req)
     if (method === 'POST') {
       if (r.name !== undefined) throw methodNotAllowed()

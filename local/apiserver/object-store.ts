@@ -16,13 +16,15 @@ import { builtinResources } from './builtin-resources.js'
 import { establishedStatus, resourceTypeFromCrd } from './crd.js'
 import { crdSchemaCauses } from './crd-schema.js'
 import { deepEqual, generatedName, nameCauses, specChanged, timestamp } from './object-meta.js'
-import { pruneDecoded, schemaUnknownPaths, strictDecodingError, strictPatchError, typedPatchError } from './decoding.js'
+import { bodyHint, pruneDecoded, schemaUnknownPaths, strictDecodingError, strictPatchError, typedPatchError } from './decoding.js'
 import { afterUpdate, alwaysPresent, compareFields, keepPresent, planApply, presentFields, readEntries, rootShape, writeEntries, type ManagerEntry, type Writer } from './managed-fields.js'
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js'
 import { ResourceRegistry } from './resource-registry.js'
 import { apiVersionOf, fieldSelectorsOf, groupResource, tracksGeneration, type ResourceType } from './resource-type.js'
 import { parseFieldSelector, parseLabelSelector, pinnedName, type FieldSelectorRules, type Selector } from './selectors.js'
 import type { KubeObject, WatchEvent, WatchEventType } from './types.js'
+import { applySchema } from '../../shared/crd/schema-pass.js'
+import { CEL_SKIPPED_MESSAGE } from '../../shared/crd/validate.js'
 import { createSchemaValidator, type JSONSchemaProps } from './validation.js'
 
 /** etcd's default request limit; larger objects are refused like the real server refuses them. */
@@ -436,13 +438,13 @@ export class ObjectStore {
     let name = meta.name
     if (!name) {
       if (!meta.generateName) {
-        throw invalid(rt, '', [{ reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' }])
+        throw invalid(rt, '', this.withSchemaCauses(t, obj, [{ reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' }]))
       }
       do name = generatedName(meta.generateName)
       while (this.find(rt, ns, name))
     }
     const causes = nameCauses(name, rt.kind === 'Namespace')
-    if (causes.length) throw invalid(rt, name, causes)
+    if (causes.length) throw invalid(rt, name, this.withSchemaCauses(t, obj, causes))
     if (this.find(rt, ns, name)) throw alreadyExists(rt, name)
     if (rt.namespaced) this.checkNamespaceWritable(rt, ns, name, opts.dryRun)
 
@@ -773,6 +775,19 @@ export class ObjectStore {
   private checkBody(t: Target, body: unknown): KubeObject {
     if (!isObj(body)) throw badRequest('the request body must be a JSON object')
     const av = apiVersionOf(t.rt.group, t.version)
+    if (t.rt.crdName) {
+      // Custom resources are decoded without a Go type, so the body itself must say what it is.
+      if (body.kind === undefined) {
+        const json = JSON.stringify(body)
+        throw badRequest(`the object provided is unrecognized (must be of type ${t.rt.kind}): Object 'Kind' is missing in '${json}' (${bodyHint(Buffer.from(json))})`)
+      }
+      if (body.apiVersion === undefined) throw badRequest(`the API version in the data () does not match the expected API version (${av})`)
+      if (body.kind !== t.rt.kind && body.apiVersion === av) {
+        const name = isObj(body.metadata) && typeof body.metadata.name === 'string' ? body.metadata.name : ''
+        const cause = { reason: 'FieldValueInvalid', field: 'kind', message: `Invalid value: ${JSON.stringify(body.kind)}: must be ${t.rt.kind}` }
+        throw new ApiError(422, 'Invalid', `${String(body.kind)}.${t.rt.group} ${JSON.stringify(name)} is invalid: kind: ${cause.message}`, { name, group: t.rt.group, kind: String(body.kind), causes: [cause] })
+      }
+    }
     if (body.apiVersion !== undefined && body.apiVersion !== av) {
       throw badRequest(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${av})`)
     }
@@ -902,6 +917,24 @@ export class ObjectStore {
     }
     if (!unknown.length || mode === 'Ignore') return []
     return unknown.map((f) => `unknown field ${JSON.stringify(f)}`)
+  }
+
+  /**
+   * Metadata causes together with the schema's, as the real server validates a custom resource
+   * in one pass: a blocking metadata error (a missing name) keeps CEL rules from running, which
+   * the server says with its `<nil>` cause.
+   */
+  private withSchemaCauses(t: Target, obj: KubeObject, metaCauses: StatusCause[]): StatusCause[] {
+    const schema = this.schemaOf(t)
+    if (!schema) return metaCauses
+    const probe = structuredClone(obj) as Obj
+    if (t.rt.statusSubresource) delete probe.status
+    if (!metaCauses.some((c) => c.reason === 'FieldValueRequired')) {
+      return [...metaCauses, ...(t.rt.validator?.(t.version)?.validate(probe).causes ?? [])]
+    }
+    const { causes } = applySchema(probe, schema)
+    const skipped = hasRules(schema) ? [{ reason: 'FieldValueInvalid', field: '<nil>', message: `Invalid value: "null": ${CEL_SKIPPED_MESSAGE}` }] : []
+    return [...metaCauses, ...causes, ...skipped]
   }
 
   /** 400 for unknown fields under fieldValidation=Strict, before anything else is checked (as decoding comes first). */
@@ -1236,4 +1269,10 @@ function foldStringData(secret: KubeObject): void {
   for (const [k, v] of Object.entries(secret.stringData)) data[k] = Buffer.from(String(v), 'utf8').toString('base64')
   delete secret.stringData
   if (Object.keys(data).length) secret.data = data
+}
+
+function hasRules(s: JSONSchemaProps): boolean {
+  if (s['x-kubernetes-validations']?.length) return true
+  const children = [...Object.values(s.properties ?? {}), ...(s.items ? [s.items] : []), ...(isObj(s.additionalProperties) ? [s.additionalProperties as JSONSchemaProps] : [])]
+  return children.some((c) => isObj(c) && hasRules(c))
 }

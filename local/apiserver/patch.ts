@@ -26,8 +26,9 @@ function parsePointer(path: unknown): string[] {
   return path.slice(1).split('/').map(unescapePointer)
 }
 
-function patchFailure(message: string): ApiError {
-  return new ApiError(422, 'Invalid', message)
+// The real server answers every failed JSON patch operation with the same words and empty details.
+function patchFailure(_why: string): ApiError {
+  return new ApiError(422, 'Invalid', 'the server rejected our request due to an error in our request', {})
 }
 
 function getAt(doc: unknown, tokens: string[]): unknown {

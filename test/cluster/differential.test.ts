@@ -274,6 +274,9 @@ describeCluster('the embedded API server answers like a real kube-apiserver v1.3
       ['a number where int-or-string is expected', thing('bad', { h: 1.5 })],
       ['a boolean where int-or-string is expected', thing('bad', { h: true })],
       ['a string where a boolean is expected', thing('bad', { j: 'true' })],
+      ['a missing name (which keeps CEL rules from running)', { ...gadget('bad'), metadata: {} }],
+      ['a missing name and a missing required field', { ...gadget('bad', {}), metadata: {} }],
+      ['an invalid name and a CEL rule violation', gadget('Bad_Name', { size: 3, label: 'nope' })],
     ])('refuses %s with the same causes', async (_, body) => {
       const path = body.kind === 'Gadget' ? gadgets : things
       expectSameFailure(await dual.both('POST', path, body))
@@ -352,6 +355,43 @@ describeCluster('the embedded API server answers like a real kube-apiserver v1.3
       expectSameObject(pair)
       expect(pair.local.warnings).toEqual(pair.real.warnings)
       expect(pair.real.warnings).toEqual(['unknown field "spec.bogus"'])
+    })
+  })
+
+  describe('bodies that do not decode', () => {
+    it.each([
+      ['not JSON', 'not json'], ['a JSON array', '[1,2]'], ['a JSON string', '"str"'], ['a number', '5'], ['null', 'null'], ['nothing', ''],
+      ['an object without kind', JSON.stringify({ metadata: { name: 'nokind' }, spec: { size: 2 } })],
+      ['an object without apiVersion', JSON.stringify({ kind: 'Gadget', metadata: { name: 'noav' }, spec: { size: 2 } })],
+      ['another kind', JSON.stringify({ ...gadget('otherkind'), kind: 'Widget' })],
+      ['another version', JSON.stringify({ ...gadget('otherversion'), apiVersion: `${GROUP}/v2` })],
+    ])('refuses a custom resource create whose body is %s', async (what, text) => {
+      const pair = await dual.both('POST', gadgets, text)
+      if (what === 'not JSON') {
+        // Known difference: the syntax error is explained by JavaScript's JSON parser, not Go's.
+        const strip = (a: Answer) => String(a.body.message).replace(/json parse error: .* \(/, 'json parse error: <why> (')
+        expect({ status: pair.local.status, message: strip(pair.local) }).toEqual({ status: pair.real.status, message: strip(pair.real) })
+        return
+      }
+      expectSameFailure(pair)
+    })
+
+    it('refuses a ConfigMap create whose body is empty', async () => {
+      expectSameFailure(await dual.both('POST', configmaps, ''))
+    })
+
+    it('refuses a merge patch that is not JSON', async () => {
+      await dual.ok('POST', gadgets, gadget('badpatch'))
+      expectSameFailure(await dual.both('PATCH', `${gadgets}/badpatch`, '{"spec":', MERGE))
+    })
+
+    it.each([
+      ['a failed test', [{ op: 'test', path: '/spec/size', value: 5 }]],
+      ['a removal of a missing field', [{ op: 'remove', path: '/spec/nope' }]],
+      ['a replacement under a missing field', [{ op: 'replace', path: '/spec/nope/x', value: 1 }]],
+    ])('answers a JSON patch with %s with the same 422', async (_, ops) => {
+      await dual.both('POST', gadgets, gadget('jsonpatch'))
+      expectSameFailure(await dual.both('PATCH', `${gadgets}/jsonpatch`, ops, { contentType: 'application/json-patch+json' }))
     })
   })
 

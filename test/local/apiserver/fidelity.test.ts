@@ -91,6 +91,19 @@ describe('decoding', () => {
     expect(body.details.causes[0].field).toBe('patch')
   })
 
+  it('refuses a custom resource without kind, as it cannot be decoded without one', async () => {
+    const { code, body } = await call('POST', gizmos, { apiVersion: 'fidelity.dev/v1', metadata: { name: 'x' } })
+    expect(code).toBe(400)
+    expect(body.message).toBe(`the object provided is unrecognized (must be of type Gizmo): Object 'Kind' is missing in '{"apiVersion":"fidelity.dev/v1","metadata":{"name":"x"}}' ({"apiVersion":"fidelity.dev/v1 ...)`)
+  })
+
+  it('answers every failed JSON patch operation with the same 422 and empty details', async () => {
+    await call('POST', gizmos, { apiVersion: 'fidelity.dev/v1', kind: 'Gizmo', metadata: { name: 'jp' } })
+    const { code, body } = await call('PATCH', `${gizmos}/jp`, [{ op: 'remove', path: '/spec/nope' }], 'application/json-patch+json')
+    expect(code).toBe(422)
+    expect(body).toMatchObject({ reason: 'Invalid', message: 'the server rejected our request due to an error in our request', details: {} })
+  })
+
   it('folds a Secret\'s stringData into data', async () => {
     const { body } = await call('POST', '/api/v1/namespaces/default/secrets', { metadata: { name: 's' }, stringData: { a: '1' }, data: { b: 'Mg==' } })
     expect(body.data).toEqual({ a: 'MQ==', b: 'Mg==' })
