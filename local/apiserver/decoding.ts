@@ -122,8 +122,8 @@ export function strictPatchError(patched: unknown, fields: string[]): ApiError {
 
 /**
  * 500 for a server-side apply whose configuration names fields the type does not declare,
- * worded as the real server does: one field per object (the real server's pick follows Go map
- * order; here the first in name order).
+ * worded as the real server does. With several such fields the real server names a subset
+ * that follows Go map order; here it is the first of each object in name order.
  */
 export function typedPatchError(rt: ResourceType, version: string, namespace: string, name: string, fields: string[]): ApiError {
   const firstPerParent = new Map<string, string>()

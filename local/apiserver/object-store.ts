@@ -144,6 +144,8 @@ interface HistoryEntry {
   gr: string
   stored: Stored
   prev?: Stored
+  /** `prev` at this entry's resourceVersion: what watchers the object left are sent. */
+  left?: Stored
 }
 
 interface Watcher {
@@ -692,7 +694,8 @@ export class ObjectStore {
     if (!changed) return prev
     if (!meta.deletionTimestamp) {
       meta.deletionTimestamp = timestamp(this.now())
-      meta.deletionGracePeriodSeconds = 0
+      // Namespaces are not deleted gracefully, so they get no grace period.
+      if (!(rt.kind === 'Namespace' && !rt.group)) meta.deletionGracePeriodSeconds = 0
       if (meta.generation !== undefined) meta.generation += 1
       if (rt.kind === 'Namespace' && !rt.group) next.status = { ...(next.status as Obj | undefined), phase: 'Terminating' }
     }
@@ -822,6 +825,7 @@ export class ObjectStore {
     if (rt.statusSubresource) delete obj.status
     if (core && rt.kind === 'Namespace') {
       obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name as string }
+      obj.spec = { finalizers: ['kubernetes'], ...(isObj(obj.spec) ? obj.spec : {}) }
       obj.status = { phase: 'Active' }
     } else if (core && rt.kind === 'Secret') {
       if (!obj.type) obj.type = 'Opaque'
@@ -996,6 +1000,8 @@ export class ObjectStore {
         return rest
       }
       const changes = compareFields(part(old), part(next), shape, old ? new Set() : alwaysPresent(t.rt))
+      // What the server itself sets after field tracking (a namespace's spec.finalizers) belongs to no manager.
+      for (const set of [changes.changed, changes.removed]) for (const k of set) if (serverSet(t.rt, k)) set.delete(k)
       entries = afterUpdate(base, changes, this.writer(t, opts.fieldManager ?? opts.defaultManager ?? DEFAULT_MANAGER, 'Update', subresource))
     }
     const managed = writeEntries(entries)
@@ -1205,13 +1211,23 @@ export class ObjectStore {
       type = nowMatches ? (before ? 'MODIFIED' : 'ADDED') : before ? 'DELETED' : undefined
     }
     if (!type) return
+    let stored = e.stored
+    if (type === 'DELETED' && e.type === 'MODIFIED' && e.prev) {
+      // An object leaving the selection is reported as it was when it last matched, at the new resourceVersion.
+      stored = e.left ??= leftSelection(e.prev, e.rv)
+    }
     try {
-      w.sink.event(type, e.stored)
+      w.sink.event(type, stored)
     } catch {
       // A broken sink (a dead connection) must not fail the write that fed it; it just stops watching.
       this.watchers.get(e.gr)?.delete(w)
     }
   }
+}
+
+function leftSelection(prev: Stored, rv: number): Stored {
+  const obj = { ...prev.obj, metadata: { ...prev.obj.metadata, resourceVersion: String(rv) } }
+  return { obj, json: JSON.stringify(obj) }
 }
 
 function lowerBound(history: HistoryEntry[], rv: number): number {
@@ -1275,4 +1291,9 @@ function hasRules(s: JSONSchemaProps): boolean {
   if (s['x-kubernetes-validations']?.length) return true
   const children = [...Object.values(s.properties ?? {}), ...(s.items ? [s.items] : []), ...(isObj(s.additionalProperties) ? [s.additionalProperties as JSONSchemaProps] : [])]
   return children.some((c) => isObj(c) && hasRules(c))
+}
+
+/** Fields the real server sets after it has recorded who changed what. */
+function serverSet(rt: ResourceType, path: string): boolean {
+  return rt.kind === 'Namespace' && !rt.group && (path === 'f:spec' || path.startsWith('f:spec\u0001'))
 }

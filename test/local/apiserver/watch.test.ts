@@ -74,13 +74,15 @@ describe('watch', () => {
     const x = await c.core.createNamespacedConfigMap({ namespace: ns, body: cm('x', { app: 'no' }) })
     const y = await c.core.replaceNamespacedConfigMap({ namespace: ns, name: 'x', body: { ...x, metadata: { ...x.metadata, labels: { app: 'yes' } } } })
     const z = await c.core.replaceNamespacedConfigMap({ namespace: ns, name: 'x', body: { ...y, data: { v: '9' } } })
-    await c.core.replaceNamespacedConfigMap({ namespace: ns, name: 'x', body: { ...z, metadata: { ...z.metadata, labels: { app: 'no' } } } })
+    const last = await c.core.replaceNamespacedConfigMap({ namespace: ns, name: 'x', body: { ...z, metadata: { ...z.metadata, labels: { app: 'no' } } } })
     const seen = await watchUntil(
       `/api/v1/namespaces/${ns}/configmaps`,
       { resourceVersion: start.metadata?.resourceVersion, labelSelector: 'app=yes' },
       (s) => s.length >= 3,
     )
     expect(seen.map((e) => e.type)).toEqual(['ADDED', 'MODIFIED', 'DELETED'])
+    // As the real watch cache does: the object as it last matched, at the resourceVersion of the change.
+    expect((seen[2]?.object.metadata as { labels?: unknown; resourceVersion?: string })).toMatchObject({ labels: { app: 'yes' }, resourceVersion: last.metadata?.resourceVersion })
   })
 
   it('sends a BOOKMARK marking the end of the initial events when asked', async () => {
