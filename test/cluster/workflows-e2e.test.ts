@@ -1,3 +1,5 @@
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { KubeObject } from '../../local/knative/kube-http.js'
 import type { DeliveryFault } from '../../local/knative/broker.js'
@@ -77,6 +79,7 @@ const SCENARIOS = [
   workflow('e2e-approval', 'denied', { steps: [agentStep('prep', 'writer'), agentStep('ship', 'approver', { dependsOn: ['prep'] })] }),
   workflow('e2e-cancel', 'long', { steps: [agentStep('long', 'sleeper'), agentStep('never', 'writer', { dependsOn: ['long'] })] }),
   workflow('e2e-rerun', 'twice', { steps: [agentStep('once', 'writer')] }),
+  workflow('e2e-credentials', 'priced', { steps: [agentStep('ask', 'remote', { input: { task: 'Say hello' } })] }),
   workflow('e2e-timeouts', 'step-timeout', { steps: [agentStep('stuck', 'sleeper', { timeout: { timeoutSeconds: 3 } })] }),
   workflow('e2e-timeouts', 'run-timeout', { timeout: '6s', steps: [agentStep('stuck', 'sleeper')] }),
   workflow(FAULTY, 'lossy', {
@@ -94,6 +97,8 @@ describeCluster('Kinetic end to end on a real kube-apiserver and kube-controller
   const cp = useControlPlane({ controllerManager: true, auditLog: true, apiServerArgs: ['--enable-admission-plugins=OwnerReferencesPermissionEnforcement'] })
   let w: ClusterWorkflowPlane
   const faults = { lost: 0, duplicated: 0, seen: 0 }
+  // An OpenAI-compatible model on 127.0.0.1 (the node agent's pods run on this machine).
+  const model = { authorizations: [] as string[], server: undefined as http.Server | undefined }
 
   beforeAll(async () => {
     w = await startClusterWorkflowPlane(cp.current)
@@ -106,8 +111,25 @@ describeCluster('Kinetic end to end on a real kube-apiserver and kube-controller
       if (faults.seen % 3 === 2) { faults.duplicated += 1; return 'duplicate' }
       return 'deliver'
     })
-    const namespaces = [...new Set(SCENARIOS.map((s) => s.metadata.namespace)), 'e2e-fanout']
+    const namespaces = [...new Set(SCENARIOS.map((s) => s.metadata.namespace)), 'e2e-fanout', 'purko-system']
     await Promise.all(namespaces.map((ns) => w.namespace(ns)))
+    model.server = http.createServer((req, res) => {
+      model.authorizations.push(String(req.headers.authorization))
+      req.resume()
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' })
+        res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: '{"response":"hello from the model"}' } }], usage: { prompt_tokens: 5, completion_tokens: 5 } }))
+      })
+    })
+    await new Promise<void>((r) => model.server?.listen(0, '127.0.0.1', r))
+    // The provider and its key live in the platform namespace, as purko keeps them; the
+    // functions copy the Secret beside the Workflow, and the pod reads it by secretKeyRef.
+    await w.admin.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'model-key', namespace: 'purko-system' }, stringData: { 'api-key': 'sk-e2e-secret' } })
+    await w.admin.apply({
+      apiVersion: 'purko.io/v1alpha1', kind: 'LLMProvider', metadata: { name: 'local-model', namespace: 'purko-system' },
+      spec: { type: 'openai', endpoint: `http://127.0.0.1:${(model.server.address() as AddressInfo).port}/v1`, model: 'tiny', credentials: { secretRef: 'model-key' } },
+    })
+    await w.admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'Agent', metadata: { name: 'remote', namespace: 'e2e-credentials' }, spec: { model: { provider: 'local-model', name: 'tiny' } } })
     for (const s of SCENARIOS) await w.admin.apply(s)
   }, 120_000)
 
@@ -117,6 +139,7 @@ describeCluster('Kinetic end to end on a real kube-apiserver and kube-controller
     const others = warnings.filter((l) => !l.includes('"error":"ConflictError"'))
     console.log(`Functions: ${races} lost races (409, redelivered)${others.length > 0 ? `; other warnings:\n${others.join('\n')}` : ''}`)
     await w?.stop()
+    model.server?.close()
   }, 60_000)
 
   const admin = () => w.admin
@@ -270,8 +293,10 @@ describeCluster('Kinetic end to end on a real kube-apiserver and kube-controller
       expect(rb('two')).toBeTruthy()
       const input = rb('two').spec.template.spec.containers[0]?.env?.find((e) => e.name === 'STEP_INPUT')?.value ?? '{}'
       expect(JSON.parse(input)).toMatchObject({ action: 'rollback' })
-      // One at a time, dependents first: `one` is compensated only after `two`'s compensation completed.
-      const twoDone = Date.parse(cond(rb('two'), 'Complete')?.lastTransitionTime ?? '')
+      // One at a time, dependents first: `one` is compensated only once `two`'s compensation
+      // finished (the Job controller's SuccessCriteriaMet, or Complete, whichever came first).
+      const twoDone = Math.min(...['SuccessCriteriaMet', 'Complete'].map((t) => Date.parse(cond(rb('two'), t)?.lastTransitionTime ?? '') || Infinity))
+      expect(Number.isFinite(twoDone)).toBe(true)
       expect(Date.parse(String(rb('one').metadata?.creationTimestamp))).toBeGreaterThanOrEqual(twoDone)
     }, SCENARIO_TIMEOUT)
 
@@ -287,6 +312,20 @@ describeCluster('Kinetic end to end on a real kube-apiserver and kube-controller
       const gap = (i: number) => (Date.parse(String(jobs[i + 1]?.metadata?.creationTimestamp)) - Date.parse(cond(jobs[i] as Job, 'Failed')?.lastTransitionTime ?? '')) / 1000
       expect(gap(0)).toBeGreaterThanOrEqual(2)
       expect(gap(1)).toBeGreaterThanOrEqual(5)
+    }, SCENARIO_TIMEOUT)
+
+    it('copies an LLMProvider\'s Secret beside the Workflow and hands the key to the pod only by secretKeyRef', async () => {
+      const wf = await finished('e2e-credentials', 'priced')
+      expect(wf.status?.phase).toBe('Succeeded')
+      expect(JSON.parse((await outputs('e2e-credentials', 'priced')).ask ?? '{}')).toMatchObject({ response: 'hello from the model' })
+      expect(model.authorizations).toContain('Bearer sk-e2e-secret')
+      const copy = await admin().get('/api/v1/namespaces/e2e-credentials/secrets/priced-llm-local-model')
+      expect(copy?.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Workflow', name: 'priced', blockOwnerDeletion: true })
+      const [job] = await jobsOf('e2e-credentials', 'priced')
+      const env = (job as Job).spec.template.spec.containers[0]?.env as Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }>
+      const key = env.find((e) => e.name === 'MODEL_API_KEY')
+      expect(key).toEqual({ name: 'MODEL_API_KEY', valueFrom: { secretKeyRef: { name: 'priced-llm-local-model', key: 'api-key', optional: false } } })
+      expect(JSON.stringify(env)).not.toContain('sk-e2e-secret')
     }, SCENARIO_TIMEOUT)
 
     it('enforces a step timeout through the Job\'s activeDeadlineSeconds: the real Job controller fails the Job (DeadlineExceeded)', async () => {
