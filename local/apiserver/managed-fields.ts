@@ -64,7 +64,11 @@ const BUILTIN_LIST_KEYS: Record<string, string[]> = {
   hostAliases: ['ip'], topologySpreadConstraints: ['topologyKey', 'whenUnsatisfiable'], resourceClaims: ['name'],
 }
 
+// Object references are atomic structs in the built-in types: owned whole.
+const ATOMIC_STRUCTS = new Set(['involvedObject', 'related'])
+
 function builtinShape(value: unknown, field = ''): Shape {
+  if (ATOMIC_STRUCTS.has(field)) return ATOMIC
   if (Array.isArray(value)) {
     if (field === 'ports') {
       const service = value.some((p) => isObj(p) && 'port' in p && !('containerPort' in p))
@@ -112,13 +116,14 @@ export function rootShape(rt: ResourceType, schema: JSONSchemaProps | undefined)
 
 // Nodes that exist in an empty object of a kind (metadata, and a built-in kind's non-pointer
 // structs): creating an object does not make its creator own them as such.
-const TEMPLATE = ['spec.template', 'spec.template.metadata', 'spec.template.spec']
+// A pod spec's containers list is never omitted from the Go value, so it exists (as null) too.
+const TEMPLATE = ['spec.template', 'spec.template.metadata', 'spec.template.spec', 'spec.template.spec.containers']
 const ZERO_STRUCTS: Record<string, string[]> = {
-  Namespace: ['spec', 'status'], Service: ['spec', 'status'], Pod: ['spec', 'status'], PersistentVolumeClaim: ['spec', 'spec.resources', 'status'],
+  Namespace: ['spec', 'status'], Service: ['spec', 'status'], Pod: ['spec', 'spec.containers', 'status'], PersistentVolumeClaim: ['spec', 'spec.resources', 'status'],
   Job: ['spec', ...TEMPLATE, 'status'], Deployment: ['spec', ...TEMPLATE, 'spec.strategy', 'status'],
   StatefulSet: ['spec', ...TEMPLATE, 'spec.updateStrategy', 'status'], DaemonSet: ['spec', ...TEMPLATE, 'spec.updateStrategy', 'status'],
   CronJob: ['spec', 'spec.jobTemplate', 'spec.jobTemplate.metadata', 'spec.jobTemplate.spec', ...TEMPLATE.map((p) => p.replace('spec.', 'spec.jobTemplate.spec.')), 'status'],
-  RoleBinding: ['roleRef'], ClusterRoleBinding: ['roleRef'], Event: ['involvedObject', 'source'],
+  RoleBinding: ['roleRef'], ClusterRoleBinding: ['roleRef'], Event: ['source'],
   CustomResourceDefinition: ['spec', 'spec.names', 'status', 'status.acceptedNames'],
 }
 

@@ -457,9 +457,13 @@ export class ObjectStore {
     meta.uid = randomUUID()
     meta.creationTimestamp = timestamp(this.now())
     if (tracksGeneration(rt)) meta.generation = 1
-    const warnings = this.prepareCreate(t, obj)
-    warnings.push(...this.enforceSchema(t, obj, undefined, opts.fieldValidation, decoded))
+    // As on the real server: decoding (and defaulting) comes first, then field tracking, then
+    // what the kind's strategy sets, which no manager owns.
+    this.decodeDefaults(t, obj)
+    if (rt.statusSubresource) delete obj.status
+    const warnings = this.enforceSchema(t, obj, undefined, opts.fieldValidation, decoded)
     this.track(t, undefined, obj, opts)
+    this.prepareCreate(t, obj)
     const stored = this.serialize(obj)
     if (opts.dryRun) {
       delete obj.metadata.resourceVersion
@@ -819,30 +823,48 @@ export class ObjectStore {
   }
 
   /** Kind-specific defaults on create; returns warnings. */
-  private prepareCreate(t: Target, obj: KubeObject): string[] {
+  /** The defaults a kind gets while it is decoded, which its creator then owns. */
+  private decodeDefaults(t: Target, obj: KubeObject): void {
     const { rt } = t
     const core = rt.group === ''
-    if (rt.statusSubresource) delete obj.status
     if (core && rt.kind === 'Namespace') {
       obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name as string }
-      obj.spec = { finalizers: ['kubernetes'], ...(isObj(obj.spec) ? obj.spec : {}) }
-      obj.status = { phase: 'Active' }
     } else if (core && rt.kind === 'Secret') {
       if (!obj.type) obj.type = 'Opaque'
       foldStringData(obj)
-    } else if (core && rt.kind === 'Pod') {
-      obj.status = { phase: 'Pending' }
     } else if (core && rt.kind === 'PersistentVolumeClaim' && isObj(obj.spec)) {
       obj.spec.volumeMode ??= 'Filesystem'
     } else if (rt.group === 'batch' && rt.kind === 'Job') {
-      defaultJob(obj)
+      defaultJobSpec(obj)
     } else if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
       defaultCrd(obj)
+    }
+  }
+
+  /** What a kind's strategy sets on create (after field tracking): status, generated selectors, finalizers. */
+  private prepareCreate(t: Target, obj: KubeObject): void {
+    const { rt } = t
+    const core = rt.group === ''
+    if (core && rt.kind === 'Namespace') {
+      obj.spec = { finalizers: ['kubernetes'], ...(isObj(obj.spec) ? obj.spec : {}) }
+      obj.status = { phase: 'Active' }
+    } else if (core && rt.kind === 'Pod') {
+      obj.status = { phase: 'Pending' }
+    } else if (core && rt.kind === 'Event') {
+      // Go's zero values, which the real server writes out (and no manager owns).
+      obj.eventTime ??= null
+      obj.firstTimestamp ??= null
+      obj.lastTimestamp ??= null
+      obj.reportingComponent ??= ''
+      obj.reportingInstance ??= ''
+    } else if (rt.group === 'batch' && rt.kind === 'Job') {
+      selectJobPods(obj)
+      obj.status = {}
+    } else if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
       this.checkCrd(rt, obj)
       this.checkCrdNames(obj)
       obj.status = establishedStatus(obj, timestamp(this.now()))
     }
-    return []
   }
 
   private prepareUpdate(t: Target, next: KubeObject, old: KubeObject): string[] {
@@ -1000,8 +1022,6 @@ export class ObjectStore {
         return rest
       }
       const changes = compareFields(part(old), part(next), shape, old ? new Set() : alwaysPresent(t.rt))
-      // What the server itself sets after field tracking (a namespace's spec.finalizers) belongs to no manager.
-      for (const set of [changes.changed, changes.removed]) for (const k of set) if (serverSet(t.rt, k)) set.delete(k)
       entries = afterUpdate(base, changes, this.writer(t, opts.fieldManager ?? opts.defaultManager ?? DEFAULT_MANAGER, 'Update', subresource))
     }
     const managed = writeEntries(entries)
@@ -1241,16 +1261,23 @@ function lowerBound(history: HistoryEntry[], rv: number): number {
   return lo
 }
 
-/** The defaults and selector labels the Job API adds on create, which the Job runner relies on. */
-function defaultJob(job: KubeObject): void {
+/** The defaults the Job API fills when decoding a Job. */
+function defaultJobSpec(job: KubeObject): void {
   const spec = (isObj(job.spec) ? job.spec : (job.spec = {})) as Obj
-  const uid = job.metadata.uid as string
-  const name = job.metadata.name as string
   spec.parallelism ??= 1
   spec.completions ??= 1
   spec.backoffLimit ??= 6
   spec.completionMode ??= 'NonIndexed'
   spec.suspend ??= false
+  spec.manualSelector ??= false
+  if (spec.podFailurePolicy === undefined) spec.podReplacementPolicy ??= 'TerminatingOrFailed'
+}
+
+/** The selector and pod-template labels the Job API adds on create, which the Job runner relies on. */
+function selectJobPods(job: KubeObject): void {
+  const spec = (isObj(job.spec) ? job.spec : (job.spec = {})) as Obj
+  const uid = job.metadata.uid as string
+  const name = job.metadata.name as string
   if (!spec.manualSelector) {
     spec.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } }
     const template = (isObj(spec.template) ? spec.template : (spec.template = {})) as Obj
@@ -1291,9 +1318,4 @@ function hasRules(s: JSONSchemaProps): boolean {
   if (s['x-kubernetes-validations']?.length) return true
   const children = [...Object.values(s.properties ?? {}), ...(s.items ? [s.items] : []), ...(isObj(s.additionalProperties) ? [s.additionalProperties as JSONSchemaProps] : [])]
   return children.some((c) => isObj(c) && hasRules(c))
-}
-
-/** Fields the real server sets after it has recorded who changed what. */
-function serverSet(rt: ResourceType, path: string): boolean {
-  return rt.kind === 'Namespace' && !rt.group && (path === 'f:spec' || path.startsWith('f:spec\u0001'))
 }

@@ -666,6 +666,34 @@ describeCluster('the embedded API server answers like a real kube-apiserver v1.3
     })
   })
 
+  describe('built-in objects Kinetic writes', () => {
+    it('stores an Event as the real server does (zero times written out, the reference owned whole)', async () => {
+      const event = {
+        apiVersion: 'v1', kind: 'Event', metadata: { name: 'wf.started' },
+        involvedObject: { apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', name: 'wf', namespace: NS },
+        reason: 'Started', message: 'Run started', type: 'Normal', source: { component: 'kinetic' },
+      }
+      expectSameObject(await dual.ok('POST', `/api/v1/namespaces/${NS}/events`, event))
+    })
+
+    it('stores a Job with the Job API\'s defaults, selector and labels, the pod template aside', async () => {
+      const job = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'step' }, spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'busybox' }] } } } }
+      const pair = await dual.ok('POST', `/apis/batch/v1/namespaces/${NS}/jobs`, job)
+      // Deliberate (see the known differences below): pod templates are not defaulted here.
+      const aside = (o: Obj) => {
+        // The selector and labels carry the Job's own uid.
+        const copy = normalise(JSON.parse(JSON.stringify(o).replaceAll(o.metadata.uid, '<uid>')))
+        delete copy.spec.template.spec
+        delete copy.spec.template.metadata.creationTimestamp
+        for (const m of copy.metadata.managedFields) delete m.fieldsV1['f:spec']['f:template']
+        return copy
+      }
+      expect(aside(pair.local.body)).toEqual(aside(pair.real.body))
+      expect(pair.real.body.spec.template.spec).toMatchObject({ dnsPolicy: 'ClusterFirst', terminationGracePeriodSeconds: 30 })
+      expect(pair.local.body.spec.template.spec).toEqual(job.spec.template.spec)
+    })
+  })
+
   describe('known differences of the built-in kinds', () => {
     it('deletes a namespace at once (no namespace controller to wait for) and creates namespaces on first use', async () => {
       await dual.ok('POST', '/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'diff-doomed' } })
