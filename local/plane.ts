@@ -110,7 +110,6 @@ export interface LocalPlane {
 export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<LocalPlane> {
   const root = opts.root ?? REPO_ROOT
   const log = opts.log ?? silentLogger
-  const kubeconfigPath = opts.kubeconfigPath ?? join(root, '.kinetic', 'kubeconfig')
   const logDir = opts.logDir ?? join(root, '.kinetic', 'logs')
   const children = new Map<string, ChildProcess>()
   const streams: WriteStream[] = []
