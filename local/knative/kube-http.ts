@@ -41,6 +41,20 @@ export interface KubeResponse<T = unknown> {
   headers: Record<string, string[]>
   /** Parsed JSON, or the text when the body is not JSON. */
   body: T
+  /** The body as sent. */
+  text: string
+}
+
+/**
+ * The texts of the API server's `Warning` headers (`299 - "unknown field \"spec.x\""` ->
+ * `unknown field "spec.x"`), as kubectl prints them; one header may carry several, comma-joined.
+ */
+export function warningTexts(values: string[] | undefined): string[] {
+  const out: string[] = []
+  for (const value of values ?? []) {
+    for (const m of value.matchAll(/\d{3} \S+ "((?:[^"\\]|\\.)*)"/g)) out.push((m[1] as string).replace(/\\(.)/g, '$1'))
+  }
+  return out
 }
 
 interface ResourceInfo { plural: string; namespaced: boolean }
@@ -74,10 +88,16 @@ export class KubeHttp {
    * Sends one request and resolves with the whole answer, whatever its status: for callers that
    * need response headers (such as the API server's `Warning` headers) or a non-2xx body.
    */
-  async send<T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<KubeResponse<T>> {
-    const { status, text, headers } = await this.raw(method, path, body, contentType)
+  async send<T = unknown>(method: string, path: string, body?: unknown, contentType = 'application/json', headers: Record<string, string> = {}): Promise<KubeResponse<T>> {
+    const res = await this.open(method, path, body, contentType, undefined, headers)
+    const text = await readAll(res)
     const parsed = text.length > 0 ? parseJson(text) : undefined
-    return { status, headers, body: (parsed ?? text) as T }
+    return { status: res.statusCode ?? 0, headers: res.headersDistinct as Record<string, string[]>, body: (parsed ?? text) as T, text }
+  }
+
+  /** Opens a GET whose body the caller reads as it streams (a watch), whatever its status. */
+  stream(path: string, signal: AbortSignal, headers: Record<string, string> = {}): Promise<http.IncomingMessage> {
+    return this.open('GET', path, undefined, 'application/json', signal, headers)
   }
 
   /** GET that resolves null on 404. */
@@ -197,20 +217,19 @@ export class KubeHttp {
     return kinds.get(kind) ?? null
   }
 
-  private async raw(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; text: string; headers: Record<string, string[]> }> {
+  private async raw(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; text: string }> {
     const res = await this.open(method, path, body, contentType)
-    const text = await readAll(res)
-    return { status: res.statusCode ?? 0, text, headers: res.headersDistinct as Record<string, string[]> }
+    return { status: res.statusCode ?? 0, text: await readAll(res) }
   }
 
-  private async open(method: string, path: string, body: unknown, contentType: string, signal?: AbortSignal): Promise<http.IncomingMessage> {
+  private async open(method: string, path: string, body: unknown, contentType: string, signal?: AbortSignal, headers: Record<string, string> = {}): Promise<http.IncomingMessage> {
     const url = new URL(this.server + path)
     const opts: https.RequestOptions = {
       method,
       hostname: url.hostname,
       port: url.port,
       path: url.pathname + url.search,
-      headers: { Accept: 'application/json' },
+      headers: { Accept: 'application/json', ...headers },
     }
     await this.kc.applyToHTTPSOptions(opts)
     const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body)

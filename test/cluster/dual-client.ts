@@ -1,9 +1,8 @@
 // Sends the same request to the real kube-apiserver and to the embedded API server, and turns
 // each answer into what a client sees: status code, headers, body. The normalisers below
 // replace only what must differ between two servers (identities, times, resourceVersions).
-import http from 'node:http'
-import https from 'node:https'
 import type { KubeConfig } from '@kubernetes/client-node'
+import { KubeHttp, warningTexts } from '../../local/knative/kube-http.js'
 
 /** One server's answer as a client sees it. */
 export interface Answer {
@@ -35,15 +34,19 @@ export interface Cause {
   message?: string
 }
 
-/** One API server reached over HTTP(S) with a KubeConfig's credentials. */
+/** One API server reached with a KubeConfig's credentials. */
 export class Side {
-  constructor(readonly name: string, private readonly kc: KubeConfig) {}
+  private readonly kube: KubeHttp
+
+  constructor(readonly name: string, kc: KubeConfig) {
+    this.kube = new KubeHttp(kc)
+  }
 
   /** Sends one request and reads the whole answer, whatever its status. */
   async request(method: string, path: string, body?: unknown, opts: RequestOptions = {}): Promise<Answer> {
-    const res = await this.open(method, path, body, opts)
-    const text = await readAll(res)
-    return answerOf(res, text)
+    const res = await this.kube.send(method, path, body, opts.contentType, this.headers(opts))
+    const json = res.text.length > 0 && typeof res.body !== 'string' ? res.body : undefined
+    return { status: res.status, warnings: warningTexts(res.headers.warning), contentType: res.headers['content-type']?.[0] ?? '', body: json, text: res.text }
   }
 
   /**
@@ -52,7 +55,7 @@ export class Side {
    */
   async watch(path: string, until: (events: any[]) => boolean, timeoutMs = 5_000): Promise<{ status: number; events: any[] }> {
     const ac = new AbortController()
-    const res = await this.open('GET', path, undefined, {}, ac.signal)
+    const res = await this.kube.stream(path, ac.signal, this.headers({}))
     const events: any[] = []
     let buffer = ''
     return await new Promise((resolve) => {
@@ -79,30 +82,9 @@ export class Side {
     })
   }
 
-  private async open(method: string, path: string, body: unknown, opts: RequestOptions, signal?: AbortSignal): Promise<http.IncomingMessage> {
-    const server = this.kc.getCurrentCluster()?.server
-    if (!server) throw new Error(`${this.name}: the KubeConfig has no current cluster`)
-    const url = new URL(server.replace(/\/+$/, '') + path)
-    const options: https.RequestOptions = {
-      method,
-      hostname: url.hostname,
-      port: url.port,
-      path: url.pathname + url.search,
-      // The same client identity on both sides, so default field managers agree.
-      headers: { Accept: opts.accept ?? 'application/json', 'User-Agent': 'kinetic-differential/1.0' },
-    }
-    await this.kc.applyToHTTPSOptions(options)
-    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body)
-    if (payload !== undefined) {
-      options.headers = { ...options.headers, 'Content-Type': opts.contentType ?? 'application/json', 'Content-Length': Buffer.byteLength(payload) }
-    }
-    const transport = url.protocol === 'https:' ? https : http
-    return await new Promise((resolve, reject) => {
-      const req = transport.request({ ...options, signal }, resolve)
-      req.on('error', reject)
-      if (payload !== undefined) req.write(payload)
-      req.end()
-    })
+  // The same client identity on both sides, so default field managers agree.
+  private headers(opts: RequestOptions): Record<string, string> {
+    return { Accept: opts.accept ?? 'application/json', 'User-Agent': 'kinetic-differential/1.0' }
   }
 }
 
@@ -133,38 +115,6 @@ export class DualClient {
     }
     return pair
   }
-}
-
-function answerOf(res: http.IncomingMessage, text: string): Answer {
-  const contentType = String(res.headers['content-type'] ?? '')
-  let body: unknown
-  try {
-    body = text ? JSON.parse(text) : undefined
-  } catch {
-    body = undefined
-  }
-  return { status: res.statusCode ?? 0, warnings: warningsOf(res.headers.warning), contentType, body, text }
-}
-
-/** `299 - "text"` header values (one or many, possibly comma-joined by the transport) as texts. */
-export function warningsOf(header: string | string[] | undefined): string[] {
-  if (header === undefined) return []
-  const out: string[] = []
-  for (const value of Array.isArray(header) ? header : [header]) {
-    const re = /299 - "((?:[^"\\]|\\.)*)"/g
-    let m: RegExpExecArray | null
-    while ((m = re.exec(value)) !== null) out.push(JSON.parse(`"${m[1]}"`) as string)
-  }
-  return out
-}
-
-function readAll(res: http.IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    res.on('data', (c: Buffer) => chunks.push(c))
-    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
-    res.on('error', reject)
-  })
 }
 
 // ------------------------------------------------------------------ normalisers

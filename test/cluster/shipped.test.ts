@@ -5,7 +5,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { expect, it } from 'vitest'
-import type { KubeHttp, KubeObject, KubeResponse } from '../../local/knative/kube-http.js'
+import { warningTexts, type KubeHttp, type KubeObject, type KubeResponse } from '../../local/knative/kube-http.js'
 import { allCrds } from '../../shared/crd/definitions.js'
 import { validateAgainstCrd } from '../../shared/crd/validate.js'
 import { parseDocuments, ROOT } from '../knative/manifests.js'
@@ -47,12 +47,6 @@ const purkoExamples = documents(join(referenceDir(), 'purko', 'examples'), refer
 const localExamples = documents(join(ROOT, 'examples', 'local'), ROOT)
 const installTree = renderKustomization(join(ROOT, 'knative'), ROOT)
 
-/** `299 - "text"` -> `text`: the API server's Warning header, as kubectl prints it. */
-function warningText(header: string): string {
-  const m = /^\d{3} \S+ "((?:[^"\\]|\\.)*)"/.exec(header)
-  return m ? m[1]!.replace(/\\(.)/g, '$1') : header
-}
-
 /** What was wrong with one answer, in words that name the object: refusal, warnings. */
 function problemsOf(what: string, res: KubeResponse): string[] {
   const out: string[] = []
@@ -60,7 +54,7 @@ function problemsOf(what: string, res: KubeResponse): string[] {
     const message = (res.body as { message?: unknown } | undefined)?.message ?? res.body
     out.push(`${what}: the API server refused it (${res.status}): ${typeof message === 'string' ? message : JSON.stringify(message)}`)
   }
-  for (const w of res.headers.warning ?? []) out.push(`${what}: the API server warned: ${warningText(w)}`)
+  for (const w of warningTexts(res.headers.warning)) out.push(`${what}: the API server warned: ${w}`)
   return out
 }
 
