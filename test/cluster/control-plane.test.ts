@@ -94,6 +94,14 @@ describeCluster('the cluster test tier fails clearly and leaves nothing behind',
     }
   })
 
+  it('gives up on a component that is not ready in time, naming it and quoting its log', async () => {
+    const err = await startControlPlane({ binDir: binDir(), readyTimeoutMs: 1 }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(ControlPlaneError)
+    expect((err as Error).message).toMatch(/^etcd was not ready within 0\.001 s \(http:\/\/127\.0\.0\.1:\d+\/health\); last lines of (\S+)\/logs\/etcd\.log:\n/)
+    const dir = /of (\S+)\/logs\/etcd\.log/.exec((err as Error).message)?.[1] as string
+    expect(processesUsing(dir)).toEqual([])
+  }, 90_000)
+
   it('reports a port in use with the API server log tail, and stops etcd again', async () => {
     const blocker = createServer()
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r))

@@ -110,6 +110,17 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     if (stopped) return
     stopped = true
     for (const p of [...procs].reverse()) await terminate(p.child)
+    // A lifeline's watcher may outlive its shell by a moment; every process naming this
+    // unique folder is ours, so wait for them (and end any that linger) before removing it.
+    const deadline = Date.now() + 15_000
+    while (processesUsing(dir).length > 0 && Date.now() < deadline) await sleep(100)
+    for (const pid of processesUsing(dir)) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {
+        // gone meanwhile
+      }
+    }
     rmSync(dir, { recursive: true, force: true })
   }
 
