@@ -97,7 +97,7 @@ describeCluster('the cluster test tier fails clearly and leaves nothing behind',
   it('gives up on a component that is not ready in time, naming it and quoting its log', async () => {
     const err = await startControlPlane({ binDir: binDir(), readyTimeoutMs: 1 }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(ControlPlaneError)
-    expect((err as Error).message).toMatch(/^etcd was not ready within 0\.001 s \(http:\/\/127\.0\.0\.1:\d+\/health\); last lines of (\S+)\/logs\/etcd\.log:\n/)
+    expect((err as Error).message).toMatch(/^etcd was not ready within 0\.001 s \(member kinetic-[0-9a-f]{12} at http:\/\/127\.0\.0\.1:\d+\); last lines of (\S+)\/logs\/etcd\.log:\n/)
     const dir = /of (\S+)\/logs\/etcd\.log/.exec((err as Error).message)?.[1] as string
     expect(processesUsing(dir)).toEqual([])
   }, 90_000)

@@ -93,6 +93,19 @@ const SERVICE_CIDR = '10.0.0.0/24'
  * stop too. On any failure everything started so far is stopped before the error is thrown.
  */
 export async function startControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
+  // A free port picked here can be taken by another test's server before ours binds it; that
+  // start fails with "address already in use" and is worth one more try on new ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts)
+    } catch (err) {
+      const collided = err instanceof ControlPlaneError && /address already in use/.test(err.message)
+      if (!collided || opts.apiServerPort !== undefined || attempt >= 3) throw err
+    }
+  }
+}
+
+async function startOnce(opts: ControlPlaneOptions): Promise<ControlPlane> {
   const t0 = Date.now()
   const timeoutMs = opts.readyTimeoutMs ?? 60_000
   const dir = mkdtempSync(join(tmpdir(), 'kinetic-cluster-'))
@@ -153,14 +166,21 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       }
     }
 
+    // A name of its own: a free port picked here can be taken by another test's server before
+    // etcd binds it, so readiness asks for this member by name, not just for any healthy etcd.
+    const etcdName = `kinetic-${randomBytes(6).toString('hex')}`
     launch('etcd', [
-      '--name=kinetic', `--data-dir=${join(dir, 'etcd')}`,
+      `--name=${etcdName}`, `--data-dir=${join(dir, 'etcd')}`,
       `--listen-client-urls=http://127.0.0.1:${etcdPort}`, `--advertise-client-urls=http://127.0.0.1:${etcdPort}`,
       `--listen-peer-urls=http://127.0.0.1:${etcdPeerPort}`, `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeerPort}`,
-      `--initial-cluster=kinetic=http://127.0.0.1:${etcdPeerPort}`, '--initial-cluster-state=new',
+      `--initial-cluster=${etcdName}=http://127.0.0.1:${etcdPeerPort}`, '--initial-cluster-state=new',
       '--unsafe-no-fsync', '--logger=zap', '--log-outputs=stderr',
     ])
-    await waitFor('etcd', `http://127.0.0.1:${etcdPort}/health`, async () => (await httpGet(`http://127.0.0.1:${etcdPort}/health`)).status === 200)
+    await waitFor('etcd', `member ${etcdName} at http://127.0.0.1:${etcdPort}`, async () => {
+      const members = await httpRequest('POST', `http://127.0.0.1:${etcdPort}/v3/cluster/member/list`, { body: '{}' })
+      return members.status === 200 && (JSON.parse(members.body) as { members?: Array<{ name?: string }> }).members?.some((m) => m.name === etcdName) === true &&
+        (await httpRequest('GET', `http://127.0.0.1:${etcdPort}/health`)).status === 200
+    })
 
     launch('kube-apiserver', [
       `--etcd-servers=http://127.0.0.1:${etcdPort}`,
@@ -184,7 +204,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     writeFileSync(adminKubeconfigPath, adminKubeConfig().exportConfig(), { mode: 0o600 })
     const admin = new KubeHttp(adminKubeConfig())
     await waitFor('kube-apiserver', `${server}/readyz`, async () => {
-      const res = await httpGet(`${server}/readyz`, { ca: pki.caPem, token: pki.adminToken })
+      // Only this API server accepts this admin token, so another one on the port never passes.
+      const res = await httpRequest('GET', `${server}/readyz`, { ca: pki.caPem, token: pki.adminToken })
       return res.status === 200 && res.body.trim() === 'ok'
     })
 
@@ -332,12 +353,12 @@ async function freePorts(n: number): Promise<number[]> {
   return ports
 }
 
-function httpGet(url: string, opts: { ca?: string; token?: string } = {}): Promise<{ status: number; body: string }> {
+function httpRequest(method: string, url: string, opts: { ca?: string; token?: string; body?: string } = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url)
     const mod = u.protocol === 'https:' ? https : http
     const req = mod.request(u, {
-      method: 'GET', timeout: 2000,
+      method, timeout: 2000,
       ...(opts.ca ? { ca: opts.ca } : {}),
       headers: opts.token ? { Authorization: `Bearer ${opts.token}` } : {},
     }, (res) => {
@@ -348,7 +369,7 @@ function httpGet(url: string, opts: { ca?: string; token?: string } = {}): Promi
     })
     req.on('timeout', () => req.destroy(new Error('timeout')))
     req.on('error', reject)
-    req.end()
+    req.end(opts.body)
   })
 }
 
