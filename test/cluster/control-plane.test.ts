@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs'
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -95,11 +95,19 @@ describeCluster('the cluster test tier fails clearly and leaves nothing behind',
   })
 
   it('gives up on a component that is not ready in time, naming it and quoting its log', async () => {
-    const err = await startControlPlane({ binDir: binDir(), readyTimeoutMs: 1 }).catch((e: unknown) => e)
-    expect(err).toBeInstanceOf(ControlPlaneError)
-    expect((err as Error).message).toMatch(/^etcd was not ready within 0\.001 s \(member kinetic-[0-9a-f]{12} at http:\/\/127\.0\.0\.1:\d+\); last lines of (\S+)\/logs\/etcd\.log:\n/)
-    const dir = /of (\S+)\/logs\/etcd\.log/.exec((err as Error).message)?.[1] as string
-    expect(processesUsing(dir)).toEqual([])
+    // An API server that starts but never becomes ready.
+    const stuck = mkdtempSync(join(tmpdir(), 'kinetic-stuck-bin-'))
+    try {
+      for (const b of ['etcd', 'kube-controller-manager']) symlinkSync(join(binDir(), b), join(stuck, b))
+      writeFileSync(join(stuck, 'kube-apiserver'), `#!${process.execPath}\nconsole.error('waiting for nothing')\nsetInterval(() => {}, 1000)\n`, { mode: 0o755 })
+      const err = await startControlPlane({ binDir: stuck, readyTimeoutMs: 5_000 }).catch((e: unknown) => e)
+      expect(err).toBeInstanceOf(ControlPlaneError)
+      expect((err as Error).message).toMatch(/^kube-apiserver was not ready within 5 s \(https:\/\/127\.0\.0\.1:\d+\/readyz\); last lines of (\S+)\/logs\/kube-apiserver\.log:\nwaiting for nothing$/)
+      const dir = /of (\S+)\/logs\/kube-apiserver\.log/.exec((err as Error).message)?.[1] as string
+      expect(processesUsing(dir)).toEqual([])
+    } finally {
+      rmSync(stuck, { recursive: true, force: true })
+    }
   }, 90_000)
 
   it('reports a port in use with the API server log tail, and stops etcd again', async () => {
