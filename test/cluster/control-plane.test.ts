@@ -7,19 +7,12 @@ import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
 import { KubeHttp, KubeHttpError } from '../../local/knative/kube-http.js'
 import { ControlPlaneError, processesUsing, startControlPlane } from './control-plane.js'
+import { eventually } from '../support/eventually.js'
 import { describeCluster, kubeBinDir, useControlPlane } from './tier.js'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const binDir = kubeBinDir
 
-async function waitUntil(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    if (check()) return true
-    await new Promise((r) => setTimeout(r, 200))
-  }
-  return check()
-}
 
 describeCluster('the cluster test tier (real kube-apiserver v1.31 and kube-controller-manager)', () => {
   const cp = useControlPlane({ controllerManager: true })
@@ -138,7 +131,7 @@ describeCluster('the cluster test tier fails clearly and leaves nothing behind',
     })
     expect(processesUsing(dir).length).toBeGreaterThanOrEqual(2)
     child.kill('SIGKILL')
-    expect(await waitUntil(() => processesUsing(dir).length === 0, 20_000)).toBe(true)
+    await eventually('the servers to stop', () => processesUsing(dir).length === 0, 20_000)
     rmSync(dir, { recursive: true, force: true })
   }, 90_000)
 })

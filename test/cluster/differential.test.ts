@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parse as parseYaml } from 'yaml'
 import { startApiServer, type ApiServer } from '../../local/apiserver/index.js'
 import { causesOf, DualClient, invalidMessage, namesOf, normalise, statusShape, type Answer, type Pair } from './dual-client.js'
+import { eventually } from '../support/eventually.js'
 import { describeCluster, useControlPlane } from './tier.js'
 
 const NS = 'differential'
@@ -135,15 +136,7 @@ function expectSameObject(pair: Pair): void {
   expect(normalise(pair.local.body)).toEqual(normalise(pair.real.body))
 }
 
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const v = await fn()
-    if (v !== undefined) return v
-    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 150))
-  }
-}
+const until = <T>(what: string, fn: () => Promise<T | undefined>, ms = 30_000) => eventually(what, fn, ms, 150)
 
 describeCluster('the embedded API server answers like a real kube-apiserver v1.31', () => {
   const cp = useControlPlane({ controllerManager: true })

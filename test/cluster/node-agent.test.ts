@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { StepCommand } from '../../local/jobs/step-process.js'
 import type { KubeObject } from '../../local/knative/kube-http.js'
 import { startNodeAgent, type NodeAgent } from './node-agent.js'
+import { eventually } from '../support/eventually.js'
 import { describeCluster, useControlPlane } from './tier.js'
 
 const NS = 'node-agent'
@@ -45,15 +46,7 @@ describeCluster('the test node agent on a real control plane', () => {
   }, 30_000)
 
   const admin = () => cp.current.admin
-  async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 40_000): Promise<T> {
-    const deadline = Date.now() + ms
-    for (;;) {
-      const v = await fn()
-      if (v !== undefined) return v
-      if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`)
-      await new Promise((r) => setTimeout(r, 200))
-    }
-  }
+  const until = <T>(what: string, fn: () => Promise<T | undefined>, ms = 40_000) => eventually(what, fn, ms)
   const finished = (name: string) => until(`Job ${name} to finish`, async () => {
     const job = (await admin().get(`/apis/batch/v1/namespaces/${NS}/jobs/${name}`)) as JobObject
     return job.status?.conditions?.some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True') ? job : undefined

@@ -9,6 +9,7 @@ import { buildStepInput } from '../../shared/reconcile/step-input.js'
 import { AgentSchema } from '../../shared/schemas/agent.js'
 import { WorkflowSchema } from '../../shared/schemas/workflow.js'
 import { rbacUsage, type RbacUsage } from './rbac-usage.js'
+import { eventually } from '../support/eventually.js'
 import { describeCluster, useControlPlane } from './tier.js'
 import { startClusterWorkflowPlane, testAgents, type ClusterWorkflowPlane } from './workflow-plane.js'
 
@@ -145,15 +146,7 @@ describeCluster('Kinetic end to end on a real kube-apiserver and kube-controller
   const admin = () => w.admin
   const wfPath = (ns: string, name: string) => `/apis/purko.io/v1alpha1/namespaces/${ns}/workflows/${name}`
   const get = async (ns: string, name: string) => (await admin().get(wfPath(ns, name))) as Wf
-  async function until<T>(what: string, fn: () => Promise<T | undefined | false>, ms = 90_000): Promise<T> {
-    const deadline = Date.now() + ms
-    for (;;) {
-      const v = await fn()
-      if (v !== undefined && v !== false) return v
-      if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`)
-      await new Promise((r) => setTimeout(r, 250))
-    }
-  }
+  const until = <T>(what: string, fn: () => Promise<T | undefined | false>, ms = 90_000) => eventually(what, fn, ms, 250)
   const finished = (ns: string, name: string, ms?: number) =>
     until(`${ns}/${name} to finish`, async () => { const wf = await get(ns, name); return TERMINAL.includes(wf.status?.phase ?? '') ? wf : undefined }, ms)
   const step = (wf: Wf, name: string) => wf.status?.stepStatuses?.find((s) => s.name === name)
