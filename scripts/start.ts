@@ -11,7 +11,7 @@ import { KubeConfig } from '@kubernetes/client-node'
 import { pino } from 'pino'
 import { parseAllDocuments } from 'yaml'
 import { REPO_ROOT } from '../local/jobs/step-process.js'
-import type { KubeHttp, KubeObject } from '../local/knative/kube-http.js'
+import { listAndWatch, type KubeHttp, type KubeObject } from '../local/knative/kube-http.js'
 import { startLocalPlane, type LocalPlane } from '../local/plane.js'
 
 interface Args {
@@ -236,22 +236,25 @@ async function main(): Promise<number> {
     }
   }
   const watchStop = new AbortController()
-  const list = await plane.kube.request<{ metadata?: { resourceVersion?: string } }>('GET', '/apis/purko.io/v1alpha1/workflows')
-  const watching = (async () => {
-    let rv = list.metadata?.resourceVersion ?? '0'
-    while (!watchStop.signal.aborted) {
-      try {
-        await plane.kube.watch(`/apis/purko.io/v1alpha1/workflows?watch=1&resourceVersion=${rv}`, async (ev) => {
-          if (ev.object.metadata?.resourceVersion) rv = ev.object.metadata.resourceVersion
-          if (ev.type === 'ADDED' || ev.type === 'MODIFIED') await onWorkflow(ev.object as WorkflowObject)
-        }, watchStop.signal)
-      } catch (err) {
-        if (watchStop.signal.aborted) return
-        log.warn({ err: String(err) }, 'Progress watch failed; resuming')
-        await new Promise((r) => setTimeout(r, 500))
-      }
-    }
-  })()
+  // Workflows already there when the watch starts are not this run's news; after a relist
+  // (410 Gone) every item is, since changes may have been missed meanwhile.
+  let lists = 0
+  let markWatching!: () => void
+  const watchStarted = new Promise<void>((r) => { markWatching = r })
+  const watching = listAndWatch(plane.kube, '/apis/purko.io/v1alpha1/workflows', '', {
+    async onList(items) {
+      if (lists++ > 0) for (const wf of items) await onWorkflow(wf as WorkflowObject)
+    },
+    async onEvent(ev) {
+      if (ev.type === 'ADDED' || ev.type === 'MODIFIED') await onWorkflow(ev.object as WorkflowObject)
+    },
+    synced: () => markWatching(),
+    onError(err) {
+      log.warn({ err: String(err) }, 'Progress watch failed; resuming')
+    },
+  }, watchStop.signal)
+  // Nothing is applied before the watch has its starting point, so no change of this run is missed.
+  await watchStarted
 
   const shutdown = async (code: number) => {
     watchStop.abort()
