@@ -1,38 +1,60 @@
 import { createHash } from 'node:crypto'
 import { CloudEvent, HTTP } from 'cloudevents'
 import type { Logger } from '../log.js'
-import type { Workflow } from '../schemas/workflow.js'
-import type { WorkflowPlan } from '../reconcile/workflow-plan.js'
+import { API_VERSION } from '../schemas/labels.js'
+import type { ObjectRef } from '../reconcile/kube-events.js'
 
 /** Prefix of every CloudEvent type Kinetic emits; no Trigger of ours subscribes to these. */
 export const KINETIC_EVENT_PREFIX = 'dev.kinetic.'
 
-/** Publishes Kinetic's own CloudEvents (run started, step finished, ...) for `kn` and event-display users. */
-export interface KineticEvents {
-  publish(workflow: Workflow, plan: WorkflowPlan): Promise<void>
+/** What a CloudEvent says about one transition. */
+export interface Announceable {
+  kind: string
+  reason: string
+  message: string
+  fieldPath?: string
+  data?: Record<string, unknown>
 }
 
-/** Pure: the CloudEvents a plan's transitions become; ids are derived so retries repeat them. */
-export function kineticEventsFor(source: string, workflow: Workflow, plan: WorkflowPlan): CloudEvent<Record<string, unknown>>[] {
-  const namespace = workflow.metadata.namespace ?? ''
-  const name = workflow.metadata.name ?? ''
-  const subject = `/apis/purko.io/v1alpha1/namespaces/${namespace}/workflows/${name}`
-  return plan.transitions.map((t) => new CloudEvent<Record<string, unknown>>({
-    id: createHash('sha256').update(`${plan.runId}|${t.kind}|${t.reason}|${t.step ?? ''}|${t.message}`).digest('hex').slice(0, 32),
-    type: `${KINETIC_EVENT_PREFIX}workflow.${t.kind}`,
+/** Publishes Kinetic's own CloudEvents (run started, agent promoted, ...) for `kn` and event-display users. */
+export interface KineticEvents {
+  publish(object: ObjectRef, seed: string, transitions: readonly Announceable[]): Promise<void>
+}
+
+/** Resource path of a purko.io object, e.g. `/apis/purko.io/v1alpha1/namespaces/ns/workflows/wf`. */
+export function subjectOf(object: ObjectRef): string {
+  return `/apis/${API_VERSION}/namespaces/${object.metadata.namespace ?? ''}/${pluralOf(object.kind)}/${object.metadata.name ?? ''}`
+}
+
+function pluralOf(kind: string): string {
+  const lower = kind.toLowerCase()
+  return lower.endsWith('y') ? `${lower.slice(0, -1)}ies` : `${lower}s`
+}
+
+/**
+ * Pure: the CloudEvents of some transitions, typed `dev.kinetic.<kind>.<transition kind>`; ids
+ * are derived from the seed and the transition, so retries repeat them and consumers can dedupe.
+ */
+export function kineticEventsFor(source: string, object: ObjectRef, seed: string, transitions: readonly Announceable[]): CloudEvent<Record<string, unknown>>[] {
+  const namespace = object.metadata.namespace ?? ''
+  const name = object.metadata.name ?? ''
+  const kind = object.kind.toLowerCase()
+  return transitions.map((t) => new CloudEvent<Record<string, unknown>>({
+    id: createHash('sha256').update(`${seed}|${t.kind}|${t.reason}|${t.fieldPath ?? ''}|${t.message}`).digest('hex').slice(0, 32),
+    type: `${KINETIC_EVENT_PREFIX}${kind}.${t.kind}`,
     source,
-    subject,
+    subject: subjectOf(object),
     datacontenttype: 'application/json',
-    data: { namespace, workflow: name, runId: plan.runId, reason: t.reason, message: t.message, ...(t.step ? { step: t.step } : {}), ...(t.phase ? { phase: t.phase } : {}) },
+    data: { namespace, [kind]: name, reason: t.reason, message: t.message, ...(t.data ?? {}) },
   }))
 }
 
 /** Sends events to `sink` (a Broker URL) in binary mode; without a sink they are only logged. */
 export function httpKineticEvents(sink: string | undefined, source: string, log: Logger): KineticEvents {
   return {
-    async publish(workflow, plan) {
-      if (!sink || plan.transitions.length === 0) return
-      for (const event of kineticEventsFor(source, workflow, plan)) {
+    async publish(object, seed, transitions) {
+      if (!sink || transitions.length === 0) return
+      for (const event of kineticEventsFor(source, object, seed, transitions)) {
         const message = HTTP.binary(event)
         try {
           const res = await fetch(sink, { method: 'POST', headers: message.headers as Record<string, string>, body: message.body as string })

@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { V1Job } from '@kubernetes/client-node'
-import type { RuntimeConfig } from '../config.js'
 import { ConflictError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
-import type { Logger } from '../log.js'
 import type { Agent } from '../schemas/agent.js'
 import { LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_WORKFLOW } from '../schemas/labels.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
@@ -13,23 +11,15 @@ import { failureFromLog, jobFactFrom, resultFromLog, type JobFact } from '../rec
 import { labelValue, resolveProvider, stepJobManifest, stepTimeoutSeconds } from '../reconcile/job-builder.js'
 import { outputShardSelector, planOutputWrites, readOutputs } from '../reconcile/outputs.js'
 import { buildStepInput } from '../reconcile/step-input.js'
-import { kubernetesEventFor } from '../reconcile/kube-events.js'
 import {
-  agentKeyOf, currentRunId, jobsNeedingResults, NO_CHANGES, planWorkflow, type StepStart, type WorkflowPlan,
+  agentKeyOf, currentRunId, jobsNeedingResults, NO_CHANGES, planWorkflow, type StepStart, type Transition as WorkflowTransition, type WorkflowPlan,
 } from '../reconcile/workflow-plan.js'
 import { appendMemory, memoryConfigMapName, memoryUpdateFrom, recallFrom } from '../reconcile/agent-memory.js'
 import { mirroredSecret, mirroredSecretName, needsCredentialMirror, withLocalCredentials } from '../reconcile/credentials.js'
 import { memoryBehavior } from '../reconcile/memory-env.js'
-import type { KineticEvents } from './kinetic-events.js'
+import { reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps, type Transition } from './controller.js'
 
-/** What every function that drives Workflows needs. */
-export interface EngineDeps {
-  kube: Kube
-  log: Logger
-  now: () => Date
-  config: RuntimeConfig
-  events: KineticEvents
-}
+export type { EngineDeps } from './controller.js'
 
 /** How the caller learned about the change: one Job from an event, or a full look at the run. */
 export type Trigger = { kind: 'job'; job: JobFact } | { kind: 'full' }
@@ -42,65 +32,111 @@ export interface ReconcileOutcome {
   phase?: string
 }
 
+/** What the workflow planner reads besides the Workflow itself. */
+interface WorkflowFacts {
+  runId: string
+  jobs: JobFact[]
+  agents: Map<string, Agent>
+  shards: Parameters<typeof planOutputWrites>[2]
+  outputs: Map<string, string>
+}
+
+/** The workflow planner's plan, plus what the shell and the parent write need. */
+interface WorkflowWork extends ControllerPlan {
+  plan: WorkflowPlan
+  /** Where each fresh output went (`outputRef` of its step status). */
+  placed: Map<string, string>
+  created: string[]
+}
+
 /**
  * Reads a Workflow run fresh, plans, and applies the plan: outputs and Jobs first, annotations,
  * status last (resourceVersion-guarded), then Events. A lost race throws ConflictError so the
  * Broker redelivers and the next attempt re-plans from fresh state.
  */
 export async function reconcileWorkflow(deps: EngineDeps, namespace: string, name: string, trigger: Trigger): Promise<ReconcileOutcome> {
-  const { kube } = deps
-  const workflow = await kube.getWorkflow(namespace, name)
-  if (!workflow) return { result: 'gone', created: [], deleted: [] }
-  const runId = currentRunId(workflow)
+  const done = await reconcile(workflowController(trigger), deps, namespace, name)
+  if (done.result !== 'applied' || !done.plan) return { result: done.result, created: [], deleted: [] }
+  const { plan, created } = done.plan
+  return { result: 'applied', created, deleted: plan.deleteJobs, ...(plan.status?.phase ? { phase: plan.status.phase } : {}) }
+}
 
-  const jobs = trigger.kind === 'job'
-    ? [trigger.job].filter((j) => j.runId === runId)
-    : (await kube.listJobs(namespace, { [LABEL_WORKFLOW]: labelValue(workflow.metadata.name ?? name), [LABEL_RUN_ID]: runId }))
-      .flatMap((job) => jobFactFrom(job) ?? [])
-  if (trigger.kind === 'job' && jobsNeedingResults(workflow, jobs).length === 0) {
-    // A duplicate, a late event about a step already recorded, or a Job of an older run:
-    // one GET was all it cost.
-    return { result: 'unchanged', created: [], deleted: [] }
+function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFacts, WorkflowWork> {
+  return {
+    kind: 'Workflow',
+    read: (deps, namespace, name) => deps.kube.getWorkflow(namespace, name),
+    async gather({ kube }, workflow) {
+      const namespace = workflow.metadata.namespace ?? 'default'
+      const name = workflow.metadata.name ?? ''
+      const runId = currentRunId(workflow)
+      const jobs = trigger.kind === 'job'
+        ? [trigger.job].filter((j) => j.runId === runId)
+        : (await kube.listJobs(namespace, { [LABEL_WORKFLOW]: labelValue(name), [LABEL_RUN_ID]: runId }))
+          .flatMap((job) => jobFactFrom(job) ?? [])
+      // A duplicate, a late event about a step already recorded, or a Job of an older run:
+      // one GET was all it cost.
+      if (trigger.kind === 'job' && jobsNeedingResults(workflow, jobs).length === 0) return UNCHANGED
+      await attachResults(kube, namespace, workflow, jobs)
+      const [agents, shards] = await Promise.all([loadAgents(kube, workflow), kube.listConfigMaps(namespace, outputShardSelector(name))])
+      return { runId, jobs, agents, shards, outputs: readOutputs(shards, runId) }
+    },
+    plan(workflow, facts, now) {
+      const plan = planWorkflow({ workflow, jobs: facts.jobs, jobsComplete: trigger.kind === 'full', agents: facts.agents, outputs: facts.outputs }, now)
+      if (plan === NO_CHANGES) return UNCHANGED
+      return { plan, placed: new Map(), created: [], transitions: plan.transitions.map((t) => announced(t, plan.runId)) }
+    },
+    async writeChildren(deps, workflow, facts, work) {
+      const { kube } = deps
+      const { plan } = work
+      const namespace = workflow.metadata.namespace ?? 'default'
+      // Outputs before anything that may read them, then Jobs.
+      const placed = await writeOutputs(kube, workflow, facts.runId, facts.shards, plan)
+      await writeMemories(kube, workflow, facts.runId, plan, facts.agents)
+      for (const job of plan.deleteJobs) await kube.deleteJob(namespace, job)
+      const created: string[] = []
+      if (plan.startJobs.length > 0) {
+        const manifests = await buildJobs(deps, workflow, facts.runId, plan.startJobs, facts.agents, facts.outputs, plan)
+        for (const manifest of manifests) {
+          if ((await kube.createJob(manifest)) === 'created') created.push(manifest.metadata?.name ?? '')
+        }
+      }
+      return { ...work, placed, created }
+    },
+    async writeParent({ kube }, workflow, { plan, placed }) {
+      const namespace = workflow.metadata.namespace ?? 'default'
+      const name = workflow.metadata.name ?? ''
+      let resourceVersion = workflow.metadata.resourceVersion ?? ''
+      if (plan.annotations) {
+        const updated = await kube.patchWorkflowMetadata(namespace, name, resourceVersion, { annotations: plan.annotations })
+        resourceVersion = updated.metadata.resourceVersion ?? resourceVersion
+      }
+      if (plan.status) {
+        const status = { ...plan.status }
+        if (placed.size > 0 && status.stepStatuses) {
+          status.stepStatuses = status.stepStatuses.map((s) => (placed.has(s.name) ? { ...s, outputRef: placed.get(s.name)! } : s))
+        }
+        await kube.patchWorkflowStatus(namespace, name, resourceVersion, status)
+      }
+    },
+    eventSeed: (_, { plan }) => plan.runId ?? '',
   }
-  await attachResults(kube, namespace, workflow, jobs)
+}
 
-  const [agents, shards] = await Promise.all([
-    loadAgents(kube, workflow),
-    kube.listConfigMaps(namespace, outputShardSelector(workflow.metadata.name ?? name)),
-  ])
-  const outputs = readOutputs(shards, runId)
-  const now = deps.now().toISOString()
-  const plan = planWorkflow({ workflow, jobs, jobsComplete: trigger.kind === 'full', agents, outputs }, now)
-  if (plan === NO_CHANGES) return { result: 'unchanged', created: [], deleted: [] }
-
-  // 1. Children: outputs before anything that may read them, then Jobs.
-  const placed = await writeOutputs(kube, workflow, runId, shards, plan)
-  await writeMemories(kube, workflow, runId, plan, agents)
-  for (const job of plan.deleteJobs) await kube.deleteJob(namespace, job)
-  const created: string[] = []
-  if (plan.startJobs.length > 0) {
-    const manifests = await buildJobs(deps, workflow, runId, plan.startJobs, agents, outputs, plan)
-    for (const manifest of manifests) {
-      const result = await kube.createJob(manifest)
-      if (result === 'created') created.push(manifest.metadata?.name ?? '')
-    }
+/**
+ * A planner transition as the shell announces it. Routine step starts and successes go out as
+ * CloudEvents only; Kubernetes Events are kept for what a person may act on, so a 10,000-step
+ * run does not write 20,000 Events.
+ */
+function announced(t: WorkflowTransition, runId: string | null): Transition {
+  return {
+    kind: t.kind,
+    type: t.type,
+    reason: t.reason,
+    message: t.message,
+    record: t.type === 'Warning' || t.kind === 'run.started' || t.kind === 'run.finished' || t.kind === 'step.waiting',
+    ...(t.step ? { fieldPath: `spec.steps{${t.step}}` } : {}),
+    data: { runId, ...(t.step ? { step: t.step } : {}), ...(t.phase ? { phase: t.phase } : {}) },
   }
-  // 2. Parent, last: annotations, then status, each guarded by the resourceVersion we planned on.
-  let resourceVersion = workflow.metadata.resourceVersion ?? ''
-  if (plan.annotations) {
-    const updated = await kube.patchWorkflowMetadata(namespace, name, resourceVersion, { annotations: plan.annotations })
-    resourceVersion = updated.metadata.resourceVersion ?? resourceVersion
-  }
-  if (plan.status) {
-    const status = { ...plan.status }
-    if (placed.size > 0 && status.stepStatuses) {
-      status.stepStatuses = status.stepStatuses.map((s) => (placed.has(s.name) ? { ...s, outputRef: placed.get(s.name)! } : s))
-    }
-    await kube.patchWorkflowStatus(namespace, name, resourceVersion, status)
-  }
-  // 3. Telling people: best effort, never a reason to redeliver.
-  await announce(deps, workflow, plan)
-  return { result: 'applied', created, deleted: plan.deleteJobs, phase: plan.status?.phase ?? workflow.status?.phase }
 }
 
 async function attachResults(kube: Kube, namespace: string, workflow: Workflow, jobs: JobFact[]): Promise<void> {
@@ -296,24 +332,4 @@ function rollbackInput(step: string, originalOutput: string): string {
 function traceparentFor(runId: string, jobName: string): string {
   const hex = (text: string) => createHash('sha256').update(text).digest('hex')
   return `00-${hex(runId).slice(0, 32)}-${hex(jobName).slice(0, 16)}-01`
-}
-
-function worthAKubernetesEvent(t: { kind: string; type: string }): boolean {
-  return t.type === 'Warning' || t.kind === 'run.started' || t.kind === 'run.finished' || t.kind === 'step.waiting'
-}
-
-async function announce(deps: EngineDeps, workflow: Workflow, plan: WorkflowPlan): Promise<void> {
-  const now = deps.now().toISOString()
-  for (const transition of plan.transitions) {
-    deps.log.info({ namespace: workflow.metadata.namespace, name: workflow.metadata.name, step: transition.step, reason: transition.reason }, transition.message)
-    // Routine step starts and successes go out as CloudEvents only; Kubernetes Events are kept
-    // for what a person may act on, so a 10,000-step run does not write 20,000 Events.
-    if (!worthAKubernetesEvent(transition)) continue
-    try {
-      await deps.kube.createEvent(kubernetesEventFor(workflow, plan.runId ?? '', transition, now))
-    } catch (err) {
-      deps.log.warn({ err: (err as Error).message, reason: transition.reason }, `Could not record Event for Workflow ${workflow.metadata.namespace}/${workflow.metadata.name}`)
-    }
-  }
-  await deps.events.publish(workflow, plan)
 }

@@ -1,38 +1,55 @@
 import type { CoreV1Event } from '@kubernetes/client-node'
-import type { Workflow } from '../schemas/workflow.js'
 import { API_VERSION } from '../schemas/labels.js'
+import type { ObjectMeta } from '../schemas/object-meta.js'
 import { sha256Hex } from './sha256.js'
-import type { Transition } from './workflow-plan.js'
 
-/** Component name Kinetic's Kubernetes Events carry. */
-export const EVENT_SOURCE = 'kinetic-workflow'
+/** Component name Kinetic's Kubernetes Events about a kind carry, e.g. `kinetic-workflow`. */
+export function eventSource(kind: string): string {
+  return `kinetic-${kind.toLowerCase()}`
+}
+
+/** The object an Event is about: a purko.io kind and its metadata. */
+export interface ObjectRef {
+  kind: string
+  metadata: Pick<ObjectMeta, 'name' | 'namespace' | 'uid' | 'resourceVersion'>
+}
+
+/** The parts of a transition an Event records. */
+export interface Recordable {
+  type: 'Normal' | 'Warning'
+  reason: string
+  message: string
+  fieldPath?: string
+}
 
 /**
- * Pure: the Kubernetes Event recording a transition. Its name is derived from the run, reason,
- * step and message, so a redelivered event re-creates the same name and is not recorded twice.
+ * Pure: the Kubernetes Event recording a transition. Its name is derived from the seed (e.g. the
+ * run id), reason, field and message, so a redelivered event re-creates the same name and is
+ * not recorded twice.
  */
-export function kubernetesEventFor(workflow: Workflow, runId: string, t: Transition, now: string): CoreV1Event {
-  const name = workflow.metadata.name ?? ''
-  const id = sha256Hex(`${runId}|${t.reason}|${t.step ?? ''}|${t.message}`).slice(0, 16)
+export function kubernetesEventFor(object: ObjectRef, seed: string, t: Recordable, now: string): CoreV1Event {
+  const name = object.metadata.name ?? ''
+  const component = eventSource(object.kind)
+  const id = sha256Hex(`${seed}|${t.reason}|${t.fieldPath ?? ''}|${t.message}`).slice(0, 16)
   return {
     apiVersion: 'v1',
     kind: 'Event',
-    metadata: { name: `${name.slice(0, 200)}.${id}`, namespace: workflow.metadata.namespace },
+    metadata: { name: `${name.slice(0, 200)}.${id}`, namespace: object.metadata.namespace },
     involvedObject: {
       apiVersion: API_VERSION,
-      kind: 'Workflow',
+      kind: object.kind,
       name,
-      namespace: workflow.metadata.namespace,
-      uid: workflow.metadata.uid,
-      resourceVersion: workflow.metadata.resourceVersion,
-      ...(t.step ? { fieldPath: `spec.steps{${t.step}}` } : {}),
+      namespace: object.metadata.namespace,
+      uid: object.metadata.uid,
+      resourceVersion: object.metadata.resourceVersion,
+      ...(t.fieldPath ? { fieldPath: t.fieldPath } : {}),
     },
     reason: t.reason,
     message: t.message.slice(0, 1024),
     type: t.type,
-    source: { component: EVENT_SOURCE },
-    reportingComponent: EVENT_SOURCE,
-    reportingInstance: EVENT_SOURCE,
+    source: { component },
+    reportingComponent: component,
+    reportingInstance: component,
     firstTimestamp: new Date(now),
     lastTimestamp: new Date(now),
     count: 1,

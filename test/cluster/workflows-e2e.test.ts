@@ -416,7 +416,7 @@ describeCluster('Kinetic end to end on a real kube-apiserver and kube-controller
         job.metadata = { ...job.metadata, name: `strict-${raw.metadata?.name}` }
         await dryRun('/apis/batch/v1/namespaces/e2e-linear/jobs', job, `Job for Agent ${raw.metadata?.name}`)
       }
-      const event = kubernetesEventFor(wf, runId, { kind: 'step.finished', type: 'Warning', reason: 'StepFailed', message: 'Step review failed: x', step: 'review', phase: 'Failed' }, new Date().toISOString())
+      const event = kubernetesEventFor({ kind: 'Workflow', metadata: wf.metadata }, runId, { type: 'Warning', reason: 'StepFailed', message: 'Step review failed: x', fieldPath: 'spec.steps{review}' }, new Date().toISOString())
       await dryRun('/api/v1/namespaces/e2e-linear/events', JSON.parse(JSON.stringify(event)), 'Event')
       expect(refused).toEqual([])
     })

@@ -1,0 +1,108 @@
+import type { RuntimeConfig } from '../config.js'
+import type { Kube } from '../kube/port.js'
+import type { Logger } from '../log.js'
+import { kubernetesEventFor, type ObjectRef } from '../reconcile/kube-events.js'
+import type { KineticEvents } from './kinetic-events.js'
+
+/** What every controller function needs: the API, a logger, a clock, config and an event sink. */
+export interface EngineDeps {
+  kube: Kube
+  log: Logger
+  now: () => Date
+  config: RuntimeConfig
+  events: KineticEvents
+}
+
+/**
+ * A change worth telling people about. Every transition is logged and published as a
+ * `dev.kinetic.<kind>.<transition kind>` CloudEvent; those with `record` also become a
+ * Kubernetes Event (kept for what a person may act on, so routine steps do not flood etcd).
+ */
+export interface Transition {
+  kind: string
+  type: 'Normal' | 'Warning'
+  reason: string
+  message: string
+  record: boolean
+  /** Part of the object the transition is about, e.g. `spec.steps{build}`. */
+  fieldPath?: string
+  /** Extra CloudEvent data (step, phase, level, criteria values, ...). */
+  data?: Record<string, unknown>
+}
+
+/** The part of every plan the shell reads; the rest belongs to the controller. */
+export interface ControllerPlan {
+  transitions: Transition[]
+}
+
+/** Returned by `gather` or `plan` when there is nothing to write. */
+export const UNCHANGED = Symbol('unchanged')
+
+/**
+ * One controller, as the shell drives it. The shell fixes the order of work and the error
+ * contract; a controller supplies only its reads, its pure planner and its writes.
+ */
+export interface Controller<O extends { metadata: ObjectRef['metadata'] }, Facts, Plan extends ControllerPlan> {
+  /** Kind of the parent object, e.g. `Workflow`; names its Events and CloudEvents. */
+  kind: string
+  /** Fresh read of the parent; null when it is gone. */
+  read(deps: EngineDeps, namespace: string, name: string): Promise<O | null>
+  /** Everything else the planner needs; UNCHANGED when the trigger alone shows nothing to do. */
+  gather(deps: EngineDeps, object: O): Promise<Facts | typeof UNCHANGED>
+  /** The pure planner: no I/O, `now` as an ISO string. */
+  plan(object: O, facts: Facts, now: string): Plan | typeof UNCHANGED
+  /**
+   * Children first, with deterministic names so a redelivery finds what a crash left behind.
+   * Returns the plan with whatever the children taught the parent write (e.g. where outputs went).
+   */
+  writeChildren(deps: EngineDeps, object: O, facts: Facts, plan: Plan): Promise<Plan>
+  /** The parent last: metadata/spec then status, each guarded by the resourceVersion planned on. */
+  writeParent(deps: EngineDeps, object: O, plan: Plan): Promise<void>
+  /** Seed of Event names and CloudEvent ids, so a redelivered event repeats them (e.g. the run id). */
+  eventSeed(object: O, plan: Plan): string
+}
+
+/** What one reconcile did. */
+export interface Reconciled<Plan> {
+  result: 'gone' | 'unchanged' | 'applied'
+  plan?: Plan
+}
+
+/**
+ * The one shell around every planner: fresh read, gather, pure plan, children, parent, then
+ * tell people. A lost race surfaces as ConflictError (409 → the Broker redelivers and the next
+ * attempt re-plans from fresh state); announcing is best effort and never a reason to redeliver.
+ */
+export async function reconcile<O extends { metadata: ObjectRef['metadata'] }, Facts, Plan extends ControllerPlan>(
+  controller: Controller<O, Facts, Plan>, deps: EngineDeps, namespace: string, name: string,
+): Promise<Reconciled<Plan>> {
+  const object = await controller.read(deps, namespace, name)
+  if (!object) return { result: 'gone' }
+  const facts = await controller.gather(deps, object)
+  if (facts === UNCHANGED) return { result: 'unchanged' }
+  const planned = controller.plan(object, facts, deps.now().toISOString())
+  if (planned === UNCHANGED) return { result: 'unchanged' }
+  const plan = await controller.writeChildren(deps, object, facts, planned)
+  await controller.writeParent(deps, object, plan)
+  await announce(deps, controller.kind, object, controller.eventSeed(object, plan), plan.transitions)
+  return { result: 'applied', plan }
+}
+
+/** Logs, records and publishes transitions; failures are logged, never thrown. */
+export async function announce(
+  deps: EngineDeps, kind: string, object: { metadata: ObjectRef['metadata'] }, seed: string, transitions: readonly Transition[],
+): Promise<void> {
+  if (transitions.length === 0) return
+  const ref: ObjectRef = { kind, metadata: object.metadata }
+  const now = deps.now().toISOString()
+  for (const t of transitions) {
+    deps.log.info({ kind, namespace: object.metadata.namespace, name: object.metadata.name, reason: t.reason, ...(t.fieldPath ? { fieldPath: t.fieldPath } : {}) }, t.message)
+    if (!t.record) continue
+    try {
+      await deps.kube.createEvent(kubernetesEventFor(ref, seed, t, now))
+    } catch (err) {
+      deps.log.warn({ err: (err as Error).message, reason: t.reason }, `Could not record Event for ${kind} ${object.metadata.namespace}/${object.metadata.name}`)
+    }
+  }
+  await deps.events.publish(ref, seed, transitions)
+}
