@@ -49,7 +49,7 @@ export interface CustomResourceDefinition {
 
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }
 
-/** The six purko.io kinds, with names, short names and printer columns exactly as purko declares them. */
+/** The six purko.io kinds, with names, short names and purko's printer columns (plus Kinetic's autonomy columns). */
 export const KINDS: readonly KindDefinition[] = [
   {
     kind: 'Agent', plural: 'agents', singular: 'agent', shortNames: ['ag'], schema: AgentSchema,
@@ -57,6 +57,8 @@ export const KINDS: readonly KindDefinition[] = [
       { name: 'Type', type: 'string', jsonPath: '.spec.type' },
       { name: 'Model', type: 'string', jsonPath: '.spec.model.name' },
       { name: 'Status', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Level', type: 'string', jsonPath: '.status.shuHaRi.currentLevel' },
+      { name: 'Autonomy', type: 'string', jsonPath: '.spec.autonomyLevel' },
       age,
     ],
   },
@@ -98,6 +100,8 @@ export const KINDS: readonly KindDefinition[] = [
       { name: 'Shu->Ha Actions', type: 'integer', jsonPath: '.spec.shuHaRi.progressionCriteria.shuToHa.minimumActionsCompleted' },
       { name: 'Ha->Ri Actions', type: 'integer', jsonPath: '.spec.shuHaRi.progressionCriteria.haToRi.minimumActionsCompleted' },
       { name: 'Rollback', type: 'boolean', jsonPath: '.spec.rollback.enabled' },
+      { name: 'Agents', type: 'integer', jsonPath: '.status.agentsEvaluated' },
+      { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
       age,
     ],
   },

@@ -1,14 +1,16 @@
 import {
-  ApiException, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions,
-  type CoreV1Event, type V1ConfigMap, type V1Job, type V1Secret,
+  ApiException, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions,
+  type CoreV1Event, type V1ConfigMap, type V1Job, type V1Role, type V1RoleBinding, type V1Secret, type V1ServiceAccount,
 } from '@kubernetes/client-node'
 import { ConflictError, TransientError } from '../errors.js'
-import { AgentSchema, type Agent } from '../schemas/agent.js'
+import { AgentSchema, type Agent, type AgentStatus } from '../schemas/agent.js'
+import { AgentAutonomyPolicySchema, type AgentAutonomyPolicy, type AgentAutonomyPolicyStatus } from '../schemas/autonomypolicy.js'
 import { API_GROUP, API_VERSION_NAME } from '../schemas/labels.js'
 import { LLMProviderSchema, type LLMProvider } from '../schemas/llmprovider.js'
 import { MCPServerSchema, type MCPServer } from '../schemas/mcpserver.js'
+import { MemoryProviderSchema, type MemoryProvider } from '../schemas/memoryprovider.js'
 import { WorkflowSchema, type Workflow, type WorkflowStatus } from '../schemas/workflow.js'
-import type { Kube } from './port.js'
+import type { AgentPatch, Kube } from './port.js'
 import type { z } from 'zod'
 
 /**
@@ -40,14 +42,19 @@ export function loadKubeConfig(env: Record<string, string | undefined> = process
 }
 
 const WORKFLOWS = { group: API_GROUP, version: API_VERSION_NAME, plural: 'workflows' }
+const AGENTS = { group: API_GROUP, version: API_VERSION_NAME, plural: 'agents' }
+const POLICIES = { group: API_GROUP, version: API_VERSION_NAME, plural: 'agentautonomypolicies' }
+const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
 
 /** The one adapter over the Kubernetes API (client-node 1.4). */
 export class KubeClient implements Kube {
   private readonly core: CoreV1Api
   private readonly batch: BatchV1Api
   private readonly custom: CustomObjectsApi
+  private readonly rbac: RbacAuthorizationV1Api
 
   constructor(kc: KubeConfig) {
+    this.rbac = kc.makeApiClient(RbacAuthorizationV1Api)
     this.core = kc.makeApiClient(CoreV1Api)
     this.batch = kc.makeApiClient(BatchV1Api)
     this.custom = kc.makeApiClient(CustomObjectsApi)
@@ -73,6 +80,107 @@ export class KubeClient implements Kube {
       `get Agent ${namespace}/${name}`,
     )
     return raw === null ? null : parseOrSkip(AgentSchema, raw)[0] ?? null
+  }
+
+  async listAllAgents(): Promise<Agent[]> {
+    const list = await this.call(() => this.custom.listClusterCustomObject(AGENTS), 'list Agents')
+    return itemsOf(list).flatMap((item) => parseOrSkip(AgentSchema, item))
+  }
+
+  async patchAgent(namespace: string, name: string, resourceVersion: string, patch: AgentPatch): Promise<Agent> {
+    const body = { ...patch, metadata: { ...(patch.metadata ?? {}), resourceVersion } }
+    const raw = await this.call(
+      () => this.custom.patchNamespacedCustomObject({ ...AGENTS, namespace, name, body }, MERGE_PATCH),
+      `patch Agent ${namespace}/${name}`,
+    )
+    return parseAs(AgentSchema, raw, `Agent ${namespace}/${name}`)
+  }
+
+  async replaceAgentStatus(namespace: string, name: string, resourceVersion: string, status: AgentStatus): Promise<Agent> {
+    const raw = await this.call(
+      () => this.custom.replaceNamespacedCustomObjectStatus({
+        ...AGENTS, namespace, name,
+        body: { apiVersion: `${API_GROUP}/${API_VERSION_NAME}`, kind: 'Agent', metadata: { name, namespace, resourceVersion }, status },
+      }),
+      `update status of Agent ${namespace}/${name}`,
+    )
+    return parseAs(AgentSchema, raw, `Agent ${namespace}/${name}`)
+  }
+
+  async listAutonomyPolicies(namespace?: string): Promise<AgentAutonomyPolicy[]> {
+    const list = await this.call(
+      () => (namespace ? this.custom.listNamespacedCustomObject({ ...POLICIES, namespace }) : this.custom.listClusterCustomObject(POLICIES)),
+      `list AgentAutonomyPolicies${namespace ? ` in ${namespace}` : ''}`,
+    )
+    return itemsOf(list).flatMap((item) => parseOrSkip(AgentAutonomyPolicySchema, item))
+  }
+
+  async replaceAutonomyPolicyStatus(namespace: string, name: string, resourceVersion: string, status: AgentAutonomyPolicyStatus): Promise<AgentAutonomyPolicy> {
+    const raw = await this.call(
+      () => this.custom.replaceNamespacedCustomObjectStatus({
+        ...POLICIES, namespace, name,
+        body: { apiVersion: `${API_GROUP}/${API_VERSION_NAME}`, kind: 'AgentAutonomyPolicy', metadata: { name, namespace, resourceVersion }, status },
+      }),
+      `update status of AgentAutonomyPolicy ${namespace}/${name}`,
+    )
+    return parseAs(AgentAutonomyPolicySchema, raw, `AgentAutonomyPolicy ${namespace}/${name}`)
+  }
+
+  async getMemoryProvider(namespace: string, name: string): Promise<MemoryProvider | null> {
+    const raw = await this.orNull(
+      () => this.custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION_NAME, plural: 'memoryproviders', namespace, name }),
+      `get MemoryProvider ${namespace}/${name}`,
+    )
+    return raw === null ? null : parseOrSkip(MemoryProviderSchema, raw)[0] ?? null
+  }
+
+  async getServiceAccount(namespace: string, name: string): Promise<V1ServiceAccount | null> {
+    return this.orNull(() => this.core.readNamespacedServiceAccount({ namespace, name }), `get ServiceAccount ${namespace}/${name}`)
+  }
+
+  async createServiceAccount(serviceAccount: V1ServiceAccount): Promise<'created' | 'exists'> {
+    const namespace = serviceAccount.metadata?.namespace ?? 'default'
+    return this.create(() => this.core.createNamespacedServiceAccount({ namespace, body: serviceAccount }), `create ServiceAccount ${namespace}/${serviceAccount.metadata?.name}`)
+  }
+
+  async replaceServiceAccount(serviceAccount: V1ServiceAccount): Promise<V1ServiceAccount> {
+    const namespace = serviceAccount.metadata?.namespace ?? 'default'
+    const name = serviceAccount.metadata?.name ?? ''
+    return this.call(() => this.core.replaceNamespacedServiceAccount({ namespace, name, body: serviceAccount }), `replace ServiceAccount ${namespace}/${name}`)
+  }
+
+  async deleteServiceAccount(namespace: string, name: string): Promise<void> {
+    await this.orNull(() => this.core.deleteNamespacedServiceAccount({ namespace, name }), `delete ServiceAccount ${namespace}/${name}`)
+  }
+
+  async getRole(namespace: string, name: string): Promise<V1Role | null> {
+    return this.orNull(() => this.rbac.readNamespacedRole({ namespace, name }), `get Role ${namespace}/${name}`)
+  }
+
+  async createRole(role: V1Role): Promise<'created' | 'exists'> {
+    const namespace = role.metadata?.namespace ?? 'default'
+    return this.create(() => this.rbac.createNamespacedRole({ namespace, body: role }), `create Role ${namespace}/${role.metadata?.name}`)
+  }
+
+  async replaceRole(role: V1Role): Promise<V1Role> {
+    const namespace = role.metadata?.namespace ?? 'default'
+    const name = role.metadata?.name ?? ''
+    return this.call(() => this.rbac.replaceNamespacedRole({ namespace, name, body: role }), `replace Role ${namespace}/${name}`)
+  }
+
+  async getRoleBinding(namespace: string, name: string): Promise<V1RoleBinding | null> {
+    return this.orNull(() => this.rbac.readNamespacedRoleBinding({ namespace, name }), `get RoleBinding ${namespace}/${name}`)
+  }
+
+  async createRoleBinding(binding: V1RoleBinding): Promise<'created' | 'exists'> {
+    const namespace = binding.metadata?.namespace ?? 'default'
+    return this.create(() => this.rbac.createNamespacedRoleBinding({ namespace, body: binding }), `create RoleBinding ${namespace}/${binding.metadata?.name}`)
+  }
+
+  async replaceRoleBinding(binding: V1RoleBinding): Promise<V1RoleBinding> {
+    const namespace = binding.metadata?.namespace ?? 'default'
+    const name = binding.metadata?.name ?? ''
+    return this.call(() => this.rbac.replaceNamespacedRoleBinding({ namespace, name, body: binding }), `replace RoleBinding ${namespace}/${name}`)
   }
 
   async listLLMProviders(namespace: string): Promise<LLMProvider[]> {
@@ -151,7 +259,7 @@ export class KubeClient implements Kube {
   ): Promise<Workflow> {
     const body = { metadata: { ...metadata, resourceVersion } }
     const raw = await this.call(
-      () => this.custom.patchNamespacedCustomObject({ ...WORKFLOWS, namespace, name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch)),
+      () => this.custom.patchNamespacedCustomObject({ ...WORKFLOWS, namespace, name, body }, MERGE_PATCH),
       `patch metadata of Workflow ${namespace}/${name}`,
     )
     return parseAs(WorkflowSchema, raw, `Workflow ${namespace}/${name}`)

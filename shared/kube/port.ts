@@ -1,7 +1,9 @@
-import type { CoreV1Event, V1ConfigMap, V1Job, V1Secret } from '@kubernetes/client-node'
-import type { Agent } from '../schemas/agent.js'
+import type { CoreV1Event, V1ConfigMap, V1Job, V1Role, V1RoleBinding, V1Secret, V1ServiceAccount } from '@kubernetes/client-node'
+import type { Agent, AgentStatus } from '../schemas/agent.js'
+import type { AgentAutonomyPolicy, AgentAutonomyPolicyStatus } from '../schemas/autonomypolicy.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
 import type { MCPServer } from '../schemas/mcpserver.js'
+import type { MemoryProvider } from '../schemas/memoryprovider.js'
 import type { Workflow, WorkflowStatus } from '../schemas/workflow.js'
 
 /**
@@ -19,8 +21,37 @@ export interface Kube {
   listWorkflows(): Promise<Workflow[]>
   listAgents(namespace: string): Promise<Agent[]>
   getAgent(namespace: string, name: string): Promise<Agent | null>
+  /** Every Agent in every namespace the function may see (the autonomy tick). */
+  listAllAgents(): Promise<Agent[]>
+  /**
+   * JSON merge patch of an Agent's metadata and spec (autonomy level, Shu-Ha-Ri level, consumed
+   * annotations, purko's finalizer), guarded by resourceVersion.
+   */
+  patchAgent(namespace: string, name: string, resourceVersion: string, patch: AgentPatch): Promise<Agent>
+  /** Replaces an Agent's `.status` through the status subresource, guarded by resourceVersion. */
+  replaceAgentStatus(namespace: string, name: string, resourceVersion: string, status: AgentStatus): Promise<Agent>
+
+  /** The AgentAutonomyPolicies of one namespace, or of every namespace when none is given. */
+  listAutonomyPolicies(namespace?: string): Promise<AgentAutonomyPolicy[]>
+  /** Replaces a policy's `.status` through the status subresource, guarded by resourceVersion. */
+  replaceAutonomyPolicyStatus(namespace: string, name: string, resourceVersion: string, status: AgentAutonomyPolicyStatus): Promise<AgentAutonomyPolicy>
+
   listLLMProviders(namespace: string): Promise<LLMProvider[]>
   listMCPServers(namespace: string): Promise<MCPServer[]>
+  getMemoryProvider(namespace: string, name: string): Promise<MemoryProvider | null>
+
+  /** The per-agent identity (ServiceAccount, Role, RoleBinding): read, create, full replace guarded by resourceVersion, delete. */
+  getServiceAccount(namespace: string, name: string): Promise<V1ServiceAccount | null>
+  createServiceAccount(serviceAccount: V1ServiceAccount): Promise<'created' | 'exists'>
+  replaceServiceAccount(serviceAccount: V1ServiceAccount): Promise<V1ServiceAccount>
+  /** A ServiceAccount that is already gone is not an error. */
+  deleteServiceAccount(namespace: string, name: string): Promise<void>
+  getRole(namespace: string, name: string): Promise<V1Role | null>
+  createRole(role: V1Role): Promise<'created' | 'exists'>
+  replaceRole(role: V1Role): Promise<V1Role>
+  getRoleBinding(namespace: string, name: string): Promise<V1RoleBinding | null>
+  createRoleBinding(binding: V1RoleBinding): Promise<'created' | 'exists'>
+  replaceRoleBinding(binding: V1RoleBinding): Promise<V1RoleBinding>
 
   listJobs(namespace: string, labels: Record<string, string>): Promise<V1Job[]>
   createJob(job: V1Job): Promise<'created' | 'exists'>
@@ -51,4 +82,10 @@ export interface Kube {
   patchWorkflowStatus(namespace: string, name: string, resourceVersion: string, status: WorkflowStatus): Promise<Workflow>
 
   createEvent(event: CoreV1Event): Promise<void>
+}
+
+/** What `patchAgent` may change. `null` removes an annotation (JSON merge patch). */
+export interface AgentPatch {
+  metadata?: { annotations?: Record<string, string | null>; finalizers?: string[] }
+  spec?: { autonomyLevel?: string; shuHaRi?: { level?: string; promotedAt?: string } }
 }

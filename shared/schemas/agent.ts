@@ -276,29 +276,59 @@ export const AgentSpecSchema = z.looseObject({
 })
 export type AgentSpec = z.infer<typeof AgentSpecSchema>
 
-/** Usage metrics the workflow functions record on an Agent. */
+/** Most step attempts an Agent remembers having counted (the exactly-once window). */
+export const MAX_RECORDED_ATTEMPTS = 256
+
+/** Usage metrics the workflow functions record on an Agent (purko's fields plus Kinetic's). */
 export const AgentMetricsSchema = z.looseObject({
-  totalInvocations: z.number().int().optional(),
-  totalTokensUsed: z.number().int().optional(),
-  averageLatencyMs: z.number().int().optional(),
-  totalCostUSD: z.number().optional(),
-  lastInvocationTime: dateTime().optional(),
+  totalInvocations: z.number().int().optional().describe('Step attempts this agent finished.'),
+  totalTokensUsed: z.number().int().optional().describe('Input plus output tokens of all attempts.'),
+  averageLatencyMs: z.number().int().optional().describe('Mean time from step start to result, in ms.'),
+  totalCostUSD: z.number().optional().describe('Cost of all attempts since the last reset, in USD.'),
+  lastInvocationTime: dateTime().optional().describe('When the last attempt finished.'),
   successCount: z.number().int().optional(),
   failureCount: z.number().int().optional(),
   consecutiveFailures: z.number().int().optional(),
+  consecutiveSuccesses: z.number().int().optional().describe('Successes since the last failure (the incident-free streak).'),
+  successRate: z.number().min(0).max(1).optional().describe('successCount / (successCount + failureCount).'),
+  costResetTime: dateTime().optional().describe('When totalCostUSD was last reset by the kinetic.dev/reset-cost annotation.'),
+  recordedAttempts: z.array(z.string().max(512)).max(MAX_RECORDED_ATTEMPTS).optional()
+    .describe('Keys of the latest step attempts counted, so a redelivered result is not counted twice.'),
 })
 export type AgentMetrics = z.infer<typeof AgentMetricsSchema>
+
+/** One recorded promotion approval (from the purko.io/approve-promotion annotation). */
+export const PromotionApprovalSchema = z.looseObject({
+  level: z.enum(SHU_HA_RI_LEVELS).describe('The level the approval is for.'),
+  value: z.string().max(253).optional().describe('The annotation value as given (e.g. "ha by alice"); each distinct value counts once.'),
+  approvedAt: dateTime().describe('When the approval was recorded.'),
+})
+export type PromotionApproval = z.infer<typeof PromotionApprovalSchema>
 
 /** Observed Shu-Ha-Ri progress of an Agent. */
 export const ShuHaRiStatusSchema = z.looseObject({
   currentLevel: z.enum(SHU_HA_RI_LEVELS).optional(),
+  levelSince: dateTime().optional().describe('When the agent entered its current level (the promotion clock).'),
   readyForPromotion: z.boolean().optional(),
+  policy: z.string().optional().describe('The AgentAutonomyPolicy that was applied.'),
+  approvals: z.array(PromotionApprovalSchema).max(64).optional().describe('Approvals recorded for the next level.'),
+  levelStart: z.looseObject({
+    invocations: z.number().int().optional(),
+    successes: z.number().int().optional(),
+    failures: z.number().int().optional(),
+  }).optional().describe('The metrics counters when the agent entered its level: actions and success rate count from here.'),
   promotionProgress: z.looseObject({
+    nextLevel: z.enum(SHU_HA_RI_LEVELS).optional(),
     actionsCompleted: z.number().int().optional(),
     actionsRequired: z.number().int().optional(),
     successRate: z.number().optional(),
+    successRateRequired: z.number().optional(),
     daysInLevel: z.number().int().optional(),
     daysRequired: z.number().int().optional(),
+    incidentFreeStreak: z.number().int().optional(),
+    streakRequired: z.number().int().optional(),
+    approvals: z.number().int().optional(),
+    approvalsRequired: z.number().int().optional(),
   }).optional(),
 })
 export type ShuHaRiStatus = z.infer<typeof ShuHaRiStatusSchema>
@@ -311,6 +341,8 @@ export const AgentStatusSchema = z.looseObject({
   conditions: z.array(ConditionSchema).optional().describe('Latest observations of the agent state.'),
   metrics: AgentMetricsSchema.optional(),
   shuHaRi: ShuHaRiStatusSchema.optional(),
+  serviceAccountName: z.string().optional()
+    .describe('The ServiceAccount that exists for this agent and that its step Jobs run as (set by agent-changed).'),
   startTime: dateTime().optional(),
   completionTime: dateTime().optional(),
   lastActiveTime: dateTime().optional(),

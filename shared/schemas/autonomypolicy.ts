@@ -41,6 +41,7 @@ export type AgentAutonomyPolicySpec = z.infer<typeof AgentAutonomyPolicySpecSche
 export const AgentAutonomyPolicyStatusSchema = z.object({
   observedGeneration: int64().optional(),
   conditions: z.array(StrictConditionSchema).optional(),
+  agentsEvaluated: z.number().int().min(0).optional().describe('Agents this policy applied to at the last evaluation.'),
 })
 export type AgentAutonomyPolicyStatus = z.infer<typeof AgentAutonomyPolicyStatusSchema>
 

@@ -33,3 +33,14 @@ export const ANNOTATION_DENY_PREFIX = 'purko.io/deny-'
 
 /** Finalizer that Kinetic places on Workflows it has started. */
 export const FINALIZER_WORKFLOW = 'purko.io/workflow-finalizer'
+
+/** Annotation approving an Agent's promotion to the named level (`purko.io/approve-promotion: ha`). */
+export const ANNOTATION_APPROVE_PROMOTION = 'purko.io/approve-promotion'
+/** Annotation resetting an Agent's recorded cost to zero (its value is free text, e.g. a ticket). */
+export const ANNOTATION_RESET_COST = 'kinetic.dev/reset-cost'
+/** Label on the ServiceAccount, Role and RoleBinding made for an Agent. */
+export const LABEL_AGENT_TYPE = 'purko.io/agent-type'
+/** Label naming who manages an object (purko's `agent-controller` on per-agent identities). */
+export const LABEL_MANAGED_BY = 'purko.io/managed-by'
+/** Finalizer purko put on Agents; Kinetic cleans up by ownerReferences and removes it. */
+export const FINALIZER_AGENT = 'purko.io/agent-finalizer'

@@ -35,7 +35,12 @@ const configMap = (tag: string): V1ConfigMap => ({ apiVersion: 'v1', kind: 'Conf
 const secret = (tag: string): V1Secret => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `rbac-${tag}`, namespace: NS, ownerReferences: owner }, stringData: { key: 'x' } })
 // Grants no request uses but admission checks: with OwnerReferencesPermissionEnforcement,
 // setting blockOwnerDeletion needs update on the owner's finalizers.
-const CHECKED_BY_ADMISSION = new Set<Access>(['update purko.io/workflows/finalizers'])
+const CHECKED_BY_ADMISSION = new Set<Access>(['update purko.io/workflows/finalizers', 'update purko.io/agents/finalizers'])
+// Per-agent identities are owned by their Agent, as agent-changed writes them.
+let agentOwner: { apiVersion: string; kind: string; name: string; uid: string; controller: boolean; blockOwnerDeletion: boolean }[] = []
+let agentVersion = ''
+// A guarded write that lost the race still reached the API server and was authorized.
+const conflictIsFine = (err: unknown) => { if (!(err instanceof ConflictError)) throw err; return null }
 const PORT_CALLS: PortCalls = {
   getWorkflow: (k) => k.getWorkflow(NS, 'rbac'),
   listWorkflows: (k) => k.listWorkflows(),
@@ -69,6 +74,33 @@ const PORT_CALLS: PortCalls = {
   patchWorkflowStatus: async (k) => {
     const wf = await k.getWorkflow(NS, 'rbac')
     return k.patchWorkflowStatus(NS, 'rbac', wf?.metadata.resourceVersion ?? '', { phase: 'Pending' } as never)
+  },
+  listAllAgents: (k) => k.listAllAgents(),
+  patchAgent: (k) => k.patchAgent(NS, 'rbac-agent', agentVersion, { metadata: { annotations: { 'purko.io/touched': null } } }).catch(conflictIsFine),
+  replaceAgentStatus: (k) => k.replaceAgentStatus(NS, 'rbac-agent', agentVersion, { phase: 'Ready' }).catch(conflictIsFine),
+  listAutonomyPolicies: (k) => k.listAutonomyPolicies(),
+  replaceAutonomyPolicyStatus: (k) => k.replaceAutonomyPolicyStatus(NS, 'rbac-policy', '1', {}).catch(conflictIsFine),
+  getMemoryProvider: (k) => k.getMemoryProvider('purko-system', 'missing'),
+  getServiceAccount: (k, t) => k.getServiceAccount(NS, `rbac-${t}`),
+  createServiceAccount: (k, t) => k.createServiceAccount({ metadata: { name: `rbac-${t}`, namespace: NS, ownerReferences: agentOwner }, automountServiceAccountToken: false }),
+  replaceServiceAccount: async (k, t) => {
+    const live = await k.getServiceAccount(NS, `rbac-${t}`)
+    return k.replaceServiceAccount({ ...live, metadata: { ...live?.metadata, labels: { 'purko.io/agent': 'rbac-agent' } } })
+  },
+  deleteServiceAccount: (k, t) => k.deleteServiceAccount(NS, `rbac-${t}`),
+  getRole: (k, t) => k.getRole(NS, `rbac-${t}`),
+  createRole: (k, t) => k.createRole({ metadata: { name: `rbac-${t}`, namespace: NS, ownerReferences: agentOwner },
+    rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }, { apiGroups: [''], resources: ['secrets'], resourceNames: ['llm-key'], verbs: ['get'] }] }),
+  replaceRole: async (k, t) => {
+    const live = await k.getRole(NS, `rbac-${t}`)
+    return k.replaceRole({ ...live, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }] })
+  },
+  getRoleBinding: (k, t) => k.getRoleBinding(NS, `rbac-${t}`),
+  createRoleBinding: (k, t) => k.createRoleBinding({ metadata: { name: `rbac-${t}`, namespace: NS, ownerReferences: agentOwner },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `rbac-${t}` }, subjects: [{ kind: 'ServiceAccount', name: `rbac-${t}`, namespace: NS }] }),
+  replaceRoleBinding: async (k, t) => {
+    const live = await k.getRoleBinding(NS, `rbac-${t}`)
+    return k.replaceRoleBinding({ ...live!, subjects: [{ kind: 'ServiceAccount', name: `rbac-${t}-other`, namespace: NS }] })
   },
   createEvent: (k, t) => k.createEvent({
     metadata: { name: `rbac-${t}.1`, namespace: NS }, involvedObject: { kind: 'Workflow', namespace: NS, name: 'rbac' },

@@ -1,9 +1,12 @@
-import type { CoreV1Event, V1ConfigMap, V1Job, V1Secret } from '@kubernetes/client-node'
+import type { CoreV1Event, V1ConfigMap, V1Job, V1Role, V1RoleBinding, V1Secret, V1ServiceAccount } from '@kubernetes/client-node'
 import { ConflictError } from '../../shared/errors.js'
-import type { Kube } from '../../shared/kube/port.js'
-import type { Agent } from '../../shared/schemas/agent.js'
+import { agentServiceAccountName } from '../../shared/agent/names.js'
+import type { AgentPatch, Kube } from '../../shared/kube/port.js'
+import type { Agent, AgentStatus } from '../../shared/schemas/agent.js'
+import type { AgentAutonomyPolicy, AgentAutonomyPolicyStatus } from '../../shared/schemas/autonomypolicy.js'
 import type { LLMProvider } from '../../shared/schemas/llmprovider.js'
 import type { MCPServer } from '../../shared/schemas/mcpserver.js'
+import type { MemoryProvider } from '../../shared/schemas/memoryprovider.js'
 import { WorkflowSchema, type Workflow, type WorkflowStatus } from '../../shared/schemas/workflow.js'
 
 type Method = keyof Kube
@@ -23,6 +26,11 @@ export class FakeKube implements Kube {
   readonly logs = new Map<string, string>()
   readonly configMaps = new Map<string, V1ConfigMap>()
   readonly secrets = new Map<string, V1Secret>()
+  readonly policies = new Map<string, AgentAutonomyPolicy>()
+  readonly memoryProviders = new Map<string, MemoryProvider>()
+  readonly serviceAccounts = new Map<string, V1ServiceAccount>()
+  readonly roles = new Map<string, V1Role>()
+  readonly roleBindings = new Map<string, V1RoleBinding>()
   readonly events: CoreV1Event[] = []
   /** Every write that took effect, e.g. `create Job/wf-a-xxxx`, `status Workflow/wf`. */
   readonly writes: string[] = []
@@ -33,9 +41,14 @@ export class FakeKube implements Kube {
   largestWrite = { bytes: 0, what: '' }
   private readonly faults = new Map<Method, Error[]>()
 
-  constructor(objects: { workflows?: Workflow[]; agents?: Agent[]; providers?: LLMProvider[] } = {}) {
+  /**
+   * `identities: false` leaves out the per-agent ServiceAccounts that agent-changed would have
+   * made by the time a workflow runs (`agent-<name>-sa` or `spec.runtime.serviceAccountName`).
+   */
+  constructor(objects: { workflows?: Workflow[]; agents?: Agent[]; providers?: LLMProvider[]; policies?: AgentAutonomyPolicy[]; identities?: boolean } = {}) {
     for (const wf of objects.workflows ?? []) this.putWorkflow(wf)
-    for (const agent of objects.agents ?? []) this.agents.set(key(agent.metadata.namespace, agent.metadata.name), clone(agent))
+    for (const agent of objects.agents ?? []) this.putAgent(agent, { identity: objects.identities !== false })
+    for (const policy of objects.policies ?? []) this.putPolicy(policy)
     for (const p of objects.providers ?? []) this.providers.set(key(p.metadata.namespace, p.metadata.name), clone(p))
   }
 
@@ -54,6 +67,39 @@ export class FakeKube implements Kube {
     stored.metadata.generation ??= existing?.metadata.generation ?? 1
     stored.metadata.resourceVersion = String(++this.rv)
     this.workflows.set(k, stored)
+    return clone(stored)
+  }
+
+  /** Stores an Agent as a user would apply it (uid, generation, fresh resourceVersion), with its ServiceAccount unless told otherwise. */
+  putAgent(agent: Agent, opts: { identity?: boolean } = {}): Agent {
+    const k = key(agent.metadata.namespace, agent.metadata.name)
+    const existing = this.agents.get(k)
+    const stored = clone(agent)
+    stored.metadata.uid ??= existing?.metadata.uid ?? `uid-agent-${agent.metadata.name}`
+    stored.metadata.generation ??= (existing?.metadata.generation ?? 0) + 1
+    stored.metadata.resourceVersion = String(++this.rv)
+    this.agents.set(k, stored)
+    if (opts.identity !== false) {
+      // What agent-changed leaves behind: the ServiceAccount, and its name in status.
+      const name = agentServiceAccountName(agent)
+      const saKey = key(agent.metadata.namespace, name)
+      if (!this.serviceAccounts.has(saKey)) {
+        this.serviceAccounts.set(saKey, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: agent.metadata.namespace, resourceVersion: String(++this.rv) } })
+      }
+      stored.status = { ...(stored.status ?? {}), serviceAccountName: name }
+    }
+    return clone(stored)
+  }
+
+  /** Stores an AgentAutonomyPolicy as a user would apply it. */
+  putPolicy(policy: AgentAutonomyPolicy): AgentAutonomyPolicy {
+    const k = key(policy.metadata.namespace, policy.metadata.name)
+    const existing = this.policies.get(k)
+    const stored = clone(policy)
+    stored.metadata.uid ??= existing?.metadata.uid ?? `uid-policy-${policy.metadata.name}`
+    stored.metadata.generation ??= (existing?.metadata.generation ?? 0) + 1
+    stored.metadata.resourceVersion = String(++this.rv)
+    this.policies.set(k, stored)
     return clone(stored)
   }
 
@@ -109,6 +155,109 @@ export class FakeKube implements Kube {
     this.enter('getAgent')
     const agent = this.agents.get(key(namespace, name))
     return agent ? clone(agent) : null
+  }
+
+  async listAllAgents(): Promise<Agent[]> {
+    this.enter('listAllAgents')
+    return [...this.agents.values()].map(clone)
+  }
+
+  async patchAgent(namespace: string, name: string, resourceVersion: string, patch: AgentPatch): Promise<Agent> {
+    this.enter('patchAgent')
+    const agent = this.guardedIn(this.agents, 'Agent', namespace, name, resourceVersion)
+    const annotations = { ...(agent.metadata.annotations ?? {}) }
+    for (const [k, v] of Object.entries(patch.metadata?.annotations ?? {})) {
+      if (v === null) delete annotations[k]
+      else annotations[k] = v
+    }
+    agent.metadata.annotations = annotations
+    if (patch.metadata?.finalizers) agent.metadata.finalizers = patch.metadata.finalizers
+    if (patch.spec) {
+      agent.spec = mergePatch(agent.spec, patch.spec) as Agent['spec']
+      agent.metadata.generation = (agent.metadata.generation ?? 1) + 1
+    }
+    agent.metadata.resourceVersion = String(++this.rv)
+    this.record(`patch Agent/${name}`, patch)
+    return clone(agent)
+  }
+
+  async replaceAgentStatus(namespace: string, name: string, resourceVersion: string, status: AgentStatus): Promise<Agent> {
+    this.enter('replaceAgentStatus')
+    const agent = this.guardedIn(this.agents, 'Agent', namespace, name, resourceVersion)
+    agent.status = clone(status)
+    agent.metadata.resourceVersion = String(++this.rv)
+    this.record(`status Agent/${name}`, { status })
+    return clone(agent)
+  }
+
+  async listAutonomyPolicies(namespace?: string): Promise<AgentAutonomyPolicy[]> {
+    this.enter('listAutonomyPolicies')
+    return [...this.policies.values()].filter((p) => namespace === undefined || p.metadata.namespace === namespace).map(clone)
+  }
+
+  async replaceAutonomyPolicyStatus(namespace: string, name: string, resourceVersion: string, status: AgentAutonomyPolicyStatus): Promise<AgentAutonomyPolicy> {
+    this.enter('replaceAutonomyPolicyStatus')
+    const policy = this.guardedIn(this.policies, 'AgentAutonomyPolicy', namespace, name, resourceVersion)
+    policy.status = clone(status)
+    policy.metadata.resourceVersion = String(++this.rv)
+    this.record(`status AgentAutonomyPolicy/${name}`, { status })
+    return clone(policy)
+  }
+
+  async getMemoryProvider(namespace: string, name: string): Promise<MemoryProvider | null> {
+    this.enter('getMemoryProvider')
+    const provider = this.memoryProviders.get(key(namespace, name))
+    return provider ? clone(provider) : null
+  }
+
+  async getServiceAccount(namespace: string, name: string): Promise<V1ServiceAccount | null> {
+    this.enter('getServiceAccount')
+    return this.getFrom(this.serviceAccounts, namespace, name)
+  }
+
+  async createServiceAccount(serviceAccount: V1ServiceAccount): Promise<'created' | 'exists'> {
+    this.enter('createServiceAccount')
+    return this.createIn(this.serviceAccounts, 'ServiceAccount', serviceAccount)
+  }
+
+  async replaceServiceAccount(serviceAccount: V1ServiceAccount): Promise<V1ServiceAccount> {
+    this.enter('replaceServiceAccount')
+    return this.replaceIn(this.serviceAccounts, 'ServiceAccount', serviceAccount)
+  }
+
+  async deleteServiceAccount(namespace: string, name: string): Promise<void> {
+    this.enter('deleteServiceAccount')
+    if (this.serviceAccounts.delete(key(namespace, name))) this.writes.push(`delete ServiceAccount/${name}`)
+  }
+
+  async getRole(namespace: string, name: string): Promise<V1Role | null> {
+    this.enter('getRole')
+    return this.getFrom(this.roles, namespace, name)
+  }
+
+  async createRole(role: V1Role): Promise<'created' | 'exists'> {
+    this.enter('createRole')
+    return this.createIn(this.roles, 'Role', role)
+  }
+
+  async replaceRole(role: V1Role): Promise<V1Role> {
+    this.enter('replaceRole')
+    return this.replaceIn(this.roles, 'Role', role)
+  }
+
+  async getRoleBinding(namespace: string, name: string): Promise<V1RoleBinding | null> {
+    this.enter('getRoleBinding')
+    return this.getFrom(this.roleBindings, namespace, name)
+  }
+
+  async createRoleBinding(binding: V1RoleBinding): Promise<'created' | 'exists'> {
+    this.enter('createRoleBinding')
+    return this.createIn(this.roleBindings, 'RoleBinding', binding)
+  }
+
+  async replaceRoleBinding(binding: V1RoleBinding): Promise<V1RoleBinding> {
+    this.enter('replaceRoleBinding')
+    return this.replaceIn(this.roleBindings, 'RoleBinding', binding)
   }
 
   async listLLMProviders(namespace: string): Promise<LLMProvider[]> {
@@ -258,6 +407,43 @@ export class FakeKube implements Kube {
     if (bytes > this.largestWrite.bytes) this.largestWrite = { bytes, what }
   }
 
+  private getFrom<T>(store: Map<string, T>, namespace: string, name: string): T | null {
+    const found = store.get(key(namespace, name))
+    return found ? clone(found) : null
+  }
+
+  private createIn<T extends { metadata?: { name?: string; namespace?: string; resourceVersion?: string } }>(store: Map<string, T>, kind: string, object: T): 'created' | 'exists' {
+    const k = key(object.metadata?.namespace, object.metadata?.name)
+    if (store.has(k)) return 'exists'
+    const stored = clone(object)
+    stored.metadata = { ...stored.metadata, resourceVersion: String(++this.rv) }
+    store.set(k, stored)
+    this.record(`create ${kind}/${object.metadata?.name}`, stored)
+    return 'created'
+  }
+
+  private replaceIn<T extends { metadata?: { name?: string; namespace?: string; resourceVersion?: string } }>(store: Map<string, T>, kind: string, object: T): T {
+    const k = key(object.metadata?.namespace, object.metadata?.name)
+    const current = store.get(k)
+    if (!current || current.metadata?.resourceVersion !== object.metadata?.resourceVersion) {
+      throw new ConflictError(`${kind} ${object.metadata?.name} was modified`)
+    }
+    const stored = clone(object)
+    stored.metadata = { ...stored.metadata, resourceVersion: String(++this.rv) }
+    store.set(k, stored)
+    this.record(`replace ${kind}/${object.metadata?.name}`, stored)
+    return clone(stored)
+  }
+
+  private guardedIn<T extends { metadata: { resourceVersion?: string } }>(store: Map<string, T>, kind: string, namespace: string, name: string, resourceVersion: string): T {
+    const found = store.get(key(namespace, name))
+    if (!found) throw new Error(`${kind} ${namespace}/${name} not found`)
+    if (found.metadata.resourceVersion !== resourceVersion) {
+      throw new ConflictError(`${kind} ${namespace}/${name}: the object has been modified`)
+    }
+    return found
+  }
+
   private guarded(namespace: string, name: string, resourceVersion: string): Workflow {
     const wf = this.workflows.get(key(namespace, name))
     if (!wf) throw new Error(`Workflow ${namespace}/${name} not found`)
@@ -270,6 +456,17 @@ export class FakeKube implements Kube {
 
 function key(namespace: string | undefined, name: string | undefined): string {
   return `${namespace ?? ''}/${name ?? ''}`
+}
+
+/** RFC 7386: objects merge, null deletes, anything else replaces. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return clone(patch)
+  const out: Record<string, unknown> = target && typeof target === 'object' && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {}
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) delete out[k]
+    else out[k] = mergePatch(out[k], v)
+  }
+  return out
 }
 
 function clone<T>(value: T): T {
