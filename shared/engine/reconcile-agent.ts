@@ -1,0 +1,146 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { planAgent, NO_AGENT_CHANGES, type AgentFacts, type AgentPlan, type IdentityOutcome } from '../agent/agent-plan.js'
+import type { IdentityWrite } from '../agent/identity.js'
+import { agentRoleBindingName, agentRoleName, agentServiceAccountName, defaultServiceAccountName } from '../agent/names.js'
+import { ConflictError, TransientError } from '../errors.js'
+import type { Kube } from '../kube/port.js'
+import type { Agent } from '../schemas/agent.js'
+import type { LLMProvider } from '../schemas/llmprovider.js'
+import { reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps } from './controller.js'
+
+/** What one reconcile of an Agent did, for logs and tests. */
+export interface AgentOutcome {
+  result: 'gone' | 'unchanged' | 'applied'
+  /** Identity writes that took effect, e.g. `create Role/agent-a-role`. */
+  identity: string[]
+  phase?: string
+}
+
+/** Whole reconciles tried when another writer (metrics, autonomy) wins the status race. */
+const TRIES = 6
+
+interface AgentWork extends ControllerPlan {
+  plan: AgentPlan
+  written: string[]
+}
+
+/**
+ * Reads an Agent fresh and makes its identity (ServiceAccount, Role, RoleBinding), conditions
+ * and phase match it: children first, then status (resourceVersion-guarded), then the consumed
+ * annotation and purko's finalizer. Losing a race to another writer of the Agent re-plans from
+ * fresh state a few times; after that the ConflictError reaches the Broker, which redelivers.
+ */
+export async function reconcileAgent(deps: EngineDeps, namespace: string, name: string): Promise<AgentOutcome> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const done = await reconcile(agentController, deps, namespace, name)
+      if (done.result !== 'applied' || !done.plan) return { result: done.result, identity: [] }
+      const { plan, written } = done.plan
+      return { result: 'applied', identity: written, ...(plan.status?.phase ? { phase: plan.status.phase } : {}) }
+    } catch (err) {
+      if (!(err instanceof ConflictError) || attempt >= TRIES) throw err
+      await sleep(10 + Math.floor(Math.random() * 40 * attempt))
+    }
+  }
+}
+
+const agentController: Controller<Agent, AgentFacts, AgentWork> = {
+  kind: 'Agent',
+  read: (deps, namespace, name) => deps.kube.getAgent(namespace, name),
+  gather: async (deps, agent) => gatherFacts(deps, agent),
+  plan(agent, facts, now) {
+    const plan = planAgent(agent, facts, now)
+    if (plan === NO_AGENT_CHANGES) return UNCHANGED
+    return { plan, written: [], transitions: plan.transitions }
+  },
+  async writeChildren(deps, agent, facts, work) {
+    const written: string[] = []
+    for (const write of work.plan.identity.writes) {
+      try {
+        await writeIdentity(deps.kube, write)
+        written.push(`${write.op} ${write.kind}/${write.op === 'delete' ? write.name : write.object.metadata?.name}`)
+      } catch (err) {
+        if (err instanceof ConflictError || err instanceof TransientError) throw err
+        // Refused for good (RBAC, an invalid name): report it on the Agent instead of redelivering forever.
+        const outcome: IdentityOutcome = {
+          ok: false,
+          reason: write.kind === 'ServiceAccount' && write.op !== 'delete' ? 'SACreationFailed' : 'RBACFailed',
+          message: `${write.op} ${write.kind.toLowerCase()}: ${apiMessage(err)}`,
+        }
+        deps.log.warn({ namespace: agent.metadata.namespace, name: agent.metadata.name, err: outcome.message }, `Could not ${write.op} ${write.kind} of Agent`)
+        const refined = planAgent(agent, facts, deps.now().toISOString(), outcome)
+        if (refined === NO_AGENT_CHANGES) return { ...work, plan: { ...work.plan, status: null, metadata: null }, written, transitions: [] }
+        return { plan: refined, written, transitions: refined.transitions.filter((t) => t.kind !== 'identity.written') }
+      }
+    }
+    return { ...work, written }
+  },
+  async writeParent({ kube }, agent, { plan }) {
+    const namespace = agent.metadata.namespace ?? ''
+    const name = agent.metadata.name ?? ''
+    let resourceVersion = agent.metadata.resourceVersion ?? ''
+    // Status before the annotation that asked for a cost reset: a crash in between repeats the
+    // reset, where the other order would lose it.
+    if (plan.status) resourceVersion = (await kube.replaceAgentStatus(namespace, name, resourceVersion, plan.status)).metadata.resourceVersion ?? resourceVersion
+    if (plan.metadata) await kube.patchAgent(namespace, name, resourceVersion, { metadata: plan.metadata })
+  },
+  eventSeed: (agent) => `${agent.metadata.uid ?? ''}/${agent.metadata.resourceVersion ?? ''}`,
+}
+
+async function gatherFacts(deps: EngineDeps, agent: Agent): Promise<AgentFacts | typeof UNCHANGED> {
+  const { kube, config } = deps
+  const namespace = agent.metadata.namespace ?? ''
+  const name = agent.metadata.name ?? ''
+  const base = { executorImage: config.executorImage, platformNamespace: config.platformNamespace }
+  if (agent.metadata.deletionTimestamp) {
+    // Only purko's finalizer is left to deal with; the planner needs nothing else.
+    return { ...base, identity: { serviceAccount: null, defaultServiceAccount: null, role: null, roleBinding: null }, providers: [] }
+  }
+  const saName = agentServiceAccountName(agent)
+  const defaultName = defaultServiceAccountName(name)
+  const secretName = agent.spec.model.credentialsSecretRef?.name
+  const memoryRef = agent.spec.memory?.providerRef
+  const [serviceAccount, defaultServiceAccount, role, roleBinding, credentialsSecret, own, platform, memoryProvider] = await Promise.all([
+    kube.getServiceAccount(namespace, saName),
+    saName === defaultName ? Promise.resolve(null) : kube.getServiceAccount(namespace, defaultName),
+    kube.getRole(namespace, agentRoleName(name)),
+    kube.getRoleBinding(namespace, agentRoleBindingName(name)),
+    secretName ? kube.getSecret(namespace, secretName) : Promise.resolve(undefined),
+    kube.listLLMProviders(namespace),
+    namespace === config.platformNamespace ? Promise.resolve([] as LLMProvider[]) : kube.listLLMProviders(config.platformNamespace),
+    memoryRef ? kube.getMemoryProvider(config.platformNamespace, memoryRef) : Promise.resolve(undefined),
+  ])
+  return {
+    ...base,
+    identity: { serviceAccount, defaultServiceAccount, role, roleBinding },
+    ...(credentialsSecret !== undefined ? { credentialsSecret } : {}),
+    providers: [...own, ...platform],
+    ...(memoryProvider !== undefined ? { memoryProviderFound: memoryProvider !== null } : {}),
+  }
+}
+
+async function writeIdentity(kube: Kube, write: IdentityWrite): Promise<void> {
+  if (write.op === 'delete') return kube.deleteServiceAccount(write.namespace, write.name)
+  const created = write.kind === 'ServiceAccount'
+    ? await (write.op === 'create' ? kube.createServiceAccount(write.object) : kube.replaceServiceAccount(write.object))
+    : write.kind === 'Role'
+      ? await (write.op === 'create' ? kube.createRole(write.object) : kube.replaceRole(write.object))
+      : await (write.op === 'create' ? kube.createRoleBinding(write.object) : kube.replaceRoleBinding(write.object))
+  // Someone made it since we looked: re-plan against what is there now.
+  if (created === 'exists') throw new ConflictError(`${write.kind} ${write.object.metadata?.namespace}/${write.object.metadata?.name} appeared concurrently`)
+}
+
+/** The API server's own words for a refusal (its Status message), else the error's. */
+function apiMessage(err: unknown): string {
+  const cause = (err as { cause?: { body?: unknown } }).cause
+  const body = cause?.body
+  if (typeof body === 'string') {
+    try {
+      const status = JSON.parse(body) as { message?: unknown }
+      if (typeof status.message === 'string') return status.message
+    } catch { /* not a Status */ }
+  } else if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
+    return (body as { message: string }).message
+  }
+  return (err as Error).message
+}

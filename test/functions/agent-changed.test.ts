@@ -1,0 +1,207 @@
+import type { V1Secret } from '@kubernetes/client-node'
+import { describe, expect, it } from 'vitest'
+import { createApp } from '../../functions/agent-changed/index.js'
+import { TransientError } from '../../shared/errors.js'
+import { AgentSchema, type Agent } from '../../shared/schemas/agent.js'
+import type { LLMProvider } from '../../shared/schemas/llmprovider.js'
+import { FakeKube } from '../fakes/kube.js'
+import { deliver, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
+import { testDeps } from '../support/engine-deps.js'
+
+const NS = 'team'
+
+function anAgent(name = 'writer', spec: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}): Agent {
+  return AgentSchema.parse({
+    apiVersion: 'purko.io/v1alpha1', kind: 'Agent',
+    metadata: { name, namespace: NS, ...metadata },
+    spec: { type: 'executor', model: { provider: 'anthropic', name: 'claude' }, ...spec },
+  })
+}
+
+const provider = (name: string, namespace = 'purko-system'): LLMProvider => ({
+  apiVersion: 'purko.io/v1alpha1', kind: 'LLMProvider', metadata: { name, namespace }, spec: { type: 'anthropic', model: 'claude' },
+} as LLMProvider)
+
+/** A FakeKube holding the Agent as a user applied it: no identity yet, no status. */
+function kubeWith(agent: Agent, extra: { providers?: LLMProvider[] } = {}): FakeKube {
+  return new FakeKube({ agents: [agent], providers: extra.providers ?? [provider('anthropic')], identities: false })
+}
+
+const stored = (kube: FakeKube, name = 'writer') => structuredClone(kube.agents.get(`${NS}/${name}`)!)
+/** A user's `kubectl apply` of a changed spec: the generation moves. */
+function edit(kube: FakeKube, change: (spec: Agent['spec']) => Agent['spec'], name = 'writer'): void {
+  const agent = stored(kube, name)
+  agent.spec = change(agent.spec)
+  agent.metadata.generation = (agent.metadata.generation ?? 1) + 1
+  kube.putAgent(agent, { identity: false })
+}
+const condition = (agent: Agent, type: string) => agent.status?.conditions?.find((c) => c.type === type)
+
+describe('agent-changed', () => {
+  it('creates the ServiceAccount, Role and RoleBinding, owned by the Agent, and reports it Ready', async () => {
+    const kube = kubeWith(anAgent())
+    const res = await deliver(createApp(testDeps(kube)), RESOURCE_ADD, stored(kube))
+
+    expect(res.status).toBe(202)
+    expect(kube.writes).toEqual(['create ServiceAccount/agent-writer-sa', 'create Role/agent-writer-role', 'create RoleBinding/agent-writer-binding', 'status Agent/writer'])
+    const sa = kube.serviceAccounts.get(`${NS}/agent-writer-sa`)!
+    expect(sa.automountServiceAccountToken).toBe(false)
+    expect(sa.metadata?.labels).toEqual({ 'purko.io/agent': 'writer', 'purko.io/agent-type': 'executor', 'purko.io/managed-by': 'agent-controller' })
+    expect(sa.metadata?.ownerReferences).toEqual([{ apiVersion: 'purko.io/v1alpha1', kind: 'Agent', name: 'writer', uid: 'uid-agent-writer', controller: true, blockOwnerDeletion: true }])
+    expect(kube.roleBindings.get(`${NS}/agent-writer-binding`)?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'agent-writer-sa', namespace: NS }])
+    const agent = stored(kube)
+    expect(agent.status).toMatchObject({
+      phase: 'Ready', message: 'Agent writer (anthropic/claude) ready with 0 tools', observedGeneration: 1,
+      serviceAccountName: 'agent-writer-sa', startTime: '2026-01-01T00:00:00.000Z', lastActiveTime: '2026-01-01T00:00:00.000Z',
+    })
+    expect(condition(agent, 'Ready')).toMatchObject({ status: 'True', reason: 'Initialized', message: 'Agent ready: SA=agent-writer-sa, 0 tools, image=kinetic-executor:test' })
+  })
+
+  it('writes nothing on a second run, and drops the echo of its own status write without an API call', async () => {
+    const kube = kubeWith(anAgent())
+    const app = createApp(testDeps(kube))
+    await deliver(app, RESOURCE_ADD, stored(kube))
+    const writes = kube.writes.length
+
+    // A redelivery of the original event (no status in it) re-reads and finds nothing to do.
+    const again = anAgent()
+    again.metadata = { ...stored(kube).metadata }
+    expect((await deliver(app, RESOURCE_ADD, again)).status).toBe(202)
+    expect(kube.writes.length).toBe(writes)
+
+    const calls = kube.calls
+    expect((await deliver(app, RESOURCE_UPDATE, stored(kube))).status).toBe(202)
+    expect(kube.calls).toBe(calls)
+  })
+
+  it('keeps the identity up to date when the spec changes: Role rules, SA labels, and a stale default SA after switching to a custom one', async () => {
+    const kube = kubeWith(anAgent())
+    const app = createApp(testDeps(kube))
+    await deliver(app, RESOURCE_ADD, stored(kube))
+
+    edit(kube, (spec) => ({ ...spec, type: 'reviewer', model: { ...spec.model, credentialsSecretRef: { name: 'llm-key' } } }))
+    kube.secrets.set(`${NS}/llm-key`, { metadata: { name: 'llm-key', namespace: NS }, data: { 'api-key': 'eA==' } } as V1Secret)
+    kube.writes.length = 0
+    await deliver(app, RESOURCE_UPDATE, stored(kube))
+
+    expect(kube.writes).toEqual(['replace ServiceAccount/agent-writer-sa', 'replace Role/agent-writer-role', 'status Agent/writer'])
+    expect(kube.serviceAccounts.get(`${NS}/agent-writer-sa`)?.metadata?.labels?.['purko.io/agent-type']).toBe('reviewer')
+    expect(kube.roles.get(`${NS}/agent-writer-role`)?.rules).toEqual([
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] },
+      { apiGroups: [''], resources: ['secrets'], resourceNames: ['llm-key'], verbs: ['get'] },
+    ])
+    expect(condition(stored(kube), 'CredentialsValid')).toMatchObject({ status: 'True', reason: 'SecretFound', message: 'Credentials loaded from llm-key' })
+
+    edit(kube, (spec) => ({ ...spec, runtime: { serviceAccountName: 'team-bot' } }))
+    kube.writes.length = 0
+    await deliver(app, RESOURCE_UPDATE, stored(kube))
+
+    expect(kube.writes).toEqual(['create ServiceAccount/team-bot', 'replace RoleBinding/agent-writer-binding', 'delete ServiceAccount/agent-writer-sa', 'status Agent/writer'])
+    expect(kube.roleBindings.get(`${NS}/agent-writer-binding`)?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'team-bot', namespace: NS }])
+    expect(stored(kube).status?.serviceAccountName).toBe('team-bot')
+  })
+
+  it("uses a user's own ServiceAccount without changing or deleting it", async () => {
+    const kube = kubeWith(anAgent('writer', { runtime: { serviceAccountName: 'mine' } }))
+    kube.serviceAccounts.set(`${NS}/mine`, { metadata: { name: 'mine', namespace: NS, resourceVersion: '1', labels: { team: 'a' } } })
+    await deliver(createApp(testDeps(kube)), RESOURCE_ADD, stored(kube))
+
+    expect(kube.writes).toEqual(['create Role/agent-writer-role', 'create RoleBinding/agent-writer-binding', 'status Agent/writer'])
+    expect(kube.serviceAccounts.get(`${NS}/mine`)?.metadata?.labels).toEqual({ team: 'a' })
+    expect(stored(kube).status?.serviceAccountName).toBe('mine')
+  })
+
+  it('answers 400 to a malformed CloudEvent and to data that is not an Agent', async () => {
+    const app = createApp(testDeps(new FakeKube()))
+    const garbage = await app.request('/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+    expect(garbage.status).toBe(400)
+    expect((await deliver(app, RESOURCE_UPDATE, { hello: 'world' })).status).toBe(400)
+  })
+
+  it('answers 503 during an API outage so the Broker redelivers, then converges', async () => {
+    const kube = kubeWith(anAgent()).failNext('createRole', new TransientError('connection refused'))
+    const app = createApp(testDeps(kube))
+
+    expect((await deliver(app, RESOURCE_ADD, stored(kube))).status).toBe(503)
+    expect((await deliver(app, RESOURCE_ADD, stored(kube))).status).toBe(202)
+    expect(kube.writes).toEqual(['create ServiceAccount/agent-writer-sa', 'create Role/agent-writer-role', 'create RoleBinding/agent-writer-binding', 'status Agent/writer'])
+    expect(stored(kube).status?.phase).toBe('Ready')
+  })
+
+  it('reports a refused identity write on the Agent (Error, RBACFailed, one Event) instead of redelivering', async () => {
+    const refused = Object.assign(new Error('Could not create Role team/agent-writer-role'), {
+      cause: { code: 403, body: JSON.stringify({ message: 'roles.rbac.authorization.k8s.io "agent-writer-role" is forbidden: user is attempting to grant RBAC permissions not currently held' }) },
+    })
+    const kube = kubeWith(anAgent()).failNext('createRole', refused)
+    const res = await deliver(createApp(testDeps(kube)), RESOURCE_ADD, stored(kube))
+
+    expect(res.status).toBe(202)
+    const agent = stored(kube)
+    expect(agent.status?.phase).toBe('Error')
+    expect(condition(agent, 'Ready')).toMatchObject({ status: 'False', reason: 'RBACFailed', message: expect.stringContaining('create role: roles.rbac.authorization.k8s.io "agent-writer-role" is forbidden') })
+    expect(kube.events.map((e) => e.reason)).toEqual(['RBACFailed'])
+  })
+
+  it('removes purko\'s finalizer, also from an Agent being deleted, so the deletion does not hang', async () => {
+    const kube = kubeWith(anAgent('writer', {}, { finalizers: ['purko.io/agent-finalizer', 'example.com/other'] }))
+    const app = createApp(testDeps(kube))
+    await deliver(app, RESOURCE_ADD, stored(kube))
+    expect(stored(kube).metadata.finalizers).toEqual(['example.com/other'])
+
+    const kube2 = kubeWith(anAgent('writer', {}, { finalizers: ['purko.io/agent-finalizer'], deletionTimestamp: '2026-01-01T00:00:00Z' }))
+    expect((await deliver(createApp(testDeps(kube2)), RESOURCE_UPDATE, stored(kube2))).status).toBe(202)
+    expect(stored(kube2).metadata.finalizers).toEqual([])
+    expect(kube2.writes).toEqual(['patch Agent/writer'])
+  })
+
+  it('resets the recorded cost on the kinetic.dev/reset-cost annotation, then removes it', async () => {
+    const kube = kubeWith(anAgent('writer', { guardrails: { costLimitUSD: 1 } }))
+    const app = createApp(testDeps(kube))
+    await deliver(app, RESOURCE_ADD, stored(kube))
+    const spent = stored(kube)
+    await kube.replaceAgentStatus(NS, 'writer', spent.metadata.resourceVersion!, { ...spent.status, metrics: { totalInvocations: 3, totalCostUSD: 1.5 } })
+    await deliver(app, RESOURCE_UPDATE, stored(kube))
+    expect(condition(stored(kube), 'QuotaAvailable')).toMatchObject({ status: 'False', reason: 'CostLimitExceeded', message: 'Total cost $1.50 exceeds limit $1.00' })
+    expect(kube.events.map((e) => e.reason)).toContain('CostLimitExceeded')
+
+    const annotated = stored(kube)
+    await kube.patchAgent(NS, 'writer', annotated.metadata.resourceVersion!, { metadata: { annotations: { 'kinetic.dev/reset-cost': 'INC-42' } } })
+    await deliver(app, RESOURCE_UPDATE, stored(kube))
+
+    const agent = stored(kube)
+    expect(agent.metadata.annotations?.['kinetic.dev/reset-cost']).toBeUndefined()
+    expect(agent.status?.metrics).toEqual({ totalInvocations: 3, totalCostUSD: 0, costResetTime: '2026-01-01T00:00:00.000Z' })
+    expect(condition(agent, 'QuotaAvailable')).toMatchObject({ status: 'True', reason: 'WithinLimits' })
+  })
+
+  it('flips ModelAvailable to True when the LLMProvider appears', async () => {
+    const kube = kubeWith(anAgent('writer', { model: { provider: 'team-claude', name: 'claude' } }), { providers: [] })
+    const app = createApp(testDeps(kube))
+    await deliver(app, RESOURCE_ADD, stored(kube))
+    expect(condition(stored(kube), 'ModelAvailable')).toMatchObject({ status: 'False', reason: 'ProviderNotFound' })
+    expect(stored(kube).status?.phase).toBe('Ready')
+
+    kube.providers.set(`${NS}/team-claude`, provider('team-claude', NS))
+    // Any later event about the Agent re-checks while a looked-up check fails.
+    await deliver(app, RESOURCE_UPDATE, stored(kube))
+    expect(condition(stored(kube), 'ModelAvailable')).toMatchObject({ status: 'True', reason: 'Configured', message: 'Model team-claude/claude configured' })
+    expect(kube.events.filter((e) => e.reason === 'ProviderNotFound')).toHaveLength(1)
+  })
+
+  it('re-checks the budget when the engine\'s metrics write crosses it, without a GET when it does not', async () => {
+    const kube = kubeWith(anAgent('writer', { guardrails: { costLimitUSD: 1 } }))
+    const app = createApp(testDeps(kube))
+    await deliver(app, RESOURCE_ADD, stored(kube))
+
+    let live = stored(kube)
+    await kube.replaceAgentStatus(NS, 'writer', live.metadata.resourceVersion!, { ...live.status, metrics: { totalCostUSD: 0.5 } })
+    const calls = kube.calls
+    await deliver(app, RESOURCE_UPDATE, stored(kube))
+    expect(kube.calls).toBe(calls)
+
+    live = stored(kube)
+    await kube.replaceAgentStatus(NS, 'writer', live.metadata.resourceVersion!, { ...live.status, metrics: { totalCostUSD: 1.25 } })
+    await deliver(app, RESOURCE_UPDATE, stored(kube))
+    expect(condition(stored(kube), 'QuotaAvailable')).toMatchObject({ status: 'False', message: 'Total cost $1.25 exceeds limit $1.00' })
+  })
+})
