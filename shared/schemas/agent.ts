@@ -284,6 +284,7 @@ export const AgentMetricsSchema = z.looseObject({
   totalInvocations: z.number().int().optional().describe('Step attempts this agent finished.'),
   totalTokensUsed: z.number().int().optional().describe('Input plus output tokens of all attempts.'),
   averageLatencyMs: z.number().int().optional().describe('Mean time from step start to result, in ms.'),
+  totalLatencyMs: z.number().int().optional().describe('Sum of all attempt latencies in ms, so the mean stays exact.'),
   totalCostUSD: z.number().optional().describe('Cost of all attempts since the last reset, in USD.'),
   lastInvocationTime: dateTime().optional().describe('When the last attempt finished.'),
   successCount: z.number().int().optional(),
