@@ -26,7 +26,24 @@ const FUNCTION_GRANTS: Grants = {
   '/events': ['create'],
 }
 
+/** agent-changed's verbs; configmaps get/list are what its per-agent Roles grant (the escalation check). */
+const AGENT_CHANGED_GRANTS: Grants = {
+  'purko.io/agents': ['get', 'patch'],
+  'purko.io/agents/status': ['update'],
+  'purko.io/agents/finalizers': ['update'],
+  'purko.io/llmproviders': ['list'],
+  'purko.io/memoryproviders': ['get'],
+  '/serviceaccounts': ['create', 'delete', 'get', 'update'],
+  'rbac.authorization.k8s.io/roles': ['create', 'get', 'update'],
+  'rbac.authorization.k8s.io/rolebindings': ['create', 'get', 'update'],
+  '/secrets': ['get'],
+  '/configmaps': ['get', 'list'],
+  '/events': ['create'],
+}
+
 const EXPECTED: Record<string, { serviceAccount: string; grants: Grants }> = {
+  'kinetic-agent-changed': { serviceAccount: 'agent-changed', grants: AGENT_CHANGED_GRANTS },
+  'kinetic-agents-source': { serviceAccount: 'agents-source', grants: { 'purko.io/agents': ['get', 'list', 'watch'] } },
   'kinetic-workflow-changed': { serviceAccount: 'workflow-changed', grants: FUNCTION_GRANTS },
   'kinetic-step-job-finished': { serviceAccount: 'step-job-finished', grants: FUNCTION_GRANTS },
   'kinetic-resync-tick': { serviceAccount: 'resync-tick', grants: FUNCTION_GRANTS },
@@ -74,7 +91,7 @@ describe('least-privilege RBAC', () => {
   })
 
   it('no ApiServerSource account may write anything', () => {
-    for (const name of ['kinetic-workflows-source', 'kinetic-jobs-source']) {
+    for (const name of ['kinetic-workflows-source', 'kinetic-jobs-source', 'kinetic-agents-source']) {
       const verbs = Object.values(grantsOf(clusterRoles.find((m) => m.name === name)!)).flat()
       expect(verbs.filter((v) => !['get', 'list', 'watch'].includes(v))).toEqual([])
     }

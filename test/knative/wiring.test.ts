@@ -121,6 +121,7 @@ describe('Triggers', () => {
       'workflow-changed': { kineticsource: 'workflows', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
       'step-job-finished': { kineticsource: 'jobs', types: ['dev.knative.apiserver.resource.update'] },
       'resync-tick': { kineticsource: 'resync', types: ['dev.knative.sources.ping'] },
+      'agent-changed': { kineticsource: 'agents', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
     })
   })
 })
@@ -136,11 +137,12 @@ describe('sources', () => {
     expect(matching).toHaveLength(1)
   })
 
-  it('watches Workflows and labelled step Jobs in every namespace, as whole objects', () => {
+  it('watches Workflows, Agents and labelled step Jobs in every namespace, as whole objects', () => {
     const watched = ofKind(manifests, 'sources.knative.dev/v1', 'ApiServerSource').map((m) => ({
       name: m.name, mode: m.doc.spec.mode, namespaceSelector: m.doc.spec.namespaceSelector, resources: m.doc.spec.resources,
     }))
     expect(watched).toEqual([
+      { name: 'agents', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'Agent' }] },
       {
         name: 'jobs', mode: 'Resource', namespaceSelector: {},
         resources: [{ apiVersion: 'batch/v1', kind: 'Job', selector: { matchExpressions: [{ key: 'purko.io/workflow', operator: 'Exists' }] } }],
