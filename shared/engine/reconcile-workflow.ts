@@ -12,11 +12,13 @@ import { labelValue, resolveProvider, stepJobManifest, stepTimeoutSeconds } from
 import { outputShardSelector, planOutputWrites, readOutputs } from '../reconcile/outputs.js'
 import { buildStepInput } from '../reconcile/step-input.js'
 import {
-  agentKeyOf, currentRunId, jobsNeedingResults, NO_CHANGES, planWorkflow, type StepStart, type Transition as WorkflowTransition, type WorkflowPlan,
+  agentKeyOf, agentsThatMayStart, currentRunId, jobsNeedingResults, NO_CHANGES, planWorkflow, type StepStart, type Transition as WorkflowTransition, type WorkflowPlan,
 } from '../reconcile/workflow-plan.js'
 import { appendMemory, memoryConfigMapName, memoryUpdateFrom, recallFrom } from '../reconcile/agent-memory.js'
 import { mirroredSecret, mirroredSecretName, needsCredentialMirror, withLocalCredentials } from '../reconcile/credentials.js'
 import { memoryBehavior } from '../reconcile/memory-env.js'
+import { agentServiceAccountName } from '../agent/names.js'
+import { recordAgentMetrics } from './agent-metrics.js'
 import { reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps, type Transition } from './controller.js'
 
 export type { EngineDeps } from './controller.js'
@@ -37,6 +39,7 @@ interface WorkflowFacts {
   runId: string
   jobs: JobFact[]
   agents: Map<string, Agent>
+  identities: Set<string>
   shards: Parameters<typeof planOutputWrites>[2]
   outputs: Map<string, string>
 }
@@ -78,10 +81,13 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       if (trigger.kind === 'job' && jobsNeedingResults(workflow, jobs).length === 0) return UNCHANGED
       await attachResults(kube, namespace, workflow, jobs)
       const [agents, shards] = await Promise.all([loadAgents(kube, workflow), kube.listConfigMaps(namespace, outputShardSelector(name))])
-      return { runId, jobs, agents, shards, outputs: readOutputs(shards, runId) }
+      const identities = await loadIdentities(kube, workflow, agents)
+      return { runId, jobs, agents, identities, shards, outputs: readOutputs(shards, runId) }
     },
     plan(workflow, facts, now) {
-      const plan = planWorkflow({ workflow, jobs: facts.jobs, jobsComplete: trigger.kind === 'full', agents: facts.agents, outputs: facts.outputs }, now)
+      const plan = planWorkflow({
+        workflow, jobs: facts.jobs, jobsComplete: trigger.kind === 'full', agents: facts.agents, identities: facts.identities, outputs: facts.outputs,
+      }, now)
       if (plan === NO_CHANGES) return UNCHANGED
       return { plan, placed: new Map(), created: [], transitions: plan.transitions.map((t) => announced(t, plan.runId)) }
     },
@@ -92,6 +98,9 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       // Outputs before anything that may read them, then Jobs.
       const placed = await writeOutputs(kube, workflow, facts.runId, facts.shards, plan)
       await writeMemories(kube, workflow, facts.runId, plan, facts.agents)
+      // Before the status: once a result is in status it is never planned again, so a metrics
+      // write that came after it and was lost would be lost for good.
+      await recordAgentMetrics(deps, plan.finishedAttempts, facts.agents)
       for (const job of plan.deleteJobs) await kube.deleteJob(namespace, job)
       const created: string[] = []
       if (plan.startJobs.length > 0) {
@@ -163,6 +172,27 @@ async function loadAgents(kube: Kube, workflow: Workflow): Promise<Map<string, A
     if (agent) agents.set(key, agent)
   }
   return agents
+}
+
+/**
+ * The agents of steps that may start whose ServiceAccount exists in the Workflow's namespace.
+ * agent-changed's status says so for an agent of this namespace; any other is looked up, once
+ * per agent per reconcile (an agent of another namespace always: its own account is elsewhere).
+ */
+async function loadIdentities(kube: Kube, workflow: Workflow, agents: ReadonlyMap<string, Agent>): Promise<Set<string>> {
+  const namespace = workflow.metadata.namespace ?? 'default'
+  const ready = new Set<string>()
+  const unknown: [string, Agent][] = []
+  for (const key of agentsThatMayStart(workflow)) {
+    const agent = agents.get(key)
+    if (!agent) continue
+    if (agent.metadata.namespace === namespace && agent.status?.serviceAccountName === agentServiceAccountName(agent)) ready.add(key)
+    else unknown.push([key, agent])
+  }
+  await Promise.all(unknown.map(async ([key, agent]) => {
+    if (await kube.getServiceAccount(namespace, agentServiceAccountName(agent))) ready.add(key)
+  }))
+  return ready
 }
 
 async function writeOutputs(

@@ -11,6 +11,7 @@ import type { Workflow, WorkflowStep } from '../schemas/workflow.js'
 import {
   API_VERSION, LABEL_AGENT, LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_STEP, LABEL_WORKFLOW,
 } from '../schemas/labels.js'
+import { agentServiceAccountName } from '../agent/names.js'
 import { parseGoDuration } from './duration.js'
 import { goFixed2, goFormatValue, goJson, goJsonOrdered, goShortestDecimal } from './go-format.js'
 import { memoryEnv, usesLegacyVectorVolume } from './memory-env.js'
@@ -372,10 +373,10 @@ export function stepJobManifest(input: StepJobInput): V1Job {
         metadata: { labels: { ...labels } },
         spec: {
           restartPolicy: 'Never',
-          // Steps run as the agent's ServiceAccount when it names one. Nothing creates per-agent
-          // ServiceAccounts yet, so otherwise the namespace's `default` account is used; its token
-          // is not mounted because executors talk to models and MCP servers, not to the API server.
-          serviceAccountName: agent.spec.runtime?.serviceAccountName || 'default',
+          // Steps run as the agent's own identity (purko uses the namespace default); the planner
+          // starts no step before that ServiceAccount exists. Its token is not mounted because
+          // executors talk to models and MCP servers, not to the API server.
+          serviceAccountName: agentServiceAccountName(agent),
           automountServiceAccountToken: false,
           hostNetwork: input.hostNetwork,
           dnsPolicy: input.hostNetwork ? 'Default' : 'ClusterFirst',

@@ -1,4 +1,5 @@
 import type { V1Job } from '@kubernetes/client-node'
+import { usageFrom, type Usage } from '../agent/metrics.js'
 import { LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_STEP, LABEL_WORKFLOW } from '../schemas/labels.js'
 
 /** Largest step output Kinetic stores (bytes of its JSON). Larger outputs fail the step. */
@@ -17,6 +18,10 @@ export interface JobFact {
   failureReason?: string
   /** The Job's activeDeadlineSeconds, for a readable timeout message. */
   deadlineSeconds?: number
+  /** When the Job started (its status.startTime, else its creation), for a compensation's latency. */
+  startedAt?: string
+  /** When the Job finished (completionTime, else its final condition's transition), for latencies. */
+  finishedAt?: string
   /** Filled by the shell from the pod log when the planner needs it. */
   result?: StepResult
 }
@@ -24,7 +29,7 @@ export interface JobFact {
 /** The outcome read from a finished Job's pod log. */
 export type StepResult =
   | { ok: true; json: string }
-  | { ok: false; error: string; class: 'error' | 'timeout' | 'output' }
+  | { ok: false; error: string; class: 'error' | 'timeout' | 'output'; usage?: Usage }
 
 /** Pure: the fact a Job object carries, or null when it is not a Kinetic step Job. */
 export function jobFactFrom(job: V1Job): JobFact | null {
@@ -46,6 +51,10 @@ export function jobFactFrom(job: V1Job): JobFact | null {
   const fact: JobFact = { name, workflow, step, runId, attempt, state }
   if (failed?.reason) fact.failureReason = failed.reason
   if (typeof job.spec?.activeDeadlineSeconds === 'number') fact.deadlineSeconds = job.spec.activeDeadlineSeconds
+  const startedAt = isoOf(job.status?.startTime) ?? isoOf(job.metadata?.creationTimestamp)
+  if (startedAt) fact.startedAt = startedAt
+  const finishedAt = state === 'Active' ? undefined : isoOf(job.status?.completionTime) ?? isoOf((failed ?? complete)?.lastTransitionTime)
+  if (finishedAt) fact.finishedAt = finishedAt
   return fact
 }
 
@@ -88,15 +97,23 @@ export function failureFromLog(log: string | null, reason: string | undefined, d
   if (log === null) return { ok: false, class: 'error', error: `job failed (no pods found)${reason ? `: ${reason}` : ''}` }
   // The executor reports its failure on the OUTPUT line; prefer that over raw log lines.
   const output = resultFromLog(log)
-  if (output.ok) {
-    const parsed = JSON.parse(output.json) as Record<string, unknown>
-    if (typeof parsed.error === 'string' && parsed.error.length > 0) {
-      return { ok: false, class: 'error', error: truncate(parsed.error, 1024) }
-    }
+  // A failed attempt still spent tokens; the executor reports them beside the error.
+  const parsed = output.ok ? JSON.parse(output.json) as Record<string, unknown> : {}
+  const usage = usageFrom(parsed)
+  const spent = usage.tokens > 0 || usage.costUSD > 0 ? { usage } : {}
+  if (typeof parsed.error === 'string' && parsed.error.length > 0) {
+    return { ok: false, class: 'error', error: truncate(parsed.error, 1024), ...spent }
   }
   const lines = log.split('\n').filter((l) => l.trim().length > 0).slice(-5)
   const text = lines.join('\n') || `job failed${reason ? `: ${reason}` : ''}`
-  return { ok: false, class: 'error', error: truncate(text, 1024) }
+  return { ok: false, class: 'error', error: truncate(text, 1024), ...spent }
+}
+
+/** Times arrive as Date from the client and as strings from JSON (events, fakes). */
+function isoOf(value: Date | string | undefined): string | undefined {
+  if (value === undefined || value === null) return undefined
+  const ms = value instanceof Date ? value.getTime() : Date.parse(value)
+  return Number.isFinite(ms) ? new Date(ms).toISOString() : undefined
 }
 
 function utf8Length(text: string): number {

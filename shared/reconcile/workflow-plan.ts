@@ -1,8 +1,11 @@
+import { overBudget, costLimitMessage } from '../agent/cost-limit.js'
+import { usageFromJson, type AttemptRecord } from '../agent/metrics.js'
+import { agentServiceAccountName } from '../agent/names.js'
 import type { Agent } from '../schemas/agent.js'
 import type { Condition, StepPhase, Workflow, WorkflowPhase, WorkflowStatus, WorkflowStep } from '../schemas/workflow.js'
 import {
   ANNOTATION_APPROVE_PREFIX, ANNOTATION_CANCEL, ANNOTATION_DENY_PREFIX, ANNOTATION_RERUN, ANNOTATION_RUN_ID,
-  ANNOTATION_TEMPLATE,
+  ANNOTATION_RESET_COST, ANNOTATION_TEMPLATE,
 } from '../schemas/labels.js'
 import { evaluateCondition } from './condition.js'
 import { setCondition } from './conditions.js'
@@ -40,6 +43,11 @@ export interface WorkflowFacts {
   jobsComplete: boolean
   /** Agents by `namespace/name`. */
   agents: ReadonlyMap<string, Agent>
+  /**
+   * Agents (by `namespace/name`) whose ServiceAccount is known to exist in the Workflow's
+   * namespace; steps of any other agent wait instead of creating a Job no pod can start for.
+   */
+  identities: ReadonlySet<string>
   /** Step → output JSON of the current run. */
   outputs: ReadonlyMap<string, string>
 }
@@ -49,6 +57,12 @@ export interface StepStart {
   step: string
   attempt: number | 'rollback'
   jobName: string
+  agentKey: string
+}
+
+/** A step attempt (or compensation) that finished in this plan, for its Agent's metrics. */
+export interface FinishedAttempt extends AttemptRecord {
+  /** The Agent it counts for, `namespace/name` (its own namespace when agentRef names one). */
   agentKey: string
 }
 
@@ -68,6 +82,8 @@ export interface WorkflowPlan {
   deleteJobs: string[]
   startJobs: StepStart[]
   outputWrites: OutputWrite[]
+  /** Every attempt that finished here, retried ones included: each ran and may have cost money. */
+  finishedAttempts: FinishedAttempt[]
   annotations: Record<string, string> | null
   status: WorkflowStatus | null
   transitions: Transition[]
@@ -75,7 +91,7 @@ export interface WorkflowPlan {
 
 /** The plan that writes nothing. */
 export const NO_CHANGES: WorkflowPlan = Object.freeze({
-  runId: null, deleteJobs: [], startJobs: [], outputWrites: [], annotations: null, status: null, transitions: [],
+  runId: null, deleteJobs: [], startJobs: [], outputWrites: [], finishedAttempts: [], annotations: null, status: null, transitions: [],
 }) as WorkflowPlan
 
 const DONE_STEP: ReadonlySet<string> = new Set(['Succeeded', 'Skipped', 'Failed', 'RolledBack'])
@@ -151,7 +167,7 @@ class RunBuilder {
     this.status = { ...previous }
     this.phase = previous.phase
     this.states = decodeStepStates({ ...wf, status: previous })
-    this.plan = { runId, deleteJobs: [], startJobs: [], outputWrites: [], annotations: null, status: null, transitions: [] }
+    this.plan = { runId, deleteJobs: [], startJobs: [], outputWrites: [], finishedAttempts: [], annotations: null, status: null, transitions: [] }
   }
 
   start(rerun: boolean): void {
@@ -235,7 +251,7 @@ class RunBuilder {
         delete state.nextAttemptAt
       }
       if (job.state === 'Active' || !job.result) continue
-      this.recordResult(step, state, job.result)
+      this.recordResult(step, state, job.result, job.finishedAt)
     }
     if (!facts.jobsComplete) return
     for (const [name, state] of this.states) {
@@ -247,7 +263,8 @@ class RunBuilder {
     }
   }
 
-  private recordResult(step: WorkflowStep, state: StepState, result: StepResult): void {
+  private recordResult(step: WorkflowStep, state: StepState, result: StepResult, finishedAt?: string): void {
+    this.countAttempt(step, state.retryCount, result, state.startTime, finishedAt)
     if (result.ok) {
       state.phase = 'Succeeded'
       state.completionTime = this.now
@@ -274,6 +291,31 @@ class RunBuilder {
     state.completionTime = this.now
     state.error = result.error
     this.transition({ kind: 'step.finished', type: 'Warning', reason: 'StepFailed', message: `Step ${step.name} failed: ${result.error}`, step: step.name, phase: 'Failed' })
+  }
+
+  /** Adds a finished attempt to the plan's metrics, keyed so that counting it twice is impossible. */
+  private countAttempt(step: WorkflowStep, attempt: number | 'rollback', result: StepResult | undefined, startedAt: string | undefined, finishedAt: string | undefined): void {
+    if (!step.agentRef?.name) return
+    const usage = result?.ok ? usageFromJson(result.json) : result?.usage ?? { tokens: 0, costUSD: 0 }
+    const end = Date.parse(finishedAt ?? this.now)
+    const start = Date.parse(startedAt ?? finishedAt ?? this.now)
+    this.plan.finishedAttempts.push({
+      agentKey: agentKeyOf(this.wf, step),
+      key: `${this.wf.metadata.uid ?? ''}/${this.runId}/${step.name}/${attempt}`,
+      ok: result?.ok === true,
+      tokens: usage.tokens,
+      costUSD: usage.costUSD,
+      latencyMs: Number.isFinite(end - start) ? Math.max(0, end - start) : 0,
+    })
+  }
+
+  /** The Agent's recorded cost plus what this plan's own finished attempts add to it. */
+  private projectedCost(agentKey: string, agent: Agent): number {
+    const metrics = agent.status?.metrics
+    const recorded = new Set(metrics?.recordedAttempts ?? [])
+    let total = metrics?.totalCostUSD ?? 0
+    for (const a of this.plan.finishedAttempts) if (a.agentKey === agentKey && !recorded.has(a.key)) total += a.costUSD
+    return total
   }
 
   timedOut(): boolean {
@@ -366,6 +408,11 @@ class RunBuilder {
       if (state?.phase !== 'RollingBack' || state.compensationJobName !== job.name) continue
       state.phase = 'RolledBack'
       if (job.state === 'Failed') state.error = `Compensation failed: ${job.result && !job.result.ok ? job.result.error : 'job failed'}`
+      const step = this.byName.get(job.step)
+      // A compensation is an invocation of the agent too, and it costs tokens like any other.
+      if (step) {
+        this.countAttempt(step, 'rollback', job.result ?? (job.state === 'Failed' ? { ok: false, class: 'error', error: 'job failed' } : undefined), job.startedAt, job.finishedAt)
+      }
       this.transition({ kind: 'step.finished', type: job.state === 'Failed' ? 'Warning' : 'Normal', reason: 'StepRolledBack', message: `Step ${job.step} rolled back`, step: job.step, phase: 'RolledBack' })
     }
     if (facts.jobsComplete) {
@@ -374,6 +421,7 @@ class RunBuilder {
         if (state.phase !== 'RollingBack' || !state.compensationJobName || present.has(state.compensationJobName)) continue
         state.phase = 'RolledBack'
         state.error = `Compensation failed: Job ${state.compensationJobName} disappeared before it finished`
+        this.countAttempt(this.byName.get(name)!, 'rollback', { ok: false, class: 'error', error: 'disappeared' }, undefined, undefined)
         this.transition({ kind: 'step.finished', type: 'Warning', reason: 'StepRolledBack', message: `Step ${name} rolled back`, step: name, phase: 'RolledBack' })
       }
     }
@@ -393,9 +441,20 @@ class RunBuilder {
         continue
       }
       const agentKey = agentKeyOf(this.wf, step)
-      if (!facts.agents.has(agentKey)) {
+      const agent = facts.agents.get(agentKey)
+      if (!agent) {
         // Compensation needs the agent; wait for it as a normal step would (the workflow timeout still applies).
         this.summarise('RollbackInProgress', `Agent "${step.agentRef.name}" not found to roll back step "${step.name}"`)
+        return
+      }
+      // Its Job runs as the agent too. A budget does not hold back a compensation: undoing
+      // half-done work matters more than the cost of one more Job per step.
+      if (!facts.identities.has(agentKey)) {
+        const message = identityMessage(this.wf, step, agent)
+        if (this.wf.status?.message !== message) {
+          this.transition({ kind: 'step.waiting', type: 'Warning', reason: 'AgentIdentityPending', message, step: step.name, phase: 'Succeeded' })
+        }
+        this.summarise('RollbackInProgress', message)
         return
       }
       const jobName = stepJobName(name, step.name, `${this.runId}-rb`, 0)
@@ -464,6 +523,17 @@ class RunBuilder {
         waiting++
         continue
       }
+      if (!facts.identities.has(agentKey)) {
+        this.wait(step, state, identityMessage(this.wf, step, agent), 'AgentIdentityPending', waiting)
+        waiting++
+        continue
+      }
+      const budget = overBudget({ spec: agent.spec, status: { metrics: { totalCostUSD: this.projectedCost(agentKey, agent) } } })
+      if (budget.over) {
+        this.wait(step, state, budgetMessage(step, agent, budget.totalUSD, budget.limitUSD), 'CostLimitExceeded', waiting)
+        waiting++
+        continue
+      }
       if (agent.spec.guardrails?.humanApprovalRequired === true && this.annotations[`${ANNOTATION_APPROVE_PREFIX}${step.name}`] !== 'true') {
         this.wait(step, state, `Waiting for human approval (set annotation ${ANNOTATION_APPROVE_PREFIX}${step.name}=true)`, 'ApprovalRequired', waiting)
         waiting++
@@ -496,9 +566,13 @@ class RunBuilder {
     // Every marked step is listed in the status with its message (and announced); a 10,000-step
     // fan-out whose agent is missing would outgrow etcd's object limit, so the rest wait unmarked.
     if (state.phase !== 'Pending' && waitingBefore >= MAX_WAITING_STEPS_SHOWN) return
+    // Still waiting for the same thing (a budget whose total moved): the status follows, but
+    // people were told once already.
+    const sameWait = state.phase === 'Pending' && state.error !== undefined && waitSubject(state.error) === waitSubject(message)
     state.phase = 'Pending'
     state.error = message
-    this.transition({ kind: 'step.waiting', type: reason === 'AgentNotFound' ? 'Warning' : 'Normal', reason, message, step: step.name, phase: 'Pending' })
+    if (sameWait) return
+    this.transition({ kind: 'step.waiting', type: WARNING_WAITS.has(reason) ? 'Warning' : 'Normal', reason, message, step: step.name, phase: 'Pending' })
   }
 
   private dependenciesMet(step: WorkflowStep, continueOnError: boolean): boolean {
@@ -542,7 +616,7 @@ class RunBuilder {
       }, this.now)
     }
     const unchanged = sameJson(status, this.wf.status)
-    const writes = this.plan.deleteJobs.length + this.plan.startJobs.length + this.plan.outputWrites.length
+    const writes = this.plan.deleteJobs.length + this.plan.startJobs.length + this.plan.outputWrites.length + this.plan.finishedAttempts.length
     if (unchanged && writes === 0 && this.plan.annotations === null) return NO_CHANGES
     return { ...this.plan, status: unchanged ? null : status }
   }
@@ -628,6 +702,35 @@ export function workflowTimeoutSeconds(wf: Workflow): number {
   return DEFAULT_WORKFLOW_TIMEOUT_SECONDS
 }
 
+/** Waits a person has to act on (create something, raise a limit); approval is the normal kind. */
+const WARNING_WAITS: ReadonlySet<string> = new Set(['AgentNotFound', 'AgentIdentityPending', 'CostLimitExceeded'])
+
+/** What a waiting message waits for: the part before its first `: ` (the details may change). */
+function waitSubject(message: string): string {
+  const i = message.indexOf(': ')
+  return i < 0 ? message : message.slice(0, i)
+}
+
+/** Why a step of `agent` waits for its ServiceAccount, and what to do about it. */
+function identityMessage(wf: Workflow, step: WorkflowStep, agent: Agent): string {
+  const namespace = wf.metadata.namespace ?? ''
+  const account = agentServiceAccountName(agent)
+  const agentName = agent.metadata.name ?? ''
+  const home = agent.metadata.namespace ?? namespace
+  const head = `Waiting for ServiceAccount "${account}" in namespace "${namespace}"`
+  if (home !== namespace) {
+    return `${head}: step "${step.name}" runs as agent ${home}/${agentName}, and a pod can only use a ServiceAccount of its own namespace; `
+      + `create "${account}" in "${namespace}" (agent-changed makes it only in "${home}")`
+  }
+  return `${head}: step "${step.name}" runs as agent "${agentName}", whose identity agent-changed has not created yet`
+}
+
+/** purko's QuotaAvailable message, with the agent and what releases the step. */
+function budgetMessage(step: WorkflowStep, agent: Agent, totalUSD: number, limitUSD: number): string {
+  return `Waiting for budget of agent "${agent.metadata.name ?? ''}": ${costLimitMessage(totalUSD, limitUSD)}; `
+    + `step "${step.name}" starts once guardrails.costLimitUSD is raised or the cost is reset (annotation ${ANNOTATION_RESET_COST})`
+}
+
 function holdsRetrySlot(s: StepState): boolean {
   return s.phase === 'Pending' && s.nextAttemptAt !== undefined
 }
@@ -696,3 +799,26 @@ export function jobsNeedingResults(workflow: Workflow, jobs: readonly JobFact[])
   })
 }
 
+
+/**
+ * Pure: the agents (`namespace/name`) whose identity the next plan may need: those of steps of
+ * the current run that have not started, and under the rollback strategy also of steps a
+ * compensation may run for. A superset of what will start, and empty once the run is over, so
+ * checking identities costs nothing for finished work.
+ */
+export function agentsThatMayStart(workflow: Workflow): Set<string> {
+  const runId = runIdFor(workflow.metadata.uid ?? '', workflow.metadata.annotations?.[ANNOTATION_RERUN])
+  const sameRun = workflow.status?.runId === runId
+  if (sameRun && isTerminalPhase(workflow.status?.phase)) return new Set()
+  const states = sameRun ? decodeStepStates(workflow) : new Map<string, StepState>()
+  const rollback = workflow.spec.failureStrategy === 'rollback'
+  const keys = new Set<string>()
+  for (const step of workflow.spec.steps) {
+    if (!step.agentRef?.name) continue
+    const phase = states.get(step.name)?.phase
+    if (phase === undefined || phase === 'Pending' || (rollback && (phase === 'Succeeded' || phase === 'Running' || phase === 'RollingBack'))) {
+      keys.add(agentKeyOf(workflow, step))
+    }
+  }
+  return keys
+}

@@ -30,8 +30,10 @@ describe('step-job-finished', () => {
     expect(wf.status?.stepStatuses?.map((s) => [s.name, s.phase])).toEqual([['fetch', 'Succeeded'], ['report', 'Running']])
     expect(kube.writes).toEqual([
       `create Job/wf-fetch-${runId}`, 'annotate Workflow/wf', 'status Workflow/wf',
-      'create ConfigMap/wf-outputs', `create Job/wf-report-${runId}`, 'status Workflow/wf',
+      // The finished attempt counts on its agent before the Workflow records the result.
+      'create ConfigMap/wf-outputs', 'status Agent/helper', `create Job/wf-report-${runId}`, 'status Workflow/wf',
     ])
+    expect(kube.agents.get('team/helper')?.status?.metrics).toMatchObject({ totalInvocations: 1, successCount: 1, failureCount: 0 })
   })
 
   it('does nothing but one GET for a duplicate delivery', async () => {

@@ -9,6 +9,7 @@ import { CloudEvent, HTTP } from 'cloudevents'
 import { http, HttpResponse } from 'msw'
 import { setupServer } from 'msw/node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createApp as resyncTick } from '../../functions/resync-tick/index.js'
 import { createApp as stepJobFinished } from '../../functions/step-job-finished/index.js'
 import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
 import { readRuntimeConfig } from '../../shared/config.js'
@@ -110,13 +111,23 @@ describe('the workflow functions against the embedded API server', () => {
     const changed = await listen(workflowChanged(deps()))
     const finished = await listen(stepJobFinished(deps()))
 
+    // No ServiceAccount for the agent yet (agent-changed has not run): the step waits for it.
     expect(await post(changed, 'dev.knative.apiserver.resource.add', await workflow('notes'))).toBe(202)
+    const waiting = await workflow('notes')
+    expect(waiting.status.stepStatuses[0]).toMatchObject({ name: 'draft', phase: 'Pending', error: expect.stringContaining('ServiceAccount "agent-writer-sa" in namespace "ai-agents"') })
+    expect((await batch.listNamespacedJob({ namespace: NS })).items).toEqual([])
+    expect((await core.listNamespacedEvent({ namespace: NS })).items.map((e) => e.reason)).toContain('AgentIdentityPending')
+
+    // Creating an account is not a Workflow event: the resync tick re-drives the waiting step.
+    await core.createNamespacedServiceAccount({ namespace: NS, body: { metadata: { name: 'agent-writer-sa' } } })
+    expect(await post(await listen(resyncTick(deps())), 'dev.knative.sources.ping', {})).toBe(202)
     const started = await workflow('notes')
     expect(started.status.phase).toBe('Running')
     expect(started.spec.parallelism).toBe(1) // the CRD's default, applied by the API server
     const runId = started.status.runId as string
     const first = await batch.readNamespacedJob({ namespace: NS, name: `notes-draft-${runId}` })
     expect(first.spec?.template.spec?.securityContext?.runAsNonRoot).toBe(true)
+    expect(first.spec?.template.spec?.serviceAccountName).toBe('agent-writer-sa')
     expect(first.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Workflow', name: 'notes', controller: true })
 
     const done = await complete(first, 'thinking\nOUTPUT:{"response":"Tides \\"rise\\" twice a day"}\n')

@@ -242,7 +242,7 @@ describe('stepJobManifest: Job object', () => {
 
   it.each<[string, Partial<AgentSpec>, string]>([
     ['the agent ServiceAccount when it names one', { runtime: { serviceAccountName: 'triage-sa' } }, 'triage-sa'],
-    ['the namespace default otherwise', {}, 'default'],
+    ['its own agent-<name>-sa otherwise, not the namespace default', {}, 'agent-a1-sa'],
   ])('runs as %s, without a mounted API token', (_, spec, sa) => {
     const job = stepJobManifest(anInput({ agent: anAgent(spec) }))
     expect(podSpec(job).serviceAccountName).toBe(sa)

@@ -1,0 +1,54 @@
+import { recordAttempts } from '../agent/metrics.js'
+import { ConflictError } from '../errors.js'
+import type { FinishedAttempt } from '../reconcile/workflow-plan.js'
+import type { Agent } from '../schemas/agent.js'
+import type { EngineDeps } from './controller.js'
+
+/** Writes of one Agent's metrics tried before the lost race is handed to the Broker (409). */
+export const METRICS_WRITE_TRIES = 8
+
+/**
+ * Counts finished step attempts on their Agents' `status.metrics`, exactly once per attempt:
+ * the keys already recorded on the Agent are skipped, and each write is guarded by the
+ * resourceVersion it was computed from, re-read and retried when another writer (a concurrent
+ * step of the same agent, agent-changed, the autonomy tick) got there first. Only the metrics
+ * are touched; the rest of the status is the fresh object's. Throws ConflictError when the
+ * race is lost METRICS_WRITE_TRIES times, so the event is redelivered and nothing is lost.
+ * Returns the Agents as written.
+ */
+export async function recordAgentMetrics(
+  deps: EngineDeps, attempts: readonly FinishedAttempt[], known: ReadonlyMap<string, Agent>,
+): Promise<Agent[]> {
+  const byAgent = new Map<string, FinishedAttempt[]>()
+  for (const attempt of attempts) byAgent.set(attempt.agentKey, [...(byAgent.get(attempt.agentKey) ?? []), attempt])
+  const written = await Promise.all([...byAgent].map(([key, list]) => recordOn(deps, key, list, known.get(key))))
+  return written.flatMap((agent) => agent ?? [])
+}
+
+async function recordOn(deps: EngineDeps, agentKey: string, attempts: FinishedAttempt[], listed: Agent | undefined): Promise<Agent | null> {
+  const [namespace, name] = splitKey(agentKey)
+  const now = deps.now().toISOString()
+  // The Agent listed moments ago for this plan is the first guess; the guard catches it being stale.
+  let agent = listed ?? await deps.kube.getAgent(namespace, name)
+  for (let attempt = 1; ; attempt++) {
+    if (!agent) {
+      deps.log.info({ namespace, name, attempts: attempts.length }, `Agent ${agentKey} is gone; its step attempts are not counted`)
+      return null
+    }
+    const metrics = recordAttempts(agent.status?.metrics, attempts, now)
+    if (metrics === null) return null // counted by an earlier delivery
+    try {
+      return await deps.kube.replaceAgentStatus(namespace, name, agent.metadata.resourceVersion ?? '', { ...(agent.status ?? {}), metrics })
+    } catch (err) {
+      if (!(err instanceof ConflictError) || attempt >= METRICS_WRITE_TRIES) throw err
+    }
+    // Jitter, so replicas finishing steps of one agent at the same moment stop colliding.
+    await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 20 * attempt)))
+    agent = await deps.kube.getAgent(namespace, name)
+  }
+}
+
+function splitKey(key: string): [string, string] {
+  const slash = key.indexOf('/')
+  return [key.slice(0, slash), key.slice(slash + 1)]
+}
