@@ -14,12 +14,17 @@ const FUNCTION_GRANTS: Grants = {
   'purko.io/workflows/status': ['update'],
   // Owner references with blockOwnerDeletion (OwnerReferencesPermissionEnforcement).
   'purko.io/workflows/finalizers': ['update'],
-  'purko.io/agents': ['get', 'list'],
+  // Metrics on every finished attempt, and the immediate demotion a failure may trigger.
+  'purko.io/agents': ['get', 'list', 'patch'],
+  'purko.io/agents/status': ['update'],
+  'purko.io/agentautonomypolicies': ['list'],
   'purko.io/llmproviders': ['list'],
   'purko.io/mcpservers': ['list'],
   'batch/jobs': ['create', 'delete', 'list'],
   '/pods': ['list'],
   '/pods/log': ['get'],
+  // Whether a step's agent identity exists yet.
+  '/serviceaccounts': ['get'],
   '/configmaps': ['create', 'get', 'list', 'update'],
   // Copies of LLMProvider Secrets kept in another namespace (purko-system) beside the Workflow.
   '/secrets': ['create', 'get', 'update'],
