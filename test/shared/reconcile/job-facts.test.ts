@@ -76,6 +76,11 @@ describe('failureFromLog', () => {
       .toEqual({ ok: false, class: 'error', error: 'job failed (no pods found): BackoffLimitExceeded' })
   })
 
+  it('keeps the tokens and cost the executor reports beside its error, since a failed attempt spent them too', () => {
+    const log = 'OUTPUT:{"error":"tool loop","_metrics":{"tokens_in":40,"tokens_out":2,"cost_usd":0.03}}'
+    expect(failureFromLog(log, undefined, undefined)).toEqual({ ok: false, class: 'error', error: 'tool loop', usage: { tokens: 42, costUSD: 0.03 } })
+  })
+
   it('keeps a long failure text to 1024 characters', () => {
     const result = failureFromLog('y'.repeat(5000), undefined, undefined)
     expect(result.ok).toBe(false)
@@ -118,5 +123,26 @@ describe('jobFactFrom', () => {
     const fact = jobFactFrom(job)
     if (expected === null) expect(fact).toBeNull()
     else expect(fact).toMatchObject({ name: 'wf-s1-3f2a9c1e-ab12', workflow: 'wf', step: 's1', runId: '3f2a9c1e-ab12', ...expected })
+  })
+})
+
+describe('jobFactFrom times', () => {
+  it('reads when the Job started and finished, from Date objects (the client) or strings (events)', () => {
+    const job = aJob(LABELS, [{ type: 'Complete', status: 'True' }])
+    job.status = { ...job.status, startTime: new Date('2026-01-01T00:00:05Z'), completionTime: '2026-01-01T00:01:00Z' as unknown as Date }
+    expect(jobFactFrom(job)).toMatchObject({ startedAt: '2026-01-01T00:00:05.000Z', finishedAt: '2026-01-01T00:01:00.000Z' })
+  })
+
+  it('takes a failed Job\'s end from its Failed condition, and a Job never started from its creation', () => {
+    const job = aJob(LABELS, [{ type: 'Failed', status: 'True', reason: 'DeadlineExceeded' }])
+    job.status!.conditions![0]!.lastTransitionTime = '2026-01-01T00:02:00Z' as unknown as Date
+    job.metadata!.creationTimestamp = '2026-01-01T00:00:00Z' as unknown as Date
+    expect(jobFactFrom(job)).toMatchObject({ startedAt: '2026-01-01T00:00:00.000Z', finishedAt: '2026-01-01T00:02:00.000Z' })
+  })
+
+  it('has no end while the Job runs', () => {
+    const job = aJob(LABELS)
+    job.status = { startTime: new Date('2026-01-01T00:00:05Z'), completionTime: new Date('2026-01-01T00:00:06Z') }
+    expect(jobFactFrom(job)?.finishedAt).toBeUndefined()
   })
 })

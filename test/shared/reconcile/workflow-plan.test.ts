@@ -5,7 +5,7 @@ import { resultFromLog, MAX_OUTPUT_BYTES, type JobFact } from '../../../shared/r
 import { runIdFor } from '../../../shared/reconcile/run-id.js'
 import { decodeStepStates } from '../../../shared/reconcile/step-states.js'
 import {
-  completionPhase, isTerminalPhase, jobsNeedingResults, MAX_PARALLELISM, mayNeedWork, NO_CHANGES, planWorkflow, workflowTimeoutSeconds,
+  agentsThatMayStart, completionPhase, isTerminalPhase, jobsNeedingResults, MAX_PARALLELISM, mayNeedWork, NO_CHANGES, planWorkflow, workflowTimeoutSeconds,
   type WorkflowPlan,
 } from '../../../shared/reconcile/workflow-plan.js'
 import type { Agent } from '../../../shared/schemas/agent.js'
@@ -1145,4 +1145,206 @@ describe('any sequence of events', () => {
       expect(complete(wf)?.reason).not.toBe('WorkflowTimeout')
     }), { numRuns: 300 })
   }, 120_000)
+})
+
+/** Agent a1 with a cost limit and the total recorded so far. */
+const budgeted = (guardrails: Record<string, unknown>, totalCostUSD: number, recordedAttempts?: string[]): Agent => {
+  const agent = anAgent()
+  return { ...agent, spec: { ...agent.spec, guardrails }, status: { metrics: { totalCostUSD, ...(recordedAttempts ? { recordedAttempts } : {}) } } }
+}
+const attemptKey = (step: string, attempt: number | 'rollback') => `${WF_UID}/${runIdOf()}/${step}/${attempt}`
+const withUsage = (tokensIn: number, tokensOut: number, cost: number, extra: Record<string, unknown> = {}) =>
+  okResult({ ...extra, _metrics: { tokens_in: tokensIn, tokens_out: tokensOut, cost_usd: cost } })
+
+describe('agent identity', () => {
+  it('keeps a step Pending, names the ServiceAccount and namespace, and creates no Job until the identity exists', () => {
+    const first = planAndSettle(aWorkflow(), T0, { identities: new Set() })
+    expect(first.plan.startJobs).toEqual([])
+    expect(stepOf(first.wf, 's1')).toMatchObject({
+      phase: 'Pending',
+      error: expect.stringMatching(/^Waiting for ServiceAccount "agent-a1-sa" in namespace "ai-agents": step "s1" runs as agent "a1"/),
+    })
+    expect(first.plan.transitions).toContainEqual(expect.objectContaining({ kind: 'step.waiting', reason: 'AgentIdentityPending', type: 'Warning', step: 's1' }))
+    // Still missing a minute later: nothing to write, nothing to announce again.
+    expect(planWorkflow(factsFor(first.wf, { identities: new Set() }), T1)).toBe(NO_CHANGES)
+
+    const { plan, wf } = planAndSettle(first.wf, T1)
+    expect(started(plan)).toEqual(['s1'])
+    expect(stepOf(wf, 's1')).toEqual({ name: 's1', phase: 'Running', jobName: jobOf('s1'), startTime: T1 })
+  })
+
+  it('names the account spec.runtime.serviceAccountName asks for', () => {
+    const agent = anAgent()
+    const own = { ...agent, spec: { ...agent.spec, runtime: { serviceAccountName: 'triage-sa' } } } as Agent
+    const { wf } = planAndSettle(aWorkflow(), T0, { agents: agentsOf(own), identities: new Set() })
+    expect(stepOf(wf, 's1')?.error).toContain('ServiceAccount "triage-sa" in namespace "ai-agents"')
+  })
+
+  it('explains that an agent of another namespace needs its ServiceAccount in the Workflow\'s namespace', () => {
+    const wf = withSpec({ steps: [aStep('s1', { agentRef: { name: 'a1', namespace: 'shared' } })] })
+    const { plan, wf: next } = planAndSettle(wf, T0, { agents: agentsOf(anAgent({ namespace: 'shared' })), identities: new Set() })
+    expect(plan.startJobs).toEqual([])
+    expect(stepOf(next, 's1')?.error).toBe('Waiting for ServiceAccount "agent-a1-sa" in namespace "ai-agents": step "s1" runs as agent shared/a1, '
+      + 'and a pod can only use a ServiceAccount of its own namespace; create "agent-a1-sa" in "ai-agents" (agent-changed makes it only in "shared")')
+  })
+
+  it('holds back only the steps of the agent without an identity', () => {
+    const steps = [aStep('s1'), aStep('s2', { agentRef: { name: 'b' } })]
+    const agents = agentsOf(anAgent(), anAgent({ name: 'b' }))
+    const { plan, wf } = planAndSettle(withSpec({ steps, parallelism: 2 }), T0, { agents, identities: new Set(['ai-agents/b']) })
+    expect(started(plan)).toEqual(['s2'])
+    expect(phasesOf(wf)).toEqual({ s1: 'Pending', s2: 'Running' })
+  })
+
+  it('waits for it before a compensation Job too, then rolls back', () => {
+    let run = planAndSettle(withSpec({ steps: aChain(2), failureStrategy: 'rollback' }), T0)
+    run = finish(run.wf, T1, { step: 's1' })
+    run = finish(run.wf, T2, { step: 's2', state: 'Failed' }, { identities: new Set() })
+    expect(run.plan.startJobs).toEqual([])
+    expect(complete(run.wf)).toMatchObject({ reason: 'RollbackInProgress', message: expect.stringContaining('Waiting for ServiceAccount "agent-a1-sa"') })
+    expect(run.plan.transitions).toContainEqual(expect.objectContaining({ reason: 'AgentIdentityPending', type: 'Warning', step: 's1' }))
+    expect(planWorkflow(factsFor(run.wf, { identities: new Set() }), T3)).toBe(NO_CHANGES)
+    run = planAndSettle(run.wf, T3)
+    expect(run.plan.startJobs).toEqual([expect.objectContaining({ step: 's1', attempt: 'rollback' })])
+  })
+})
+
+describe('cost limits', () => {
+  it.each<[string, Record<string, unknown>, number, string]>([
+    ['costLimitUSD', { costLimitUSD: 1 }, 1.5, 'Total cost $1.50 exceeds limit $1.00'],
+    ['purko\'s "$x.xx" costLimit', { costLimit: '$2.50' }, 3, 'Total cost $3.00 exceeds limit $2.50'],
+  ])('starts no step of an agent over its %s, with purko\'s message and one Warning', (_, guardrails, total, purko) => {
+    const agents = agentsOf(budgeted(guardrails, total))
+    const { plan, wf } = planAndSettle(aWorkflow(), T0, { agents })
+    expect(plan.startJobs).toEqual([])
+    expect(stepOf(wf, 's1')).toMatchObject({ phase: 'Pending', error: expect.stringContaining(purko) })
+    expect(stepOf(wf, 's1')?.error).toMatch(/^Waiting for budget of agent "a1": .*kinetic\.dev\/reset-cost/)
+    expect(plan.transitions).toContainEqual(expect.objectContaining({ kind: 'step.waiting', reason: 'CostLimitExceeded', type: 'Warning', step: 's1' }))
+  })
+
+  it.each<[string, Agent]>([
+    ['the limit is raised', budgeted({ costLimitUSD: 5 }, 1.5)],
+    ['the cost is reset', budgeted({ costLimitUSD: 1 }, 0)],
+    ['the limit is removed', anAgent()],
+  ])('starts the waiting step once %s', (_, released) => {
+    const first = planAndSettle(aWorkflow(), T0, { agents: agentsOf(budgeted({ costLimitUSD: 1 }, 1.5)) })
+    const { plan, wf } = planAndSettle(first.wf, T1, { agents: agentsOf(released) })
+    expect(started(plan)).toEqual(['s1'])
+    expect(stepOf(wf, 's1')).toEqual({ name: 's1', phase: 'Running', jobName: jobOf('s1'), startTime: T1 })
+  })
+
+  it('allows a total equal to the limit (purko\'s rule: strictly greater is over)', () => {
+    expect(started(planAndSettle(aWorkflow(), T0, { agents: agentsOf(budgeted({ costLimitUSD: 1 }, 1)) }).plan)).toEqual(['s1'])
+  })
+
+  it('follows a total that moves while the step waits without announcing the wait again', () => {
+    const first = planAndSettle(aWorkflow(), T0, { agents: agentsOf(budgeted({ costLimitUSD: 1 }, 1.5)) })
+    const { plan, wf } = planAndSettle(first.wf, T1, { agents: agentsOf(budgeted({ costLimitUSD: 1 }, 2)) })
+    expect(stepOf(wf, 's1')?.error).toContain('Total cost $2.00 exceeds limit $1.00')
+    expect(plan.transitions).toEqual([])
+  })
+
+  it('lets running steps finish and holds back what comes after them', () => {
+    const steps = [aStep('s1'), aStep('s2'), aStep('s3', { dependsOn: ['s1'] })]
+    const run = planAndSettle(withSpec({ steps, parallelism: 2 }), T0, { agents: agentsOf(budgeted({ costLimitUSD: 1 }, 0)) })
+    expect(started(run.plan)).toEqual(['s1', 's2'])
+    // s1's own cost takes the agent over the limit in the plan that records it.
+    const facts = factsFor(run.wf, { agents: agentsOf(budgeted({ costLimitUSD: 1 }, 0.5)), jobs: [aJobFact({ step: 's1', result: withUsage(10, 20, 0.75) })] })
+    const plan = planWorkflow(facts, T1)
+    expect(plan.deleteJobs).toEqual([])
+    expect(plan.startJobs).toEqual([])
+    const next = applyStatus(run.wf, plan)
+    expect(phasesOf(next)).toEqual({ s1: 'Succeeded', s2: 'Running', s3: 'Pending' })
+    expect(stepOf(next, 's3')?.error).toContain('Total cost $1.25 exceeds limit $1.00')
+    // Once the metrics write has landed the agent shows the same total, and nothing changes.
+    const recorded = budgeted({ costLimitUSD: 1 }, 1.25, [attemptKey('s1', 0)])
+    expect(planWorkflow(factsFor(next, { agents: agentsOf(recorded), outputs: new Map([['s1', plan.outputWrites[0]!.json]]) }), T1)).toBe(NO_CHANGES)
+  })
+
+  it('does not hold back a compensation: undoing work is not new work', () => {
+    let run = planAndSettle(withSpec({ steps: aChain(2), failureStrategy: 'rollback' }), T0)
+    run = finish(run.wf, T1, { step: 's1' })
+    run = finish(run.wf, T2, { step: 's2', state: 'Failed' }, { agents: agentsOf(budgeted({ costLimitUSD: 1 }, 9)) })
+    expect(run.plan.startJobs).toEqual([expect.objectContaining({ step: 's1', attempt: 'rollback' })])
+  })
+})
+
+describe('finished attempts (agent metrics)', () => {
+  it('reports a success with the tokens and cost of its _metrics and the time since the step started', () => {
+    const first = planAndSettle(aWorkflow(), T0)
+    const { plan } = finish(first.wf, T1, { step: 's1', result: withUsage(100, 20, 0.25, { response: 'ok' }) })
+    expect(plan.finishedAttempts).toEqual([{ agentKey: 'ai-agents/a1', key: attemptKey('s1', 0), ok: true, tokens: 120, costUSD: 0.25, latencyMs: 60_000 }])
+  })
+
+  it('takes the latency up to when the Job finished, not when the event arrived', () => {
+    const first = planAndSettle(aWorkflow(), T0)
+    const job = { ...aJobFact({ workflow: first.wf }), finishedAt: '2026-01-01T00:00:42.000Z' }
+    const plan = planWorkflow(factsFor(first.wf, { jobs: [job] }), T5)
+    expect(plan.finishedAttempts[0]?.latencyMs).toBe(42_000)
+  })
+
+  it('reports every failed attempt, also those that are retried, each under its own key', () => {
+    let run = planAndSettle(withSpec({ steps: [aStep('s1', { retryPolicy: { maxRetries: 1, backoffSeconds: 1 } })] }), T0)
+    const failure = { ok: false as const, class: 'error' as const, error: 'model refused', usage: { tokens: 7, costUSD: 0.01 } }
+    run = finish(run.wf, T1, { step: 's1', state: 'Failed', result: failure })
+    expect(run.plan.finishedAttempts).toEqual([{ agentKey: 'ai-agents/a1', key: attemptKey('s1', 0), ok: false, tokens: 7, costUSD: 0.01, latencyMs: 60_000 }])
+    run = planAndSettle(run.wf, T2)
+    expect(started(run.plan)).toEqual(['s1'])
+    expect(run.plan.finishedAttempts).toEqual([])
+    run = finish(run.wf, T3, { step: 's1', attempt: 1, state: 'Failed' })
+    expect(run.plan.finishedAttempts).toEqual([expect.objectContaining({ key: attemptKey('s1', 1), ok: false, tokens: 0, costUSD: 0 })])
+    expect(run.wf.status?.phase).toBe('Failed')
+  })
+
+  it('reports nothing for a duplicate result, a type-only step or a step that was never started', () => {
+    const first = planAndSettle(aWorkflow(), T0)
+    const done = finish(first.wf, T1, { step: 's1' })
+    expect(planWorkflow(factsFor(done.wf, { jobs: [aJobFact()] }), T2).finishedAttempts ?? []).toEqual([])
+    const notify = planAndSettle(withSpec({ steps: [aStep('n', { agentRef: undefined, type: 'notification' })] }), T0)
+    expect(notify.plan.finishedAttempts).toEqual([])
+  })
+
+  it('counts a lost Job as a failed attempt of its agent', () => {
+    const first = planAndSettle(aWorkflow(), T0)
+    const { plan } = planAndSettle(first.wf, T1, { jobs: [], jobsComplete: true })
+    expect(plan.finishedAttempts).toEqual([expect.objectContaining({ key: attemptKey('s1', 0), ok: false })])
+  })
+
+  it('counts compensations, failed or not, under the step\'s rollback key', () => {
+    let run = planAndSettle(withSpec({ steps: aChain(3), failureStrategy: 'rollback' }), T0)
+    run = finish(run.wf, T1, { step: 's1' })
+    run = finish(run.wf, T2, { step: 's2' })
+    run = finish(run.wf, T3, { step: 's3', state: 'Failed' })
+    run = finish(run.wf, T4, { step: 's2', attempt: 'rollback', result: withUsage(1, 2, 0.5) })
+    expect(run.plan.finishedAttempts).toEqual([expect.objectContaining({ key: attemptKey('s2', 'rollback'), ok: true, tokens: 3, costUSD: 0.5 })])
+    run = finish(run.wf, T5, { step: 's1', attempt: 'rollback', state: 'Failed' })
+    expect(run.plan.finishedAttempts).toEqual([expect.objectContaining({ key: attemptKey('s1', 'rollback'), ok: false })])
+  })
+
+  it('counts a cross-namespace agent\'s attempts for the agent in its own namespace', () => {
+    const wf = withSpec({ steps: [aStep('s1', { agentRef: { name: 'a1', namespace: 'shared' } })] })
+    const agents = agentsOf(anAgent({ namespace: 'shared' }))
+    const first = planAndSettle(wf, T0, { agents })
+    const { plan } = finish(first.wf, T1, { step: 's1' }, { agents })
+    expect(plan.finishedAttempts).toEqual([expect.objectContaining({ agentKey: 'shared/a1' })])
+  })
+})
+
+describe('agentsThatMayStart', () => {
+  it('lists the agents of steps not started yet, and none once the run is over', () => {
+    const steps = [aStep('s1'), aStep('s2', { agentRef: { name: 'b', namespace: 'shared' }, dependsOn: ['s1'] })]
+    const wf = withSpec({ steps })
+    expect([...agentsThatMayStart(wf)].sort()).toEqual(['ai-agents/a1', 'shared/b'])
+    const running = planAndSettle(wf, T0, { agents: agentsOf(anAgent(), anAgent({ name: 'b', namespace: 'shared' })) }).wf
+    expect([...agentsThatMayStart(running)]).toEqual(['shared/b'])
+    const failed = finish(running, T1, { step: 's1', state: 'Failed' }).wf
+    expect(failed.status?.phase).toBe('Failed')
+    expect([...agentsThatMayStart(failed)]).toEqual([])
+  })
+
+  it('keeps the agents of succeeded steps under the rollback strategy, for their compensations', () => {
+    const wf = withSpec({ steps: aChain(2), failureStrategy: 'rollback' })
+    const run = finish(planAndSettle(wf, T0).wf, T1, { step: 's1' }).wf
+    expect([...agentsThatMayStart(run)]).toEqual(['ai-agents/a1'])
+  })
 })
