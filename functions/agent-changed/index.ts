@@ -2,23 +2,17 @@
 // Trigger: knative/triggers/agent-changed.yaml (source kineticsource=agents).
 // Writes: the Agent's ServiceAccount, Role and RoleBinding, its status, and Warning Events.
 import type { Hono } from 'hono'
-import { z } from 'zod'
 import { agentMayNeedWork } from '../../shared/agent/echo.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
 import { baseApp } from '../../shared/http/app.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
+import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
 import { AgentSchema } from '../../shared/schemas/agent.js'
 
 // The controller is loaded on the first event that needs it: echoes of our own writes never do.
 const engine = () => import('../../shared/engine/reconcile-agent.js')
 
-/** Event data: a whole Agent (Resource mode) or an ObjectReference (Reference mode). */
-const AgentEventData = z.looseObject({
-  kind: z.string().optional(),
-  name: z.string().optional(),
-  namespace: z.string().optional(),
-  metadata: z.looseObject({ name: z.string().min(1), namespace: z.string().min(1) }).optional(),
-}).refine((d) => d.metadata !== undefined || (d.name && d.namespace), 'neither an Agent nor an ObjectReference')
+const AgentEventData = objectEventData('Agent')
 
 /** The agent-changed function: keeps each Agent's identity, conditions and phase in step with its spec. */
 export function createApp(deps: EngineDeps): Hono {
@@ -33,8 +27,7 @@ export function createApp(deps: EngineDeps): Hono {
       const seen = AgentSchema.safeParse(data)
       if (seen.success && !agentMayNeedWork(seen.data)) return c.body(null, 202)
     }
-    const namespace = data.metadata?.namespace ?? data.namespace!
-    const name = data.metadata?.name ?? data.name!
+    const { namespace, name } = objectKeyOf(data)
     const { reconcileAgent } = await engine()
     const outcome = await reconcileAgent(deps, namespace, name)
     log.info({ namespace, name, result: outcome.result, identity: outcome.identity, phase: outcome.phase }, 'Reconciled Agent')
