@@ -15,7 +15,8 @@ import { agentOf, workflowOf } from '../support/objects.js'
  * DAG, random step outcomes (fail a few times, then succeed or fail for good), and a random
  * event schedule: every event may be dropped, duplicated or delivered out of order, Jobs finish
  * in random order, and resync ticks arrive now and then. The property: exactly one Job per step
- * attempt, and the same final phases as an orderly run.
+ * attempt, the same final phases as an orderly run, and the agent's metrics counting every
+ * finished attempt exactly once.
  */
 
 interface StepPlan { deps: readonly number[]; failures: number; conditionFalse: boolean }
@@ -140,6 +141,14 @@ describe('events are hints, state is truth', () => {
           }
           // The same step attempts ran: none missing, none extra.
           expect([...chaotic.kube.createdJobs].sort()).toEqual([...orderly.kube.createdJobs].sort())
+          // The agent counted each finished attempt once: duplicates, reorderings and redeliveries
+          // after lost races count nothing twice, dropped events nothing less.
+          const metrics = chaotic.kube.agents.get('team/helper')?.status?.metrics
+          const attempts = chaotic.kube.createdJobs.length
+          expect(metrics?.totalInvocations ?? 0).toBe(attempts)
+          expect((metrics?.successCount ?? 0) + (metrics?.failureCount ?? 0)).toBe(attempts)
+          expect(metrics?.successCount ?? 0).toBe(orderly.kube.agents.get('team/helper')?.status?.metrics?.successCount ?? 0)
+          expect(new Set(metrics?.recordedAttempts ?? []).size).toBe(attempts)
         },
       ),
       { numRuns: 60 },
