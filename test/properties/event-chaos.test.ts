@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { createApp as resyncTick } from '../../functions/resync-tick/index.js'
 import { createApp as stepJobFinished } from '../../functions/step-job-finished/index.js'
 import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
+import { TransientError } from '../../shared/errors.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 import { FakeKube } from '../fakes/kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
@@ -14,7 +15,8 @@ import { agentOf, workflowOf } from '../support/objects.js'
  * The system under test is the three functions plus the fake API server. A scenario is a random
  * DAG, random step outcomes (fail a few times, then succeed or fail for good), and a random
  * event schedule: every event may be dropped, duplicated or delivered out of order, Jobs finish
- * in random order, and resync ticks arrive now and then. The property: exactly one Job per step
+ * in random order, a Workflow status write may fail after the children were written, and resync
+ * ticks arrive now and then. The property: exactly one Job per step
  * attempt, the same final phases as an orderly run, and the agent's metrics counting every
  * finished attempt exactly once.
  */
@@ -34,8 +36,8 @@ const scenario: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 7 }).chain((n
 // With failFast or stop, which parallel steps were still running when another failed depends on
 // timing, not on event handling, so those strategies run one step at a time here.
 
-/** Chaos knobs, one per event kind, chosen by fast-check. */
-interface Chaos { drop: number; duplicate: number; seed: number }
+/** Chaos knobs chosen by fast-check; `crash` fails a Workflow status write after the children were written. */
+interface Chaos { drop: number; duplicate: number; crash: number; seed: number }
 
 function workflowFor(s: Scenario): Workflow {
   return workflowOf('chaos', s.steps.map((step, i) => ({
@@ -89,6 +91,7 @@ async function run(s: Scenario, chaos: Chaos | null): Promise<{ phases: Record<s
     }
     // Deliver one pending event: the next in order, or a random one under chaos.
     if (queue.length > 0) {
+      if (chaos && rand() < chaos.crash) kube.failNext('patchWorkflowStatus', new TransientError('etcd timeout'))
       const event = queue.splice(chaos ? Math.floor(rand() * queue.length) : 0, 1)[0]!
       const type = event.fn === 'tick' ? PING : event.fn === 'workflow' && round === 0 ? RESOURCE_ADD : RESOURCE_UPDATE
       const res = await deliver(apps[event.fn], type, event.data)
@@ -128,7 +131,12 @@ describe('events are hints, state is truth', () => {
     await fc.assert(
       fc.asyncProperty(
         scenario,
-        fc.record({ drop: fc.double({ min: 0, max: 0.4, noNaN: true }), duplicate: fc.double({ min: 0, max: 0.5, noNaN: true }), seed: fc.integer({ min: 1, max: 2 ** 30 }) }),
+        fc.record({
+          drop: fc.double({ min: 0, max: 0.4, noNaN: true }),
+          duplicate: fc.double({ min: 0, max: 0.5, noNaN: true }),
+          crash: fc.double({ min: 0, max: 0.3, noNaN: true }),
+          seed: fc.integer({ min: 1, max: 2 ** 30 }),
+        }),
         async (s, chaos) => {
           const orderly = await run(s, null)
           const chaotic = await run(s, chaos)
@@ -142,7 +150,8 @@ describe('events are hints, state is truth', () => {
           // The same step attempts ran: none missing, none extra.
           expect([...chaotic.kube.createdJobs].sort()).toEqual([...orderly.kube.createdJobs].sort())
           // The agent counted each finished attempt once: duplicates, reorderings and redeliveries
-          // after lost races count nothing twice, dropped events nothing less.
+          // after a crash between the metrics and the status write count nothing twice, dropped
+          // events nothing less.
           const metrics = chaotic.kube.agents.get('team/helper')?.status?.metrics
           const attempts = chaotic.kube.createdJobs.length
           expect(metrics?.totalInvocations ?? 0).toBe(attempts)
