@@ -149,6 +149,40 @@ describe('the workflow functions against the embedded API server', () => {
     expect((await workflow('notes')).metadata.resourceVersion).toBe(before)
   })
 
+  it('counts every step of one agent that finishes at once, through concurrent deliveries and real resourceVersion conflicts', async () => {
+    await core.createNamespacedServiceAccount({ namespace: NS, body: { metadata: { name: 'agent-writer-sa' } } }).catch(() => undefined)
+    const agentNow = () => custom.getNamespacedCustomObject({ group: 'purko.io', version: 'v1alpha1', namespace: NS, plural: 'agents', name: 'writer' }) as Promise<Record<string, any>>
+    const previous = (await agentNow()).status?.metrics ?? {}
+    const names = ['burst-a', 'burst-b', 'burst-c', 'burst-d', 'burst-e']
+    const changed = await listen(workflowChanged(deps()))
+    const finishedUrls = await Promise.all(names.map(() => listen(stepJobFinished(deps()))))
+    const done: V1Job[] = []
+    for (const name of names) {
+      await custom.createNamespacedCustomObject({
+        group: 'purko.io', version: 'v1alpha1', namespace: NS, plural: 'workflows',
+        body: { apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name }, spec: { steps: [{ name: 'only', agentRef: { name: 'writer' } }] } },
+      })
+      expect(await post(changed, 'dev.knative.apiserver.resource.add', await workflow(name))).toBe(202)
+      const runId = (await workflow(name)).status.runId as string
+      done.push(await complete(await batch.readNamespacedJob({ namespace: NS, name: `${name}-only-${runId}` }), 'OUTPUT:{"response":"ok","_metrics":{"tokens_in":3,"tokens_out":2,"cost_usd":0.1}}\n'))
+    }
+
+    // One function instance per event, all at once, as the Broker fans out; 409s are redelivered.
+    let pending = done.map((job, i) => ({ job, url: finishedUrls[i]! }))
+    for (let round = 0; pending.length > 0 && round < 10; round++) {
+      const answers = await Promise.all(pending.map(({ job, url }) => post(url, 'dev.knative.apiserver.resource.update', job)))
+      expect(answers.every((status) => status === 202 || status === 409)).toBe(true)
+      pending = pending.filter((_, i) => answers[i] === 409)
+    }
+    expect(pending).toEqual([])
+
+    for (const name of names) expect((await workflow(name)).status.phase).toBe('Succeeded')
+    const metrics = (await agentNow()).status.metrics
+    expect(metrics.totalInvocations - (previous.totalInvocations ?? 0)).toBe(names.length)
+    expect(metrics.totalTokensUsed - (previous.totalTokensUsed ?? 0)).toBe(5 * names.length)
+    expect(metrics.recordedAttempts.filter((k: string) => k.endsWith('/only/0'))).toHaveLength(names.length)
+  })
+
   it('rejects an invalid Workflow at the API server with purko\'s message, no function involved', async () => {
     const call = custom.createNamespacedCustomObject({
       group: 'purko.io', version: 'v1alpha1', namespace: NS, plural: 'workflows',
