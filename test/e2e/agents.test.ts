@@ -52,8 +52,11 @@ describe('agent-changed on the local plane', () => {
     expect(sa?.metadata?.labels?.['purko.io/agent-type']).toBe('retriever')
     expect(await plane.kube.get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles/agent-scout-role`)).not.toBeNull()
     expect(await plane.kube.get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings/agent-scout-binding`)).not.toBeNull()
-    const ours = deliveries.filter((d) => d.trigger === 'agent-changed' && String(d.event.subject ?? '').includes('/agents/scout'))
-    expect(ours.length).toBeGreaterThan(0)
+    // The Broker records a delivery once the answer is back, which may be after the status shows.
+    const ours = await eventually('the delivery recorded', () => {
+      const seen = deliveries.filter((d) => d.trigger === 'agent-changed' && String(d.event.subject ?? '').includes('/agents/scout'))
+      return seen.length > 0 ? seen : undefined
+    })
     expect(ours.every((d) => d.outcome === 'delivered' && d.status === 202)).toBe(true)
   })
 
