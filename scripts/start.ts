@@ -265,9 +265,14 @@ async function main(): Promise<number> {
     return code
   }
 
+  const appliedAgents: string[] = []
   for (const obj of applyExamples ? examples : []) {
     try {
+      // A step waits for its agent's ServiceAccount, and a waiting step is re-driven by the next
+      // resync tick; waiting here for agent-changed saves the run that tick.
+      if (obj.kind === 'Workflow' && plane.functions.has('agent-changed')) await awaitIdentities(plane.kube, appliedAgents.splice(0))
       await plane.kube.apply(obj)
+      if (obj.kind === 'Agent') appliedAgents.push(`/apis/purko.io/v1alpha1/namespaces/${obj.metadata?.namespace ?? 'default'}/agents/${obj.metadata?.name}`)
     } catch (err) {
       print(`Could not apply ${String(obj.kind)}/${obj.metadata?.name} from ${relative(process.cwd(), examplesDir)}: ${err instanceof Error ? err.message : String(err)}`)
       return shutdown(1)
@@ -309,3 +314,15 @@ main().then(
     process.exit(1)
   },
 )
+
+/** Waits up to 30 s for agent-changed to report each Agent's ServiceAccount in its status. */
+async function awaitIdentities(kube: LocalPlane['kube'], paths: readonly string[]): Promise<void> {
+  const deadline = Date.now() + 30_000
+  for (const path of paths) {
+    while (Date.now() < deadline) {
+      const agent = await kube.get(path) as { status?: { serviceAccountName?: string } } | null
+      if (agent?.status?.serviceAccountName) break
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+}
