@@ -5,6 +5,7 @@ import { agentRoleBindingName, agentRoleName, agentServiceAccountName, defaultSe
 import { ConflictError, TransientError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
+import { FINALIZER_AGENT } from '../schemas/labels.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
 import { reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps } from './controller.js'
 
@@ -82,7 +83,7 @@ const agentController: Controller<Agent, AgentFacts, AgentWork> = {
     // Status before the annotation that asked for a cost reset: a crash in between repeats the
     // reset, where the other order would lose it.
     if (plan.status) resourceVersion = (await kube.replaceAgentStatus(namespace, name, resourceVersion, plan.status)).metadata.resourceVersion ?? resourceVersion
-    if (plan.metadata) await kube.patchAgent(namespace, name, resourceVersion, { metadata: plan.metadata })
+    if (plan.metadata) await releaseMetadata(kube, namespace, name, resourceVersion, plan.metadata)
   },
   eventSeed: (agent) => `${agent.metadata.uid ?? ''}/${agent.metadata.resourceVersion ?? ''}`,
 }
@@ -116,6 +117,28 @@ async function gatherFacts(deps: EngineDeps, agent: Agent): Promise<AgentFacts |
     ...(credentialsSecret !== undefined ? { credentialsSecret } : {}),
     providers: [...own, ...platform],
     ...(memoryProvider !== undefined ? { memoryProviderFound: memoryProvider !== null } : {}),
+  }
+}
+
+/**
+ * Removes the consumed annotation and purko's finalizer. Once the status carries a cost reset,
+ * losing this race to another writer must not mean a second reset on redelivery, so it is
+ * retried here against the fresh object (keeping any finalizer added meanwhile).
+ */
+async function releaseMetadata(kube: Kube, namespace: string, name: string, resourceVersion: string, metadata: NonNullable<AgentPlan['metadata']>): Promise<void> {
+  let version = resourceVersion
+  let patch = metadata
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await kube.patchAgent(namespace, name, version, { metadata: patch })
+      return
+    } catch (err) {
+      if (!(err instanceof ConflictError) || attempt >= TRIES) throw err
+      const fresh = await kube.getAgent(namespace, name)
+      if (!fresh) return
+      version = fresh.metadata.resourceVersion ?? ''
+      patch = { ...metadata, ...(metadata.finalizers ? { finalizers: (fresh.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_AGENT) } : {}) }
+    }
   }
 }
 

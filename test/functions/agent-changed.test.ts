@@ -174,6 +174,26 @@ describe('agent-changed', () => {
     expect(condition(agent, 'QuotaAvailable')).toMatchObject({ status: 'True', reason: 'WithinLimits' })
   })
 
+  it('resets the cost once even when the engine writes metrics between the reset and the annotation removal', async () => {
+    const kube = kubeWith(anAgent('writer', { guardrails: { costLimitUSD: 1 } }))
+    const app = createApp(testDeps(kube))
+    await deliver(app, RESOURCE_ADD, stored(kube))
+    const live = stored(kube)
+    await kube.replaceAgentStatus(NS, 'writer', live.metadata.resourceVersion!, { ...live.status, metrics: { totalCostUSD: 3 } })
+    await kube.patchAgent(NS, 'writer', stored(kube).metadata.resourceVersion!, { metadata: { annotations: { 'kinetic.dev/reset-cost': 'now' } } })
+    // The engine records a step's cost right after agent-changed's reset lands.
+    const realReplace = kube.replaceAgentStatus.bind(kube)
+    kube.replaceAgentStatus = async (ns, name, rv, status) => {
+      const written = await realReplace(ns, name, rv, status)
+      kube.replaceAgentStatus = realReplace
+      return realReplace(ns, name, written.metadata.resourceVersion!, { ...written.status, metrics: { ...written.status?.metrics, totalCostUSD: 0.25 } })
+    }
+
+    expect((await deliver(app, RESOURCE_UPDATE, stored(kube))).status).toBe(202)
+    expect(stored(kube).metadata.annotations?.['kinetic.dev/reset-cost']).toBeUndefined()
+    expect(stored(kube).status?.metrics?.totalCostUSD).toBe(0.25)
+  })
+
   it('flips ModelAvailable to True when the LLMProvider appears', async () => {
     const kube = kubeWith(anAgent('writer', { model: { provider: 'team-claude', name: 'claude' } }), { providers: [] })
     const app = createApp(testDeps(kube))
