@@ -186,7 +186,8 @@ describe('agent-changed', () => {
     kube.replaceAgentStatus = async (ns, name, rv, status) => {
       const written = await realReplace(ns, name, rv, status)
       kube.replaceAgentStatus = realReplace
-      return realReplace(ns, name, written.metadata.resourceVersion!, { ...written.status, metrics: { ...written.status?.metrics, totalCostUSD: 0.25 } })
+      await realReplace(ns, name, written.metadata.resourceVersion!, { ...written.status, metrics: { ...written.status?.metrics, totalCostUSD: 0.25 } })
+      return written
     }
 
     expect((await deliver(app, RESOURCE_UPDATE, stored(kube))).status).toBe(202)
