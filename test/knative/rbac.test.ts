@@ -52,6 +52,16 @@ const EXPECTED: Record<string, { serviceAccount: string; grants: Grants }> = {
   'kinetic-workflow-changed': { serviceAccount: 'workflow-changed', grants: FUNCTION_GRANTS },
   'kinetic-step-job-finished': { serviceAccount: 'step-job-finished', grants: FUNCTION_GRANTS },
   'kinetic-resync-tick': { serviceAccount: 'resync-tick', grants: FUNCTION_GRANTS },
+  'kinetic-autonomy-tick': {
+    serviceAccount: 'autonomy-tick',
+    grants: {
+      'purko.io/agents': ['get', 'list', 'patch'],
+      'purko.io/agents/status': ['update'],
+      'purko.io/agentautonomypolicies': ['list'],
+      'purko.io/agentautonomypolicies/status': ['update'],
+      '/events': ['create'],
+    },
+  },
   // The ApiServerSource adapters only watch what they send.
   'kinetic-workflows-source': { serviceAccount: 'workflows-source', grants: { 'purko.io/workflows': ['get', 'list', 'watch'] } },
   'kinetic-jobs-source': { serviceAccount: 'jobs-source', grants: { 'batch/jobs': ['get', 'list', 'watch'] } },

@@ -121,6 +121,7 @@ describe('Triggers', () => {
       'workflow-changed': { kineticsource: 'workflows', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
       'step-job-finished': { kineticsource: 'jobs', types: ['dev.knative.apiserver.resource.update'] },
       'resync-tick': { kineticsource: 'resync', types: ['dev.knative.sources.ping'] },
+      'autonomy-tick': { kineticsource: 'autonomy', types: ['dev.knative.sources.ping'] },
       'agent-changed': { kineticsource: 'agents', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
     })
   })

@@ -1,0 +1,95 @@
+// Handles: dev.knative.sources.ping from the autonomy PingSource (every 5 minutes).
+// Trigger: knative/triggers/autonomy-tick.yaml (source kineticsource=autonomy).
+// Writes: each opted-in Agent's Shu-Ha-Ri level (spec) and progress (status), and each policy's status, only when they change.
+import type { Hono } from 'hono'
+import { z } from 'zod'
+import { isOptedIn } from '../../shared/autonomy/evaluate.js'
+import { choosePolicy, effectivePolicy, planPolicyStatus } from '../../shared/autonomy/policy.js'
+import { applyAutonomy } from '../../shared/engine/autonomy.js'
+import type { EngineDeps } from '../../shared/engine/controller.js'
+import { forEachLimited } from '../../shared/engine/limited.js'
+import { ConflictError } from '../../shared/errors.js'
+import { baseApp } from '../../shared/http/app.js'
+import { readCloudEvent } from '../../shared/http/cloudevent.js'
+import type { Logger } from '../../shared/log.js'
+import type { AgentAutonomyPolicy } from '../../shared/schemas/autonomypolicy.js'
+
+/** Ping data is free-form (and absent when the PingSource sets none). */
+const PingData = z.unknown()
+
+/** Namespaces, and agents within one, evaluated at once: the API server is the bottleneck. */
+export const NAMESPACE_CONCURRENCY = 4
+export const AGENT_CONCURRENCY = 8
+
+/** What one tick did, for the log line and tests. */
+export interface TickSummary {
+  namespaces: number
+  agents: number
+  applied: number
+  failed: number
+  policiesWritten: number
+}
+
+/** The autonomy-tick function: evaluates every opted-in Agent of every namespace that has a policy. */
+export function createApp(deps: EngineDeps): Hono {
+  const app = baseApp(deps.log)
+  app.post('/', async (c) => {
+    const event = await readCloudEvent(c, PingData)
+    const log = deps.log.child({ ceId: event.id, ceType: event.type })
+    const summary = await tick(deps, log)
+    log.info({ ...summary }, 'Autonomy evaluation finished')
+    return c.body(null, 202)
+  })
+  return app
+}
+
+/**
+ * One evaluation of the cluster: one LIST of policies, then per namespace that has one, one LIST
+ * of its Agents. At idle that is all it costs; an agent or namespace in trouble is logged and left
+ * for the next tick, never a reason to stop the others. Only the policy LIST failing throws.
+ */
+export async function tick(deps: EngineDeps, log: Logger = deps.log): Promise<TickSummary> {
+  const byNamespace = new Map<string, AgentAutonomyPolicy[]>()
+  for (const policy of await deps.kube.listAutonomyPolicies()) {
+    const ns = policy.metadata.namespace ?? 'default'
+    byNamespace.set(ns, [...(byNamespace.get(ns) ?? []), policy])
+  }
+  const summary: TickSummary = { namespaces: byNamespace.size, agents: 0, applied: 0, failed: 0, policiesWritten: 0 }
+  await forEachLimited([...byNamespace], NAMESPACE_CONCURRENCY, async ([namespace, policies]) => {
+    const chosen = choosePolicy(policies)
+    if (!chosen) return
+    let agents
+    try {
+      agents = (await deps.kube.listAgents(namespace)).filter(isOptedIn)
+    } catch (err) {
+      summary.failed++
+      log.warn({ namespace, err: (err as Error).message }, `Could not list Agents in ${namespace}`)
+      return
+    }
+    const policy = effectivePolicy(chosen)
+    summary.agents += agents.length
+    await forEachLimited(agents, AGENT_CONCURRENCY, async (agent) => {
+      try {
+        if ((await applyAutonomy(deps, agent, policy)) === 'applied') summary.applied++
+      } catch (err) {
+        summary.failed++
+        const level = err instanceof ConflictError ? 'info' : 'warn'
+        log[level]({ namespace, name: agent.metadata.name, err: (err as Error).message }, `Could not evaluate Agent ${namespace}/${agent.metadata.name}`)
+      }
+    })
+    const now = deps.now().toISOString()
+    for (const p of policies) {
+      const status = planPolicyStatus(p, { chosen: chosen.metadata.name ?? '', agentsEvaluated: agents.length }, now)
+      if (!status) continue
+      try {
+        await deps.kube.replaceAutonomyPolicyStatus(namespace, p.metadata.name ?? '', p.metadata.resourceVersion ?? '', status)
+        summary.policiesWritten++
+      } catch (err) {
+        // The next tick plans it again from what it then reads.
+        summary.failed++
+        log.info({ namespace, name: p.metadata.name, err: (err as Error).message }, `Could not update status of AgentAutonomyPolicy ${namespace}/${p.metadata.name}`)
+      }
+    }
+  })
+  return summary
+}
