@@ -100,8 +100,16 @@ export function planAutonomy(agent: Agent, policy: EffectivePolicy, now: string)
   let changedLevel = settled.adopted
   if (settled.adopted) {
     Object.assign(spec, settled.spec)
-    if (previous?.currentLevel && previous.currentLevel !== shuHaRi.currentLevel) {
-      transitions.push(levelAdopted(previous.currentLevel, shuHaRi.currentLevel!, policy.name))
+    const was = previous?.currentLevel
+    const adoptedLevel = shuHaRi.currentLevel!
+    if (was && was !== adoptedLevel && settled.resumed) {
+      // Our own level change whose status write was lost: announce it now, measured as it was.
+      const before = progressOf(agent, previous, now)
+      const up = ORDER.indexOf(adoptedLevel) > ORDER.indexOf(was)
+      const criteria = was === 'ri' ? undefined : criteriaFor(policy, was)
+      transitions.push(levelChange(up ? 'promoted' : 'demoted', was, adoptedLevel, policy, before, criteria, up ? undefined : rollbackTrigger(before, policy)))
+    } else if (was && was !== adoptedLevel) {
+      transitions.push(levelAdopted(was, adoptedLevel, policy.name))
     }
   }
 
@@ -192,19 +200,21 @@ export function planAutonomy(agent: Agent, policy: EffectivePolicy, now: string)
 }
 
 /** The agent's level state once spec is taken as the truth, and the spec patch that pins it. */
-function settledState(agent: Agent, now: string): { shuHaRi: ShuHaRiStatus; adopted: boolean; spec: NonNullable<AgentPatch['spec']> } {
+function settledState(agent: Agent, now: string): { shuHaRi: ShuHaRiStatus; adopted: boolean; resumed: boolean; spec: NonNullable<AgentPatch['spec']> } {
   const previous = agent.status?.shuHaRi
   const level = declaredLevel(agent)
   if (previous?.currentLevel === level && previous.levelSince && previous.levelStart) {
-    return { shuHaRi: previous, adopted: false, spec: {} }
+    return { shuHaRi: previous, adopted: false, resumed: false, spec: {} }
   }
   const promotedAt = agent.spec.shuHaRi?.promotedAt
   const spec: NonNullable<AgentPatch['spec']> = {}
   let levelSince: string
+  let resumed = false
   if (!previous?.currentLevel) {
     levelSince = promotedAt ?? agent.metadata.creationTimestamp ?? now
   } else if (promotedAt && (!previous.levelSince || Date.parse(promotedAt) > Date.parse(previous.levelSince))) {
-    levelSince = promotedAt // our own promotion, whose status write was lost
+    levelSince = promotedAt // our own level change, whose status write was lost
+    resumed = true
   } else {
     levelSince = now // a hand edit of the level: its clock starts now
   }
@@ -215,7 +225,7 @@ function settledState(agent: Agent, now: string): { shuHaRi: ShuHaRiStatus; adop
   if (Object.keys(pin).length > 0) spec.shuHaRi = pin
   const autonomy = agent.spec.autonomyLevel === 'manual' ? 'manual' : AUTONOMY_OF_LEVEL[level]
   if (autonomy !== agent.spec.autonomyLevel) spec.autonomyLevel = autonomy
-  return { shuHaRi: { ...entered(agent, level, levelSince, ''), ...(previous?.policy ? { policy: previous.policy } : {}) }, adopted: true, spec }
+  return { shuHaRi: { ...entered(agent, level, levelSince, ''), ...(previous?.policy ? { policy: previous.policy } : {}) }, adopted: true, resumed, spec }
 }
 
 /** Status of a level just entered: its clock, the counters it is measured from, no approvals. */

@@ -267,6 +267,8 @@ describe('adoption and autonomyLevel', () => {
     expect(p.patch).toBeUndefined()
     expect(p.status?.shuHaRi).toMatchObject({ currentLevel: 'ha', levelSince: '2026-02-28T23:55:00.000Z' })
     expect(p.level).toBe('ha')
+    // The lost write's Event and CloudEvent go out now, measured against the old level.
+    expect(p.transitions).toEqual([expect.objectContaining({ kind: 'promoted', reason: 'Promoted', data: expect.objectContaining({ from: 'shu', to: 'ha' }) })])
   })
 
   it('a first evaluation pins the level implied by autonomyLevel, measured from creation', () => {
