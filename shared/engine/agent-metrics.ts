@@ -2,6 +2,7 @@ import { recordAttempts } from '../agent/metrics.js'
 import { ConflictError } from '../errors.js'
 import type { FinishedAttempt } from '../reconcile/workflow-plan.js'
 import type { Agent } from '../schemas/agent.js'
+import { demoteIfTriggered } from './autonomy.js'
 import type { EngineDeps } from './controller.js'
 
 /** Writes of one Agent's metrics tried before the lost race is handed to the Broker (409). */
@@ -14,7 +15,8 @@ export const METRICS_WRITE_TRIES = 8
  * step of the same agent, agent-changed, the autonomy tick) got there first. Only the metrics
  * are touched; the rest of the status is the fresh object's. Throws ConflictError when the
  * race is lost METRICS_WRITE_TRIES times, so the event is redelivered and nothing is lost.
- * Returns the Agents as written.
+ * A write that counted a failure is followed by the immediate rollback check. Returns the
+ * Agents as written.
  */
 export async function recordAgentMetrics(
   deps: EngineDeps, attempts: readonly FinishedAttempt[], known: ReadonlyMap<string, Agent>,
@@ -37,10 +39,17 @@ async function recordOn(deps: EngineDeps, agentKey: string, attempts: FinishedAt
     }
     const metrics = recordAttempts(agent.status?.metrics, attempts, now)
     if (metrics === null) return null // counted by an earlier delivery
+    const counted = new Set(agent.status?.metrics?.recordedAttempts ?? [])
+    let written: Agent | undefined
     try {
-      return await deps.kube.replaceAgentStatus(namespace, name, agent.metadata.resourceVersion ?? '', { ...(agent.status ?? {}), metrics })
+      written = await deps.kube.replaceAgentStatus(namespace, name, agent.metadata.resourceVersion ?? '', { ...(agent.status ?? {}), metrics })
     } catch (err) {
       if (!(err instanceof ConflictError) || attempt >= METRICS_WRITE_TRIES) throw err
+    }
+    if (written) {
+      // A failure may cross a rollback trigger: an unsafe agent is demoted now, not at the next tick.
+      if (attempts.some((a) => !a.ok && !counted.has(a.key))) await demoteIfTriggered(deps, written)
+      return written
     }
     // Jitter, so replicas finishing steps of one agent at the same moment stop colliding.
     await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 20 * attempt)))

@@ -182,15 +182,16 @@ async function loadAgents(kube: Kube, workflow: Workflow): Promise<Map<string, A
 async function loadIdentities(kube: Kube, workflow: Workflow, agents: ReadonlyMap<string, Agent>): Promise<Set<string>> {
   const namespace = workflow.metadata.namespace ?? 'default'
   const ready = new Set<string>()
-  const unknown: [string, Agent][] = []
-  for (const key of agentsThatMayStart(workflow)) {
-    const agent = agents.get(key)
-    if (!agent) continue
+  const unknown = new Map<string, Agent>()
+  for (const [key, agent] of agents) {
     if (agent.metadata.namespace === namespace && agent.status?.serviceAccountName === agentServiceAccountName(agent)) ready.add(key)
-    else unknown.push([key, agent])
+    else unknown.set(key, agent)
   }
-  await Promise.all(unknown.map(async ([key, agent]) => {
-    if (await kube.getServiceAccount(namespace, agentServiceAccountName(agent))) ready.add(key)
+  // The usual case, every agent known from its status, needs no look at the (maybe 10,000) steps.
+  if (unknown.size === 0) return ready
+  const lookups = [...agentsThatMayStart(workflow)].filter((key) => unknown.has(key))
+  await Promise.all(lookups.map(async (key) => {
+    if (await kube.getServiceAccount(namespace, agentServiceAccountName(unknown.get(key)!))) ready.add(key)
   }))
   return ready
 }

@@ -6,6 +6,7 @@ import { METRICS_WRITE_TRIES } from '../../shared/engine/agent-metrics.js'
 import { ConflictError, TransientError } from '../../shared/errors.js'
 import type { AgentStatus } from '../../shared/schemas/agent.js'
 import { FakeKube } from '../fakes/kube.js'
+import { autonomousAgent, metricsOf, policyOf } from '../fixtures/autonomy.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
@@ -213,3 +214,29 @@ describe('agent metrics', () => {
     if (workflows > 1) expect(kube.statusTries).toBeGreaterThan(kube.writes.filter((w) => w === 'status Agent/helper').length)
   })
 })
+
+describe('immediate rollback', () => {
+  it('demotes an agent at ri on the failed attempt that reaches the consecutive-failure trigger, before the Workflow moves on', async () => {
+    const risky = autonomousAgent('helper', { level: 'ri', autonomyLevel: 'full', metrics: metricsOf(7, 2, { consecutiveSuccesses: 0, consecutiveFailures: 2 }) })
+    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [risky], policies: [policyOf('default', 'team', { rollback: { enabled: true } })] })
+    const runId = await start(kube)
+    const job = kube.finishJob(`wf-s1-${runId}`, 'Failed', 'OUTPUT:{"error":"deleted the wrong branch"}')
+    expect((await deliver(stepJobFinished(testDeps(kube)), RESOURCE_UPDATE, job)).status).toBe(202)
+
+    const agent = kube.agents.get('team/helper')!
+    expect(agent.status?.metrics).toMatchObject({ consecutiveFailures: 3, failureCount: 3 })
+    expect(agent.spec).toMatchObject({ autonomyLevel: 'restricted', shuHaRi: { level: 'shu' } })
+    expect(kube.writes.indexOf('patch Agent/helper')).toBeLessThan(kube.writes.lastIndexOf('status Workflow/wf'))
+  })
+
+  it('leaves an agent alone when the attempt succeeded', async () => {
+    const steady = autonomousAgent('helper', { level: 'ri', autonomyLevel: 'full', metrics: metricsOf(7, 2, { consecutiveSuccesses: 0, consecutiveFailures: 2 }) })
+    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [steady], policies: [policyOf('default', 'team', { rollback: { enabled: true } })] })
+    const runId = await start(kube)
+    const job = kube.finishJob(`wf-s1-${runId}`, 'Succeeded', usage(1, 1, 0))
+    expect((await deliver(stepJobFinished(testDeps(kube)), RESOURCE_UPDATE, job)).status).toBe(202)
+    expect(kube.agents.get('team/helper')?.spec.shuHaRi?.level).toBe('ri')
+    expect(kube.writes).not.toContain('patch Agent/helper')
+  })
+})
+
