@@ -1,5 +1,6 @@
 import { recordAttempts } from '../agent/metrics.js'
 import { ConflictError } from '../errors.js'
+import { agentUsage } from '../http/metrics.js'
 import type { FinishedAttempt } from '../reconcile/workflow-plan.js'
 import type { Agent } from '../schemas/agent.js'
 import { demoteIfTriggered } from './autonomy.js'
@@ -47,8 +48,10 @@ async function recordOn(deps: EngineDeps, agentKey: string, attempts: FinishedAt
       if (!(err instanceof ConflictError) || attempt >= METRICS_WRITE_TRIES) throw err
     }
     if (written) {
+      const fresh = attempts.filter((a) => !counted.has(a.key))
+      for (const a of fresh) agentUsage.add(namespace, name, a.ok, a.tokens, a.costUSD)
       // A failure may cross a rollback trigger: an unsafe agent is demoted now, not at the next tick.
-      if (attempts.some((a) => !a.ok && !counted.has(a.key))) await demoteIfTriggered(deps, written)
+      if (fresh.some((a) => !a.ok)) await demoteIfTriggered(deps, written)
       return written
     }
     // Jitter, so replicas finishing steps of one agent at the same moment stop colliding.

@@ -240,3 +240,24 @@ describe('immediate rollback', () => {
   })
 })
 
+describe('Prometheus counters', () => {
+  const counter = async (app: ReturnType<typeof stepJobFinished>, series: string) => {
+    const text = await (await app.request('/metrics')).text()
+    return Number(text.split('\n').find((l) => l.startsWith(`${series} `))?.split(' ')[1] ?? 0)
+  }
+
+  it('adds each counted attempt once to purko_agent_invocations_total, _tokens_total and _cost_usd_total', async () => {
+    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1', agentRef: { name: 'counted' } }])], agents: [agentOf('counted')] })
+    const runId = await start(kube)
+    const app = stepJobFinished(testDeps(kube))
+    const who = 'agent="counted",namespace="team"'
+    const before = await counter(app, `purko_agent_invocations_total{${who},status="success"}`)
+    const job = kube.finishJob(`wf-s1-${runId}`, 'Succeeded', usage(30, 12, 0.125))
+    expect((await deliver(app, RESOURCE_UPDATE, job)).status).toBe(202)
+    expect((await deliver(app, RESOURCE_UPDATE, job)).status).toBe(202) // a duplicate adds nothing
+    expect(await counter(app, `purko_agent_invocations_total{${who},status="success"}`)).toBe(before + 1)
+    expect(await counter(app, `purko_agent_tokens_total{${who}}`)).toBe(42)
+    expect(await counter(app, `purko_agent_cost_usd_total{${who}}`)).toBe(0.125)
+  })
+})
+
