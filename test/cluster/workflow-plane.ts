@@ -122,6 +122,17 @@ export async function startClusterWorkflowPlane(cp: ControlPlane, opts: { log?: 
         await new Promise((r) => setTimeout(r, 100))
       }
       for (const a of testAgents(name)) await admin.apply(a)
+      // Steps wait for their agent's ServiceAccount (the real ServiceAccount admission refuses a
+      // pod without it); agent-changed reports it in status once it made it. Many namespaces
+      // created at once queue many Agents for it, hence the longer wait.
+      const identitiesBy = Date.now() + 90_000
+      for (const a of testAgents(name)) {
+        const path = `/apis/purko.io/v1alpha1/namespaces/${name}/agents/${String((a.metadata as { name: string }).name)}`
+        while (!((await admin.get(path)) as { status?: { serviceAccountName?: string } } | null)?.status?.serviceAccountName) {
+          if (Date.now() > identitiesBy) throw new Error(`agent-changed reported no ServiceAccount for ${path} in 90 s`)
+          await new Promise((r) => setTimeout(r, 100))
+        }
+      }
     },
     async stop() {
       await plane.stop()
