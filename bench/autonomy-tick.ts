@@ -12,6 +12,7 @@ import { KubeClient } from '../shared/kube/client.js'
 import type { Kube } from '../shared/kube/port.js'
 import { FakeKube } from '../test/fakes/kube.js'
 import { autonomousAgent, metricsOf, policyOf } from '../test/fixtures/autonomy.js'
+import { countingKube } from '../test/support/counting-kube.js'
 import { testDeps } from '../test/support/engine-deps.js'
 
 const SIZES = (process.env.BENCH_AUTONOMY_SIZES ?? '10,1000,10000').split(',').map(Number)
@@ -19,28 +20,12 @@ const HTTP_MAX = Number(process.env.BENCH_AUTONOMY_HTTP_MAX ?? 10_000)
 const PER_NAMESPACE = 100
 const POLICY = { shuHaRi: { progressionCriteria: { shuToHa: { minimumActionsCompleted: 50, minimumDaysInLevel: 7 } } } }
 
-/** The Kube port, counting calls per method. */
-function metered(kube: Kube): { kube: Kube; calls: Map<string, number>; reset(): void } {
-  const calls = new Map<string, number>()
-  const proxy = new Proxy(kube, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver)
-      if (typeof value !== 'function' || typeof prop !== 'string') return value
-      return (...args: unknown[]) => {
-        calls.set(prop, (calls.get(prop) ?? 0) + 1)
-        return (value as (...a: unknown[]) => Promise<unknown>).apply(target, args)
-      }
-    },
-  })
-  return { kube: proxy, calls, reset: () => calls.clear() }
-}
-
 const namespaceOf = (i: number) => `team-${Math.floor(i / PER_NAMESPACE)}`
 const agentAt = (i: number) => autonomousAgent(`agent-${i}`, { namespace: namespaceOf(i), metrics: metricsOf(10) })
 
 interface Figures { ms: number; cpuMs: number; calls: Record<string, number>; applied: number }
 
-async function measureTick(m: ReturnType<typeof metered>, clock: { now: Date }): Promise<Figures> {
+async function measureTick(m: ReturnType<typeof countingKube>, clock: { now: Date }): Promise<Figures> {
   m.reset()
   const deps = testDeps(m.kube, clock)
   const start = process.hrtime.bigint()
@@ -65,7 +50,7 @@ async function dueForPromotion(kube: Kube, n: number): Promise<void> {
 
 async function scenario(n: number, kube: Kube): Promise<string[]> {
   const clock = { now: new Date('2026-03-01T00:00:00Z') }
-  const m = metered(kube)
+  const m = countingKube(kube)
   const first = await measureTick(m, clock) // settles every agent's status (first evaluation)
   const idle = await measureTick(m, clock)
   await dueForPromotion(kube, n)

@@ -2,34 +2,18 @@ import { describe, expect, it } from 'vitest'
 import { createApp } from '../../functions/autonomy-tick/index.js'
 import { demoteIfTriggered } from '../../shared/engine/autonomy.js'
 import { ConflictError, TransientError } from '../../shared/errors.js'
-import type { Kube } from '../../shared/kube/port.js'
 import { FakeKube } from '../fakes/kube.js'
 import { autonomousAgent, metricsOf, policyOf, recordingEvents } from '../fixtures/autonomy.js'
+import { countingKube } from '../support/counting-kube.js'
 import { deliver, PING } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 
 const ROLLBACK = { rollback: { enabled: true } }
 
-/** The Kube port with a count of calls per method. */
-function counted(kube: FakeKube): { kube: Kube; calls: Map<string, number>; reset(): void } {
-  const calls = new Map<string, number>()
-  const proxy = new Proxy(kube, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver)
-      if (typeof value !== 'function' || typeof prop !== 'string') return value
-      return (...args: unknown[]) => {
-        calls.set(prop, (calls.get(prop) ?? 0) + 1)
-        return (value as (...a: unknown[]) => unknown).apply(target, args)
-      }
-    },
-  })
-  return { kube: proxy, calls, reset: () => calls.clear() }
-}
-
 function setup(kube: FakeKube) {
   const events = recordingEvents()
   const clock = { now: new Date('2026-03-01T00:00:00Z') }
-  const count = counted(kube)
+  const count = countingKube(kube)
   const deps = { ...testDeps(count.kube, clock), events }
   return { app: createApp(deps), deps, events, clock, count }
 }
