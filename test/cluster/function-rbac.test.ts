@@ -77,7 +77,6 @@ const PORT_CALLS: PortCalls = {
     const wf = await k.getWorkflow(NS, 'rbac')
     return k.patchWorkflowStatus(NS, 'rbac', wf?.metadata.resourceVersion ?? '', { phase: 'Pending' } as never)
   },
-  listAllAgents: (k) => k.listAllAgents(),
   patchAgent: (k) => k.patchAgent(NS, 'rbac-agent', agentVersion, { metadata: { annotations: { 'purko.io/touched': null } } }).catch(conflictIsFine),
   replaceAgentStatus: (k) => k.replaceAgentStatus(NS, 'rbac-agent', agentVersion, { phase: 'Ready' }).catch(conflictIsFine),
   listAutonomyPolicies: (k) => k.listAutonomyPolicies(),
@@ -127,9 +126,9 @@ const WORKFLOW: Method[] = [
  * for another reason lets through (each with that reason); every other method must be refused.
  */
 const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Method, string>> }> = {
-  'workflow-changed': { methods: WORKFLOW, alsoAllowed: { listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for getAgent/listAgents)' } },
-  'step-job-finished': { methods: WORKFLOW, alsoAllowed: { listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for getAgent/listAgents)' } },
-  'resync-tick': { methods: WORKFLOW, alsoAllowed: { listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for getAgent/listAgents)' } },
+  'workflow-changed': { methods: WORKFLOW },
+  'step-job-finished': { methods: WORKFLOW },
+  'resync-tick': { methods: WORKFLOW },
   'agent-changed': {
     methods: [
       'getAgent', 'patchAgent', 'replaceAgentStatus', 'listLLMProviders', 'getMemoryProvider', 'getSecret', 'createEvent',
@@ -141,7 +140,10 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
       listConfigMaps: 'configmaps list: the per-agent Role grants it, and the API server only lets a holder grant it',
     },
   },
-  'autonomy-tick': { methods: ['listAllAgents', 'listAutonomyPolicies', 'patchAgent', 'replaceAgentStatus', 'replaceAutonomyPolicyStatus', 'createEvent'] },
+  'autonomy-tick': {
+    // One LIST of Agents per namespace that has a policy; a GET only when a guarded write lost a race.
+    methods: ['listAgents', 'getAgent', 'listAutonomyPolicies', 'patchAgent', 'replaceAgentStatus', 'replaceAutonomyPolicyStatus', 'createEvent'],
+  },
 }
 
 const manifests = loadManifests()
