@@ -98,6 +98,7 @@ export function planAutonomy(agent: Agent, policy: EffectivePolicy, now: string)
   let shuHaRi: ShuHaRiStatus = settled.shuHaRi
   const from = previous?.currentLevel ?? shuHaRi.currentLevel!
   let changedLevel = settled.adopted
+  let resumedCondition: ConditionInput | undefined
   if (settled.adopted) {
     Object.assign(spec, settled.spec)
     const was = previous?.currentLevel
@@ -107,7 +108,9 @@ export function planAutonomy(agent: Agent, policy: EffectivePolicy, now: string)
       const before = progressOf(agent, previous, now)
       const up = ORDER.indexOf(adoptedLevel) > ORDER.indexOf(was)
       const criteria = was === 'ri' ? undefined : criteriaFor(policy, was)
-      transitions.push(levelChange(up ? 'promoted' : 'demoted', was, adoptedLevel, policy, before, criteria, up ? undefined : rollbackTrigger(before, policy)))
+      const change = levelChange(up ? 'promoted' : 'demoted', was, adoptedLevel, policy, before, criteria, up ? undefined : rollbackTrigger(before, policy))
+      transitions.push(change)
+      resumedCondition = { status: up ? 'True' : 'False', reason: change.reason, message: `${change.reason} from ${was} to ${adoptedLevel}: ${describe(before, criteria)}` }
     } else if (was && was !== adoptedLevel) {
       transitions.push(levelAdopted(was, adoptedLevel, policy.name))
     }
@@ -174,7 +177,7 @@ export function planAutonomy(agent: Agent, policy: EffectivePolicy, now: string)
   if (!newProgress.next) delete shuHaRi.promotionProgress
   if (!target && changedLevel) {
     // An adopted level has no actions yet: say so rather than repeat the old condition.
-    condition = standing(newProgress, newCriteria, newCriteria ? unmetCriteria(newProgress, newCriteria) : [], undefined)
+    condition = resumedCondition ?? standing(newProgress, newCriteria, newCriteria ? unmetCriteria(newProgress, newCriteria) : [], undefined)
   }
   // No observedGeneration on the condition: the spec patch of a transition bumps the generation
   // after this status was planned, and the next evaluation would rewrite it for nothing.

@@ -269,6 +269,8 @@ describe('adoption and autonomyLevel', () => {
     expect(p.level).toBe('ha')
     // The lost write's Event and CloudEvent go out now, measured against the old level.
     expect(p.transitions).toEqual([expect.objectContaining({ kind: 'promoted', reason: 'Promoted', data: expect.objectContaining({ from: 'shu', to: 'ha' }) })])
+    expect(progression(p)).toMatchObject({ status: 'True', reason: 'Promoted', message: expect.stringMatching(/^Promoted from shu to ha: actions 100 \(required 100\)/) })
+    expect(planAutonomy(after(agent, p), aPolicy(), NOW)).toBe(UNCHANGED)
   })
 
   it('a first evaluation pins the level implied by autonomyLevel, measured from creation', () => {
