@@ -374,7 +374,7 @@ function readApproval(value: string, shuHaRi: ShuHaRiStatus, now: string): Appro
  */
 function standing(p: Progress, c: Criteria | undefined, unmet: string[], conditions: AgentStatus['conditions']): ConditionInput {
   const last = conditions?.find((x) => x.type === CONDITION_PROGRESSION)
-  if (last && p.actionsCompleted === 0 && p.approvals === 0 && (last.reason === 'Promoted' || last.reason === 'Demoted')
+  if (last && p.actionsCompleted === 0 && (last.reason === 'Promoted' || last.reason === 'Demoted')
     && new RegExp(`^(Promoted|Demoted) from [a-z]+ to ${p.level}:`).test(last.message ?? '')) {
     return { status: last.status as 'True' | 'False', reason: last.reason, message: last.message ?? '' }
   }

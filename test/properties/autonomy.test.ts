@@ -75,7 +75,7 @@ async function run(spec: Partial<AgentAutonomyPolicySpec>, commands: Command[]):
   const policy: EffectivePolicy = effectivePolicy(fake.policies.get('team/default')!)
   const stored = () => fake.agents.get('team/a')!
   // When the agent entered its level, as the checks see it: the declared promotedAt until the first
-  // evaluation, the time of a planner's level patch, or the time a hand edit was adopted in status.
+  // evaluation, the time of a planner's level or clock patch, or the time a hand edit was adopted in status.
   let enteredAt = Date.parse(stored().spec.shuHaRi!.promotedAt!)
   // A planner's level patch whose status write is still to come (it may be lost and adopted later).
   let unmirrored = false
@@ -119,6 +119,10 @@ async function run(spec: Partial<AgentAutonomyPolicySpec>, commands: Command[]):
             expect(policy.rollback.enabled, 'demoted with rollback disabled').toBe(true)
             expect(to, 'demoted elsewhere than rollbackLevel').toBe(policy.rollback.rollbackLevel)
           }
+          enteredAt = clock.now.getTime()
+          unmirrored = true
+        } else if (patch.spec?.shuHaRi?.promotedAt) {
+          // The adoption of a hand edit, whose clock starts with this patch (its status may be lost).
           enteredAt = clock.now.getTime()
           unmirrored = true
         }
