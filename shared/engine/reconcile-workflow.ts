@@ -98,17 +98,22 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       // Outputs before anything that may read them, then Jobs.
       const placed = await writeOutputs(kube, workflow, facts.runId, facts.shards, plan)
       await writeMemories(kube, workflow, facts.runId, plan, facts.agents)
-      // Before the status: once a result is in status it is never planned again, so a metrics
-      // write that came after it and was lost would be lost for good.
-      await recordAgentMetrics(deps, plan.finishedAttempts, facts.agents)
-      for (const job of plan.deleteJobs) await kube.deleteJob(namespace, job)
       const created: string[] = []
-      if (plan.startJobs.length > 0) {
+      const jobs = async () => {
+        for (const job of plan.deleteJobs) await kube.deleteJob(namespace, job)
+        if (plan.startJobs.length === 0) return
         const manifests = await buildJobs(deps, workflow, facts.runId, plan.startJobs, facts.agents, facts.outputs, plan)
         for (const manifest of manifests) {
           if ((await kube.createJob(manifest)) === 'created') created.push(manifest.metadata?.name ?? '')
         }
       }
+      // Metrics before the status: once a result is in status it is never planned again, so a
+      // metrics write after it that was lost would be lost for good. Beside the Jobs, not before
+      // them: the planner already counted this plan's costs against budgets, and the next step
+      // need not wait for the Agent write.
+      const [metrics, started] = await Promise.allSettled([recordAgentMetrics(deps, plan.finishedAttempts, facts.agents), jobs()])
+      if (metrics.status === 'rejected') throw metrics.reason
+      if (started.status === 'rejected') throw started.reason
       return { ...work, placed, created }
     },
     async writeParent({ kube }, workflow, { plan, placed }) {
