@@ -1,9 +1,13 @@
-// Handles: dev.knative.apiserver.resource.{add,update} (and .ref.*) for purko.io Agents.
-// Trigger: knative/triggers/agent-changed.yaml (source kineticsource=agents).
+// Handles: dev.knative.apiserver.resource.{add,update} (and .ref.*) for purko.io Agents, and
+// dev.knative.sources.ping from the agents-recheck PingSource (every 5 minutes).
+// Triggers: knative/triggers/agent-changed.yaml (kineticsource=agents), agent-changed-recheck.yaml (kineticsource=agentrecheck).
 // Writes: the Agent's ServiceAccount, Role and RoleBinding, its status, and Warning Events.
 import type { Hono } from 'hono'
+import { z } from 'zod'
 import { agentMayNeedWork } from '../../shared/agent/echo.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
+import { forEachLimited } from '../../shared/engine/limited.js'
+import { ConflictError } from '../../shared/errors.js'
 import { baseApp } from '../../shared/http/app.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
@@ -13,11 +17,21 @@ import { AgentSchema } from '../../shared/schemas/agent.js'
 const engine = () => import('../../shared/engine/reconcile-agent.js')
 
 const AgentEventData = objectEventData('Agent')
+/** Ping data is free-form (and absent when the PingSource sets none). */
+const PingData = z.unknown()
+const PING_TYPE = 'dev.knative.sources.ping'
+
+/** Agents re-checked at once; the API server, not this process, is the bottleneck. */
+const CONCURRENCY = 4
 
 /** The agent-changed function: keeps each Agent's identity, conditions and phase in step with its spec. */
 export function createApp(deps: EngineDeps): Hono {
   const app = baseApp(deps.log)
   app.post('/', async (c) => {
+    if (c.req.header('ce-type') === PING_TYPE) {
+      await recheck(deps, (await readCloudEvent(c, PingData)).id)
+      return c.body(null, 202)
+    }
     const event = await readCloudEvent(c, AgentEventData)
     const log = deps.log.child({ ceId: event.id, ceType: event.type })
     if (event.type.endsWith('.delete')) return c.body(null, 202) // the identity goes with its owner
@@ -34,4 +48,29 @@ export function createApp(deps: EngineDeps): Hono {
     return c.body(null, 202)
   })
   return app
+}
+
+/**
+ * The recheck tick: one LIST of every Agent, then a reconcile of each one whose last look failed
+ * on another object (or that no event has reached yet). A Secret or LLMProvider that appears
+ * sends no Agent event, so this is how its condition turns True without touching the Agent.
+ */
+async function recheck(deps: EngineDeps, ceId: string): Promise<void> {
+  const log = deps.log.child({ ceId, ceType: PING_TYPE })
+  const due = (await deps.kube.listAllAgents()).filter(agentMayNeedWork)
+  let applied = 0
+  let failed = 0
+  const { reconcileAgent } = due.length > 0 ? await engine() : { reconcileAgent: undefined }
+  await forEachLimited(due, CONCURRENCY, async (agent) => {
+    const namespace = agent.metadata.namespace ?? 'default'
+    const name = agent.metadata.name ?? ''
+    try {
+      if ((await reconcileAgent!(deps, namespace, name)).result === 'applied') applied++
+    } catch (err) {
+      // One Agent's trouble must not starve the others; the next tick tries it again.
+      failed++
+      log[err instanceof ConflictError ? 'info' : 'warn']({ namespace, name, err: (err as Error).message }, 'Could not recheck Agent')
+    }
+  })
+  log.info({ agents: due.length, applied, failed }, 'Agent recheck finished')
 }

@@ -82,6 +82,11 @@ export class KubeClient implements Kube {
     return raw === null ? null : parseOrSkip(AgentSchema, raw)[0] ?? null
   }
 
+  async listAllAgents(): Promise<Agent[]> {
+    const list = await this.call(() => this.custom.listClusterCustomObject(AGENTS), 'list Agents')
+    return itemsOf(list).flatMap((item) => parseOrSkip(AgentSchema, item))
+  }
+
   async patchAgent(namespace: string, name: string, resourceVersion: string, patch: AgentPatch): Promise<Agent> {
     const body = { ...patch, metadata: { ...(patch.metadata ?? {}), resourceVersion } }
     const raw = await this.call(

@@ -21,6 +21,8 @@ export interface Kube {
   listWorkflows(): Promise<Workflow[]>
   listAgents(namespace: string): Promise<Agent[]>
   getAgent(namespace: string, name: string): Promise<Agent | null>
+  /** Every Agent in every namespace (agent-changed's recheck tick). */
+  listAllAgents(): Promise<Agent[]>
   /**
    * JSON merge patch of an Agent's metadata and spec (autonomy level, Shu-Ha-Ri level, consumed
    * annotations, purko's finalizer), guarded by resourceVersion.

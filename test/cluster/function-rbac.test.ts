@@ -77,6 +77,7 @@ const PORT_CALLS: PortCalls = {
     const wf = await k.getWorkflow(NS, 'rbac')
     return k.patchWorkflowStatus(NS, 'rbac', wf?.metadata.resourceVersion ?? '', { phase: 'Pending' } as never)
   },
+  listAllAgents: (k) => k.listAllAgents(),
   patchAgent: (k) => k.patchAgent(NS, 'rbac-agent', agentVersion, { metadata: { annotations: { 'purko.io/touched': null } } }).catch(conflictIsFine),
   replaceAgentStatus: (k) => k.replaceAgentStatus(NS, 'rbac-agent', agentVersion, { phase: 'Ready' }).catch(conflictIsFine),
   listAutonomyPolicies: (k) => k.listAutonomyPolicies(),
@@ -126,16 +127,17 @@ const WORKFLOW: Method[] = [
  * for another reason lets through (each with that reason); every other method must be refused.
  */
 const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Method, string>> }> = {
-  'workflow-changed': { methods: WORKFLOW },
-  'step-job-finished': { methods: WORKFLOW },
-  'resync-tick': { methods: WORKFLOW },
+  'workflow-changed': { methods: WORKFLOW, alsoAllowed: { listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for listAgents in every namespace)' } },
+  'step-job-finished': { methods: WORKFLOW, alsoAllowed: { listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for listAgents in every namespace)' } },
+  'resync-tick': { methods: WORKFLOW, alsoAllowed: { listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for listAgents in every namespace)' } },
   'agent-changed': {
     methods: [
-      'getAgent', 'patchAgent', 'replaceAgentStatus', 'listLLMProviders', 'getMemoryProvider', 'getSecret', 'createEvent',
+      'getAgent', 'listAllAgents', 'patchAgent', 'replaceAgentStatus', 'listLLMProviders', 'getMemoryProvider', 'getSecret', 'createEvent',
       'getServiceAccount', 'createServiceAccount', 'replaceServiceAccount', 'deleteServiceAccount',
       'getRole', 'createRole', 'replaceRole', 'getRoleBinding', 'createRoleBinding', 'replaceRoleBinding',
     ],
     alsoAllowed: {
+      listAgents: 'list agents: the recheck tick lists them cluster-wide, which covers every namespace',
       getConfigMap: 'configmaps get: the per-agent Role grants it, and the API server only lets a holder grant it',
       listConfigMaps: 'configmaps list: the per-agent Role grants it, and the API server only lets a holder grant it',
     },
@@ -143,6 +145,7 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
   'autonomy-tick': {
     // One LIST of Agents per namespace that has a policy; a GET only when a guarded write lost a race.
     methods: ['listAgents', 'getAgent', 'listAutonomyPolicies', 'patchAgent', 'replaceAgentStatus', 'replaceAutonomyPolicyStatus', 'createEvent'],
+    alsoAllowed: { listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for listAgents in every namespace)' },
   },
 }
 

@@ -157,6 +157,11 @@ export class FakeKube implements Kube {
     return agent ? clone(agent) : null
   }
 
+  async listAllAgents(): Promise<Agent[]> {
+    this.enter('listAllAgents')
+    return [...this.agents.values()].map(clone)
+  }
+
   async patchAgent(namespace: string, name: string, resourceVersion: string, patch: AgentPatch): Promise<Agent> {
     this.enter('patchAgent')
     const agent = this.guardedIn(this.agents, 'Agent', namespace, name, resourceVersion)

@@ -5,7 +5,7 @@ import { TransientError } from '../../shared/errors.js'
 import { AgentSchema, type Agent } from '../../shared/schemas/agent.js'
 import type { LLMProvider } from '../../shared/schemas/llmprovider.js'
 import { FakeKube } from '../fakes/kube.js'
-import { deliver, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
+import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 
 const NS = 'team'
@@ -224,5 +224,42 @@ describe('agent-changed', () => {
     await kube.replaceAgentStatus(NS, 'writer', live.metadata.resourceVersion!, { ...live.status, metrics: { totalCostUSD: 1.25 } })
     await deliver(app, RESOURCE_UPDATE, stored(kube))
     expect(condition(stored(kube), 'QuotaAvailable')).toMatchObject({ status: 'False', message: 'Total cost $1.25 exceeds limit $1.00' })
+  })
+
+  describe('the recheck tick (agents-recheck PingSource)', () => {
+    it('turns ModelAvailable True once the LLMProvider exists, with no event about the Agent, and leaves healthy Agents alone', async () => {
+      const kube = new FakeKube({
+        agents: [anAgent('waiting', { model: { provider: 'team-claude', name: 'claude' } }), anAgent('fine')],
+        providers: [provider('anthropic')], identities: false,
+      })
+      const app = createApp(testDeps(kube))
+      await deliver(app, RESOURCE_ADD, stored(kube, 'waiting'))
+      await deliver(app, RESOURCE_ADD, stored(kube, 'fine'))
+      expect(condition(stored(kube, 'waiting'), 'ModelAvailable')).toMatchObject({ status: 'False', reason: 'ProviderNotFound' })
+
+      kube.providers.set(`${NS}/team-claude`, provider('team-claude', NS))
+      const writes = kube.writes.length
+      expect((await deliver(app, PING, { reason: 'agents-recheck' })).status).toBe(202)
+      expect(condition(stored(kube, 'waiting'), 'ModelAvailable')).toMatchObject({ status: 'True', reason: 'Configured' })
+      expect(kube.writes.slice(writes)).toEqual(['status Agent/waiting'])
+    })
+
+    it('costs one LIST when every Agent is fine, and one Agent\'s outage does not stop the others', async () => {
+      const kube = new FakeKube({ agents: [anAgent('a'), anAgent('b')], providers: [provider('anthropic')], identities: false })
+      const app = createApp(testDeps(kube))
+      // Neither Agent has been reconciled yet (no event reached agent-changed): both are due.
+      kube.failNext('getAgent', new TransientError('API server unavailable'))
+      expect((await deliver(app, PING, {})).status).toBe(202)
+      const phases = ['a', 'b'].map((n) => stored(kube, n).status?.phase)
+      expect(phases.filter((p) => p === 'Ready')).toHaveLength(1)
+
+      await deliver(app, PING, {})
+      expect(['a', 'b'].map((n) => stored(kube, n).status?.phase)).toEqual(['Ready', 'Ready'])
+      const calls = kube.calls
+      const writes = kube.writes.length
+      await deliver(app, PING, {})
+      expect(kube.calls - calls).toBe(1)
+      expect(kube.writes.length).toBe(writes)
+    })
   })
 })

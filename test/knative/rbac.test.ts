@@ -31,9 +31,9 @@ const FUNCTION_GRANTS: Grants = {
   '/events': ['create'],
 }
 
-/** agent-changed's verbs; configmaps get/list are what its per-agent Roles grant (the escalation check). */
+/** agent-changed's verbs (list: the recheck tick); configmaps get/list are what its per-agent Roles grant (the escalation check). */
 const AGENT_CHANGED_GRANTS: Grants = {
-  'purko.io/agents': ['get', 'patch'],
+  'purko.io/agents': ['get', 'list', 'patch'],
   'purko.io/agents/status': ['update'],
   'purko.io/agents/finalizers': ['update'],
   'purko.io/llmproviders': ['list'],
