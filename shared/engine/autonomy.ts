@@ -1,8 +1,7 @@
-import { ConflictError } from '../errors.js'
 import { isOptedIn, planAutonomy, rollbackDue, declaredLevel, type AutonomyPlan } from '../autonomy/evaluate.js'
 import { choosePolicy, effectivePolicy, type EffectivePolicy } from '../autonomy/policy.js'
 import type { Agent } from '../schemas/agent.js'
-import { reconcile, UNCHANGED, type Controller, type EngineDeps } from './controller.js'
+import { reconcile, retryingConflicts, UNCHANGED, type Controller, type EngineDeps } from './controller.js'
 
 /** Attempts at one agent's autonomy write before leaving it to the next tick. */
 export const AUTONOMY_ATTEMPTS = 4
@@ -55,14 +54,7 @@ export async function applyAutonomy(deps: EngineDeps, agent: Agent, policy: Effe
   const namespace = agent.metadata.namespace ?? 'default'
   const name = agent.metadata.name ?? ''
   const controller = autonomyController(policy, agent)
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return (await reconcile(controller, deps, namespace, name)).result
-    } catch (err) {
-      if (!(err instanceof ConflictError) || attempt >= AUTONOMY_ATTEMPTS) throw err
-      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt))
-    }
-  }
+  return (await retryingConflicts(AUTONOMY_ATTEMPTS, () => reconcile(controller, deps, namespace, name))).result
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { RuntimeConfig } from '../config.js'
+import { ConflictError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { Logger } from '../log.js'
 import { kubernetesEventFor, type ObjectRef } from '../reconcile/kube-events.js'
@@ -105,4 +106,20 @@ export async function announce(
     }
   }
   await deps.events.publish(ref, seed, transitions)
+}
+
+/**
+ * Runs `work` again after a lost optimistic-concurrency race, with growing jitter so racing
+ * writers stop colliding, at most `tries` times; the last ConflictError reaches the caller
+ * (and as a 409, the Broker, which redelivers).
+ */
+export async function retryingConflicts<T>(tries: number, work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work()
+    } catch (err) {
+      if (!(err instanceof ConflictError) || attempt >= tries) throw err
+      await new Promise((resolve) => setTimeout(resolve, 10 + Math.floor(Math.random() * 20 * attempt)))
+    }
+  }
 }

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises'
 import { planAgent, NO_AGENT_CHANGES, type AgentFacts, type AgentPlan, type IdentityOutcome } from '../agent/agent-plan.js'
 import type { IdentityWrite } from '../agent/identity.js'
 import { agentRoleBindingName, agentRoleName, agentServiceAccountName, defaultServiceAccountName } from '../agent/names.js'
@@ -7,7 +6,7 @@ import type { Kube } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
 import { FINALIZER_AGENT } from '../schemas/labels.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
-import { reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps } from './controller.js'
+import { reconcile, retryingConflicts, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps } from './controller.js'
 
 /** What one reconcile of an Agent did, for logs and tests. */
 export interface AgentOutcome {
@@ -32,17 +31,10 @@ interface AgentWork extends ControllerPlan {
  * fresh state a few times; after that the ConflictError reaches the Broker, which redelivers.
  */
 export async function reconcileAgent(deps: EngineDeps, namespace: string, name: string): Promise<AgentOutcome> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      const done = await reconcile(agentController, deps, namespace, name)
-      if (done.result !== 'applied' || !done.plan) return { result: done.result, identity: [] }
-      const { plan, written } = done.plan
-      return { result: 'applied', identity: written, ...(plan.status?.phase ? { phase: plan.status.phase } : {}) }
-    } catch (err) {
-      if (!(err instanceof ConflictError) || attempt >= TRIES) throw err
-      await sleep(10 + Math.floor(Math.random() * 40 * attempt))
-    }
-  }
+  const done = await retryingConflicts(TRIES, () => reconcile(agentController, deps, namespace, name))
+  if (done.result !== 'applied' || !done.plan) return { result: done.result, identity: [] }
+  const { plan, written } = done.plan
+  return { result: 'applied', identity: written, ...(plan.status?.phase ? { phase: plan.status.phase } : {}) }
 }
 
 const agentController: Controller<Agent, AgentFacts, AgentWork> = {
