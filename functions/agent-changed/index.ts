@@ -1,6 +1,8 @@
-// Handles: dev.knative.apiserver.resource.{add,update} (and .ref.*) for purko.io Agents, and
-// dev.knative.sources.ping from the agents-recheck PingSource (every 5 minutes).
-// Triggers: knative/triggers/agent-changed.yaml (kineticsource=agents), agent-changed-recheck.yaml (kineticsource=agentrecheck).
+// Handles: dev.knative.apiserver.resource.{add,update} (and .ref.*) for purko.io Agents,
+// dev.knative.apiserver.resource.delete for the per-agent ServiceAccounts, Roles and RoleBindings,
+// and dev.knative.sources.ping from the agents-recheck PingSource (every 5 minutes).
+// Triggers: knative/triggers/agent-changed.yaml (kineticsource=agents), agent-changed-identity.yaml
+// (kineticsource=agentidentities), agent-changed-recheck.yaml (kineticsource=agentrecheck).
 // Writes: the Agent's ServiceAccount, Role and RoleBinding, its status, and Warning Events.
 import type { Hono } from 'hono'
 import { z } from 'zod'
@@ -12,6 +14,7 @@ import { baseApp } from '../../shared/http/app.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
 import { AgentSchema } from '../../shared/schemas/agent.js'
+import { LABEL_AGENT } from '../../shared/schemas/labels.js'
 
 // The controller is loaded on the first event that needs it: echoes of our own writes never do.
 const engine = () => import('../../shared/engine/reconcile-agent.js')
@@ -20,6 +23,8 @@ const AgentEventData = objectEventData('Agent')
 /** Ping data is free-form (and absent when the PingSource sets none). */
 const PingData = z.unknown()
 const PING_TYPE = 'dev.knative.sources.ping'
+/** The extension the agent-identities source stamps on its events. */
+const IDENTITY_SOURCE = 'agentidentities'
 
 /** Agents re-checked at once; the API server, not this process, is the bottleneck. */
 const CONCURRENCY = 4
@@ -34,6 +39,17 @@ export function createApp(deps: EngineDeps): Hono {
     }
     const event = await readCloudEvent(c, AgentEventData)
     const log = deps.log.child({ ceId: event.id, ceType: event.type })
+    if (event.extensions.kineticsource === IDENTITY_SOURCE) {
+      // A ServiceAccount, Role or RoleBinding of an Agent was deleted: make it again (or find
+      // the Agent gone, when its own deletion took them).
+      const agent = (event.data.metadata?.labels as Record<string, unknown> | undefined)?.[LABEL_AGENT]
+      if (!event.type.endsWith('.delete') || typeof agent !== 'string' || agent === '') return c.body(null, 202)
+      const namespace = objectKeyOf(event.data).namespace
+      const { reconcileAgent } = await engine()
+      const outcome = await reconcileAgent(deps, namespace, agent)
+      log.info({ namespace, name: agent, deleted: `${event.data.kind ?? 'object'}/${objectKeyOf(event.data).name}`, result: outcome.result, identity: outcome.identity }, 'Restored Agent identity')
+      return c.body(null, 202)
+    }
     if (event.type.endsWith('.delete')) return c.body(null, 202) // the identity goes with its owner
     const data = event.data
     if (data.metadata) {

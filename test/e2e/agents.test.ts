@@ -72,4 +72,19 @@ describe('agent-changed on the local plane', () => {
     await new Promise((r) => setTimeout(r, 1500))
     expect((await plane.kube.get(agentPath('scout')))?.metadata?.resourceVersion).toBe(settled)
   })
+
+  it('a hand-deleted Role comes back through the agent-identities source, with its rules', async () => {
+    const path = `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles/agent-scout-role`
+    const before = (await plane.kube.get<KubeObject & { rules?: unknown }>(path))!
+    await plane.kube.request('DELETE', path)
+    const back = await eventually('the Role made again', async () => {
+      const role = await plane.kube.get<KubeObject & { rules?: unknown }>(path)
+      return role && role.metadata?.uid !== before.metadata?.uid ? role : undefined
+    })
+    expect(back.rules).toEqual(before.rules)
+    expect(back.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Agent', name: 'scout' })
+    const restored = await eventually('the delete delivered to agent-changed', () =>
+      deliveries.find((d) => d.trigger === 'agent-changed-identity' && d.outcome === 'delivered'))
+    expect(restored.status).toBe(202)
+  })
 })

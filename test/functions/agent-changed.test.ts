@@ -262,4 +262,44 @@ describe('agent-changed', () => {
       expect(kube.writes.length).toBe(writes)
     })
   })
+
+  describe('a deleted identity (agent-identities source)', () => {
+    const DELETE = 'dev.knative.apiserver.resource.delete'
+    const fromIdentities = { kineticsource: 'agentidentities' }
+
+    it('makes a hand-deleted Role again at once', async () => {
+      const kube = kubeWith(anAgent())
+      const app = createApp(testDeps(kube))
+      await deliver(app, RESOURCE_ADD, stored(kube))
+      const role = kube.roles.get(`${NS}/agent-writer-role`)!
+      kube.roles.delete(`${NS}/agent-writer-role`)
+
+      const writes = kube.writes.length
+      expect((await deliver(app, DELETE, { ...role, kind: 'Role' }, fromIdentities)).status).toBe(202)
+      expect(kube.writes.slice(writes)).toEqual(['create Role/agent-writer-role'])
+      expect(kube.roles.get(`${NS}/agent-writer-role`)?.rules).toEqual(role.rules)
+    })
+
+    it('does nothing when the Agent itself is gone (garbage collection took its identity)', async () => {
+      const kube = kubeWith(anAgent())
+      const app = createApp(testDeps(kube))
+      await deliver(app, RESOURCE_ADD, stored(kube))
+      const sa = kube.serviceAccounts.get(`${NS}/agent-writer-sa`)!
+      kube.agents.clear()
+      kube.serviceAccounts.clear()
+
+      const writes = kube.writes.length
+      expect((await deliver(app, DELETE, { ...sa, kind: 'ServiceAccount' }, fromIdentities)).status).toBe(202)
+      expect(kube.writes.slice(writes)).toEqual([])
+    })
+
+    it('ignores an object without the purko.io/agent label, and a delete of the Agent itself', async () => {
+      const kube = kubeWith(anAgent())
+      const app = createApp(testDeps(kube))
+      const calls = kube.calls
+      await deliver(app, DELETE, { kind: 'ServiceAccount', metadata: { name: 'other', namespace: NS } }, fromIdentities)
+      await deliver(app, DELETE, stored(kube), { kineticsource: 'agents' })
+      expect(kube.calls).toBe(calls)
+    })
+  })
 })

@@ -65,6 +65,10 @@ const EXPECTED: Record<string, { serviceAccount: string; grants: Grants }> = {
   // The ApiServerSource adapters only watch what they send.
   'kinetic-workflows-source': { serviceAccount: 'workflows-source', grants: { 'purko.io/workflows': ['get', 'list', 'watch'] } },
   'kinetic-jobs-source': { serviceAccount: 'jobs-source', grants: { 'batch/jobs': ['get', 'list', 'watch'] } },
+  'kinetic-agent-identities-source': {
+    serviceAccount: 'agent-identities-source',
+    grants: { '/serviceaccounts': ['get', 'list', 'watch'], 'rbac.authorization.k8s.io/roles': ['get', 'list', 'watch'], 'rbac.authorization.k8s.io/rolebindings': ['get', 'list', 'watch'] },
+  },
 }
 
 function grantsOf(role: Manifest): Grants {

@@ -110,9 +110,10 @@ describe('Triggers', () => {
     expect(acceptedTypes(m.doc.spec.filters).length).toBeGreaterThan(0)
   })
 
-  it('no Trigger accepts delete events or Kinetic\'s own dev.kinetic.* events', () => {
+  it('no Trigger accepts Kinetic\'s own dev.kinetic.* events, and only agent-changed-identity takes deletes (of an Agent\'s identity objects)', () => {
     const types = triggers.flatMap((m) => acceptedTypes(m.doc.spec.filters))
-    expect(types.filter((t) => t.endsWith('.delete') || t.startsWith('dev.kinetic.'))).toEqual([])
+    expect(types.filter((t) => t.startsWith('dev.kinetic.'))).toEqual([])
+    expect(triggers.filter((m) => acceptedTypes(m.doc.spec.filters).some((t) => t.endsWith('.delete'))).map((m) => m.name)).toEqual(['agent-changed-identity'])
   })
 
   it('routes each event kind to exactly the function that handles it', () => {
@@ -126,6 +127,7 @@ describe('Triggers', () => {
       'resync-tick': { kineticsource: 'resync', types: ['dev.knative.sources.ping'] },
       'autonomy-tick': { kineticsource: 'autonomy', types: ['dev.knative.sources.ping'] },
       'agent-changed': { kineticsource: 'agents', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
+      'agent-changed-identity': { kineticsource: 'agentidentities', types: ['dev.knative.apiserver.resource.delete'] },
       'agent-changed-recheck': { kineticsource: 'agentrecheck', types: ['dev.knative.sources.ping'] },
     })
   })
@@ -142,11 +144,20 @@ describe('sources', () => {
     expect(matching).toHaveLength(1)
   })
 
-  it('watches Workflows, Agents and labelled step Jobs in every namespace, as whole objects', () => {
+  it('watches Workflows, Agents, labelled step Jobs and labelled agent identities in every namespace, as whole objects', () => {
     const watched = ofKind(manifests, 'sources.knative.dev/v1', 'ApiServerSource').map((m) => ({
       name: m.name, mode: m.doc.spec.mode, namespaceSelector: m.doc.spec.namespaceSelector, resources: m.doc.spec.resources,
     }))
+    const labelled = { selector: { matchExpressions: [{ key: 'purko.io/agent', operator: 'Exists' }] } }
     expect(watched).toEqual([
+      {
+        name: 'agent-identities', mode: 'Resource', namespaceSelector: {},
+        resources: [
+          { apiVersion: 'v1', kind: 'ServiceAccount', ...labelled },
+          { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', ...labelled },
+          { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', ...labelled },
+        ],
+      },
       { name: 'agents', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'Agent' }] },
       {
         name: 'jobs', mode: 'Resource', namespaceSelector: {},
