@@ -8,8 +8,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import { agentMayNeedWork } from '../../shared/agent/echo.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
-import { forEachLimited } from '../../shared/engine/limited.js'
-import { ConflictError } from '../../shared/errors.js'
+import { sweep } from '../../shared/engine/limited.js'
 import { baseApp } from '../../shared/http/app.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
@@ -74,19 +73,9 @@ export function createApp(deps: EngineDeps): Hono {
 async function recheck(deps: EngineDeps, ceId: string): Promise<void> {
   const log = deps.log.child({ ceId, ceType: PING_TYPE })
   const due = (await deps.kube.listAllAgents()).filter(agentMayNeedWork)
-  let applied = 0
-  let failed = 0
-  const { reconcileAgent } = due.length > 0 ? await engine() : { reconcileAgent: undefined }
-  await forEachLimited(due, CONCURRENCY, async (agent) => {
-    const namespace = agent.metadata.namespace ?? 'default'
-    const name = agent.metadata.name ?? ''
-    try {
-      if ((await reconcileAgent!(deps, namespace, name)).result === 'applied') applied++
-    } catch (err) {
-      // One Agent's trouble must not starve the others; the next tick tries it again.
-      failed++
-      log[err instanceof ConflictError ? 'info' : 'warn']({ namespace, name, err: (err as Error).message }, 'Could not recheck Agent')
-    }
-  })
+  if (due.length === 0) return void log.info({ agents: 0 }, 'Agent recheck finished') // the controller is not even loaded
+  const { reconcileAgent } = await engine()
+  const { applied, failed } = await sweep(due, CONCURRENCY, log, 'Could not recheck Agent', async (agent) =>
+    (await reconcileAgent(deps, agent.metadata.namespace ?? 'default', agent.metadata.name ?? '')).result === 'applied')
   log.info({ agents: due.length, applied, failed }, 'Agent recheck finished')
 }

@@ -7,8 +7,7 @@ import { isOptedIn } from '../../shared/autonomy/evaluate.js'
 import { choosePolicy, effectivePolicy, planPolicyStatus } from '../../shared/autonomy/policy.js'
 import { applyAutonomy } from '../../shared/engine/autonomy.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
-import { forEachLimited } from '../../shared/engine/limited.js'
-import { ConflictError } from '../../shared/errors.js'
+import { forEachLimited, sweep } from '../../shared/engine/limited.js'
 import { baseApp } from '../../shared/http/app.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import type { Logger } from '../../shared/log.js'
@@ -68,15 +67,9 @@ export async function tick(deps: EngineDeps, log: Logger = deps.log): Promise<Ti
     }
     const policy = effectivePolicy(chosen)
     summary.agents += agents.length
-    await forEachLimited(agents, AGENT_CONCURRENCY, async (agent) => {
-      try {
-        if ((await applyAutonomy(deps, agent, policy)) === 'applied') summary.applied++
-      } catch (err) {
-        summary.failed++
-        const level = err instanceof ConflictError ? 'info' : 'warn'
-        log[level]({ namespace, name: agent.metadata.name, err: (err as Error).message }, `Could not evaluate Agent ${namespace}/${agent.metadata.name}`)
-      }
-    })
+    const swept = await sweep(agents, AGENT_CONCURRENCY, log, 'Could not evaluate Agent', async (agent) => (await applyAutonomy(deps, agent, policy)) === 'applied')
+    summary.applied += swept.applied
+    summary.failed += swept.failed
     const now = deps.now().toISOString()
     for (const p of policies) {
       const status = planPolicyStatus(p, { chosen: chosen.metadata.name ?? '', agentsEvaluated: agents.length }, now)

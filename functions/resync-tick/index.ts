@@ -6,7 +6,7 @@ import { z } from 'zod'
 import { reconcileWorkflow, type EngineDeps } from '../../shared/engine/reconcile-workflow.js'
 import { baseApp } from '../../shared/http/app.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
-import { ConflictError } from '../../shared/errors.js'
+import { sweep } from '../../shared/engine/limited.js'
 import { isTerminalPhase, mayNeedWork } from '../../shared/reconcile/run-status.js'
 
 /** Ping data is free-form (and absent when the PingSource sets none). */
@@ -22,25 +22,8 @@ export function createApp(deps: EngineDeps): Hono {
     const event = await readCloudEvent(c, PingData)
     const log = deps.log.child({ ceId: event.id, ceType: event.type })
     const workflows = (await deps.kube.listWorkflows()).filter((wf) => !isTerminalPhase(wf.status?.phase) || mayNeedWork(wf))
-    let failed = 0
-    let applied = 0
-    const queue = [...workflows]
-    const worker = async () => {
-      for (let wf = queue.shift(); wf; wf = queue.shift()) {
-        const namespace = wf.metadata.namespace ?? 'default'
-        const name = wf.metadata.name ?? ''
-        try {
-          const outcome = await reconcileWorkflow(deps, namespace, name, { kind: 'full' })
-          if (outcome.result === 'applied') applied++
-        } catch (err) {
-          // One Workflow's trouble must not starve the others; the next tick retries it.
-          failed++
-          const level = err instanceof ConflictError ? 'info' : 'warn'
-          log[level]({ namespace, name, err: (err as Error).message }, 'Could not resync Workflow')
-        }
-      }
-    }
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, workflows.length) }, worker))
+    const { applied, failed } = await sweep(workflows, CONCURRENCY, log, 'Could not resync Workflow', async (wf) =>
+      (await reconcileWorkflow(deps, wf.metadata.namespace ?? 'default', wf.metadata.name ?? '', { kind: 'full' })).result === 'applied')
     log.info({ workflows: workflows.length, applied, failed }, 'Resync finished')
     return c.body(null, 202)
   })
