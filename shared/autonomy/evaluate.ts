@@ -9,7 +9,6 @@ import { setCondition } from '../reconcile/conditions.js'
 import { canonicalJson } from '../reconcile/go-format.js'
 import type { Criteria, EffectivePolicy } from './policy.js'
 
-export { UNCHANGED } from '../engine/controller.js'
 
 /** Condition type on the Agent that tells where it stands in its progression. */
 export const CONDITION_PROGRESSION = 'ShuHaRiProgression'

@@ -5,7 +5,7 @@ import { ConflictError, TransientError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
 import { FINALIZER_AGENT } from '../schemas/labels.js'
-import type { LLMProvider } from '../schemas/llmprovider.js'
+import { providersVisibleFrom } from './providers.js'
 import { reconcile, retryingConflicts, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps } from './controller.js'
 
 /** What one reconcile of an Agent did, for logs and tests. */
@@ -93,21 +93,20 @@ async function gatherFacts(deps: EngineDeps, agent: Agent): Promise<AgentFacts |
   const defaultName = defaultServiceAccountName(name)
   const secretName = agent.spec.model.credentialsSecretRef?.name
   const memoryRef = agent.spec.memory?.providerRef
-  const [serviceAccount, defaultServiceAccount, role, roleBinding, credentialsSecret, own, platform, memoryProvider] = await Promise.all([
+  const [serviceAccount, defaultServiceAccount, role, roleBinding, credentialsSecret, providers, memoryProvider] = await Promise.all([
     kube.getServiceAccount(namespace, saName),
     saName === defaultName ? Promise.resolve(null) : kube.getServiceAccount(namespace, defaultName),
     kube.getRole(namespace, agentRoleName(name)),
     kube.getRoleBinding(namespace, agentRoleBindingName(name)),
     secretName ? kube.getSecret(namespace, secretName) : Promise.resolve(undefined),
-    kube.listLLMProviders(namespace),
-    namespace === config.platformNamespace ? Promise.resolve([] as LLMProvider[]) : kube.listLLMProviders(config.platformNamespace),
+    providersVisibleFrom(kube, namespace, config.platformNamespace),
     memoryRef ? kube.getMemoryProvider(config.platformNamespace, memoryRef) : Promise.resolve(undefined),
   ])
   return {
     ...base,
     identity: { serviceAccount, defaultServiceAccount, role, roleBinding },
     ...(credentialsSecret !== undefined ? { credentialsSecret } : {}),
-    providers: [...own, ...platform],
+    providers,
     ...(memoryProvider !== undefined ? { memoryProviderFound: memoryProvider !== null } : {}),
   }
 }

@@ -19,6 +19,7 @@ import { mirroredSecret, mirroredSecretName, needsCredentialMirror, withLocalCre
 import { memoryBehavior } from '../reconcile/memory-env.js'
 import { agentServiceAccountName } from '../agent/names.js'
 import { recordAgentMetrics } from './agent-metrics.js'
+import { providersVisibleFrom } from './providers.js'
 import { reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps, type Transition } from './controller.js'
 
 export type { EngineDeps } from './controller.js'
@@ -256,12 +257,10 @@ async function buildJobs(
 ): Promise<V1Job[]> {
   const namespace = workflow.metadata.namespace ?? 'default'
   // Providers and MCP servers are only needed when a Job is about to be built.
-  const [own, platform, mcpServers] = await Promise.all([
-    deps.kube.listLLMProviders(namespace),
-    namespace === deps.config.platformNamespace ? Promise.resolve([] as LLMProvider[]) : deps.kube.listLLMProviders(deps.config.platformNamespace),
+  const [providers, mcpServers] = await Promise.all([
+    providersVisibleFrom(deps.kube, namespace, deps.config.platformNamespace),
     deps.kube.listMCPServers(namespace),
   ])
-  const providers = [...own, ...platform]
   const recalled = await recallMemories(deps.kube, namespace, starts, agents)
   const outputs = lazyOutputs(stored, plan)
   const parameters = workflow.spec.parameters ?? {}

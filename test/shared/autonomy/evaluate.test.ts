@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { CONDITION_PROGRESSION, planAutonomy, rollbackDue, UNCHANGED, type AutonomyPlan } from '../../../shared/autonomy/evaluate.js'
+import { CONDITION_PROGRESSION, planAutonomy, rollbackDue, type AutonomyPlan } from '../../../shared/autonomy/evaluate.js'
+import { UNCHANGED } from '../../../shared/engine/controller.js'
 import { effectivePolicy, type EffectivePolicy } from '../../../shared/autonomy/policy.js'
 import type { Agent, AgentMetrics, AutonomyLevel, ShuHaRiLevel, ShuHaRiStatus } from '../../../shared/schemas/agent.js'
 import type { AgentAutonomyPolicySpec } from '../../../shared/schemas/autonomypolicy.js'
