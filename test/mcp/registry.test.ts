@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest'
+import fc from 'fast-check'
+import { parseRegistry, removeEntry, renderRegistry, upsertEntry, type RegistryEntry } from '../../shared/mcp/registry.js'
+
+const github: RegistryEntry = { name: 'github', url: 'http://localhost:8002', auth: 'bearer', icon: 'gh', category: 'scm', secretRef: 'github-mcp-token' }
+
+// The shape Helm renders from a values list: YAML, not JSON, with keys purko does not know.
+const helmYaml = `- name: lumino
+  url: http://lumino.ai-agents.svc:8080
+  auth: none
+  category: observability
+  description: logs and metrics
+- name: github
+  url: http://localhost:8002
+  auth: bearer
+  secretRef: github-mcp-token
+`
+
+describe('parseRegistry', () => {
+  it('reads absent and blank content as an empty registry', () => {
+    expect(parseRegistry(undefined)).toEqual({ entries: [] })
+    expect(parseRegistry('  \n')).toEqual({ entries: [] })
+    expect(parseRegistry('[]')).toEqual({ entries: [] })
+  })
+
+  it('reads the JSON purko writes', () => {
+    expect(parseRegistry(renderRegistry([github]))).toEqual({ entries: [github] })
+  })
+
+  it("reads Helm's YAML list and keeps keys it does not know", () => {
+    const { entries, error } = parseRegistry(helmYaml)
+    expect(error).toBeUndefined()
+    expect(entries.map((e) => e.name)).toEqual(['lumino', 'github'])
+    expect(entries[0]).toMatchObject({ description: 'logs and metrics', category: 'observability' })
+  })
+
+  it('reads an entry without auth as auth none', () => {
+    expect(parseRegistry('- {name: a, url: "http://a"}').entries).toEqual([{ name: 'a', url: 'http://a', auth: 'none' }])
+  })
+
+  it.each([
+    ['text that is neither YAML nor JSON', '{"name": "a", '],
+    ['a map instead of a list', 'servers:\n  - name: a\n'],
+    ['a scalar', 'hello'],
+    ['an item without a name', '- url: http://a\n'],
+    ['an item without a url', '- name: a\n'],
+    ['an item that is a string', '- a\n'],
+    ['a name that is a number', '- {name: 3, url: "http://a"}'],
+    ['an icon that is a map', '- {name: a, url: "http://a", icon: {x: 1}}'],
+  ])('reports %s as an error with no entries, without throwing', (_, text) => {
+    const parsed = parseRegistry(text)
+    expect(parsed.entries).toEqual([])
+    expect(parsed.error).toEqual(expect.any(String))
+  })
+})
+
+describe('upsertEntry and removeEntry', () => {
+  const others = parseRegistry(helmYaml).entries.filter((e) => e.name !== 'github')
+
+  it('appends a new server after the entries of other writers', () => {
+    expect(upsertEntry(others, github).map((e) => e.name)).toEqual(['lumino', 'github'])
+  })
+
+  it('replaces the entry of the same name in place and drops later duplicates', () => {
+    const old = { ...github, url: 'http://old' }
+    const result = upsertEntry([old, ...others, { ...old }], github)
+    expect(result).toEqual([github, ...others])
+  })
+
+  it('removes only the named server', () => {
+    expect(removeEntry([...others, github], 'github')).toEqual(others)
+    expect(removeEntry(others, 'github')).toEqual(others)
+  })
+
+  it('renders 2-space-indented JSON that reads back the same', () => {
+    const text = renderRegistry(upsertEntry(others, github))
+    expect(text).toContain('\n  {\n    "name": "lumino"')
+    expect(parseRegistry(text).entries).toEqual(upsertEntry(others, github))
+  })
+})
+
+const name = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}$/)
+const entry = fc.record({
+  name,
+  url: fc.webUrl(),
+  auth: fc.constantFrom('none', 'bearer'),
+  category: fc.option(fc.string(), { nil: undefined }),
+  note: fc.option(fc.jsonValue(), { nil: undefined }),
+}).map((e) => JSON.parse(JSON.stringify(e)) as RegistryEntry)
+
+describe('registry properties', () => {
+  it('an upsert keeps every other entry and the entry written, a remove keeps every other entry', () => {
+    fc.assert(fc.property(fc.uniqueArray(entry, { selector: (e) => e.name }), entry, (existing, mine) => {
+      const after = parseRegistry(renderRegistry(upsertEntry(existing, mine))).entries
+      expect(after.filter((e) => e.name !== mine.name)).toEqual(existing.filter((e) => e.name !== mine.name))
+      expect(after.filter((e) => e.name === mine.name)).toEqual([mine])
+      const removed = parseRegistry(renderRegistry(removeEntry(after, mine.name))).entries
+      expect(removed).toEqual(existing.filter((e) => e.name !== mine.name))
+    }))
+  })
+
+  it('never throws on arbitrary text', () => {
+    fc.assert(fc.property(fc.string(), (text) => {
+      const parsed = parseRegistry(text)
+      if (parsed.error) expect(parsed.entries).toEqual([])
+    }))
+  })
+})
