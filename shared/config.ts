@@ -9,6 +9,8 @@ export interface RuntimeConfig {
   executorHostNetwork: boolean
   /** Namespace searched for LLMProviders after the Workflow's own (purko's platform namespace). */
   platformNamespace: string
+  /** Namespace of the `mcp-servers` registry ConfigMap and its token Secrets (purko's --agent-namespace). */
+  agentNamespace: string
   /** Where Kinetic's own CloudEvents go (a Broker URL); unset means they are only logged. */
   eventSink: string | undefined
 }
@@ -21,6 +23,7 @@ export function readRuntimeConfig(env: Record<string, string | undefined> = proc
     executorImage: env.KINETIC_EXECUTOR_IMAGE || env.PURKO_EXECUTOR_IMAGE || DEFAULT_EXECUTOR_IMAGE,
     executorHostNetwork: (env.KINETIC_EXECUTOR_HOST_NETWORK ?? env.PURKO_EXECUTOR_HOST_NETWORK) === 'true',
     platformNamespace: env.KINETIC_PLATFORM_NAMESPACE || 'purko-system',
+    agentNamespace: env.KINETIC_AGENT_NAMESPACE || env.PURKO_AGENT_NAMESPACE || 'ai-agents',
     eventSink: env.K_SINK || env.KINETIC_EVENT_SINK || undefined,
   }
 }

@@ -1,14 +1,15 @@
 import {
-  ApiException, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions,
-  type CoreV1Event, type V1ConfigMap, type V1Job, type V1Role, type V1RoleBinding, type V1Secret, type V1ServiceAccount,
+  ApiException, AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions,
+  type CoreV1Event, type V1ConfigMap, type V1Deployment, type V1Job, type V1Namespace, type V1Pod, type V1Role, type V1RoleBinding,
+  type V1Secret, type V1Service, type V1ServiceAccount,
 } from '@kubernetes/client-node'
 import { ConflictError, TransientError } from '../errors.js'
 import { AgentSchema, type Agent, type AgentStatus } from '../schemas/agent.js'
 import { AgentAutonomyPolicySchema, type AgentAutonomyPolicy, type AgentAutonomyPolicyStatus } from '../schemas/autonomypolicy.js'
 import { API_GROUP, API_VERSION_NAME } from '../schemas/labels.js'
-import { LLMProviderSchema, type LLMProvider } from '../schemas/llmprovider.js'
-import { MCPServerSchema, type MCPServer } from '../schemas/mcpserver.js'
-import { MemoryProviderSchema, type MemoryProvider } from '../schemas/memoryprovider.js'
+import { LLMProviderSchema, type LLMProvider, type LLMProviderStatus } from '../schemas/llmprovider.js'
+import { MCPServerSchema, type MCPServer, type MCPServerStatus } from '../schemas/mcpserver.js'
+import { MemoryProviderSchema, type MemoryProvider, type MemoryProviderStatus } from '../schemas/memoryprovider.js'
 import { WorkflowSchema, type Workflow, type WorkflowStatus } from '../schemas/workflow.js'
 import type { AgentPatch, Kube } from './port.js'
 import type { z } from 'zod'
@@ -44,6 +45,9 @@ export function loadKubeConfig(env: Record<string, string | undefined> = process
 const WORKFLOWS = { group: API_GROUP, version: API_VERSION_NAME, plural: 'workflows' }
 const AGENTS = { group: API_GROUP, version: API_VERSION_NAME, plural: 'agents' }
 const POLICIES = { group: API_GROUP, version: API_VERSION_NAME, plural: 'agentautonomypolicies' }
+const MCP_SERVERS = { group: API_GROUP, version: API_VERSION_NAME, plural: 'mcpservers' }
+const LLM_PROVIDERS = { group: API_GROUP, version: API_VERSION_NAME, plural: 'llmproviders' }
+const MEMORY_PROVIDERS = { group: API_GROUP, version: API_VERSION_NAME, plural: 'memoryproviders' }
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
 
 /** The one adapter over the Kubernetes API (client-node 1.4). */
@@ -52,8 +56,10 @@ export class KubeClient implements Kube {
   private readonly batch: BatchV1Api
   private readonly custom: CustomObjectsApi
   private readonly rbac: RbacAuthorizationV1Api
+  private readonly apps: AppsV1Api
 
   constructor(kc: KubeConfig) {
+    this.apps = kc.makeApiClient(AppsV1Api)
     this.rbac = kc.makeApiClient(RbacAuthorizationV1Api)
     this.core = kc.makeApiClient(CoreV1Api)
     this.batch = kc.makeApiClient(BatchV1Api)
@@ -191,6 +197,99 @@ export class KubeClient implements Kube {
     return this.listCustom(namespace, 'mcpservers', MCPServerSchema)
   }
 
+  async getLLMProvider(namespace: string, name: string): Promise<LLMProvider | null> {
+    return this.getCustom(LLM_PROVIDERS, LLMProviderSchema, 'LLMProvider', namespace, name)
+  }
+
+  async listAllLLMProviders(): Promise<LLMProvider[]> {
+    return this.listAllCustom(LLM_PROVIDERS, LLMProviderSchema)
+  }
+
+  async replaceLLMProviderStatus(namespace: string, name: string, resourceVersion: string, status: LLMProviderStatus): Promise<LLMProvider> {
+    return this.replaceCustomStatus(LLM_PROVIDERS, LLMProviderSchema, 'LLMProvider', namespace, name, resourceVersion, status)
+  }
+
+  async getMCPServer(namespace: string, name: string): Promise<MCPServer | null> {
+    return this.getCustom(MCP_SERVERS, MCPServerSchema, 'MCPServer', namespace, name)
+  }
+
+  async listAllMCPServers(): Promise<MCPServer[]> {
+    return this.listAllCustom(MCP_SERVERS, MCPServerSchema)
+  }
+
+  async patchMCPServerMetadata(
+    namespace: string, name: string, resourceVersion: string,
+    metadata: { finalizers?: string[]; annotations?: Record<string, string | null> },
+  ): Promise<MCPServer> {
+    const body = { metadata: { ...metadata, resourceVersion } }
+    const raw = await this.call(
+      () => this.custom.patchNamespacedCustomObject({ ...MCP_SERVERS, namespace, name, body }, MERGE_PATCH),
+      `patch metadata of MCPServer ${namespace}/${name}`,
+    )
+    return parseAs(MCPServerSchema, raw, `MCPServer ${namespace}/${name}`)
+  }
+
+  async replaceMCPServerStatus(namespace: string, name: string, resourceVersion: string, status: MCPServerStatus): Promise<MCPServer> {
+    return this.replaceCustomStatus(MCP_SERVERS, MCPServerSchema, 'MCPServer', namespace, name, resourceVersion, status)
+  }
+
+  async listAllMemoryProviders(): Promise<MemoryProvider[]> {
+    return this.listAllCustom(MEMORY_PROVIDERS, MemoryProviderSchema)
+  }
+
+  async replaceMemoryProviderStatus(namespace: string, name: string, resourceVersion: string, status: MemoryProviderStatus): Promise<MemoryProvider> {
+    return this.replaceCustomStatus(MEMORY_PROVIDERS, MemoryProviderSchema, 'MemoryProvider', namespace, name, resourceVersion, status)
+  }
+
+  async getDeployment(namespace: string, name: string): Promise<V1Deployment | null> {
+    return this.orNull(() => this.apps.readNamespacedDeployment({ namespace, name }), `get Deployment ${namespace}/${name}`)
+  }
+
+  async createDeployment(deployment: V1Deployment): Promise<'created' | 'exists'> {
+    const namespace = deployment.metadata?.namespace ?? 'default'
+    return this.create(() => this.apps.createNamespacedDeployment({ namespace, body: deployment }), `create Deployment ${namespace}/${deployment.metadata?.name}`)
+  }
+
+  async replaceDeployment(deployment: V1Deployment): Promise<V1Deployment> {
+    const namespace = deployment.metadata?.namespace ?? 'default'
+    const name = deployment.metadata?.name ?? ''
+    return this.call(() => this.apps.replaceNamespacedDeployment({ namespace, name, body: deployment }), `replace Deployment ${namespace}/${name}`)
+  }
+
+  async getService(namespace: string, name: string): Promise<V1Service | null> {
+    return this.orNull(() => this.core.readNamespacedService({ namespace, name }), `get Service ${namespace}/${name}`)
+  }
+
+  async createService(service: V1Service): Promise<'created' | 'exists'> {
+    const namespace = service.metadata?.namespace ?? 'default'
+    return this.create(() => this.core.createNamespacedService({ namespace, body: service }), `create Service ${namespace}/${service.metadata?.name}`)
+  }
+
+  async replaceService(service: V1Service): Promise<V1Service> {
+    const namespace = service.metadata?.namespace ?? 'default'
+    const name = service.metadata?.name ?? ''
+    return this.call(() => this.core.replaceNamespacedService({ namespace, name, body: service }), `replace Service ${namespace}/${name}`)
+  }
+
+  async listPods(namespace: string, labels: Record<string, string>): Promise<V1Pod[]> {
+    const list = await this.call(() => this.core.listNamespacedPod({ namespace, labelSelector: selector(labels) }), `list pods in ${namespace}`)
+    return list.items
+  }
+
+  async getNamespace(name: string): Promise<V1Namespace | null> {
+    return this.orNull(() => this.core.readNamespace({ name }), `get Namespace ${name}`)
+  }
+
+  async listNamespaces(labels: Record<string, string>): Promise<V1Namespace[]> {
+    const list = await this.call(() => this.core.listNamespace({ labelSelector: selector(labels) }), 'list Namespaces')
+    return list.items
+  }
+
+  async listAllConfigMaps(labels: Record<string, string>): Promise<V1ConfigMap[]> {
+    const list = await this.call(() => this.core.listConfigMapForAllNamespaces({ labelSelector: selector(labels) }), 'list ConfigMaps')
+    return list.items
+  }
+
   async listJobs(namespace: string, labels: Record<string, string>): Promise<V1Job[]> {
     const list = await this.call(() => this.batch.listNamespacedJob({ namespace, labelSelector: selector(labels) }), `list Jobs in ${namespace}`)
     return list.items
@@ -279,6 +378,31 @@ export class KubeClient implements Kube {
   async createEvent(event: CoreV1Event): Promise<void> {
     const namespace = event.metadata?.namespace ?? 'default'
     await this.create(() => this.core.createNamespacedEvent({ namespace, body: event }), `create Event in ${namespace}`)
+  }
+
+  private async getCustom<S extends z.ZodType>(
+    ref: typeof MCP_SERVERS, schema: S, kind: string, namespace: string, name: string,
+  ): Promise<z.output<S> | null> {
+    const raw = await this.orNull(() => this.custom.getNamespacedCustomObject({ ...ref, namespace, name }), `get ${kind} ${namespace}/${name}`)
+    return raw === null ? null : parseOrSkip(schema, raw)[0] ?? null
+  }
+
+  private async listAllCustom<S extends z.ZodType>(ref: typeof MCP_SERVERS, schema: S): Promise<z.output<S>[]> {
+    const list = await this.call(() => this.custom.listClusterCustomObject(ref), `list ${ref.plural}`)
+    return itemsOf(list).flatMap((item) => parseOrSkip(schema, item))
+  }
+
+  private async replaceCustomStatus<S extends z.ZodType>(
+    ref: typeof MCP_SERVERS, schema: S, kind: string, namespace: string, name: string, resourceVersion: string, status: unknown,
+  ): Promise<z.output<S>> {
+    const raw = await this.call(
+      () => this.custom.replaceNamespacedCustomObjectStatus({
+        ...ref, namespace, name,
+        body: { apiVersion: `${API_GROUP}/${API_VERSION_NAME}`, kind, metadata: { name, namespace, resourceVersion }, status },
+      }),
+      `update status of ${kind} ${namespace}/${name}`,
+    )
+    return parseAs(schema, raw, `${kind} ${namespace}/${name}`)
   }
 
   private async listCustom<S extends z.ZodType>(namespace: string, plural: string, schema: S): Promise<z.output<S>[]> {

@@ -1,9 +1,11 @@
-import type { CoreV1Event, V1ConfigMap, V1Job, V1Role, V1RoleBinding, V1Secret, V1ServiceAccount } from '@kubernetes/client-node'
+import type {
+  CoreV1Event, V1ConfigMap, V1Deployment, V1Job, V1Namespace, V1Pod, V1Role, V1RoleBinding, V1Secret, V1Service, V1ServiceAccount,
+} from '@kubernetes/client-node'
 import type { Agent, AgentStatus } from '../schemas/agent.js'
 import type { AgentAutonomyPolicy, AgentAutonomyPolicyStatus } from '../schemas/autonomypolicy.js'
-import type { LLMProvider } from '../schemas/llmprovider.js'
-import type { MCPServer } from '../schemas/mcpserver.js'
-import type { MemoryProvider } from '../schemas/memoryprovider.js'
+import type { LLMProvider, LLMProviderStatus } from '../schemas/llmprovider.js'
+import type { MCPServer, MCPServerStatus } from '../schemas/mcpserver.js'
+import type { MemoryProvider, MemoryProviderStatus } from '../schemas/memoryprovider.js'
 import type { Workflow, WorkflowStatus } from '../schemas/workflow.js'
 
 /**
@@ -37,8 +39,41 @@ export interface Kube {
   replaceAutonomyPolicyStatus(namespace: string, name: string, resourceVersion: string, status: AgentAutonomyPolicyStatus): Promise<AgentAutonomyPolicy>
 
   listLLMProviders(namespace: string): Promise<LLMProvider[]>
+  getLLMProvider(namespace: string, name: string): Promise<LLMProvider | null>
+  /** Every LLMProvider in every namespace (llmprovider-changed's probe round). */
+  listAllLLMProviders(): Promise<LLMProvider[]>
+  /** Replaces an LLMProvider's `.status` through the status subresource, guarded by resourceVersion. */
+  replaceLLMProviderStatus(namespace: string, name: string, resourceVersion: string, status: LLMProviderStatus): Promise<LLMProvider>
+
   listMCPServers(namespace: string): Promise<MCPServer[]>
+  getMCPServer(namespace: string, name: string): Promise<MCPServer | null>
+  /** Every MCPServer in every namespace (mcpserver-changed's resync round). */
+  listAllMCPServers(): Promise<MCPServer[]>
+  /** JSON merge patch of an MCPServer's finalizers/annotations, guarded by resourceVersion. */
+  patchMCPServerMetadata(
+    namespace: string, name: string, resourceVersion: string,
+    metadata: { finalizers?: string[]; annotations?: Record<string, string | null> },
+  ): Promise<MCPServer>
+  /** Replaces an MCPServer's `.status` through the status subresource, guarded by resourceVersion. */
+  replaceMCPServerStatus(namespace: string, name: string, resourceVersion: string, status: MCPServerStatus): Promise<MCPServer>
+
   getMemoryProvider(namespace: string, name: string): Promise<MemoryProvider | null>
+  /** Every MemoryProvider in every namespace. */
+  listAllMemoryProviders(): Promise<MemoryProvider[]>
+  /** Replaces a MemoryProvider's `.status` through the status subresource, guarded by resourceVersion. */
+  replaceMemoryProviderStatus(namespace: string, name: string, resourceVersion: string, status: MemoryProviderStatus): Promise<MemoryProvider>
+
+  /** An MCPServer's workload: read, create, full replace guarded by resourceVersion. */
+  getDeployment(namespace: string, name: string): Promise<V1Deployment | null>
+  createDeployment(deployment: V1Deployment): Promise<'created' | 'exists'>
+  replaceDeployment(deployment: V1Deployment): Promise<V1Deployment>
+  getService(namespace: string, name: string): Promise<V1Service | null>
+  createService(service: V1Service): Promise<'created' | 'exists'>
+  replaceService(service: V1Service): Promise<V1Service>
+  listPods(namespace: string, labels: Record<string, string>): Promise<V1Pod[]>
+
+  getNamespace(name: string): Promise<V1Namespace | null>
+  listNamespaces(labels: Record<string, string>): Promise<V1Namespace[]>
 
   /** The per-agent identity (ServiceAccount, Role, RoleBinding): read, create, full replace guarded by resourceVersion, delete. */
   getServiceAccount(namespace: string, name: string): Promise<V1ServiceAccount | null>
@@ -62,6 +97,8 @@ export interface Kube {
 
   getConfigMap(namespace: string, name: string): Promise<V1ConfigMap | null>
   listConfigMaps(namespace: string, labels: Record<string, string>): Promise<V1ConfigMap[]>
+  /** ConfigMaps with these labels in every namespace. */
+  listAllConfigMaps(labels: Record<string, string>): Promise<V1ConfigMap[]>
   createConfigMap(configMap: V1ConfigMap): Promise<'created' | 'exists'>
   /** Full replace guarded by `metadata.resourceVersion`. */
   replaceConfigMap(configMap: V1ConfigMap): Promise<V1ConfigMap>

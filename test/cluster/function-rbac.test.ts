@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, expect, it } from 'vitest'
-import type { V1ConfigMap, V1Job, V1Secret } from '@kubernetes/client-node'
+import type { V1ConfigMap, V1Deployment, V1Job, V1Secret, V1Service } from '@kubernetes/client-node'
 import { ConflictError } from '../../shared/errors.js'
 import { KubeClient } from '../../shared/kube/client.js'
 import type { Kube } from '../../shared/kube/port.js'
@@ -34,10 +34,23 @@ const job = (tag: string): V1Job => ({
   spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'step', image: 'kinetic' }] } } },
 })
 const configMap = (tag: string): V1ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `rbac-${tag}`, namespace: NS, labels: { 'purko.io/workflow': 'rbac' }, ownerReferences: owner }, data: { a: '1' } })
+// An MCPServer's workload, owned by the MCPServer as mcpserver-changed writes it.
+let mcpOwner: { apiVersion: string; kind: string; name: string; uid: string; controller: boolean; blockOwnerDeletion: boolean }[] = []
+const deployment = (tag: string): V1Deployment => ({
+  apiVersion: 'apps/v1', kind: 'Deployment',
+  metadata: { name: `rbac-${tag}`, namespace: NS, labels: { 'purko.io/mcp-server': 'rbac-mcp' }, ownerReferences: mcpOwner },
+  spec: { selector: { matchLabels: { 'purko.io/mcp-server': 'rbac-mcp' } },
+    template: { metadata: { labels: { 'purko.io/mcp-server': 'rbac-mcp' } }, spec: { containers: [{ name: 'mcp-server', image: 'kinetic' }] } } },
+})
+const service = (tag: string): V1Service => ({
+  apiVersion: 'v1', kind: 'Service',
+  metadata: { name: `rbac-${tag}`, namespace: NS, labels: { 'purko.io/mcp-server': 'rbac-mcp' }, ownerReferences: mcpOwner },
+  spec: { selector: { 'purko.io/mcp-server': 'rbac-mcp' }, ports: [{ port: 8000, targetPort: 8000 as never, protocol: 'TCP' }] },
+})
 const secret = (tag: string): V1Secret => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `rbac-${tag}`, namespace: NS, ownerReferences: owner }, stringData: { key: 'x' } })
 // Grants no request uses but admission checks: with OwnerReferencesPermissionEnforcement,
 // setting blockOwnerDeletion needs update on the owner's finalizers.
-const CHECKED_BY_ADMISSION = new Set<Access>(['update purko.io/workflows/finalizers', 'update purko.io/agents/finalizers'])
+const CHECKED_BY_ADMISSION = new Set<Access>(['update purko.io/workflows/finalizers', 'update purko.io/agents/finalizers', 'update purko.io/mcpservers/finalizers'])
 // Per-agent identities are owned by their Agent, as agent-changed writes them.
 let agentOwner: { apiVersion: string; kind: string; name: string; uid: string; controller: boolean; blockOwnerDeletion: boolean }[] = []
 let agentVersion = ''
@@ -107,6 +120,31 @@ const PORT_CALLS: PortCalls = {
       metadata: { ...live?.metadata, name: `rbac-${t}`, namespace: NS }, subjects: [{ kind: 'ServiceAccount', name: `rbac-${t}-other`, namespace: NS }],
     })
   },
+  getLLMProvider: (k) => k.getLLMProvider(NS, 'rbac-llm'),
+  listAllLLMProviders: (k) => k.listAllLLMProviders(),
+  replaceLLMProviderStatus: (k) => k.replaceLLMProviderStatus(NS, 'rbac-llm', '1', {}).catch(conflictIsFine),
+  getMCPServer: (k) => k.getMCPServer(NS, 'rbac-mcp'),
+  listAllMCPServers: (k) => k.listAllMCPServers(),
+  patchMCPServerMetadata: (k) => k.patchMCPServerMetadata(NS, 'rbac-mcp', '1', { annotations: { 'purko.io/touched': null } }).catch(conflictIsFine),
+  replaceMCPServerStatus: (k) => k.replaceMCPServerStatus(NS, 'rbac-mcp', '1', {}).catch(conflictIsFine),
+  listAllMemoryProviders: (k) => k.listAllMemoryProviders(),
+  replaceMemoryProviderStatus: (k) => k.replaceMemoryProviderStatus(NS, 'rbac-mem', '1', {}).catch(conflictIsFine),
+  getDeployment: (k, t) => k.getDeployment(NS, `rbac-${t}`),
+  createDeployment: (k, t) => k.createDeployment(deployment(t)),
+  replaceDeployment: async (k, t) => {
+    const live = await k.getDeployment(NS, `rbac-${t}`)
+    return k.replaceDeployment({ ...deployment(t), metadata: { ...deployment(t).metadata, resourceVersion: live?.metadata?.resourceVersion } })
+  },
+  getService: (k, t) => k.getService(NS, `rbac-${t}`),
+  createService: (k, t) => k.createService(service(t)),
+  replaceService: async (k, t) => {
+    const live = await k.getService(NS, `rbac-${t}`)
+    return k.replaceService({ ...service(t), metadata: { ...service(t).metadata, resourceVersion: live?.metadata?.resourceVersion }, spec: { ...service(t).spec, clusterIP: live?.spec?.clusterIP } })
+  },
+  listPods: (k) => k.listPods(NS, { 'purko.io/mcp-server': 'rbac-mcp' }),
+  getNamespace: (k) => k.getNamespace(NS),
+  listNamespaces: (k) => k.listNamespaces({ 'kinetic.dev/llm-credentials': 'enabled' }),
+  listAllConfigMaps: (k) => k.listAllConfigMaps({ 'purko.io/memory-type': 'summary' }),
   createEvent: (k, t) => k.createEvent({
     metadata: { name: `rbac-${t}.1`, namespace: NS }, involvedObject: { kind: 'Workflow', namespace: NS, name: 'rbac' },
     reason: 'Checked', message: 'RBAC check', type: 'Normal',
@@ -195,7 +233,7 @@ describeCluster("every function's ServiceAccount may do what the function does (
 
   beforeAll(async () => {
     const admin = cp.current.admin
-    for (const file of ['workflows', 'agents', 'llmproviders', 'mcpservers', 'agentautonomypolicies']) {
+    for (const file of ['workflows', 'agents', 'llmproviders', 'mcpservers', 'memoryproviders', 'agentautonomypolicies']) {
       const crd = JSON.parse(JSON.stringify((await import('yaml')).parse(readFileSync(join(ROOT, 'crds', `${file}.purko.io.yaml`), 'utf8'))))
       await admin.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)
     }
@@ -213,6 +251,10 @@ describeCluster("every function's ServiceAccount may do what the function does (
     agentOwner = [{ apiVersion: 'purko.io/v1alpha1', kind: 'Agent', name: 'rbac-agent', uid: String(agent.metadata?.uid), controller: true, blockOwnerDeletion: true }]
     agentVersion = String(agent.metadata?.resourceVersion)
     await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'AgentAutonomyPolicy', metadata: { name: 'rbac-policy', namespace: NS }, spec: { shuHaRi: { progressionCriteria: {} } } })
+    const mcp = await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: { name: 'rbac-mcp', namespace: NS }, spec: { image: 'kinetic' } })
+    mcpOwner = [{ apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', name: 'rbac-mcp', uid: String(mcp.metadata?.uid), controller: true, blockOwnerDeletion: true }]
+    await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'LLMProvider', metadata: { name: 'rbac-llm', namespace: NS }, spec: { type: 'ollama', model: 'm' } })
+    await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'MemoryProvider', metadata: { name: 'rbac-mem', namespace: NS }, spec: { type: 'builtin' } })
   }, 60_000)
 
   it('every function that runs with an API identity declares the port methods it uses', () => {

@@ -1,12 +1,14 @@
-import type { CoreV1Event, V1ConfigMap, V1Job, V1Role, V1RoleBinding, V1Secret, V1ServiceAccount } from '@kubernetes/client-node'
+import type {
+  CoreV1Event, V1ConfigMap, V1Deployment, V1Job, V1Namespace, V1Pod, V1Role, V1RoleBinding, V1Secret, V1Service, V1ServiceAccount,
+} from '@kubernetes/client-node'
 import { ConflictError } from '../../shared/errors.js'
 import { agentServiceAccountName } from '../../shared/agent/names.js'
 import type { AgentPatch, Kube } from '../../shared/kube/port.js'
 import type { Agent, AgentStatus } from '../../shared/schemas/agent.js'
 import type { AgentAutonomyPolicy, AgentAutonomyPolicyStatus } from '../../shared/schemas/autonomypolicy.js'
-import type { LLMProvider } from '../../shared/schemas/llmprovider.js'
-import type { MCPServer } from '../../shared/schemas/mcpserver.js'
-import type { MemoryProvider } from '../../shared/schemas/memoryprovider.js'
+import type { LLMProvider, LLMProviderStatus } from '../../shared/schemas/llmprovider.js'
+import type { MCPServer, MCPServerStatus } from '../../shared/schemas/mcpserver.js'
+import type { MemoryProvider, MemoryProviderStatus } from '../../shared/schemas/memoryprovider.js'
 import { WorkflowSchema, type Workflow, type WorkflowStatus } from '../../shared/schemas/workflow.js'
 
 type Method = keyof Kube
@@ -31,6 +33,11 @@ export class FakeKube implements Kube {
   readonly serviceAccounts = new Map<string, V1ServiceAccount>()
   readonly roles = new Map<string, V1Role>()
   readonly roleBindings = new Map<string, V1RoleBinding>()
+  readonly deployments = new Map<string, V1Deployment>()
+  readonly services = new Map<string, V1Service>()
+  readonly pods = new Map<string, V1Pod>()
+  /** Namespaces by name (cluster-scoped: the key has no namespace part). */
+  readonly namespaces = new Map<string, V1Namespace>()
   readonly events: CoreV1Event[] = []
   /** Every write that took effect, e.g. `create Job/wf-a-xxxx`, `status Workflow/wf`. */
   readonly writes: string[] = []
@@ -268,6 +275,131 @@ export class FakeKube implements Kube {
   async listMCPServers(namespace: string): Promise<MCPServer[]> {
     this.enter('listMCPServers')
     return [...this.mcpServers.values()].filter((m) => m.metadata.namespace === namespace).map(clone)
+  }
+
+  async getLLMProvider(namespace: string, name: string): Promise<LLMProvider | null> {
+    this.enter('getLLMProvider')
+    return this.getFrom(this.providers, namespace, name)
+  }
+
+  async listAllLLMProviders(): Promise<LLMProvider[]> {
+    this.enter('listAllLLMProviders')
+    return [...this.providers.values()].map(clone)
+  }
+
+  async replaceLLMProviderStatus(namespace: string, name: string, resourceVersion: string, status: LLMProviderStatus): Promise<LLMProvider> {
+    this.enter('replaceLLMProviderStatus')
+    const provider = this.guardedIn(this.providers, 'LLMProvider', namespace, name, resourceVersion)
+    provider.status = clone(status)
+    provider.metadata.resourceVersion = String(++this.rv)
+    this.record(`status LLMProvider/${name}`, { status })
+    return clone(provider)
+  }
+
+  async getMCPServer(namespace: string, name: string): Promise<MCPServer | null> {
+    this.enter('getMCPServer')
+    return this.getFrom(this.mcpServers, namespace, name)
+  }
+
+  async listAllMCPServers(): Promise<MCPServer[]> {
+    this.enter('listAllMCPServers')
+    return [...this.mcpServers.values()].map(clone)
+  }
+
+  async patchMCPServerMetadata(
+    namespace: string, name: string, resourceVersion: string,
+    metadata: { finalizers?: string[]; annotations?: Record<string, string | null> },
+  ): Promise<MCPServer> {
+    this.enter('patchMCPServerMetadata')
+    const server = this.guardedIn(this.mcpServers, 'MCPServer', namespace, name, resourceVersion)
+    Object.assign(server, mergePatch(server, { metadata }))
+    server.metadata.resourceVersion = String(++this.rv)
+    this.record(`patch MCPServer/${name}`, { metadata })
+    // As the API server does: the last finalizer gone from a deleted object removes it.
+    if (server.metadata.deletionTimestamp && (server.metadata.finalizers ?? []).length === 0) {
+      this.mcpServers.delete(key(namespace, name))
+    }
+    return clone(server)
+  }
+
+  async replaceMCPServerStatus(namespace: string, name: string, resourceVersion: string, status: MCPServerStatus): Promise<MCPServer> {
+    this.enter('replaceMCPServerStatus')
+    const server = this.guardedIn(this.mcpServers, 'MCPServer', namespace, name, resourceVersion)
+    server.status = clone(status)
+    server.metadata.resourceVersion = String(++this.rv)
+    this.record(`status MCPServer/${name}`, { status })
+    return clone(server)
+  }
+
+  async listAllMemoryProviders(): Promise<MemoryProvider[]> {
+    this.enter('listAllMemoryProviders')
+    return [...this.memoryProviders.values()].map(clone)
+  }
+
+  async replaceMemoryProviderStatus(namespace: string, name: string, resourceVersion: string, status: MemoryProviderStatus): Promise<MemoryProvider> {
+    this.enter('replaceMemoryProviderStatus')
+    const provider = this.guardedIn(this.memoryProviders, 'MemoryProvider', namespace, name, resourceVersion)
+    provider.status = clone(status)
+    provider.metadata.resourceVersion = String(++this.rv)
+    this.record(`status MemoryProvider/${name}`, { status })
+    return clone(provider)
+  }
+
+  async getDeployment(namespace: string, name: string): Promise<V1Deployment | null> {
+    this.enter('getDeployment')
+    return this.getFrom(this.deployments, namespace, name)
+  }
+
+  async createDeployment(deployment: V1Deployment): Promise<'created' | 'exists'> {
+    this.enter('createDeployment')
+    return this.createIn(this.deployments, 'Deployment', deployment)
+  }
+
+  async replaceDeployment(deployment: V1Deployment): Promise<V1Deployment> {
+    this.enter('replaceDeployment')
+    return this.replaceIn(this.deployments, 'Deployment', deployment)
+  }
+
+  async getService(namespace: string, name: string): Promise<V1Service | null> {
+    this.enter('getService')
+    return this.getFrom(this.services, namespace, name)
+  }
+
+  async createService(service: V1Service): Promise<'created' | 'exists'> {
+    this.enter('createService')
+    return this.createIn(this.services, 'Service', service)
+  }
+
+  async replaceService(service: V1Service): Promise<V1Service> {
+    this.enter('replaceService')
+    return this.replaceIn(this.services, 'Service', service)
+  }
+
+  async listPods(namespace: string, labels: Record<string, string>): Promise<V1Pod[]> {
+    this.enter('listPods')
+    return [...this.pods.values()]
+      .filter((p) => p.metadata?.namespace === namespace && Object.entries(labels).every(([k, v]) => p.metadata?.labels?.[k] === v))
+      .map(clone)
+  }
+
+  async getNamespace(name: string): Promise<V1Namespace | null> {
+    this.enter('getNamespace')
+    const found = this.namespaces.get(name)
+    return found ? clone(found) : null
+  }
+
+  async listNamespaces(labels: Record<string, string>): Promise<V1Namespace[]> {
+    this.enter('listNamespaces')
+    return [...this.namespaces.values()]
+      .filter((n) => Object.entries(labels).every(([k, v]) => n.metadata?.labels?.[k] === v))
+      .map(clone)
+  }
+
+  async listAllConfigMaps(labels: Record<string, string>): Promise<V1ConfigMap[]> {
+    this.enter('listAllConfigMaps')
+    return [...this.configMaps.values()]
+      .filter((c) => Object.entries(labels).every(([k, v]) => c.metadata?.labels?.[k] === v))
+      .map(clone)
   }
 
   async listJobs(namespace: string, labels: Record<string, string>): Promise<V1Job[]> {
