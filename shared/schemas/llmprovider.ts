@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { API_VERSION } from './labels.js'
 import { ObjectMetaSchema } from './object-meta.js'
 import { StrictConditionSchema } from './condition.js'
-import { dateTime } from './fields.js'
+import { dateTime, int64 } from './fields.js'
 
 /** Provider families (`spec.type`). */
 export const LLM_PROVIDER_TYPES = ['vertex-ai', 'anthropic', 'openai', 'ollama', 'custom'] as const
@@ -50,13 +50,25 @@ export const LLMProviderSpecSchema = z.object({
 })
 export type LLMProviderSpec = z.infer<typeof LLMProviderSpecSchema>
 
-/** Observed state of an LLMProvider. */
+/** At most this many discovered model names are kept in `status.discoveredModels`. */
+export const MAX_DISCOVERED_MODELS = 100
+
+/**
+ * Observed state of an LLMProvider. purko's fields keep their meaning; Kinetic adds the
+ * generation it observed, the model names the last probe discovered (bounded) and the probe
+ * bookkeeping every replica and tick agrees on (consecutive failures, next due time).
+ */
 export const LLMProviderStatusSchema = z.object({
   phase: z.enum(LLM_PROVIDER_PHASES).optional(),
   message: z.string().optional(),
   lastHealthCheck: dateTime().optional(),
   availableModels: z.number().int().optional(),
   conditions: z.array(StrictConditionSchema).optional(),
+  observedGeneration: int64().optional().describe('Generation of the spec the status was computed from.'),
+  discoveredModels: z.array(z.string().max(256)).max(MAX_DISCOVERED_MODELS).optional()
+    .describe('Model names the last probe listed (at most 100; availableModels has the full count).'),
+  consecutiveFailures: z.number().int().min(0).optional().describe('Probes that failed in a row (drives the backoff).'),
+  nextProbeAt: dateTime().optional().describe('When the probe round next checks this provider.'),
 })
 export type LLMProviderStatus = z.infer<typeof LLMProviderStatusSchema>
 

@@ -96,3 +96,30 @@ describe.each(allCrds().map((c) => [c.spec.names.kind, c] as const))('%s stays c
     expect(problems).toEqual([])
   })
 })
+
+/**
+ * Fields Kinetic declares that purko's CRD does not, per kind (README: compatibility notes).
+ * Only kinds listed here are checked: for them, every addition must be named on purpose.
+ */
+const ADDED_FIELDS: Record<string, string[]> = {
+  LLMProvider: ['status.observedGeneration', 'status.discoveredModels', 'status.consecutiveFailures', 'status.nextProbeAt'],
+  MemoryProvider: [],
+}
+
+describe.each(Object.entries(ADDED_FIELDS))('%s adds only the fields Kinetic means to add', (kind, added) => {
+  it('declares nothing purko lacks beyond its listed additions, all of them optional', () => {
+    const ours = allCrds().find((c) => c.spec.names.kind === kind)!
+    const ourSchema = ours.spec.versions[0]!.schema.openAPIV3Schema as Node
+    const theirSchema = purkoCrd(kind).spec.versions[0].schema.openAPIV3Schema as unknown as JsonSchemaProps
+    const extra: string[] = []
+    walk(ourSchema, '', (path) => {
+      if (!path || path === 'metadata' || path.startsWith('metadata.')) return
+      if (path.startsWith('status.conditions')) return // metav1.Condition in both
+      const found = lookup(theirSchema, path)
+      if (!found.node && !found.preservedBy && !added.some((a) => path === a || path.startsWith(`${a}.`) || path.startsWith(`${a}[]`))) extra.push(path)
+    })
+    expect(extra).toEqual([])
+    const status = ourSchema.properties?.status as Node | undefined
+    for (const field of added) expect(status?.required ?? []).not.toContain(field.replace(/^status\./, ''))
+  })
+})
