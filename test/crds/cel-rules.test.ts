@@ -76,6 +76,22 @@ const samples: Record<string, { pass: unknown[]; fail: unknown[] }> = {
     pass: [{ type: 'executor' }, { type: 'retriever', memory: { type: 'vector' } }, { type: 'retriever', memory: { behavior: 'session' } }],
     fail: [{ type: 'retriever' }, { type: 'retriever', memory: {} }, { type: 'retriever', memory: { type: 'none' } }, { type: 'retriever', memory: { behavior: 'off' } }],
   },
+  'an unmanaged MCPServer needs spec.url': {
+    pass: [{ image: 'i', managed: true }, { image: 'i', managed: false, url: 'http://x' }],
+    fail: [{ image: 'i', managed: false }],
+  },
+  'spec.url is only for unmanaged MCPServers': {
+    pass: [{ image: 'i', managed: true }, { image: 'i', managed: false, url: 'http://x' }],
+    fail: [{ image: 'i', managed: true, url: 'http://x' }],
+  },
+  'stdio transport requires managed: true': {
+    pass: [{ image: 'i', managed: true, transport: 'stdio' }, { image: 'i', managed: false, transport: 'http', url: 'http://x' }],
+    fail: [{ image: 'i', managed: false, transport: 'stdio', url: 'http://x' }],
+  },
+  'spec.env[].value and spec.env[].valueFrom are mutually exclusive': {
+    pass: [{ name: 'A' }, { name: 'A', value: 'v' }, { name: 'A', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }],
+    fail: [{ name: 'A', value: 'v', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }],
+  },
 }
 
 describe('CEL rules in the generated CRDs', () => {

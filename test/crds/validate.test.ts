@@ -152,7 +152,7 @@ describe('validateAgainstCrd defaults and prunes like the API server', () => {
     const agent = validateAgainstCrd(crdOf('Agent'), anAgent())
     expect(agent.ok && agent.object.spec).toMatchObject({ replicas: 1, maxConcurrency: 10, timeout: '5m' })
     const mcp = validateAgainstCrd(crdOf('MCPServer'), { apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: { name: 'm' }, spec: { image: 'i' } })
-    expect(mcp.ok && mcp.object.spec).toEqual({ image: 'i', port: 8000, replicas: 1, auth: 'none', hostNetwork: false })
+    expect(mcp.ok && mcp.object.spec).toEqual({ image: 'i', port: 8000, replicas: 1, auth: 'none', hostNetwork: false, managed: true, transport: 'http' })
   })
 
   it('keeps unknown fields where the schema preserves them and prunes them elsewhere', () => {
@@ -162,7 +162,7 @@ describe('validateAgainstCrd defaults and prunes like the API server', () => {
     const mcp = validateAgainstCrd(crdOf('MCPServer'), { apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: { name: 'm', labels: { a: 'b' } }, spec: { image: 'i', bogus: 1 }, extra: 2 })
     expect(mcp.ok && mcp.object).toEqual({
       apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: { name: 'm', labels: { a: 'b' } },
-      spec: { image: 'i', port: 8000, replicas: 1, auth: 'none', hostNetwork: false },
+      spec: { image: 'i', port: 8000, replicas: 1, auth: 'none', hostNetwork: false, managed: true, transport: 'http' },
     })
   })
 

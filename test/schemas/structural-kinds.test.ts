@@ -7,9 +7,9 @@ import { MemoryProviderSchema } from '../../shared/schemas/memoryprovider.js'
 const meta = { name: 'x', namespace: 'purko-system' }
 
 describe('the fully structural kinds', () => {
-  it('MCPServer carries the CRD defaults: port 8000, one replica, auth none, no host network', () => {
+  it('MCPServer carries the CRD defaults: port 8000, one replica, auth none, no host network, managed, http transport', () => {
     const mcp = MCPServerSchema.parse({ apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: meta, spec: { image: 'mcp:1' } })
-    expect(mcp.spec).toEqual({ image: 'mcp:1', port: 8000, replicas: 1, auth: 'none', hostNetwork: false })
+    expect(mcp.spec).toEqual({ image: 'mcp:1', port: 8000, replicas: 1, auth: 'none', hostNetwork: false, managed: true, transport: 'http' })
   })
 
   it('AgentAutonomyPolicy drops fields its CRD does not declare, as the API server prunes them', () => {
