@@ -48,7 +48,7 @@ function anMcpServer(name: string, spec: Partial<MCPServer['spec']> = {}): MCPSe
     apiVersion: 'purko.io/v1alpha1',
     kind: 'MCPServer',
     metadata: { name, namespace: 'ai-agents' },
-    spec: { image: 'mcp:1', port: 8000, replicas: 1, auth: 'none', hostNetwork: false, ...spec },
+    spec: { image: 'mcp:1', port: 8000, replicas: 1, auth: 'none', hostNetwork: false, managed: true, transport: 'http', ...spec },
   }
 }
 
