@@ -1,0 +1,59 @@
+// Handles: dev.knative.apiserver.resource.{add,update,delete} (and .ref.*) for purko.io LLMProviders,
+// and dev.knative.sources.ping from the llmproviders-probe PingSource (every minute).
+// Triggers: knative/triggers/llmprovider-changed.yaml (kineticsource=llmproviders),
+// llmprovider-changed-probe.yaml (kineticsource=llmproviderprobe).
+// Writes: each LLMProvider's status, Events on state changes, and the copies of platform keys.
+import type { Hono } from 'hono'
+import { z } from 'zod'
+import type { EngineDeps } from '../../shared/engine/controller.js'
+import { baseApp } from '../../shared/http/app.js'
+import { readCloudEvent } from '../../shared/http/cloudevent.js'
+import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
+import { isProbeDue } from '../../shared/llm/schedule.js'
+import { LLMProviderSchema } from '../../shared/schemas/llmprovider.js'
+
+// Loaded on the first event that needs it: echoes of our own status writes never do.
+const engine = () => import('../../shared/engine/reconcile-llmprovider.js')
+
+const ProviderEventData = objectEventData('LLMProvider')
+const PingData = z.unknown()
+const PING_TYPE = 'dev.knative.sources.ping'
+
+/** Options for tests and benchmarks: the fetch the probes use (the global one by default). */
+export interface LLMProviderOptions {
+  fetch?: typeof fetch
+}
+
+/** The llmprovider-changed function: checks each LLMProvider's credentials and probes its endpoint. */
+export function createApp(deps: EngineDeps, opts: LLMProviderOptions = {}): Hono {
+  const app = baseApp(deps.log)
+  app.post('/', async (c) => {
+    if (c.req.header('ce-type') === PING_TYPE) {
+      const event = await readCloudEvent(c, PingData)
+      const { probeRound, newProbeRound } = await engine()
+      const outcome = await probeRound(deps, newProbeRound(opts.fetch))
+      deps.log.info({ ceId: event.id, ceType: PING_TYPE, ...outcome }, 'LLMProvider probe round finished')
+      return c.body(null, 202)
+    }
+    const event = await readCloudEvent(c, ProviderEventData)
+    const log = deps.log.child({ ceId: event.id, ceType: event.type })
+    const { namespace, name } = objectKeyOf(event.data)
+    const platform = namespace === deps.config.platformNamespace
+    if (event.type.endsWith('.delete')) {
+      // Nothing of its own to clean up; a platform provider's key leaves the copies.
+      if (platform) await (await engine()).copyCredentials(deps)
+      return c.body(null, 202)
+    }
+    if (event.data.metadata) {
+      // Resource mode: our own status writes come back here; a provider not due needs nothing.
+      const seen = LLMProviderSchema.safeParse(event.data)
+      if (seen.success && !isProbeDue(seen.data, deps.now().toISOString())) return c.body(null, 202)
+    }
+    const { reconcileLLMProvider, newProbeRound, copyCredentials } = await engine()
+    const outcome = await reconcileLLMProvider(deps, namespace, name, newProbeRound(opts.fetch))
+    if (platform && outcome.result !== 'unchanged') await copyCredentials(deps)
+    log.info({ namespace, name, ...outcome }, 'Reconciled LLMProvider')
+    return c.body(null, 202)
+  })
+  return app
+}

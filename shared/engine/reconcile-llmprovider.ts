@@ -1,0 +1,162 @@
+import { ConflictError, TransientError } from '../errors.js'
+import { checkCredentials, credentialsKeyOf, credentialsSecretName, type SecretLookup } from '../llm/credentials.js'
+import { planProvider, type ProviderFacts, type ProviderPlan } from '../llm/plan.js'
+import { probe, type ProbeResult } from '../llm/probe.js'
+import { isProbeDue, probeTimeoutMsOf } from '../llm/schedule.js'
+import { isTargetProblem, probeKeyOf, probeTargetFor } from '../llm/target.js'
+import type { LLMProvider } from '../schemas/llmprovider.js'
+import { reconcile, retryingConflicts, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps } from './controller.js'
+import { sweep } from './limited.js'
+import { syncCredentialCopies } from './sync-credential-copies.js'
+
+/**
+ * What one round shares between the providers it checks: one probe per endpoint+credential
+ * (the dedupe key never holds the key itself, only a hash of it) and one read per Secret.
+ * A single event's reconcile gets a round of its own, so a retry after a lost race re-uses
+ * its probe instead of sending another.
+ */
+export interface ProbeRound {
+  fetch?: typeof fetch
+  readonly probes: Map<string, Promise<ProbeResult>>
+  readonly secrets: Map<string, Promise<SecretLookup>>
+  /** Probes actually sent (distinct dedupe keys). */
+  sent: number
+}
+
+/** A fresh round; `fetch` replaces the global one (benchmarks, tests). */
+export function newProbeRound(fetchImpl?: typeof fetch): ProbeRound {
+  return { ...(fetchImpl ? { fetch: fetchImpl } : {}), probes: new Map(), secrets: new Map(), sent: 0 }
+}
+
+/** What one reconcile of an LLMProvider did. */
+export interface ProviderOutcome {
+  result: 'gone' | 'unchanged' | 'applied'
+  phase?: string
+  reason?: string
+}
+
+/** Whole reconciles tried when another writer wins the status race. */
+const TRIES = 3
+/** Providers checked at once in a round; probes are I/O-bound, the API server is the limit. */
+const CONCURRENCY = 8
+
+interface ProviderWork extends ControllerPlan {
+  plan: ProviderPlan
+}
+
+/**
+ * Checks one LLMProvider if it is due (new, spec changed, or its next probe time has come):
+ * credentials (SPEC §5.3), then the cheap list-models probe, then its status, written last and
+ * resourceVersion-guarded; nothing is written when it is not due.
+ */
+export async function reconcileLLMProvider(deps: EngineDeps, namespace: string, name: string, round: ProbeRound = newProbeRound()): Promise<ProviderOutcome> {
+  const done = await retryingConflicts(TRIES, () => reconcile(controllerFor(round), deps, namespace, name))
+  if (done.result !== 'applied' || !done.plan) return { result: done.result }
+  const status = done.plan.plan.status
+  const reason = status.conditions?.find((c) => c.type === 'Ready')?.reason
+  return { result: 'applied', ...(status.phase ? { phase: status.phase } : {}), ...(reason ? { reason } : {}) }
+}
+
+/** What one probe round did. */
+export interface RoundOutcome {
+  providers: number
+  due: number
+  probes: number
+  applied: number
+  failed: number
+}
+
+/**
+ * The probe round (PingSource llmproviders-probe, every minute): one LIST, then only the due
+ * providers, at most CONCURRENCY at once, one probe per endpoint+credential; then the copies of
+ * platform provider keys in opted-in namespaces (a rotated key reaches them here).
+ */
+export async function probeRound(deps: EngineDeps, round: ProbeRound = newProbeRound()): Promise<RoundOutcome> {
+  const providers = await deps.kube.listAllLLMProviders()
+  const now = deps.now().toISOString()
+  const due = providers.filter((p) => isProbeDue(p, now))
+  const { applied, failed } = await sweep(due, CONCURRENCY, deps.log, 'Could not probe LLMProvider', async (p) =>
+    (await reconcileLLMProvider(deps, p.metadata.namespace ?? '', p.metadata.name ?? '', round)).result === 'applied')
+  await copyCredentials(deps, providers)
+  return { providers: providers.length, due: due.length, probes: round.sent, applied, failed }
+}
+
+/**
+ * Keeps the copies of platform provider keys (helper D's shared/engine/sync-credential-copies.ts)
+ * in step with `providers` (every provider, or the platform namespace's). Best effort: a failed
+ * copy is logged and retried by the next round, never a reason to redeliver a provider event.
+ */
+export async function copyCredentials(deps: EngineDeps, providers?: readonly LLMProvider[]): Promise<void> {
+  try {
+    const platform = providers ?? await deps.kube.listLLMProviders(deps.config.platformNamespace)
+    const outcome = await syncCredentialCopies(deps.kube, deps.config.platformNamespace, platform)
+    if (outcome.written.length > 0) deps.log.info({ namespaces: outcome.written }, 'Copied platform LLMProvider keys')
+    for (const f of outcome.failed) deps.log.warn({ namespace: f.namespace, err: f.message }, 'Could not copy platform LLMProvider keys')
+  } catch (err) {
+    deps.log.warn({ err: (err as Error).message }, 'Could not copy platform LLMProvider keys')
+  }
+}
+
+function controllerFor(round: ProbeRound): Controller<LLMProvider, ProviderFacts, ProviderWork> {
+  return {
+    kind: 'LLMProvider',
+    read: (deps, namespace, name) => deps.kube.getLLMProvider(namespace, name),
+    async gather(deps, provider) {
+      if (!isProbeDue(provider, deps.now().toISOString())) return UNCHANGED
+      return gatherFacts(deps, provider, round)
+    },
+    plan(provider, facts, now) {
+      const plan = planProvider(provider, facts, now)
+      return { plan, transitions: plan.transitions }
+    },
+    writeChildren: async (_deps, _provider, _facts, work) => work,
+    async writeParent({ kube }, provider, { plan }) {
+      await kube.replaceLLMProviderStatus(provider.metadata.namespace ?? '', provider.metadata.name ?? '', provider.metadata.resourceVersion ?? '', plan.status)
+    },
+    eventSeed: (provider, work) => `${provider.metadata.uid ?? ''}/${work.plan.status.lastHealthCheck ?? ''}`,
+  }
+}
+
+async function gatherFacts(deps: EngineDeps, provider: LLMProvider, round: ProbeRound): Promise<ProviderFacts> {
+  const credentials = checkCredentials(provider, await lookupSecret(deps, provider, round))
+  if (!credentials.valid) return { credentials, probe: 'skipped' }
+  if (provider.spec.healthCheck?.enabled === false) return { credentials, probe: 'disabled' }
+  const target = probeTargetFor(provider, credentials.secret)
+  if (isTargetProblem(target)) return { credentials, probe: target }
+  const key = probeKeyOf(target)
+  let pending = round.probes.get(key)
+  if (!pending) {
+    round.sent++
+    pending = probe(target, { timeoutMs: probeTimeoutMsOf(provider), now: deps.now, ...(round.fetch ? { fetch: round.fetch } : {}) })
+    round.probes.set(key, pending)
+  }
+  return { credentials, probe: await pending }
+}
+
+/** The provider's Secret, read once per round; a refusal (RBAC) is a finding, not a crash. */
+function lookupSecret(deps: EngineDeps, provider: LLMProvider, round: ProbeRound): Promise<SecretLookup> {
+  const name = credentialsSecretName(provider)
+  if (!name) return Promise.resolve({ state: 'none' })
+  const namespace = provider.metadata.namespace ?? ''
+  const key = credentialsKeyOf(provider)
+  const cacheKey = `${namespace}/${name}/${key}`
+  let pending = round.secrets.get(cacheKey)
+  if (!pending) {
+    pending = (async (): Promise<SecretLookup> => {
+      try {
+        const secret = await deps.kube.getSecret(namespace, name)
+        if (!secret) return { state: 'missing' }
+        const raw = secret.data?.[key]
+        return raw === undefined ? { state: 'found' } : { state: 'found', value: Buffer.from(raw, 'base64').toString('utf8') }
+      } catch (err) {
+        if (err instanceof ConflictError || err instanceof TransientError) throw err
+        deps.log.warn({ namespace, name: provider.metadata.name, secret: name, err: (err as Error).message }, 'Could not read the credentials Secret of LLMProvider')
+        return { state: 'unreadable' }
+      }
+    })()
+    round.secrets.set(cacheKey, pending)
+    // A transient failure must not poison the rest of the round.
+    pending.catch(() => round.secrets.delete(cacheKey))
+  }
+  return pending
+}

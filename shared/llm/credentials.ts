@@ -1,0 +1,68 @@
+import type { LLMProvider } from '../schemas/llmprovider.js'
+
+/** What reading the provider's credentials Secret found (the shell reads it; nothing here does I/O). */
+export type SecretLookup =
+  /** No Secret named: nothing was read. */
+  | { state: 'none' }
+  /** The Secret does not exist (404). */
+  | { state: 'missing' }
+  /** The API server refused the read (no RoleBinding for llmprovider-changed there). */
+  | { state: 'unreadable' }
+  /** The Secret exists; `value` is the decoded key, absent when the Secret lacks it. */
+  | { state: 'found'; value?: string }
+
+/** The credentials check of SPEC §5.3, with purko's reasons and messages. */
+export interface CredentialsCheck {
+  valid: boolean
+  /** `NoCredentialsRequired`, `SecretFound` or `CredentialsInvalid`. */
+  reason: 'NoCredentialsRequired' | 'SecretFound' | 'CredentialsInvalid'
+  /** Message of the CredentialsValid condition (names the Secret, never its content). */
+  message: string
+  /** The key itself, for the probe only: never logged, never in a status, an Event or a message. */
+  secret?: string
+}
+
+/** purko's message for invalid credentials (Ready condition and status.message). */
+export const CREDENTIALS_INVALID_MESSAGE = 'Credentials not found or invalid'
+
+/** Pure: the Secret name the provider's credentials live in, or undefined when it names none. */
+export function credentialsSecretName(provider: LLMProvider): string | undefined {
+  const ref = provider.spec.credentials?.secretRef
+  return ref ? ref : undefined
+}
+
+/** Pure: the key read from that Secret: `secretKey`, else `api-key` (`credentials.json` for vertex-ai). */
+export function credentialsKeyOf(provider: LLMProvider): string {
+  const key = provider.spec.credentials?.secretKey
+  if (key) return key
+  return provider.spec.type === 'vertex-ai' ? 'credentials.json' : 'api-key'
+}
+
+/**
+ * Pure: SPEC §5.3 step 2 and 6. No Secret named is valid only for ollama and custom (reason
+ * NoCredentialsRequired when `credentials` is absent; purko's SecretFound with an empty name
+ * when the block is there without a secretRef); otherwise the Secret must exist in the
+ * provider's namespace and carry the key.
+ */
+export function checkCredentials(provider: LLMProvider, lookup: SecretLookup): CredentialsCheck {
+  const { type, credentials } = provider.spec
+  const name = credentialsSecretName(provider)
+  const invalid = (message: string): CredentialsCheck => ({ valid: false, reason: 'CredentialsInvalid', message })
+  if (!name) {
+    if (type !== 'ollama' && type !== 'custom') return invalid(`${CREDENTIALS_INVALID_MESSAGE}: a ${type} provider needs spec.credentials.secretRef`)
+    return credentials === undefined
+      ? { valid: true, reason: 'NoCredentialsRequired', message: 'No credentials required' }
+      : { valid: true, reason: 'SecretFound', message: `Credentials loaded from ${credentials.secretRef ?? ''}` }
+  }
+  const namespace = provider.metadata.namespace ?? ''
+  switch (lookup.state) {
+    case 'none':
+    case 'missing':
+      return invalid(`${CREDENTIALS_INVALID_MESSAGE}: Secret ${name} not found in namespace ${namespace}`)
+    case 'unreadable':
+      return invalid(`${CREDENTIALS_INVALID_MESSAGE}: Secret ${name} in namespace ${namespace} may not be read by llmprovider-changed (a Role there granting get on it, bound to ServiceAccount kinetic-system/llmprovider-changed, allows it)`)
+    case 'found':
+      if (lookup.value === undefined) return invalid(`${CREDENTIALS_INVALID_MESSAGE}: Secret ${name} has no key ${credentialsKeyOf(provider)}`)
+      return { valid: true, reason: 'SecretFound', message: `Credentials loaded from ${name}`, secret: lookup.value }
+  }
+}
