@@ -122,8 +122,8 @@ export const MCPServerStatusSchema = z.object({
     .describe('Kinetic: how the last successful discovery spoke to the server.'),
   discoveredFor: z.string().max(128).optional()
     .describe('Kinetic: fingerprint of the spec generation and pods the last discovery saw; a change rediscovers.'),
-  discoveryFailures: z.number().int().min(0).optional().describe('Kinetic: failed discoveries in a row (backoff).'),
-  nextDiscoveryTime: dateTime().optional().describe('Kinetic: when the resync tick tries discovery again.'),
+  failures: z.number().int().min(0).optional().describe('Kinetic: failed checks in a row (writes or discovery), for the backoff.'),
+  nextCheckTime: dateTime().optional().describe('Kinetic: when the resync tick looks at this server again.'),
   rolloutStartTime: dateTime().optional()
     .describe('Kinetic: when the current generation was applied to the Deployment (DeploymentUnavailable counts from it).'),
 })
