@@ -141,7 +141,7 @@ async function vertexToken(target: ProbeTarget, ctx: Ctx, now: Date): Promise<{ 
   const body = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: `${unsigned}.${signature}` })
   const res = await send(tokenUri, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: body.toString() }, ctx)
   if (res.status === 400 || res.status === 401 || res.status === 403) {
-    await res.body?.cancel()
+    discard(res)
     throw new ProbeError('CredentialsInvalid', `${displayUrl(tokenUri)} refused the service-account key (HTTP ${res.status})`)
   }
   const answer = await readJson(res, tokenUri, ctx) as { access_token?: unknown }
@@ -155,20 +155,20 @@ async function getJson(url: string, headers: Record<string, string>, ctx: Ctx): 
   const res = await send(url, { method: 'GET', headers: { accept: 'application/json', ...headers } }, ctx)
   const shown = displayUrl(url)
   if (res.status === 401 || res.status === 403) {
-    await res.body?.cancel()
+    discard(res)
     throw new ProbeError('CredentialsInvalid', `${shown} refused the credentials (HTTP ${res.status})`)
   }
   if (res.status === 429) {
-    await res.body?.cancel()
+    discard(res)
     const after = res.headers.get('retry-after')
     throw new ProbeError('RateLimited', `${shown} is rate limiting (HTTP 429${after && /^\d{1,6}$/.test(after) ? `, retry after ${after} s` : ''})`)
   }
   if (res.status >= 500) {
-    await res.body?.cancel()
+    discard(res)
     throw new ProbeError('Unreachable', `${shown} answered HTTP ${res.status}`)
   }
   if (res.status < 200 || res.status >= 300) {
-    await res.body?.cancel()
+    discard(res)
     throw new ProbeError('BadResponse', `${shown} answered HTTP ${res.status}`)
   }
   return readJson(res, url, ctx)
@@ -180,7 +180,7 @@ async function send(url: string, init: RequestInit, ctx: Ctx): Promise<Response>
   for (let hop = 0; ; hop++) {
     const res = await ctx.fetch(current, { ...init, redirect: 'manual', signal: ctx.signal })
     if (res.status < 300 || res.status >= 400 || res.status === 304) return res
-    await res.body?.cancel()
+    discard(res)
     const location = res.headers.get('location')
     if (!location) throw new ProbeError('BadResponse', `${displayUrl(current)} answered HTTP ${res.status} without a Location`)
     const next = new URL(location, current)
@@ -197,12 +197,12 @@ async function readJson(res: Response, url: string, ctx: Ctx): Promise<unknown> 
   const shown = displayUrl(url)
   const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase()
   if (type !== '' && !type.includes('json')) {
-    await res.body?.cancel()
+    discard(res)
     throw new ProbeError('BadResponse', `${shown} answered ${type}, not JSON`)
   }
   const declared = Number(res.headers.get('content-length') ?? '')
   if (Number.isFinite(declared) && declared > ctx.maxBody) {
-    await res.body?.cancel()
+    discard(res)
     throw new ProbeError('TooLarge', `${shown} answered more than ${ctx.maxBody} bytes`)
   }
   const chunks: Uint8Array[] = []
@@ -214,7 +214,7 @@ async function readJson(res: Response, url: string, ctx: Ctx): Promise<unknown> 
       if (done) break
       size += value.byteLength
       if (size > ctx.maxBody) {
-        await reader.cancel()
+        void reader.cancel().catch(() => undefined)
         throw new ProbeError('TooLarge', `${shown} answered more than ${ctx.maxBody} bytes`)
       }
       chunks.push(value)
@@ -234,6 +234,11 @@ function arrayField(body: unknown, field: string, url: string): unknown[] {
   return value
 }
 
+/** Drops a body we will not read; not awaited, as a stalled stream may never settle its cancel. */
+function discard(res: Response): void {
+  void res.body?.cancel().catch(() => undefined)
+}
+
 function withQuery(url: string, params: Record<string, string>): string {
   const u = new URL(url)
   for (const [k, v] of Object.entries(params)) u.searchParams.set(k, v)
@@ -250,7 +255,8 @@ function causeOf(err: unknown): string {
   const cause = (err as { cause?: { code?: unknown; message?: unknown } })?.cause
   if (typeof cause?.code === 'string') return cause.code
   const message = typeof cause?.message === 'string' ? cause.message : (err as Error)?.message ?? String(err)
-  return message.replace(/\?\S*/g, '')
+  // Network errors may quote the URL; none of it is needed to understand them.
+  return message.replace(/\b[a-z][a-z0-9+.-]*:\/\/\S*/gi, '<url>').replace(/\?\S*/g, '')
 }
 
 /** Defence in depth: the key (and each line of a multi-line key) never leaves in a message. */

@@ -40,6 +40,7 @@ function baseUrl(raw: string | undefined, fallback: string | undefined, field: s
     return { reason: 'EndpointInvalid', message: `${field} is not a URL` }
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { reason: 'EndpointInvalid', message: `${field} must be an http or https URL` }
+  if (url.username || url.password) return { reason: 'EndpointInvalid', message: `${field} must not carry user info (the key belongs in the credentials Secret)` }
   url.hash = ''
   return url
 }
