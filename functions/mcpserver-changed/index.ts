@@ -1,0 +1,80 @@
+// Handles: dev.knative.apiserver.resource.{add,update} for purko.io MCPServers, .{add,update,delete}
+// for Deployments labelled purko.io/mcp-server, and dev.knative.sources.ping from mcpservers-resync.
+// Triggers: knative/triggers/mcpserver-changed.yaml (kineticsource=mcpservers), mcpserver-changed-deployments.yaml
+// (kineticsource=mcpdeployments), mcpserver-changed-resync.yaml (kineticsource=mcpserverresync).
+// Writes: the finalizer and status of MCPServers, their Deployment, Service and stdio bridge identity,
+// the mcp-servers registry ConfigMap of the agent namespace, and Events.
+import type { Hono } from 'hono'
+import { z } from 'zod'
+import { sweep } from '../../shared/engine/limited.js'
+import type { McpServerDeps } from '../../shared/engine/reconcile-mcpserver.js'
+import { baseApp } from '../../shared/http/app.js'
+import { readCloudEvent } from '../../shared/http/cloudevent.js'
+import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
+import { mcpServerIsDue } from '../../shared/mcp/plan.js'
+import { LABEL_MCP_SERVER, MCPServerSchema } from '../../shared/schemas/mcpserver.js'
+
+// The controller (and the MCP client under it) loads on the first event that needs it: echoes never do.
+const engine = () => import('../../shared/engine/reconcile-mcpserver.js')
+
+const ObjectEventData = objectEventData('MCPServer')
+const PingData = z.unknown()
+const PING_TYPE = 'dev.knative.sources.ping'
+/** The extension the mcp-deployments source stamps on its events. */
+const DEPLOYMENT_SOURCE = 'mcpdeployments'
+/** Servers reconciled at once by the resync tick; discovery waits on the network, so a few. */
+const CONCURRENCY = 4
+
+/** The mcpserver-changed function: runs, registers and discovers each MCPServer. */
+export function createApp(deps: McpServerDeps): Hono {
+  const app = baseApp(deps.log)
+  app.post('/', async (c) => {
+    if (c.req.header('ce-type') === PING_TYPE) {
+      await resync(deps, (await readCloudEvent(c, PingData)).id)
+      return c.body(null, 202)
+    }
+    const event = await readCloudEvent(c, ObjectEventData)
+    const log = deps.log.child({ ceId: event.id, ceType: event.type })
+    const data = event.data
+    if (event.extensions.kineticsource === DEPLOYMENT_SOURCE) {
+      // A Deployment of an MCPServer changed (rolled out, became available, lost a pod) or went away.
+      const server = (data.metadata?.labels as Record<string, unknown> | undefined)?.[LABEL_MCP_SERVER]
+      if (typeof server !== 'string' || server === '') return c.body(null, 202)
+      const namespace = objectKeyOf(data).namespace
+      const { reconcileMcpServer } = await engine()
+      const outcome = await reconcileMcpServer(deps, namespace, server)
+      log.info({ namespace, name: server, result: outcome.result, written: outcome.written, phase: outcome.phase }, 'Reconciled MCPServer after a Deployment change')
+      return c.body(null, 202)
+    }
+    // The MCPServer's deletion shows as an update with deletionTimestamp; the final delete is nothing to do.
+    if (event.type.endsWith('.delete')) return c.body(null, 202)
+    if (data.metadata) {
+      // Resource mode: our own finalizer and status writes come back here.
+      const seen = MCPServerSchema.safeParse(data)
+      if (seen.success && !mcpServerIsDue(seen.data, deps.now().toISOString())) return c.body(null, 202)
+    }
+    const { namespace, name } = objectKeyOf(data)
+    const { reconcileMcpServer } = await engine()
+    const outcome = await reconcileMcpServer(deps, namespace, name)
+    log.info({ namespace, name, result: outcome.result, written: outcome.written, phase: outcome.phase, discovered: outcome.discovered }, 'Reconciled MCPServer')
+    return c.body(null, 202)
+  })
+  return app
+}
+
+/**
+ * The resync tick: one LIST of every MCPServer, then a reconcile of each that is due (its
+ * jittered nextCheckTime has come: a retry after a failure, the DeploymentUnavailable deadline,
+ * the periodic rediscovery), or that no event has reached yet.
+ */
+async function resync(deps: McpServerDeps, ceId: string): Promise<void> {
+  const log = deps.log.child({ ceId, ceType: PING_TYPE })
+  const now = deps.now().toISOString()
+  const all = await deps.kube.listAllMCPServers()
+  const due = all.filter((s) => mcpServerIsDue(s, now))
+  if (due.length === 0) return void log.info({ servers: all.length, due: 0 }, 'MCPServer resync finished')
+  const { reconcileMcpServer } = await engine()
+  const { applied, failed } = await sweep(due, CONCURRENCY, log, 'Could not resync MCPServer', async (server) =>
+    (await reconcileMcpServer(deps, server.metadata.namespace ?? 'default', server.metadata.name ?? '')).result === 'applied')
+  log.info({ servers: all.length, due: due.length, applied, failed }, 'MCPServer resync finished')
+}

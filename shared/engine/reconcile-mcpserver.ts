@@ -1,0 +1,264 @@
+import type { V1ConfigMap } from '@kubernetes/client-node'
+import { ConflictError, TransientError } from '../errors.js'
+import type { Kube } from '../kube/port.js'
+import type { DiscoveryOptions, DiscoveryResult, DiscoveryTarget } from '../mcp/discovery.js'
+import {
+  DEFAULT_UNAVAILABLE_AFTER_MS, deploymentAvailable, NO_MCP_CHANGES, planMcpServer, planMcpStatus, registryOf,
+  type DiscoveryOutcome, type McpFacts, type McpOutcome, type McpPlan, type WorkloadWrite,
+} from '../mcp/plan.js'
+import { REGISTRY_CONFIGMAP, REGISTRY_KEY, removeEntry, renderRegistry, upsertEntry, type RegistryEntry } from '../mcp/registry.js'
+import { BRIDGE_IDENTITY } from '../mcp/workload.js'
+import { FINALIZER_MCPSERVER, LABEL_MCP_SERVER, type MCPServer, type MCPServerStatus } from '../schemas/mcpserver.js'
+import { reconcile, retryingConflicts, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps } from './controller.js'
+
+/** What the MCPServer controller needs besides the engine's dependencies (both injectable for tests). */
+export interface McpServerDeps extends EngineDeps {
+  /** MCP discovery; default: shared/mcp/discovery.ts over the network. */
+  discover?: (target: DiscoveryTarget, opts?: DiscoveryOptions) => Promise<DiscoveryResult>
+  /** Time a managed server may take to become Available (default 10 minutes). */
+  unavailableAfterMs?: number
+}
+
+/** What one reconcile of an MCPServer did, for logs and tests. */
+export interface McpServerOutcome {
+  result: 'gone' | 'unchanged' | 'applied'
+  written: string[]
+  phase?: string
+  discovered?: boolean
+}
+
+/** Whole reconciles tried when another writer wins a race (the registry has many writers). */
+const TRIES = 8
+
+interface McpWork extends ControllerPlan {
+  plan: McpPlan
+  status: MCPServerStatus | null
+  resourceVersion: string
+  written: string[]
+  discovered: boolean
+}
+
+/**
+ * Reads an MCPServer fresh and makes the world match it: finalizer first, then the bridge
+ * identity, Deployment and Service (managed servers), the registry entry (resourceVersion-guarded
+ * read-modify-write of the shared ConfigMap), tool discovery when it is due, and the status last.
+ * On deletion the registry entry goes, then the finalizer; ownerReferences take the workload.
+ * A lost race re-plans from fresh state a few times, then reaches the Broker as a 409.
+ */
+export async function reconcileMcpServer(deps: McpServerDeps, namespace: string, name: string): Promise<McpServerOutcome> {
+  const done = await retryingConflicts(TRIES, () => reconcile(controllerFor(deps), deps, namespace, name))
+  if (done.result !== 'applied' || !done.plan) return { result: done.result, written: [] }
+  const work = done.plan
+  const phase = work.status?.phase
+  return { result: 'applied', written: work.written, discovered: work.discovered, ...(phase ? { phase } : {}) }
+}
+
+function controllerFor(deps: McpServerDeps): Controller<MCPServer, McpFacts, McpWork> {
+  return {
+    kind: 'MCPServer',
+    read: (d, namespace, name) => d.kube.getMCPServer(namespace, name),
+    gather: (d, server) => gatherFacts(d, server, deps.unavailableAfterMs ?? DEFAULT_UNAVAILABLE_AFTER_MS),
+    plan(server, facts, now) {
+      const plan = planMcpServer(server, facts, now)
+      if (plan === NO_MCP_CHANGES) return UNCHANGED
+      return { plan, status: plan.status, resourceVersion: server.metadata.resourceVersion ?? '', written: [], discovered: false, transitions: plan.transitions }
+    },
+    writeChildren: (d, server, facts, work) => writeChildren({ ...deps, ...d }, server, facts, work),
+    writeParent: async ({ kube }, server, work) => {
+      const namespace = server.metadata.namespace ?? ''
+      const name = server.metadata.name ?? ''
+      if (work.plan.deleting && work.plan.releaseFinalizer) {
+        const finalizers = (server.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_MCPSERVER)
+        await kube.patchMCPServerMetadata(namespace, name, work.resourceVersion, { finalizers })
+        work.written.push(`release MCPServer/${name}`)
+        return
+      }
+      if (work.status) {
+        await kube.replaceMCPServerStatus(namespace, name, work.resourceVersion, work.status)
+        work.written.push(`status MCPServer/${name}`)
+      }
+    },
+    eventSeed: (server) => `${server.metadata.uid ?? ''}/${server.metadata.resourceVersion ?? ''}`,
+  }
+}
+
+async function gatherFacts(deps: EngineDeps, server: MCPServer, unavailableAfterMs: number): Promise<McpFacts> {
+  const { kube, config } = deps
+  const namespace = server.metadata.namespace ?? ''
+  const name = server.metadata.name ?? ''
+  const registry = kube.getConfigMap(config.agentNamespace, REGISTRY_CONFIGMAP)
+  const base = { bridgeImage: config.executorImage, agentNamespace: config.agentNamespace, unavailableAfterMs }
+  if (server.metadata.deletionTimestamp || !server.spec.managed) {
+    return { ...base, registry: await registry, deployment: null, service: null, pods: null }
+  }
+  const stdio = server.spec.transport === 'stdio'
+  const [configMap, deployment, service, serviceAccount, roleBinding] = await Promise.all([
+    registry,
+    kube.getDeployment(namespace, name),
+    kube.getService(namespace, name),
+    stdio ? kube.getServiceAccount(namespace, BRIDGE_IDENTITY) : Promise.resolve(null),
+    stdio ? kube.getRoleBinding(namespace, BRIDGE_IDENTITY) : Promise.resolve(null),
+  ])
+  // Pods only matter once the Deployment serves: their uids and restarts say when to rediscover.
+  const pods = deploymentAvailable(deployment) ? await kube.listPods(namespace, { [LABEL_MCP_SERVER]: name }) : null
+  return {
+    ...base, registry: configMap, deployment, service, pods,
+    ...(stdio ? { bridge: { serviceAccount, roleBinding } } : {}),
+  }
+}
+
+async function writeChildren(deps: McpServerDeps, server: MCPServer, facts: McpFacts, work: McpWork): Promise<McpWork> {
+  const { kube, log } = deps
+  const { plan } = work
+  const namespace = server.metadata.namespace ?? ''
+  const name = server.metadata.name ?? ''
+  const written: string[] = []
+  let resourceVersion = work.resourceVersion
+
+  if (plan.addFinalizer) {
+    // First, so a deletion from here on always finds the registry entry to remove.
+    const patched = await kube.patchMCPServerMetadata(namespace, name, resourceVersion, {
+      finalizers: [...(server.metadata.finalizers ?? []), FINALIZER_MCPSERVER],
+    })
+    resourceVersion = patched.metadata.resourceVersion ?? resourceVersion
+    written.push(`finalizer MCPServer/${name}`)
+  }
+
+  if (plan.deleting) {
+    if (plan.registry?.op === 'remove') {
+      const result = await changeRegistry(deps, facts.registry, (entries) => removeEntry(entries, name))
+      // Someone made it unreadable since we looked: re-plan (which reports it and keeps the finalizer).
+      if ('error' in result) throw new ConflictError(`registry became unreadable: ${result.error}`)
+      if (result.written) written.push(`unregister ${name}`)
+    }
+    const transitions = plan.releaseFinalizer
+      ? [{ kind: 'unregistered', type: 'Normal' as const, reason: 'Unregistered', record: true, message: `Removed ${name} from ConfigMap ${deps.config.agentNamespace}/mcp-servers` }]
+      : work.transitions
+    return { ...work, resourceVersion, written, transitions }
+  }
+
+  const outcome: McpOutcome = { registered: false, rolledOut: false }
+  for (const write of plan.writes) {
+    try {
+      await applyWrite(kube, write)
+      written.push(`${write.op} ${write.kind}/${write.object.metadata?.name ?? ''}`)
+      if (write.kind === 'Deployment') outcome.rolledOut = true
+    } catch (err) {
+      if (err instanceof ConflictError || err instanceof TransientError) throw err
+      const reason = write.kind === 'Deployment' ? 'DeploymentFailed' : write.kind === 'Service' ? 'ServiceFailed' : 'BridgeIdentityFailed'
+      outcome.failure = { reason, message: `${write.op} ${write.kind.toLowerCase()}: ${apiMessage(err)}` }
+      log.warn({ namespace, name, err: outcome.failure.message }, `Could not ${write.op} ${write.kind} of MCPServer`)
+      break
+    }
+  }
+
+  const registryOk = !outcome.failure
+  if (registryOk && plan.registry?.op === 'upsert') {
+    const entry = plan.registry.entry
+    try {
+      const result = await changeRegistry(deps, facts.registry, (entries) => upsertEntry(entries, entry))
+      if ('error' in result) outcome.registryError = result.error
+      else if (result.written) {
+        outcome.registered = true
+        written.push(`register ${name}`)
+      }
+    } catch (err) {
+      if (err instanceof ConflictError || err instanceof TransientError) throw err
+      outcome.failure = { reason: 'RegistryFailed', message: `update ConfigMap ${deps.config.agentNamespace}/mcp-servers: ${apiMessage(err)}` }
+    }
+  } else if (registryOfFacts(facts)) outcome.registryError = registryOfFacts(facts)
+
+  let discovered = false
+  if (plan.discover && !outcome.failure && !outcome.registryError) {
+    outcome.discovery = await discover(deps, server, plan.discover.url, plan.discover.tokenSecret)
+    discovered = true
+  }
+  const next = planMcpStatus(server, facts, outcome, deps.now().toISOString())
+  return { ...work, status: next.status, transitions: next.transitions, resourceVersion, written, discovered }
+}
+
+function registryOfFacts(facts: McpFacts): string | undefined {
+  return registryOf(facts.registry).error
+}
+
+async function applyWrite(kube: Kube, write: WorkloadWrite): Promise<void> {
+  let created: 'created' | 'exists' | undefined
+  switch (write.kind) {
+    case 'ServiceAccount': created = await kube.createServiceAccount(write.object); break
+    case 'RoleBinding': created = await kube.createRoleBinding(write.object); break
+    case 'Deployment':
+      if (write.op === 'create') created = await kube.createDeployment(write.object)
+      else await kube.replaceDeployment(write.object)
+      break
+    case 'Service':
+      if (write.op === 'create') created = await kube.createService(write.object)
+      else await kube.replaceService(write.object)
+      break
+  }
+  // The bridge identity is shared by a namespace's stdio servers: another reconcile made it, fine.
+  if (created === 'exists' && (write.kind === 'Deployment' || write.kind === 'Service')) {
+    throw new ConflictError(`${write.kind} ${write.object.metadata?.namespace}/${write.object.metadata?.name} appeared concurrently`)
+  }
+}
+
+/**
+ * Read-modify-write of the registry, guarded by resourceVersion: a lost race re-reads and
+ * applies the change again to what the other writer left, so no writer's entry is lost. Content
+ * that cannot be read is reported and never written over.
+ */
+async function changeRegistry(
+  deps: EngineDeps, first: V1ConfigMap | null, change: (entries: RegistryEntry[]) => RegistryEntry[],
+): Promise<{ written: boolean } | { error: string }> {
+  const { kube, config } = deps
+  let configMap: V1ConfigMap | null | undefined = first
+  return retryingConflicts(TRIES, async () => {
+    const current = configMap === undefined ? await kube.getConfigMap(config.agentNamespace, REGISTRY_CONFIGMAP) : configMap
+    configMap = undefined // every retry reads fresh
+    const parsed = registryOf(current)
+    if (parsed.error) return { error: parsed.error }
+    const next = change(parsed.entries)
+    if (JSON.stringify(next) === JSON.stringify(parsed.entries)) return { written: false }
+    const servers = renderRegistry(next)
+    if (!current) {
+      const created = await kube.createConfigMap({
+        apiVersion: 'v1', kind: 'ConfigMap',
+        metadata: { name: REGISTRY_CONFIGMAP, namespace: config.agentNamespace },
+        data: { [REGISTRY_KEY]: servers },
+      })
+      if (created === 'exists') throw new ConflictError('ConfigMap mcp-servers appeared concurrently')
+    } else {
+      await kube.replaceConfigMap({ ...current, data: { ...current.data, [REGISTRY_KEY]: servers } })
+    }
+    return { written: true }
+  })
+}
+
+async function discover(deps: McpServerDeps, server: MCPServer, url: string, tokenSecret: string | undefined): Promise<DiscoveryOutcome> {
+  const namespace = server.metadata.namespace ?? ''
+  let token: string | undefined
+  if (tokenSecret) {
+    const secret = await deps.kube.getSecret(namespace, tokenSecret)
+    const encoded = secret?.data?.['token']
+    if (!secret) return { ok: false, reason: 'SecretMissing', message: `Secret ${namespace}/${tokenSecret} not found` }
+    if (!encoded) return { ok: false, reason: 'SecretMissing', message: `Secret ${namespace}/${tokenSecret} has no key token` }
+    token = Buffer.from(encoded, 'base64').toString('utf8').trim()
+  }
+  const run = deps.discover ?? (await import('../mcp/discovery.js')).discoverTools
+  const result = await run({ url, ...(token ? { token } : {}) })
+  if (result.ok) return { ok: true, transport: result.transport, tools: result.tools, truncated: result.truncated }
+  return { ok: false, reason: result.reason, message: token ? result.message.split(token).join('[redacted]') : result.message }
+}
+
+/** The API server's own words for a refusal (its Status message), else the error's. */
+function apiMessage(err: unknown): string {
+  const body = (err as { cause?: { body?: unknown } }).cause?.body
+  if (typeof body === 'string') {
+    try {
+      const status = JSON.parse(body) as { message?: unknown }
+      if (typeof status.message === 'string') return status.message
+    } catch { /* not a Status */ }
+  } else if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
+    return (body as { message: string }).message
+  }
+  return (err as Error).message
+}

@@ -1,0 +1,237 @@
+import type { V1Deployment } from '@kubernetes/client-node'
+import { describe, expect, it } from 'vitest'
+import { createApp } from '../../functions/mcpserver-changed/index.js'
+import type { McpServerDeps } from '../../shared/engine/reconcile-mcpserver.js'
+import { ConflictError, TransientError } from '../../shared/errors.js'
+import type { DiscoveryResult, DiscoveryTarget } from '../../shared/mcp/discovery.js'
+import { parseRegistry } from '../../shared/mcp/registry.js'
+import { MCPServerSchema, type MCPServer } from '../../shared/schemas/mcpserver.js'
+import { FakeKube } from '../fakes/kube.js'
+import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
+import { testDeps } from '../support/engine-deps.js'
+
+const NS = 'ai-agents'
+const TOKEN = 's3cr3t-token-value'
+const SERVERS = { kineticsource: 'mcpservers' }
+const DEPLOYMENTS = { kineticsource: 'mcpdeployments' }
+const TICK = { kineticsource: 'mcpserverresync' }
+
+let rv = 1000
+function put(kube: FakeKube, spec: Record<string, unknown>, name = 'github', metadata: Record<string, unknown> = {}): MCPServer {
+  const existing = kube.mcpServers.get(`${NS}/${name}`)
+  const server = MCPServerSchema.parse({
+    apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer',
+    metadata: { name, namespace: NS, uid: `uid-${name}`, generation: (existing?.metadata.generation ?? 0) + 1, ...(existing ? { finalizers: existing.metadata.finalizers } : {}), ...metadata, resourceVersion: `r${++rv}` },
+    spec: { image: 'mcp:1', ...spec },
+    ...(existing?.status ? { status: existing.status } : {}),
+  })
+  kube.mcpServers.set(`${NS}/${name}`, server)
+  return structuredClone(server)
+}
+const stored = (kube: FakeKube, name = 'github') => structuredClone(kube.mcpServers.get(`${NS}/${name}`)!)
+const condition = (s: MCPServer, type: string) => s.status?.conditions?.find((c) => c.type === type)
+const registry = (kube: FakeKube) => parseRegistry(kube.configMaps.get(`${NS}/mcp-servers`)?.data?.servers)
+
+/** Plays the Deployment controller and kubelet: the Deployment serves with one ready pod. */
+function makeAvailable(kube: FakeKube, name = 'github', podUid = 'pod-1', restarts = 0): V1Deployment {
+  const d = kube.deployments.get(`${NS}/${name}`)!
+  d.status = { observedGeneration: 0, replicas: 1, updatedReplicas: 1, availableReplicas: 1, conditions: [{ type: 'Available', status: 'True' }] }
+  d.metadata!.resourceVersion = `r${++rv}`
+  kube.pods.clear()
+  kube.pods.set(`${NS}/${name}-${podUid}`, {
+    metadata: { name: `${name}-${podUid}`, namespace: NS, uid: podUid, labels: { 'purko.io/mcp-server': name } },
+    status: { phase: 'Running', podIP: '10.1.2.3', containerStatuses: [{ name: 'mcp-server', restartCount: restarts, ready: true, image: 'x', imageID: 'x' }] },
+  })
+  return structuredClone(d)
+}
+
+interface Discovery { calls: DiscoveryTarget[]; result: DiscoveryResult }
+function depsWith(kube: FakeKube, discovery: Discovery, clock = { now: new Date('2026-01-01T00:00:00Z') }): McpServerDeps {
+  return {
+    ...testDeps(kube, clock),
+    discover: async (target) => {
+      discovery.calls.push(target)
+      return discovery.result
+    },
+  }
+}
+const found = (names: string[]): DiscoveryResult => ({ ok: true, transport: 'streamable-http', truncated: false, tools: names.map((name) => ({ name, description: `${name} tool` })) })
+
+describe('mcpserver-changed', () => {
+  it('deploys a managed server (finalizer first), registers it, discovers its tools once the Deployment is available, and reports Ready', async () => {
+    const kube = new FakeKube()
+    const discovery: Discovery = { calls: [], result: found(['search', 'create_issue']) }
+    const app = createApp(depsWith(kube, discovery))
+    expect((await deliver(app, RESOURCE_ADD, put(kube, {}), SERVERS)).status).toBe(202)
+    expect(kube.writes).toEqual(['patch MCPServer/github', 'create Deployment/github', 'create Service/github', 'create ConfigMap/mcp-servers', 'status MCPServer/github'])
+    expect(stored(kube).metadata.finalizers).toEqual(['purko.io/mcpserver-finalizer'])
+    expect(stored(kube).status).toMatchObject({ phase: 'Pending', url: 'http://github.ai-agents.svc.cluster.local:8000' })
+    expect(registry(kube).entries).toEqual([{ name: 'github', url: 'http://github.ai-agents.svc.cluster.local:8000', auth: 'none', icon: '', category: '' }])
+    expect(discovery.calls).toEqual([])
+
+    const deployment = makeAvailable(kube)
+    expect((await deliver(app, RESOURCE_UPDATE, deployment, DEPLOYMENTS)).status).toBe(202)
+    expect(discovery.calls).toEqual([{ url: 'http://github.ai-agents.svc.cluster.local:8000' }])
+    const server = stored(kube)
+    expect(server.status).toMatchObject({ phase: 'Ready', toolCount: 2, tools: [{ name: 'search', description: 'search tool' }, { name: 'create_issue', description: 'create_issue tool' }] })
+    expect(condition(server, 'Ready')).toMatchObject({ status: 'True', reason: 'Deployed' })
+    expect(condition(server, 'ToolsDiscovered')).toMatchObject({ status: 'True', message: '2 tools over Streamable HTTP' })
+    expect(kube.events.map((e) => e.reason)).toEqual(['Deployed', 'Registered', 'Progressing', 'ToolsDiscovered', 'Deployed'])
+  })
+
+  it('writes nothing for a redelivery, drops the echo of its own status write without an API call, and does not rediscover on an unchanged Deployment', async () => {
+    const kube = new FakeKube()
+    const discovery: Discovery = { calls: [], result: found(['a']) }
+    const app = createApp(depsWith(kube, discovery))
+    const original = put(kube, {})
+    await deliver(app, RESOURCE_ADD, original, SERVERS)
+    const deployment = makeAvailable(kube)
+    await deliver(app, RESOURCE_UPDATE, deployment, DEPLOYMENTS)
+    const writes = kube.writes.length
+    await deliver(app, RESOURCE_UPDATE, deployment, DEPLOYMENTS)
+    await deliver(app, RESOURCE_ADD, original, SERVERS)
+    expect(kube.writes.length).toBe(writes)
+    expect(discovery.calls).toHaveLength(1)
+    const calls = kube.calls
+    expect((await deliver(app, RESOURCE_UPDATE, stored(kube), SERVERS)).status).toBe(202)
+    expect(kube.calls).toBe(calls)
+  })
+
+  it('rediscovers when a pod restarts', async () => {
+    const kube = new FakeKube()
+    const discovery: Discovery = { calls: [], result: found(['a']) }
+    const app = createApp(depsWith(kube, discovery))
+    await deliver(app, RESOURCE_ADD, put(kube, {}), SERVERS)
+    await deliver(app, RESOURCE_UPDATE, makeAvailable(kube), DEPLOYMENTS)
+    discovery.result = found(['a', 'b'])
+    await deliver(app, RESOURCE_UPDATE, makeAvailable(kube, 'github', 'pod-1', 1), DEPLOYMENTS)
+    expect(discovery.calls).toHaveLength(2)
+    expect(stored(kube).status?.toolCount).toBe(2)
+  })
+
+  it('registers and discovers an unmanaged server at spec.url, then on deletion removes its entry (keeping the others) and its finalizer', async () => {
+    const kube = new FakeKube()
+    await kube.createConfigMap({ metadata: { name: 'mcp-servers', namespace: NS }, data: { servers: '- name: helm-one\n  url: http://h:1\n  auth: none\n  note: from helm\n' } })
+    const discovery: Discovery = { calls: [], result: found(['echo']) }
+    const app = createApp(depsWith(kube, discovery))
+    await deliver(app, RESOURCE_ADD, put(kube, { managed: false, url: 'http://127.0.0.1:9911/mcp', auth: 'bearer', secretRef: 'tok' }), SERVERS)
+    await kube.createSecret({ metadata: { name: 'tok', namespace: NS }, data: { token: Buffer.from(TOKEN).toString('base64') } })
+    // The Secret did not exist on the first look: a clear reason, and the tick retries after the backoff.
+    expect(condition(stored(kube), 'Ready')).toMatchObject({ status: 'False', reason: 'DiscoveryFailed', message: 'SecretMissing: Secret ai-agents/tok not found' })
+    expect(kube.deployments.size).toBe(0)
+    expect(kube.services.size).toBe(0)
+
+    const clock = { now: new Date('2026-01-01T00:05:00Z') }
+    const later = createApp(depsWith(kube, discovery, clock))
+    expect((await deliver(later, PING, { reason: 'mcpservers-resync' }, TICK)).status).toBe(202)
+    expect(discovery.calls).toEqual([{ url: 'http://127.0.0.1:9911/mcp', token: TOKEN }])
+    const server = stored(kube)
+    expect(server.status).toMatchObject({ phase: 'Ready', toolCount: 1, url: 'http://127.0.0.1:9911/mcp' })
+    expect(condition(server, 'Ready')).toMatchObject({ status: 'True', reason: 'Registered' })
+    expect(registry(kube).entries.map((e) => e.name)).toEqual(['helm-one', 'github'])
+    expect(registry(kube).entries[0]).toMatchObject({ note: 'from helm' })
+    expect(JSON.stringify(server.status)).not.toContain(TOKEN)
+
+    server.metadata.deletionTimestamp = '2026-01-01T00:06:00Z'
+    server.metadata.resourceVersion = `r${++rv}`
+    kube.mcpServers.set(`${NS}/github`, server)
+    expect((await deliver(later, RESOURCE_UPDATE, server, SERVERS)).status).toBe(202)
+    expect(kube.mcpServers.has(`${NS}/github`)).toBe(false)
+    expect(registry(kube).entries.map((e) => e.name)).toEqual(['helm-one'])
+  })
+
+  it('reports a server that is up but fails MCP as Ready=False with the error, retries from the tick with backoff, never on every event', async () => {
+    const kube = new FakeKube()
+    const discovery: Discovery = { calls: [], result: { ok: false, reason: 'ProtocolError', message: 'the server answered HTML (text/html)' } }
+    const clock = { now: new Date('2026-01-01T00:00:00Z') }
+    const app = createApp(depsWith(kube, discovery, clock))
+    await deliver(app, RESOURCE_ADD, put(kube, {}), SERVERS)
+    await deliver(app, RESOURCE_UPDATE, makeAvailable(kube), DEPLOYMENTS)
+    const server = stored(kube)
+    expect(server.status?.phase).toBe('Error')
+    expect(condition(server, 'Ready')).toMatchObject({ status: 'False', reason: 'DiscoveryFailed', message: 'ProtocolError: the server answered HTML (text/html)' })
+    expect(kube.events.at(-1)).toMatchObject({ type: 'Warning', reason: 'DiscoveryFailed' })
+    await deliver(app, RESOURCE_UPDATE, makeAvailable(kube), DEPLOYMENTS)
+    await deliver(app, PING, {}, TICK)
+    expect(discovery.calls).toHaveLength(1)
+    clock.now = new Date('2026-01-01T00:01:00Z')
+    discovery.result = found(['x'])
+    await deliver(app, PING, {}, TICK)
+    expect(discovery.calls).toHaveLength(2)
+    expect(stored(kube).status?.phase).toBe('Ready')
+  })
+
+  it('reports a Deployment the API server refuses as DeploymentFailed, without redelivery', async () => {
+    const kube = new FakeKube().failNext('createDeployment', new Error('Deployment.apps "github" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit'))
+    const res = await deliver(createApp(depsWith(kube, { calls: [], result: found([]) })), RESOURCE_ADD, put(kube, { resources: { requests: { cpu: '2' }, limits: { cpu: '1' } } }), SERVERS)
+    expect(res.status).toBe(202)
+    const server = stored(kube)
+    expect(server.status?.phase).toBe('Error')
+    expect(condition(server, 'Ready')).toMatchObject({ reason: 'DeploymentFailed', message: expect.stringContaining('must be less than or equal to cpu limit') })
+    expect(kube.configMaps.size).toBe(0)
+  })
+
+  it('keeps a hand-edited registry it cannot read, reports it, and writes nothing to it', async () => {
+    const kube = new FakeKube()
+    await kube.createConfigMap({ metadata: { name: 'mcp-servers', namespace: NS }, data: { servers: '[{"name": "x", ' } })
+    const before = structuredClone(kube.configMaps.get(`${NS}/mcp-servers`))
+    await deliver(createApp(depsWith(kube, { calls: [], result: found(['a']) })), RESOURCE_ADD, put(kube, { managed: false, url: 'http://e/mcp' }), SERVERS)
+    expect(kube.configMaps.get(`${NS}/mcp-servers`)).toEqual(before)
+    expect(condition(stored(kube), 'Ready')).toMatchObject({ status: 'False', reason: 'RegistryUnparseable' })
+    expect(kube.events.some((e) => e.type === 'Warning' && e.reason === 'RegistryUnparseable')).toBe(true)
+  })
+
+  it('loses no registry entry when another writer wins the race', async () => {
+    const kube = new FakeKube()
+    await kube.createConfigMap({ metadata: { name: 'mcp-servers', namespace: NS }, data: { servers: '[]' } })
+    const app = createApp(depsWith(kube, { calls: [], result: found(['a']) }))
+    // Another writer adds its entry between our read and our write.
+    const original = kube.replaceConfigMap.bind(kube)
+    let raced = false
+    kube.replaceConfigMap = async (cm) => {
+      if (!raced) {
+        raced = true
+        const live = kube.configMaps.get(`${NS}/mcp-servers`)!
+        await original({ ...live, data: { servers: JSON.stringify([{ name: 'dashboard', url: 'http://d', auth: 'none' }]) } })
+      }
+      return original(cm)
+    }
+    expect((await deliver(app, RESOURCE_ADD, put(kube, { managed: false, url: 'http://e/mcp' }), SERVERS)).status).toBe(202)
+    expect(registry(kube).entries.map((e) => e.name)).toEqual(['dashboard', 'github'])
+  })
+
+  it('answers 503 on an outage and converges on the redelivery', async () => {
+    const kube = new FakeKube().failNext('getConfigMap', new TransientError('connect ECONNREFUSED'))
+    const app = createApp(depsWith(kube, { calls: [], result: found(['a']) }))
+    const server = put(kube, { managed: false, url: 'http://e/mcp' })
+    expect((await deliver(app, RESOURCE_ADD, server, SERVERS)).status).toBe(503)
+    expect((await deliver(app, RESOURCE_ADD, server, SERVERS)).status).toBe(202)
+    expect(stored(kube).status?.phase).toBe('Ready')
+  })
+
+  it('answers 409 when the status race is lost every time, so the Broker redelivers', async () => {
+    const kube = new FakeKube()
+    for (let i = 0; i < 8; i++) kube.failNext('replaceMCPServerStatus', new ConflictError('modified'))
+    const res = await deliver(createApp(depsWith(kube, { calls: [], result: found(['a']) })), RESOURCE_ADD, put(kube, { managed: false, url: 'http://e/mcp' }), SERVERS)
+    expect(res.status).toBe(409)
+  })
+
+  it('refuses an event that is neither an object nor a reference with 400', async () => {
+    const res = await deliver(createApp(depsWith(new FakeKube(), { calls: [], result: found([]) })), RESOURCE_ADD, { hello: 'world' }, SERVERS)
+    expect(res.status).toBe(400)
+  })
+
+  it('turns a Deployment that never becomes available into DeploymentUnavailable from the tick after 10 minutes', async () => {
+    const kube = new FakeKube()
+    const clock = { now: new Date('2026-01-01T00:00:00Z') }
+    const app = createApp(depsWith(kube, { calls: [], result: found([]) }, clock))
+    await deliver(app, RESOURCE_ADD, put(kube, {}), SERVERS)
+    clock.now = new Date('2026-01-01T00:09:00Z')
+    await deliver(app, PING, {}, TICK)
+    expect(stored(kube).status?.phase).toBe('Pending')
+    clock.now = new Date('2026-01-01T00:10:00Z')
+    await deliver(app, PING, {}, TICK)
+    expect(condition(stored(kube), 'Ready')).toMatchObject({ status: 'False', reason: 'DeploymentUnavailable' })
+    expect(stored(kube).status?.phase).toBe('Error')
+  })
+})
