@@ -49,8 +49,16 @@ interface ProviderWork extends ControllerPlan {
  * credentials (SPEC §5.3), then the cheap list-models probe, then its status, written last and
  * resourceVersion-guarded; nothing is written when it is not due.
  */
-export async function reconcileLLMProvider(deps: EngineDeps, namespace: string, name: string, round: ProbeRound = newProbeRound()): Promise<ProviderOutcome> {
-  const done = await retryingConflicts(TRIES, () => reconcile(controllerFor(round), deps, namespace, name))
+export async function reconcileLLMProvider(
+  deps: EngineDeps, namespace: string, name: string, round: ProbeRound = newProbeRound(), listed?: LLMProvider,
+): Promise<ProviderOutcome> {
+  // A round's LIST is as fresh as a GET; only a retry after a lost race reads again.
+  let first = listed
+  const done = await retryingConflicts(TRIES, () => {
+    const controller = controllerFor(round, first)
+    first = undefined
+    return reconcile(controller, deps, namespace, name)
+  })
   if (done.result !== 'applied' || !done.plan) return { result: done.result }
   const status = done.plan.plan.status
   const reason = status.conditions?.find((c) => c.type === 'Ready')?.reason
@@ -76,7 +84,7 @@ export async function probeRound(deps: EngineDeps, round: ProbeRound = newProbeR
   const now = deps.now().toISOString()
   const due = providers.filter((p) => isProbeDue(p, now))
   const { applied, failed } = await sweep(due, CONCURRENCY, deps.log, 'Could not probe LLMProvider', async (p) =>
-    (await reconcileLLMProvider(deps, p.metadata.namespace ?? '', p.metadata.name ?? '', round)).result === 'applied')
+    (await reconcileLLMProvider(deps, p.metadata.namespace ?? '', p.metadata.name ?? '', round, p)).result === 'applied')
   await copyCredentials(deps, providers)
   return { providers: providers.length, due: due.length, probes: round.sent, applied, failed }
 }
@@ -97,10 +105,10 @@ export async function copyCredentials(deps: EngineDeps, providers?: readonly LLM
   }
 }
 
-function controllerFor(round: ProbeRound): Controller<LLMProvider, ProviderFacts, ProviderWork> {
+function controllerFor(round: ProbeRound, listed?: LLMProvider): Controller<LLMProvider, ProviderFacts, ProviderWork> {
   return {
     kind: 'LLMProvider',
-    read: (deps, namespace, name) => deps.kube.getLLMProvider(namespace, name),
+    read: (deps, namespace, name) => (listed ? Promise.resolve(listed) : deps.kube.getLLMProvider(namespace, name)),
     async gather(deps, provider) {
       if (!isProbeDue(provider, deps.now().toISOString())) return UNCHANGED
       return gatherFacts(deps, provider, round)
