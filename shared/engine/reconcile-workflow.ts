@@ -5,17 +5,19 @@ import type { Kube } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
 import { LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_WORKFLOW } from '../schemas/labels.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
-import type { MCPServer } from '../schemas/mcpserver.js'
 import type { Workflow } from '../schemas/workflow.js'
 import { failureFromLog, jobFactFrom, resultFromLog, type JobFact } from '../reconcile/job-facts.js'
-import { labelValue, resolveProvider, stepJobManifest, stepTimeoutSeconds } from '../reconcile/job-builder.js'
+import { labelValue, stepJobManifest, stepTimeoutSeconds } from '../reconcile/job-builder.js'
 import { outputShardSelector, planOutputWrites, readOutputs } from '../reconcile/outputs.js'
 import { buildStepInput } from '../reconcile/step-input.js'
 import {
   agentKeyOf, agentsThatMayStart, currentRunId, jobsNeedingResults, NO_CHANGES, planWorkflow, type StepStart, type Transition as WorkflowTransition, type WorkflowPlan,
 } from '../reconcile/workflow-plan.js'
 import { appendMemory, memoryConfigMapName, memoryUpdateFrom, recallFrom } from '../reconcile/agent-memory.js'
-import { mirroredSecret, mirroredSecretName, needsCredentialMirror, withLocalCredentials } from '../reconcile/credentials.js'
+import { chooseProvider, type ProviderChoice } from '../reconcile/credentials.js'
+import { mcpToolWarning, needsToolLookup } from '../reconcile/step-mcp.js'
+import { isOptedIn, LLM_CREDENTIALS_SECRET } from '../llm/credential-copies.js'
+import { parseRegistry, REGISTRY_CONFIGMAP, REGISTRY_KEY, type RegistryEntry } from '../mcp/registry.js'
 import { memoryBehavior } from '../reconcile/memory-env.js'
 import { agentServiceAccountName } from '../agent/names.js'
 import { recordAgentMetrics } from './agent-metrics.js'
@@ -43,6 +45,17 @@ interface WorkflowFacts {
   identities: Set<string>
   shards: Parameters<typeof planOutputWrites>[2]
   outputs: Map<string, string>
+  /** What a step about to start needs (provider, key, registry); null when no step may start. */
+  start: StartFacts | null
+}
+
+/** Read once per reconcile in which a step may start, for the planner and the Job builder. */
+interface StartFacts {
+  /** Per agent (`namespace/name`): the provider its steps use and where the key comes from. */
+  choices: Map<string, ProviderChoice>
+  /** Per agent: what its starting steps' status says (fallback, unregistered MCP servers). */
+  notes: Map<string, string>
+  registry: RegistryEntry[]
 }
 
 /** The workflow planner's plan, plus what the shell and the parent write need. */
@@ -69,7 +82,8 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
   return {
     kind: 'Workflow',
     read: (deps, namespace, name) => deps.kube.getWorkflow(namespace, name),
-    async gather({ kube }, workflow) {
+    async gather(deps, workflow) {
+      const { kube } = deps
       const namespace = workflow.metadata.namespace ?? 'default'
       const name = workflow.metadata.name ?? ''
       const runId = currentRunId(workflow)
@@ -82,12 +96,15 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       if (trigger.kind === 'job' && jobsNeedingResults(workflow, jobs).length === 0) return UNCHANGED
       await attachResults(kube, namespace, workflow, jobs)
       const [agents, shards] = await Promise.all([loadAgents(kube, workflow), kube.listConfigMaps(namespace, outputShardSelector(name))])
-      const identities = await loadIdentities(kube, workflow, agents)
-      return { runId, jobs, agents, identities, shards, outputs: readOutputs(shards, runId) }
+      const [identities, start] = await Promise.all([loadIdentities(kube, workflow, agents), loadStartFacts(deps, workflow, agents)])
+      return { runId, jobs, agents, identities, shards, outputs: readOutputs(shards, runId), start }
     },
     plan(workflow, facts, now) {
+      const credentialWaits = new Map<string, string>()
+      for (const [key, choice] of facts.start?.choices ?? []) if (choice.wait) credentialWaits.set(key, choice.wait)
       const plan = planWorkflow({
         workflow, jobs: facts.jobs, jobsComplete: trigger.kind === 'full', agents: facts.agents, identities: facts.identities, outputs: facts.outputs,
+        credentialWaits, stepNotes: facts.start?.notes ?? new Map(),
       }, now)
       if (plan === NO_CHANGES) return UNCHANGED
       return { plan, placed: new Map(), created: [], transitions: plan.transitions.map((t) => announced(t, plan.runId)) }
@@ -103,7 +120,8 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       const jobs = async () => {
         for (const job of plan.deleteJobs) await kube.deleteJob(namespace, job)
         if (plan.startJobs.length === 0) return
-        const manifests = await buildJobs(deps, workflow, facts.runId, plan.startJobs, facts.agents, facts.outputs, plan)
+        const start = facts.start ?? await loadStartFacts(deps, workflow, facts.agents, plan.startJobs.map((s) => s.agentKey))
+        const manifests = await buildJobs(deps, workflow, facts.runId, plan.startJobs, facts.agents, facts.outputs, plan, start!)
         for (const manifest of manifests) {
           if ((await kube.createJob(manifest)) === 'created') created.push(manifest.metadata?.name ?? '')
         }
@@ -253,19 +271,13 @@ async function recallMemories(kube: Kube, namespace: string, starts: readonly St
 
 async function buildJobs(
   deps: EngineDeps, workflow: Workflow, runId: string, starts: readonly StepStart[],
-  agents: ReadonlyMap<string, Agent>, stored: ReadonlyMap<string, string>, plan: WorkflowPlan,
+  agents: ReadonlyMap<string, Agent>, stored: ReadonlyMap<string, string>, plan: WorkflowPlan, ready: StartFacts,
 ): Promise<V1Job[]> {
   const namespace = workflow.metadata.namespace ?? 'default'
-  // Providers and MCP servers are only needed when a Job is about to be built.
-  const [providers, mcpServers] = await Promise.all([
-    providersVisibleFrom(deps.kube, namespace, deps.config.platformNamespace),
-    deps.kube.listMCPServers(namespace),
-  ])
   const recalled = await recallMemories(deps.kube, namespace, starts, agents)
   const outputs = lazyOutputs(stored, plan)
   const parameters = workflow.spec.parameters ?? {}
   const byName = new Map(workflow.spec.steps.map((s) => [s.name, s]))
-  const localProviders = await localizeCredentials(deps, workflow, starts, agents, providers)
   return starts.map((start) => {
     const step = byName.get(start.step)!
     const agent = agents.get(start.agentKey)!
@@ -275,7 +287,9 @@ async function buildJobs(
       : buildStepInput(step, { outputs, parameters })
     const job = stepJobManifest({
       workflow, runId, step, attempt: rollback ? 0 : (start.attempt as number), agent,
-      provider: localProviders.get(start.agentKey), mcpServers: mcpServers as MCPServer[],
+      provider: ready.choices.get(start.agentKey)?.provider,
+      credentials: ready.choices.get(start.agentKey)?.credentials ?? {},
+      mcpServers: ready.registry,
       stepInput: input.stepInput, inputFromEnv: input.env,
       executorImage: deps.config.executorImage, hostNetwork: deps.config.executorHostNetwork,
       traceparent: traceparentFor(runId, start.jobName),
@@ -310,42 +324,49 @@ function lazyOutputs(stored: ReadonlyMap<string, string>, plan: WorkflowPlan): R
 }
 
 /**
- * The provider each starting step uses, as seen from the Workflow's namespace: a provider kept
- * elsewhere (purko-system) gets its Secret copied beside the Workflow, because a pod can only
- * reference Secrets of its own namespace. A missing Secret is reported and left as it is, so
- * the pod's own error names it.
+ * What steps about to start need, read only when one may: the providers visible from the
+ * Workflow's namespace, the Namespace's opt-in label (only when a platform provider's key is
+ * needed), the `mcp-servers` registry, and MCPServers' discovered tools (only when an agent names
+ * an MCP tool that is not a registered server). `only` limits it to those agents.
  */
-async function localizeCredentials(
-  deps: EngineDeps, workflow: Workflow, starts: readonly StepStart[], agents: ReadonlyMap<string, Agent>, providers: LLMProvider[],
-): Promise<Map<string, LLMProvider | undefined>> {
+async function loadStartFacts(deps: EngineDeps, workflow: Workflow, agents: ReadonlyMap<string, Agent>, only?: readonly string[]): Promise<StartFacts | null> {
+  const keys = [...(only ? new Set(only) : agentsThatMayStart(workflow))].filter((k) => agents.has(k))
+  if (keys.length === 0) return null
+  const { kube, config } = deps
   const namespace = workflow.metadata.namespace ?? 'default'
-  const resolved = new Map<string, LLMProvider | undefined>()
-  const mirrored = new Map<string, LLMProvider>()
-  for (const key of new Set(starts.map((s) => s.agentKey))) {
-    const provider = resolveProvider(agents.get(key)!, providers)
-    resolved.set(key, provider)
-    if (!needsCredentialMirror(provider, namespace)) continue
-    const id = `${provider.metadata.namespace}/${provider.metadata.name}`
-    if (!mirrored.has(id)) {
-      const sourceName = provider.spec.credentials!.secretRef!
-      const source = await deps.kube.getSecret(provider.metadata.namespace ?? namespace, sourceName)
-      if (!source) {
-        deps.log.warn({ namespace, name: workflow.metadata.name, provider: id }, `Secret ${provider.metadata.namespace}/${sourceName} of LLMProvider ${id} not found`)
-        mirrored.set(id, provider)
-      } else {
-        const copyName = mirroredSecretName(workflow.metadata.name ?? '', provider.metadata.name ?? '')
-        const existing = await deps.kube.getSecret(namespace, copyName)
-        const copy = mirroredSecret(workflow, provider, source, existing)
-        if (copy && existing) await deps.kube.replaceSecret(copy)
-        else if (copy && (await deps.kube.createSecret(copy)) === 'exists') {
-          throw new ConflictError(`Secret ${namespace}/${copyName} appeared concurrently`)
-        }
-        mirrored.set(id, withLocalCredentials(provider, copyName))
-      }
-    }
-    resolved.set(key, mirrored.get(id))
+  const [providers, registryMap] = await Promise.all([
+    providersVisibleFrom(kube, namespace, config.platformNamespace),
+    kube.getConfigMap(config.agentNamespace, REGISTRY_CONFIGMAP),
+  ])
+  const ctx = { workflowNamespace: namespace, platformNamespace: config.platformNamespace, optedIn: true }
+  const choose = () => new Map(keys.map((k) => [k, chooseProvider(agents.get(k)!, providers, ctx)] as const))
+  let choices = choose()
+  // The Namespace is read only when some step needs a key only the platform's copy can hold.
+  const usesCopy = (c: ProviderChoice) => c.credentials.apiKey?.secret === LLM_CREDENTIALS_SECRET || c.credentials.gcp?.secret === LLM_CREDENTIALS_SECRET
+  if ([...choices.values()].some(usesCopy) && !isOptedIn(await kube.getNamespace(namespace))) {
+    ctx.optedIn = false
+    choices = choose()
   }
-  return resolved
+  const registry = parseRegistry(registryMap?.data?.[REGISTRY_KEY])
+  const where = `${config.agentNamespace}/${REGISTRY_CONFIGMAP}`
+  const knownTools = new Map<string, string[]>()
+  if (!registry.error && keys.some((k) => needsToolLookup(agents.get(k)!, registry.entries))) {
+    const registered = new Set(registry.entries.map((e) => e.name))
+    for (const server of await kube.listAllMCPServers()) {
+      const name = server.metadata.name ?? ''
+      if (!registered.has(name) || !server.status?.tools) continue
+      knownTools.set(name, [...(knownTools.get(name) ?? []), ...server.status.tools.map((t) => t.name)])
+    }
+  }
+  const notes = new Map<string, string>()
+  for (const key of keys) {
+    const agent = agents.get(key)!
+    const choice = choices.get(key)!
+    const warning = mcpToolWarning(agent, registry.entries, registry.error, knownTools, where)
+    const text = [...choice.notes, ...(warning ? [warning] : [])].join('; ')
+    if (text) notes.set(key, text.length > 4096 ? `${text.slice(0, 4093)}...` : text)
+  }
+  return { choices, notes, registry: registry.error ? [] : registry.entries }
 }
 
 function markRollback(job: V1Job): void {

@@ -6,7 +6,7 @@
 import type { V1EnvVar, V1Job, V1ResourceRequirements, V1Volume, V1VolumeMount } from '@kubernetes/client-node'
 import type { Agent } from '../schemas/agent.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
-import type { MCPServer } from '../schemas/mcpserver.js'
+import type { RegistryEntry } from '../mcp/registry.js'
 import type { Workflow, WorkflowStep } from '../schemas/workflow.js'
 import {
   API_VERSION, LABEL_AGENT, LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_STEP, LABEL_WORKFLOW,
@@ -17,6 +17,7 @@ import { goFixed2, goFormatValue, goJson, goJsonOrdered, goShortestDecimal } fro
 import { memoryEnv, usesLegacyVectorVolume } from './memory-env.js'
 import { sha256Hex } from './sha256.js'
 import type { PlainEnv } from './step-input.js'
+import type { StepCredentials } from './credentials.js'
 
 /** Container name of every step Job (purko's executor contract). */
 export const STEP_CONTAINER_NAME = 'step-executor'
@@ -38,10 +39,15 @@ export interface StepJobInput {
   step: WorkflowStep
   attempt: number
   agent: Agent
-  /** Already chosen by `resolveProvider`. */
+  /** Already chosen (`chooseProvider`: purko's resolution, then the fallback rule). */
   provider: LLMProvider | undefined
-  /** MCPServers in the Workflow's namespace. */
-  mcpServers: MCPServer[]
+  /**
+   * Secrets of the Workflow's namespace holding the provider's key (`chooseProvider`); when
+   * absent, the provider's own `credentials.secretRef`, as for a provider of that namespace.
+   */
+  credentials?: StepCredentials
+  /** The `mcp-servers` registry entries, in registry order (purko §5.2). */
+  mcpServers: RegistryEntry[]
   stepInput: string
   inputFromEnv: PlainEnv[]
   executorImage: string
@@ -124,27 +130,28 @@ function fromSecret(name: string, secret: string, key: string, optional: boolean
   return { name, valueFrom: { secretKeyRef: { name: secret, key, optional } } }
 }
 
-function mcpServersEnv(servers: MCPServer[]): V1EnvVar[] {
-  const sorted = [...servers].sort((a, b) => byText(a.metadata.name ?? '', b.metadata.name ?? ''))
+function mcpServersEnv(servers: readonly RegistryEntry[]): V1EnvVar[] {
   const entries: Array<Record<string, string>> = []
   const tokens: V1EnvVar[] = []
   const used = new Set<string>()
-  for (const server of sorted) {
-    const name = server.metadata.name ?? ''
-    const port = server.spec.port || 8000
-    const url = server.spec.hostNetwork
-      ? `http://localhost:${port}/mcp`
-      : `http://${name}.${server.metadata.namespace ?? ''}.svc.cluster.local:${port}/mcp`
-    const auth = server.spec.auth ?? 'none'
+  const seen = new Set<string>()
+  for (const server of servers) {
+    const { name, url } = server
+    // The registry module keeps one entry per name; a hand-edited duplicate is listed once, first wins.
+    if (seen.has(name)) continue
+    seen.add(name)
+    const auth = server.auth || 'none'
     const entry: Record<string, string> = { name, url, auth }
-    if (auth === 'bearer' && server.spec.secretRef) {
+    if (auth === 'bearer' && server.secretRef) {
       let tokenEnv = mcpTokenEnvName(name)
       // Distinct servers such as `a-b` and `a.b` would share a name after sanitising.
       for (let n = 2; used.has(tokenEnv); n++) tokenEnv = `${mcpTokenEnvName(name)}_${n}`
       used.add(tokenEnv)
       entry.tokenEnv = tokenEnv
-      // Optional like purko's registry, which simply omitted a token it could not read.
-      tokens.push(fromSecret(tokenEnv, server.spec.secretRef, 'token', true))
+      // Optional like purko's registry, which simply omitted a token it could not read. The
+      // Secret is the registry's (agent namespace) and must exist in the Workflow's namespace too:
+      // a pod reads only Secrets of its own namespace.
+      tokens.push(fromSecret(tokenEnv, server.secretRef, 'token', true))
     }
     entries.push(entry)
   }
@@ -209,18 +216,28 @@ function guardrailEnv(agent: Agent): V1EnvVar[] {
   return env
 }
 
-function providerEnv(provider: LLMProvider, model: string): { env: V1EnvVar[]; hasKey: boolean } {
+/** The provider's own Secret, as for a provider of the Workflow's namespace. */
+function ownCredentials(provider: LLMProvider): StepCredentials {
+  const spec = provider.spec
+  const secret = spec.credentials?.secretRef
+  // A vertex-ai Secret holds service-account credentials (mounted below), not an API key, unless a key is named.
+  const hasKey = Boolean(secret) && (spec.type !== 'vertex-ai' || Boolean(spec.credentials?.secretKey))
+  return {
+    ...(hasKey ? { apiKey: { secret: secret!, key: spec.credentials?.secretKey || 'api-key' } } : {}),
+    ...(spec.type === 'vertex-ai' ? { gcp: { secret: secret || 'gcp-credentials' } } : {}),
+  }
+}
+
+function providerEnv(provider: LLMProvider, model: string, credentials: StepCredentials): { env: V1EnvVar[]; hasKey: boolean } {
   const spec = provider.spec
   const env: V1EnvVar[] = []
   const apiFormat = spec.apiFormat || (spec.type === 'anthropic' || spec.type === 'vertex-ai' ? 'anthropic' : 'openai')
   env.push(plain('MODEL_API_FORMAT', apiFormat))
   if (spec.endpoint) env.push(plain('MODEL_ENDPOINT', spec.endpoint))
-  // A vertex-ai Secret holds service-account credentials (mounted below), not an API key, unless a key is named.
-  const secret = spec.credentials?.secretRef
-  const hasKey = Boolean(secret) && (spec.type !== 'vertex-ai' || Boolean(spec.credentials?.secretKey))
-  if (hasKey) {
-    // The Secret must exist in the Workflow's namespace: a pod can only read Secrets of its own namespace.
-    env.push(fromSecret('MODEL_API_KEY', secret!, spec.credentials?.secretKey || 'api-key', false))
+  const hasKey = credentials.apiKey !== undefined
+  if (credentials.apiKey) {
+    // A Secret of the Workflow's namespace: a pod can only read Secrets of its own namespace.
+    env.push(fromSecret('MODEL_API_KEY', credentials.apiKey.secret, credentials.apiKey.key, false))
   }
   const timeout = spec.config?.timeoutSeconds
   if (timeout !== undefined && INTEGER.test(timeout)) env.push(plain('MODEL_TIMEOUT', timeout))
@@ -265,7 +282,7 @@ function stepEnv(input: StepJobInput): V1EnvVar[] {
   if (spec.model.maxTokens !== undefined) env.push(plain('MODEL_MAX_TOKENS', String(spec.model.maxTokens)))
   let providerKey = false
   if (provider) {
-    const p = providerEnv(provider, model)
+    const p = providerEnv(provider, model, input.credentials ?? ownCredentials(provider))
     env.push(...p.env)
     providerKey = p.hasKey
   }
@@ -312,9 +329,11 @@ function volumes(input: StepJobInput): { volumes: V1Volume[]; mounts: V1VolumeMo
     vols.push({ name: 'agent-memory', persistentVolumeClaim: { claimName } })
     mounts.push({ name: 'agent-memory', mountPath: '/var/run/agent-memory' })
   }
-  if (provider?.spec.type === 'vertex-ai') {
-    const secretName = provider.spec.credentials?.secretRef || 'gcp-credentials'
-    vols.push({ name: 'gcp-creds', secret: { secretName, optional: true } })
+  const gcp = provider ? (input.credentials ?? ownCredentials(provider)).gcp : undefined
+  if (provider?.spec.type === 'vertex-ai' && gcp) {
+    // A copy holds the key under the provider's name; the executor expects the file credentials.json.
+    const items = gcp.key ? { items: [{ key: gcp.key, path: 'credentials.json' }] } : {}
+    vols.push({ name: 'gcp-creds', secret: { secretName: gcp.secret, ...items, optional: true } })
     mounts.push({ name: 'gcp-creds', mountPath: '/var/run/secrets/gcp', readOnly: true })
   }
   return { volumes: vols, mounts }

@@ -18,6 +18,8 @@ export interface StepState {
   nextAttemptAt?: string
   outputRef?: string
   compensationJobName?: string
+  /** What the step's attempt should know about (an LLMProvider fallback, an unregistered MCP server). */
+  message?: string
 }
 
 const PHASE_CODES: Record<StepPhase, string> = {
@@ -99,6 +101,7 @@ function fromStatus(entry: StepStatus): StepState {
   if (entry.nextAttemptAt) state.nextAttemptAt = entry.nextAttemptAt
   if (entry.outputRef) state.outputRef = entry.outputRef
   if (entry.compensationJobName) state.compensationJobName = entry.compensationJobName
+  if (entry.message) state.message = entry.message
   return state
 }
 
@@ -113,5 +116,6 @@ function toStatus(name: string, s: StepState): StepStatus {
   if (s.nextAttemptAt) entry.nextAttemptAt = s.nextAttemptAt
   if (s.outputRef) entry.outputRef = s.outputRef
   if (s.compensationJobName) entry.compensationJobName = s.compensationJobName
+  if (s.message) entry.message = s.message
   return entry
 }

@@ -50,6 +50,14 @@ export interface WorkflowFacts {
   identities: ReadonlySet<string>
   /** Step → output JSON of the current run. */
   outputs: ReadonlyMap<string, string>
+  /**
+   * Agents (by `namespace/name`) whose model key no Secret of the Workflow's namespace can hold
+   * yet, with the message saying how to fix it; their steps wait instead of starting a pod that
+   * would hang on a missing Secret.
+   */
+  credentialWaits?: ReadonlyMap<string, string>
+  /** Agents (by `namespace/name`) whose starting steps carry this message in their status. */
+  stepNotes?: ReadonlyMap<string, string>
 }
 
 /** A step Job the plan wants created. */
@@ -528,6 +536,12 @@ class RunBuilder {
         waiting++
         continue
       }
+      const credentialWait = facts.credentialWaits?.get(agentKey)
+      if (credentialWait) {
+        this.wait(step, state, credentialWait, 'LLMCredentialsUnavailable', waiting)
+        waiting++
+        continue
+      }
       const budget = overBudget({ spec: agent.spec, status: { metrics: { totalCostUSD: this.projectedCost(agentKey, agent) } } })
       if (budget.over) {
         this.wait(step, state, budgetMessage(step, agent, budget.totalUSD, budget.limitUSD), 'CostLimitExceeded', waiting)
@@ -555,6 +569,9 @@ class RunBuilder {
       delete state.nextAttemptAt
       delete state.completionTime
       if (isWaitingMessage(state.error)) delete state.error
+      const note = facts.stepNotes?.get(agentKey)
+      if (note) state.message = note
+      else delete state.message
       this.plan.startJobs.push({ step: step.name, attempt: state.retryCount, jobName, agentKey })
       this.transition({ kind: 'step.started', type: 'Normal', reason: 'StepStarted', message: `Started step ${step.name} as Job ${jobName}`, step: step.name, phase: 'Running' })
     }
@@ -703,7 +720,7 @@ export function workflowTimeoutSeconds(wf: Workflow): number {
 }
 
 /** Waits a person has to act on (create something, raise a limit); approval is the normal kind. */
-const WARNING_WAITS: ReadonlySet<string> = new Set(['AgentNotFound', 'AgentIdentityPending', 'CostLimitExceeded'])
+const WARNING_WAITS: ReadonlySet<string> = new Set(['AgentNotFound', 'AgentIdentityPending', 'CostLimitExceeded', 'LLMCredentialsUnavailable'])
 
 /** What a waiting message waits for: the part before its first `: ` (the details may change). */
 function waitSubject(message: string): string {

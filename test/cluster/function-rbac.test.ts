@@ -152,10 +152,13 @@ const PORT_CALLS: PortCalls = {
 }
 
 type Method = keyof Kube
-/** The workflow engine's methods: runs, Jobs, outputs, credentials copies, Events. */
+/**
+ * The workflow engine's methods: runs, Jobs, outputs, the MCP registry, Events; no Secret at all
+ * (keys are secretKeyRefs; the Namespace's opt-in label tells whether the copy is there).
+ */
 const WORKFLOW: Method[] = [
-  'getWorkflow', 'listWorkflows', 'listAgents', 'getAgent', 'listLLMProviders', 'listMCPServers', 'listJobs', 'createJob', 'deleteJob', 'readJobLog',
-  'getConfigMap', 'listConfigMaps', 'createConfigMap', 'replaceConfigMap', 'getSecret', 'createSecret', 'replaceSecret',
+  'getWorkflow', 'listWorkflows', 'listAgents', 'getAgent', 'listLLMProviders', 'listAllMCPServers', 'listJobs', 'createJob', 'deleteJob', 'readJobLog',
+  'getConfigMap', 'listConfigMaps', 'createConfigMap', 'replaceConfigMap', 'getNamespace',
   'patchWorkflowMetadata', 'patchWorkflowStatus', 'createEvent',
   // Agent metrics, the identity gate of steps, and the immediate demotion under the namespace's policy.
   'replaceAgentStatus', 'getServiceAccount', 'listAutonomyPolicies', 'patchAgent',
@@ -164,10 +167,16 @@ const WORKFLOW: Method[] = [
  * The port methods each function uses. `alsoAllowed`: methods outside the set that a grant held
  * for another reason lets through (each with that reason); every other method must be refused.
  */
+const WORKFLOW_ALSO: Partial<Record<Method, string>> = {
+  listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for listAgents in every namespace)',
+  listMCPServers: 'list mcpservers: the ClusterRole lists them cluster-wide for listAllMCPServers',
+  listAllLLMProviders: 'list llmproviders, cluster-wide (the ClusterRole lists them for listLLMProviders in every namespace)',
+  listAllConfigMaps: 'list configmaps, cluster-wide (the ClusterRole lists them for listConfigMaps in every namespace)',
+}
 const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Method, string>> }> = {
-  'workflow-changed': { methods: WORKFLOW, alsoAllowed: { listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for listAgents in every namespace)' } },
-  'step-job-finished': { methods: WORKFLOW, alsoAllowed: { listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for listAgents in every namespace)' } },
-  'resync-tick': { methods: WORKFLOW, alsoAllowed: { listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for listAgents in every namespace)' } },
+  'workflow-changed': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
+  'step-job-finished': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
+  'resync-tick': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
   'agent-changed': {
     methods: [
       'getAgent', 'listAllAgents', 'patchAgent', 'replaceAgentStatus', 'listLLMProviders', 'getMemoryProvider', 'getSecret', 'createEvent',

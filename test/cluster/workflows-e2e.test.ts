@@ -3,10 +3,13 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { KubeObject } from '../../local/knative/kube-http.js'
 import type { DeliveryFault } from '../../local/knative/broker.js'
+import { syncCredentialCopies } from '../../shared/engine/sync-credential-copies.js'
+import { KubeClient } from '../../shared/kube/client.js'
 import { stepJobManifest, stepTimeoutSeconds } from '../../shared/reconcile/job-builder.js'
 import { kubernetesEventFor } from '../../shared/reconcile/kube-events.js'
 import { buildStepInput } from '../../shared/reconcile/step-input.js'
 import { AgentSchema } from '../../shared/schemas/agent.js'
+import { LLMProviderSchema } from '../../shared/schemas/llmprovider.js'
 import { WorkflowSchema } from '../../shared/schemas/workflow.js'
 import { rbacUsage, type RbacUsage } from './rbac-usage.js'
 import { eventually } from '../support/eventually.js'
@@ -113,7 +116,8 @@ describeCluster('Kinetic end to end on a real kube-apiserver and kube-controller
       if (faults.seen % 3 === 2) { faults.duplicated += 1; return 'duplicate' }
       return 'deliver'
     })
-    const namespaces = [...new Set(SCENARIOS.map((s) => s.metadata.namespace)), 'e2e-fanout', 'purko-system']
+    // purko-system comes with knative/ (llmprovider-changed's Role there).
+    const namespaces = [...new Set(SCENARIOS.map((s) => s.metadata.namespace)), 'e2e-fanout']
     await Promise.all(namespaces.map((ns) => w.namespace(ns)))
     model.server = http.createServer((req, res) => {
       model.authorizations.push(String(req.headers.authorization))
@@ -124,13 +128,23 @@ describeCluster('Kinetic end to end on a real kube-apiserver and kube-controller
       })
     })
     await new Promise<void>((r) => model.server?.listen(0, '127.0.0.1', r))
-    // The provider and its key live in the platform namespace, as purko keeps them; the
-    // functions copy the Secret beside the Workflow, and the pod reads it by secretKeyRef.
+    // The provider and its key live in the platform namespace, as purko keeps them. The
+    // namespace opts in (label + RoleBinding, the documented one-liners); the copy
+    // llmprovider-changed keeps there holds the key, and the pod reads it by secretKeyRef.
     await w.admin.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'model-key', namespace: 'purko-system' }, stringData: { 'api-key': 'sk-e2e-secret' } })
-    await w.admin.apply({
+    const llm = await w.admin.apply({
       apiVersion: 'purko.io/v1alpha1', kind: 'LLMProvider', metadata: { name: 'local-model', namespace: 'purko-system' },
       spec: { type: 'openai', endpoint: `http://127.0.0.1:${(model.server.address() as AddressInfo).port}/v1`, model: 'tiny', credentials: { secretRef: 'model-key' } },
     })
+    await w.admin.mergePatch('/api/v1/namespaces/e2e-credentials', { metadata: { labels: { 'kinetic.dev/llm-credentials': 'enabled' } } })
+    await w.admin.apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'kinetic-llm-credentials-writer', namespace: 'e2e-credentials' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kinetic-llm-credentials-writer' },
+      subjects: [{ kind: 'ServiceAccount', name: 'llmprovider-changed', namespace: 'kinetic-system' }],
+    })
+    // What llmprovider-changed does on every provider change (the copy, whoever runs it first).
+    const copied = await syncCredentialCopies(new KubeClient(cp.current.adminKubeConfig()), 'purko-system', [LLMProviderSchema.parse(llm)])
+    expect(copied.failed).toEqual([])
     await w.admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'Agent', metadata: { name: 'remote', namespace: 'e2e-credentials' }, spec: { model: { provider: 'local-model', name: 'tiny' } } })
     for (const s of SCENARIOS) await w.admin.apply(s)
   }, 120_000)
@@ -308,17 +322,18 @@ describeCluster('Kinetic end to end on a real kube-apiserver and kube-controller
       expect(gap(1)).toBeGreaterThanOrEqual(5)
     }, SCENARIO_TIMEOUT)
 
-    it('copies an LLMProvider\'s Secret beside the Workflow and hands the key to the pod only by secretKeyRef', async () => {
+    it('hands a platform LLMProvider\'s key to the pod only by secretKeyRef to the kinetic-llm-credentials copy of an opted-in namespace', async () => {
       const wf = await finished('e2e-credentials', 'priced')
       expect(wf.status?.phase).toBe('Succeeded')
       expect(JSON.parse((await outputs('e2e-credentials', 'priced')).ask ?? '{}')).toMatchObject({ response: 'hello from the model' })
       expect(model.authorizations).toContain('Bearer sk-e2e-secret')
-      const copy = await admin().get('/api/v1/namespaces/e2e-credentials/secrets/priced-llm-local-model')
-      expect(copy?.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Workflow', name: 'priced', blockOwnerDeletion: true })
+      const copy = await admin().get('/api/v1/namespaces/e2e-credentials/secrets/kinetic-llm-credentials')
+      expect(Object.keys((copy as { data?: Record<string, string> })?.data ?? {})).toEqual(['local-model'])
+      expect(await admin().get('/api/v1/namespaces/e2e-credentials/secrets/priced-llm-local-model')).toBeNull()
       const [job] = await jobsOf('e2e-credentials', 'priced')
       const env = (job as Job).spec.template.spec.containers[0]?.env as Array<{ name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } }>
       const key = env.find((e) => e.name === 'MODEL_API_KEY')
-      expect(key).toEqual({ name: 'MODEL_API_KEY', valueFrom: { secretKeyRef: { name: 'priced-llm-local-model', key: 'api-key', optional: false } } })
+      expect(key).toEqual({ name: 'MODEL_API_KEY', valueFrom: { secretKeyRef: { name: 'kinetic-llm-credentials', key: 'local-model', optional: false } } })
       expect(JSON.stringify(env)).not.toContain('sk-e2e-secret')
     }, SCENARIO_TIMEOUT)
 

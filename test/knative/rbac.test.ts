@@ -26,8 +26,9 @@ const FUNCTION_GRANTS: Grants = {
   // Whether a step's agent identity exists yet.
   '/serviceaccounts': ['get'],
   '/configmaps': ['create', 'get', 'list', 'update'],
-  // Copies of LLMProvider Secrets kept in another namespace (purko-system) beside the Workflow.
-  '/secrets': ['create', 'get', 'update'],
+  // No Secret right: model keys are secretKeyRefs; the opt-in label of the Workflow's namespace
+  // says whether the kinetic-llm-credentials copy is there.
+  '/namespaces': ['get'],
   '/events': ['create'],
 }
 
@@ -46,7 +47,13 @@ const AGENT_CHANGED_GRANTS: Grants = {
   '/events': ['create'],
 }
 
+/** Bound per namespace by RoleBindings (opt-in), never cluster-wide. */
+const LLM_CREDENTIALS_WRITER = 'kinetic-llm-credentials-writer'
+
 const EXPECTED: Record<string, { serviceAccount: string; grants: Grants }> = {
+  // The copies of platform provider keys: any Secret may be created (RBAC cannot limit create by
+  // name), only kinetic-llm-credentials read or updated.
+  [LLM_CREDENTIALS_WRITER]: { serviceAccount: 'llmprovider-changed', grants: { '/secrets': ['create', 'get', 'update'] } },
   'kinetic-agent-changed': { serviceAccount: 'agent-changed', grants: AGENT_CHANGED_GRANTS },
   'kinetic-agents-source': { serviceAccount: 'agents-source', grants: { 'purko.io/agents': ['get', 'list', 'watch'] } },
   'kinetic-workflow-changed': { serviceAccount: 'workflow-changed', grants: FUNCTION_GRANTS },
@@ -94,7 +101,7 @@ describe('least-privilege RBAC', () => {
     expect(grantsOf(role)).toEqual(expected.grants)
   })
 
-  it.each(Object.entries(EXPECTED))('%s is bound to its own ServiceAccount only', (name, expected) => {
+  it.each(Object.entries(EXPECTED).filter(([name]) => name !== LLM_CREDENTIALS_WRITER))('%s is bound to its own ServiceAccount only', (name, expected) => {
     const bound = bindings.filter((b) => b.doc.roleRef.name === name)
     expect(bound).toHaveLength(1)
     expect(bound[0]!.doc.subjects).toEqual([{ kind: 'ServiceAccount', name: expected.serviceAccount, namespace: 'kinetic-system' }])
@@ -107,6 +114,35 @@ describe('least-privilege RBAC', () => {
         expect(rule).not.toHaveProperty('nonResourceURLs')
       }
     }
+  })
+
+  it('no workflow function may touch any Secret', () => {
+    for (const name of ['kinetic-workflow-changed', 'kinetic-step-job-finished', 'kinetic-resync-tick']) {
+      expect(grantsOf(clusterRoles.find((m) => m.name === name)!), name).not.toHaveProperty(['/secrets'])
+    }
+  })
+
+  it('the copy writer reads and updates only kinetic-llm-credentials, and is bound only by RoleBindings in opted-in namespaces', () => {
+    const writer = clusterRoles.find((m) => m.name === LLM_CREDENTIALS_WRITER)!
+    expect(writer.doc.rules).toEqual([
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['secrets'], resourceNames: ['kinetic-llm-credentials'], verbs: ['get', 'update'] },
+    ])
+    expect(bindings.filter((b) => b.doc.roleRef.name === LLM_CREDENTIALS_WRITER)).toEqual([])
+    const roleBindings = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'RoleBinding')
+    const shipped = roleBindings.filter((b) => b.doc.roleRef.name === LLM_CREDENTIALS_WRITER)
+    expect(shipped.map((b) => [b.namespace, b.doc.roleRef.kind, b.doc.subjects])).toEqual([
+      ['ai-agents', 'ClusterRole', [{ kind: 'ServiceAccount', name: 'llmprovider-changed', namespace: 'kinetic-system' }]],
+    ])
+    const agentNamespace = ofKind(manifests, 'v1', 'Namespace').find((m) => m.name === 'ai-agents')!
+    expect(agentNamespace.doc.metadata.labels).toEqual({ 'kinetic.dev/llm-credentials': 'enabled' })
+  })
+
+  it('llmprovider-changed reads Secrets only in the platform namespace', () => {
+    const roles = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'Role').filter((r) => r.name === 'kinetic-llmprovider-changed-secrets')
+    expect(roles.map((r) => [r.namespace, r.doc.rules])).toEqual([['purko-system', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]]])
+    const bound = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'RoleBinding').filter((b) => b.doc.roleRef.name === 'kinetic-llmprovider-changed-secrets')
+    expect(bound.map((b) => [b.namespace, b.doc.subjects])).toEqual([['purko-system', [{ kind: 'ServiceAccount', name: 'llmprovider-changed', namespace: 'kinetic-system' }]]])
   })
 
   it('no ApiServerSource account may write anything', () => {

@@ -2,7 +2,7 @@ import type { V1EnvVar, V1Job } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
 import type { Agent } from '../../../shared/schemas/agent.js'
 import type { LLMProvider } from '../../../shared/schemas/llmprovider.js'
-import type { MCPServer } from '../../../shared/schemas/mcpserver.js'
+import type { RegistryEntry } from '../../../shared/mcp/registry.js'
 import type { Workflow, WorkflowStep } from '../../../shared/schemas/workflow.js'
 import {
   labelValue, resolveProvider, stepJobManifest, stepJobName, stepTimeoutSeconds, type StepJobInput,
@@ -43,14 +43,6 @@ function aProvider(name: string, spec: Partial<ProviderSpec> = {}, namespace = '
   }
 }
 
-function anMcpServer(name: string, spec: Partial<MCPServer['spec']> = {}): MCPServer {
-  return {
-    apiVersion: 'purko.io/v1alpha1',
-    kind: 'MCPServer',
-    metadata: { name, namespace: 'ai-agents' },
-    spec: { image: 'mcp:1', port: 8000, replicas: 1, auth: 'none', hostNetwork: false, managed: true, transport: 'http', ...spec },
-  }
-}
 
 const step: WorkflowStep = { name: 's1', agentRef: { name: 'a1' } }
 
@@ -307,10 +299,11 @@ function richProvider(): LLMProvider {
   })
 }
 
-function richServers(): MCPServer[] {
+/** Registry entries as the MCPServer controller (and Helm, and people) write them, in registry order. */
+function richServers(): RegistryEntry[] {
   return [
-    anMcpServer('k8s-tools', { auth: 'bearer', secretRef: 'k8s-tools-token', port: 8080 }),
-    anMcpServer('docs', { hostNetwork: true, port: 9000 }),
+    { name: 'k8s-tools', url: 'http://k8s-tools.ai-agents.svc.cluster.local:8080', auth: 'bearer', secretRef: 'k8s-tools-token', category: 'platform' },
+    { name: 'docs', url: 'http://localhost:9000', auth: 'none', icon: 'book' },
   ]
 }
 
@@ -359,17 +352,21 @@ describe('stepJobManifest: environment', () => {
     expect(envValue(job, name)).toBe(value)
   })
 
-  it('lists MCP servers with in-cluster or host URLs and a token variable for bearer servers', () => {
+  it('lists the registry servers in registry order with purko\'s fields, and a token variable (never the token) for bearer servers', () => {
+    expect(envValue(job, 'MCP_SERVERS')).toBe(JSON.stringify([
+      { name: 'k8s-tools', url: 'http://k8s-tools.ai-agents.svc.cluster.local:8080', auth: 'bearer', tokenEnv: 'MCP_TOKEN_K8S_TOOLS' },
+      { name: 'docs', url: 'http://localhost:9000', auth: 'none' },
+    ]))
     expect(JSON.parse(envValue(job, 'MCP_SERVERS')!)).toEqual([
-      { name: 'docs', url: 'http://localhost:9000/mcp', auth: 'none' },
-      { name: 'k8s-tools', url: 'http://k8s-tools.ai-agents.svc.cluster.local:8080/mcp', auth: 'bearer', tokenEnv: 'MCP_TOKEN_K8S_TOOLS' },
+      { name: 'k8s-tools', url: 'http://k8s-tools.ai-agents.svc.cluster.local:8080', auth: 'bearer', tokenEnv: 'MCP_TOKEN_K8S_TOOLS' },
+      { name: 'docs', url: 'http://localhost:9000', auth: 'none' },
     ])
     expect(envOf(job).find((e) => e.name === 'MCP_TOKEN_K8S_TOOLS')).toEqual({
       name: 'MCP_TOKEN_K8S_TOOLS', valueFrom: { secretKeyRef: { name: 'k8s-tools-token', key: 'token', optional: true } },
     })
   })
 
-  it('sets MCP_SERVERS to [] when the namespace has no MCP servers', () => {
+  it('sets MCP_SERVERS to [] when the registry is empty', () => {
     expect(envValue(stepJobManifest(anInput()), 'MCP_SERVERS')).toBe('[]')
   })
 
