@@ -30,6 +30,7 @@ export const MemoryProviderStatusSchema = z.object({
   entryCount: int64().optional(),
   lastError: z.string().optional(),
   lastChecked: dateTime().optional(),
+  observedGeneration: int64().optional().describe('Generation of the spec the status was computed from (Kinetic).'),
 })
 export type MemoryProviderStatus = z.infer<typeof MemoryProviderStatusSchema>
 

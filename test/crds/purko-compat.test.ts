@@ -103,7 +103,7 @@ describe.each(allCrds().map((c) => [c.spec.names.kind, c] as const))('%s stays c
  */
 const ADDED_FIELDS: Record<string, string[]> = {
   LLMProvider: ['status.observedGeneration', 'status.discoveredModels', 'status.consecutiveFailures', 'status.nextProbeAt'],
-  MemoryProvider: [],
+  MemoryProvider: ['status.observedGeneration'],
 }
 
 describe.each(Object.entries(ADDED_FIELDS))('%s adds only the fields Kinetic means to add', (kind, added) => {
