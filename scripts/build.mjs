@@ -1,4 +1,4 @@
-// npm run build: bundles each function's entry point and the executor into one ESM file each,
+// npm run build: bundles each function's entry point, the executor and the stdio MCP bridge into one ESM file each,
 // so a cold start loads one tree-shaken file instead of resolving thousands of modules.
 import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -41,12 +41,16 @@ function entryPoints() {
   const executor = join(root, 'executor', 'main.ts')
   if (existsSync(executor)) entries.push({ in: executor, out: 'executor/main' })
   else console.log('skipped executor: executor/main.ts does not exist yet')
+  // The stdio MCP bridge, the sidecar of MCPServers with transport: stdio (same image).
+  const bridge = join(root, 'mcp-bridge', 'main.ts')
+  if (existsSync(bridge)) entries.push({ in: bridge, out: 'mcp-bridge/main' })
+  else console.log('skipped mcp-bridge: mcp-bridge/main.ts does not exist yet')
   return entries
 }
 
 const entries = entryPoints()
 // Only the trees this script writes, so stale bundles of removed functions do not linger.
-for (const tree of ['functions', 'executor']) rmSync(join(outdir, tree), { recursive: true, force: true })
+for (const tree of ['functions', 'executor', 'mcp-bridge']) rmSync(join(outdir, tree), { recursive: true, force: true })
 if (entries.length > 0) {
   // One build per entry point: a layout shared across entry points would make each Service
   // load code it never runs, and per-file output is what knative/services/*.yaml name.
