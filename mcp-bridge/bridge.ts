@@ -86,6 +86,12 @@ interface Session {
 /** Where the notifications of one POST go when its response is an event stream. */
 type Sink = (message: Message) => void
 
+/** One POST: the bridge ids it waits for, and its event stream if it has one. */
+interface Post {
+  ids: number[]
+  sink?: Sink
+}
+
 interface Pending {
   originalId: Id
   session?: Session
@@ -138,10 +144,12 @@ export function createBridge(opts: BridgeOptions): Bridge {
   }
 
   /** Sends a request with a bridge id and settles with the response carrying `originalId`. */
-  function forward(message: Message & { method: string }, originalId: Id, session: Session | undefined, timeoutMs: number, sink?: Sink): Promise<Message> {
+  function forward(message: Message & { method: string }, originalId: Id, session: Session | undefined, timeoutMs: number, post?: Post): Promise<Message> {
     if (endedReason !== undefined) return Promise.resolve(errorResponse(originalId, -32000, `MCP server stream ended: ${endedReason}`))
     if (pending.size >= maxPending) return Promise.resolve(errorResponse(originalId, -32000, 'The bridge has too many requests waiting; try again'))
     const id = nextId++
+    post?.ids.push(id)
+    const sink = post?.sink
     const params = message.params ? { ...message.params } : undefined
     const meta = isObject(params?._meta) ? params._meta : undefined
     if (params && meta && (typeof meta.progressToken === 'string' || typeof meta.progressToken === 'number')) {
@@ -253,17 +261,17 @@ export function createBridge(opts: BridgeOptions): Bridge {
     return s
   }
 
-  async function clientInitialize(m: Message & { method: string; id: Id }, s: Session): Promise<Message> {
+  async function clientInitialize(m: Message & { method: string; id: Id }, s: Session, post: Post): Promise<Message> {
     await initDone
     if (!initialized) return errorResponse(m.id, -32000, `MCP server is not available: ${endedReason ?? 'not initialized'}`)
     const asked = m.params?.protocolVersion
     if (asked === undefined || asked === initialized.protocolVersion) return { jsonrpc: '2.0', id: m.id, result: initialized }
-    const response = await forward({ ...m, params: { ...m.params, capabilities: {} } }, m.id, s, requestTimeoutMs)
+    const response = await forward({ ...m, params: { ...m.params, capabilities: {} } }, m.id, s, requestTimeoutMs, post)
     if (response.result !== undefined) s.forwardedInit = true
     return response
   }
 
-  function fromClient(m: Message, s: Session | undefined, created: { session?: Session }, sink?: Sink): Promise<Message> | undefined {
+  function fromClient(m: Message, s: Session | undefined, created: { session?: Session }, post: Post): Promise<Message> | undefined {
     if (typeof m.method !== 'string') return undefined // a response to a server request we never forwarded
     if (m.id === undefined || m.id === null) {
       if (m.method === 'notifications/initialized') {
@@ -282,9 +290,9 @@ export function createBridge(opts: BridgeOptions): Bridge {
     }
     if (m.method === 'initialize') {
       created.session = session()
-      return clientInitialize(m as Message & { method: string; id: Id }, created.session)
+      return clientInitialize(m as Message & { method: string; id: Id }, created.session, post)
     }
-    return forward(m as Message & { method: string }, m.id, s, requestTimeoutMs, sink)
+    return forward(m as Message & { method: string }, m.id, s, requestTimeoutMs, post)
   }
 
   function reply(res: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}): void {
@@ -337,22 +345,20 @@ export function createBridge(opts: BridgeOptions): Bridge {
     // Progress of a request travels in its own response when the client takes an event stream,
     // so it cannot be lost to a GET stream that is not open yet.
     const streaming = accept.includes('text/event-stream') && messages.some((m) => isObject(m) && isObject(m.params) && isObject(m.params._meta) && m.params._meta.progressToken !== undefined)
-    const sink: Sink | undefined = streaming ? (message) => void (res.writableEnded || res.write(frame(message))) : undefined
+    const thisPost: Post = { ids: [], ...(streaming ? { sink: (message: Message) => void (res.writableEnded || res.write(frame(message))) } : {}) }
     const created: { session?: Session } = {}
-    const waits = messages.map((m) => fromClient(m as Message, s, created, sink)).filter((w): w is Promise<Message> => w !== undefined)
+    const waits = messages.map((m) => fromClient(m as Message, s, created, thisPost)).filter((w): w is Promise<Message> => w !== undefined)
     if (waits.length === 0) return reply(res, 202)
     const headers: Record<string, string> = created.session ? { 'mcp-session-id': created.session.id } : {}
     if (streaming) res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', ...headers })
     // A client that hangs up no longer wants the answer: tell the server to stop working on it.
-    const owner = created.session ?? s
     res.on('close', () => {
-      if (res.writableEnded || !owner) return
-      for (const [key, id] of owner.waiting) {
+      if (res.writableEnded) return
+      for (const id of thisPost.ids) {
         const p = pending.get(id)
         if (!p) continue
         write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client disconnected' } })
         p.resolve(errorResponse(p.originalId, -32800, 'Request cancelled'))
-        owner.waiting.delete(key)
       }
     })
     const responses = await Promise.all(waits)

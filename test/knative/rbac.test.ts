@@ -55,6 +55,17 @@ const EXPECTED: Record<string, { serviceAccount: string; grants: Grants }> = {
   // name), only kinetic-llm-credentials read or updated.
   [LLM_CREDENTIALS_WRITER]: { serviceAccount: 'llmprovider-changed', grants: { '/secrets': ['create', 'get', 'update'] } },
   'kinetic-agent-changed': { serviceAccount: 'agent-changed', grants: AGENT_CHANGED_GRANTS },
+  // Provider checks: Secrets only through the platform-namespace Role and the opt-in copy writer.
+  'kinetic-llmprovider-changed': {
+    serviceAccount: 'llmprovider-changed',
+    grants: { 'purko.io/llmproviders': ['get', 'list'], 'purko.io/llmproviders/status': ['update'], '/namespaces': ['list'], '/events': ['create'] },
+  },
+  'kinetic-memoryprovider-changed': {
+    serviceAccount: 'memoryprovider-changed',
+    grants: { 'purko.io/memoryproviders': ['get', 'list'], 'purko.io/memoryproviders/status': ['update'], '/configmaps': ['list'], '/events': ['create'] },
+  },
+  'kinetic-llmproviders-source': { serviceAccount: 'llmproviders-source', grants: { 'purko.io/llmproviders': ['get', 'list', 'watch'] } },
+  'kinetic-memoryproviders-source': { serviceAccount: 'memoryproviders-source', grants: { 'purko.io/memoryproviders': ['get', 'list', 'watch'] } },
   'kinetic-agents-source': { serviceAccount: 'agents-source', grants: { 'purko.io/agents': ['get', 'list', 'watch'] } },
   'kinetic-workflow-changed': { serviceAccount: 'workflow-changed', grants: FUNCTION_GRANTS },
   'kinetic-step-job-finished': { serviceAccount: 'step-job-finished', grants: FUNCTION_GRANTS },
@@ -119,6 +130,15 @@ describe('least-privilege RBAC', () => {
   it('no workflow function may touch any Secret', () => {
     for (const name of ['kinetic-workflow-changed', 'kinetic-step-job-finished', 'kinetic-resync-tick']) {
       expect(grantsOf(clusterRoles.find((m) => m.name === name)!), name).not.toHaveProperty(['/secrets'])
+    }
+  })
+
+  it('the provider functions hold no cluster-wide Secret right, and their sources only watch', () => {
+    for (const name of ['kinetic-llmprovider-changed', 'kinetic-memoryprovider-changed']) {
+      expect(grantsOf(clusterRoles.find((m) => m.name === name)!), name).not.toHaveProperty(['/secrets'])
+    }
+    for (const name of ['kinetic-llmproviders-source', 'kinetic-memoryproviders-source']) {
+      expect(Object.values(grantsOf(clusterRoles.find((m) => m.name === name)!)).flat().filter((v) => !['get', 'list', 'watch'].includes(v))).toEqual([])
     }
   })
 

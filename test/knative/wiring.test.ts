@@ -110,10 +110,10 @@ describe('Triggers', () => {
     expect(acceptedTypes(m.doc.spec.filters).length).toBeGreaterThan(0)
   })
 
-  it('no Trigger accepts Kinetic\'s own dev.kinetic.* events, and only agent-changed-identity takes deletes (of an Agent\'s identity objects)', () => {
+  it('no Trigger accepts Kinetic\'s own dev.kinetic.* events, and only agent-changed-identity and llmprovider-changed take deletes (of objects they keep, or copies of keys)', () => {
     const types = triggers.flatMap((m) => acceptedTypes(m.doc.spec.filters))
     expect(types.filter((t) => t.startsWith('dev.kinetic.'))).toEqual([])
-    expect(triggers.filter((m) => acceptedTypes(m.doc.spec.filters).some((t) => t.endsWith('.delete'))).map((m) => m.name)).toEqual(['agent-changed-identity'])
+    expect(triggers.filter((m) => acceptedTypes(m.doc.spec.filters).some((t) => t.endsWith('.delete'))).map((m) => m.name).sort()).toEqual(['agent-changed-identity', 'llmprovider-changed'])
   })
 
   it('routes each event kind to exactly the function that handles it', () => {
@@ -129,6 +129,13 @@ describe('Triggers', () => {
       'agent-changed': { kineticsource: 'agents', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
       'agent-changed-identity': { kineticsource: 'agentidentities', types: ['dev.knative.apiserver.resource.delete'] },
       'agent-changed-recheck': { kineticsource: 'agentrecheck', types: ['dev.knative.sources.ping'] },
+      'llmprovider-changed': {
+        kineticsource: 'llmproviders',
+        types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update'],
+      },
+      'llmprovider-changed-probe': { kineticsource: 'llmproviderprobe', types: ['dev.knative.sources.ping'] },
+      'memoryprovider-changed': { kineticsource: 'memoryproviders', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
+      'memoryprovider-changed-recheck': { kineticsource: 'memoryrecheck', types: ['dev.knative.sources.ping'] },
     })
   })
 })
@@ -163,6 +170,8 @@ describe('sources', () => {
         name: 'jobs', mode: 'Resource', namespaceSelector: {},
         resources: [{ apiVersion: 'batch/v1', kind: 'Job', selector: { matchExpressions: [{ key: 'purko.io/workflow', operator: 'Exists' }] } }],
       },
+      { name: 'llmproviders', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'LLMProvider' }] },
+      { name: 'memoryproviders', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'MemoryProvider' }] },
       { name: 'workflows', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'Workflow' }] },
     ])
   })

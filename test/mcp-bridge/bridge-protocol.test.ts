@@ -211,12 +211,18 @@ describe('the bridge protocol', () => {
     expect(await s.next((m) => m.method === 'notifications/cancelled')).toEqual({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: f1.id, reason: 'user' } })
     expect((await (await first).json()).error.code).toBe(-32800)
 
+    const keep = post(s.url, { jsonrpc: '2.0', id: 'k', method: 'tools/call', params: { name: 'keep' } }, { 'mcp-session-id': a.session })
+    const fk = await s.next(isRequest('tools/call'))
     const abort = new AbortController()
     const second = post(s.url, { jsonrpc: '2.0', id: 'r', method: 'tools/call', params: { name: 'b' } }, { 'mcp-session-id': a.session }, abort.signal)
     const f2 = await s.next(isRequest('tools/call'))
     abort.abort()
     await expect(second).rejects.toThrow()
     expect(await s.next((m) => m.method === 'notifications/cancelled')).toEqual({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: f2.id, reason: 'client disconnected' } })
+    // Only the request of the connection that hung up: the other one of the session still waits.
+    s.say({ jsonrpc: '2.0', id: fk.id, result: { content: [] } })
+    expect(await (await keep).json()).toEqual({ jsonrpc: '2.0', id: 'k', result: { content: [] } })
+    expect(s.seen.filter((m) => m.method === 'notifications/cancelled')).toEqual([])
   })
 
   it.each([

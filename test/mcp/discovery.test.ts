@@ -192,3 +192,20 @@ describe('discoverTools messages', () => {
     expect(result).toEqual({ ok: false, reason: 'ProtocolError', message: `${s.url}/mcp answered HTTP 404, not MCP (legacy SSE fallback failed too)` })
   })
 })
+
+describe('discoverTools refusals', () => {
+  it('reports 403 as Unauthorized', async () => {
+    const s = await start((_req, res) => void res.writeHead(403, { 'content-type': 'text/plain' }).end('forbidden'))
+    expect(await discoverTools({ url: s.url, token: TOKEN })).toEqual({ ok: false, reason: 'Unauthorized', message: `${s.url.slice(7)} answered 403` })
+  })
+
+  it('stops a same-origin redirect loop (Redirected)', async () => {
+    const s = await start((req, res) => void res.writeHead(307, { location: `${req.url}x` }).end())
+    expect(await discoverTools({ url: s.url })).toMatchObject({ ok: false, reason: 'Redirected' })
+  })
+
+  it('refuses a redirect that would turn the POST into a GET (Redirected)', async () => {
+    const s = await start((_req, res) => void res.writeHead(302, { location: '/elsewhere' }).end())
+    expect(await discoverTools({ url: s.url })).toMatchObject({ ok: false, reason: 'Redirected' })
+  })
+})
