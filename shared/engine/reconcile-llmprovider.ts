@@ -39,6 +39,11 @@ export interface ProviderOutcome {
 const TRIES = 3
 /** Providers checked at once in a round; probes are I/O-bound, the API server is the limit. */
 const CONCURRENCY = 8
+/**
+ * A round starts no probe after this long, so it ends well within the Service's 90 s timeout
+ * (each probe is itself limited to 30 s); what is left is still due next minute.
+ */
+const ROUND_BUDGET_MS = 40_000
 
 interface ProviderWork extends ControllerPlan {
   plan: ProviderPlan
@@ -72,6 +77,8 @@ export interface RoundOutcome {
   probes: number
   applied: number
   failed: number
+  /** Due providers left for the next round because this one ran out of time. */
+  deferred: number
 }
 
 /**
@@ -79,14 +86,22 @@ export interface RoundOutcome {
  * providers, at most CONCURRENCY at once, one probe per endpoint+credential; then the copies of
  * platform provider keys in opted-in namespaces (a rotated key reaches them here).
  */
-export async function probeRound(deps: EngineDeps, round: ProbeRound = newProbeRound()): Promise<RoundOutcome> {
+export async function probeRound(deps: EngineDeps, round: ProbeRound = newProbeRound(), budgetMs = ROUND_BUDGET_MS): Promise<RoundOutcome> {
   const providers = await deps.kube.listAllLLMProviders()
-  const now = deps.now().toISOString()
-  const due = providers.filter((p) => isProbeDue(p, now))
-  const { applied, failed } = await sweep(due, CONCURRENCY, deps.log, 'Could not probe LLMProvider', async (p) =>
-    (await reconcileLLMProvider(deps, p.metadata.namespace ?? '', p.metadata.name ?? '', round, p)).result === 'applied')
+  const started = deps.now()
+  const now = started.toISOString()
+  // Longest overdue first, so a round cut short by its budget serves those next time first.
+  const due = providers.filter((p) => isProbeDue(p, now)).sort((a, b) => (a.status?.nextProbeAt ?? '').localeCompare(b.status?.nextProbeAt ?? ''))
+  let deferred = 0
+  const { applied, failed } = await sweep(due, CONCURRENCY, deps.log, 'Could not probe LLMProvider', async (p) => {
+    if (deps.now().getTime() - started.getTime() > budgetMs) {
+      deferred++
+      return false
+    }
+    return (await reconcileLLMProvider(deps, p.metadata.namespace ?? '', p.metadata.name ?? '', round, p)).result === 'applied'
+  })
   await copyCredentials(deps, providers)
-  return { providers: providers.length, due: due.length, probes: round.sent, applied, failed }
+  return { providers: providers.length, due: due.length, probes: round.sent, applied, failed, deferred }
 }
 
 /**

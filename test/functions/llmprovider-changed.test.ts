@@ -244,3 +244,20 @@ describe('llmprovider-changed', () => {
     ), { numRuns: 40 })
   })
 })
+
+describe('llmprovider-changed under load', () => {
+  it('a round stops starting probes when its time budget is spent; the rest stay due for the next round, longest overdue first', async () => {
+    const { probeRound, newProbeRound } = await import('../../shared/engine/reconcile-llmprovider.js')
+    const providers = Array.from({ length: 20 }, (_, i) => aProvider(`p${i}`, { credentials: { secretRef: `key-${i}` } }))
+    const kube = kubeWith(providers, providers.map((_, i) => secret(`key-${i}`, `k${i}`)))
+    server.use(http.get(MODELS_URL, () => HttpResponse.json({ data: [{ id: 'gpt-4o' }] })))
+    // Every clock read moves time on by 10 s: the 40 s budget is gone after a few probes.
+    let t = Date.parse('2026-01-01T00:00:00Z')
+    const deps = { ...testDeps(kube), now: () => new Date((t += 10_000)) }
+    const outcome = await probeRound(deps, newProbeRound())
+    expect(outcome.due).toBe(20)
+    expect(outcome.deferred).toBeGreaterThan(0)
+    expect(outcome.applied + outcome.deferred).toBe(20)
+    expect(requests.length).toBe(outcome.applied)
+  })
+})
