@@ -194,6 +194,15 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
     methods: ['listAgents', 'getAgent', 'listAutonomyPolicies', 'patchAgent', 'replaceAgentStatus', 'replaceAutonomyPolicyStatus', 'createEvent'],
     alsoAllowed: { listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for listAgents in every namespace)' },
   },
+  // Secrets only in the platform namespace (a Role there) and the copy in opted-in namespaces
+  // (RoleBindings there): here, in an ordinary namespace, every Secret method is refused.
+  'llmprovider-changed': {
+    methods: ['getLLMProvider', 'listAllLLMProviders', 'listLLMProviders', 'replaceLLMProviderStatus', 'listNamespaces', 'createEvent'],
+  },
+  'memoryprovider-changed': {
+    methods: ['getMemoryProvider', 'listAllMemoryProviders', 'replaceMemoryProviderStatus', 'listAllConfigMaps', 'createEvent'],
+    alsoAllowed: { listConfigMaps: 'list configmaps, cluster-wide (the ClusterRole counts the memory ConfigMaps of every namespace)' },
+  },
 }
 
 const manifests = loadManifests()
