@@ -172,6 +172,7 @@ const WORKFLOW_ALSO: Partial<Record<Method, string>> = {
   listMCPServers: 'list mcpservers: the ClusterRole lists them cluster-wide for listAllMCPServers',
   listAllLLMProviders: 'list llmproviders, cluster-wide (the ClusterRole lists them for listLLMProviders in every namespace)',
   listAllConfigMaps: 'list configmaps, cluster-wide (the ClusterRole lists them for listConfigMaps in every namespace)',
+  listPods: 'list pods: readJobLog finds a Job\'s pod by its job-name label',
 }
 const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Method, string>> }> = {
   'workflow-changed': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
