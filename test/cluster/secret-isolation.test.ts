@@ -6,7 +6,6 @@ import { beforeAll, expect, it } from 'vitest'
 import type { V1Secret } from '@kubernetes/client-node'
 import { syncCredentialCopies } from '../../shared/engine/sync-credential-copies.js'
 import { KubeClient } from '../../shared/kube/client.js'
-import type { Kube } from '../../shared/kube/port.js'
 import { LLMProviderSchema } from '../../shared/schemas/llmprovider.js'
 import { loadManifests } from '../knative/manifests.js'
 import { describeCluster, useControlPlane } from './tier.js'
@@ -40,10 +39,6 @@ describeCluster('Secrets a function has no business with stay out of its reach (
     const admin = cp.current.admin
     const rbac = loadManifests().filter((m) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(m.kind))
     for (const m of [...rbac].sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'))) await admin.apply(m.doc)
-    // llmprovider-changed's own ServiceAccount, should knative/ not list it (yet).
-    if (!rbac.some((m) => m.kind === 'ServiceAccount' && m.name === 'llmprovider-changed')) {
-      await admin.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'llmprovider-changed', namespace: SYSTEM_NS } })
-    }
     await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: CLOSED } })
     // Opted in exactly as knative/rbac/llm-credentials.yaml documents it.
     await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: OPTED, labels: { 'kinetic.dev/llm-credentials': 'enabled' } } })
@@ -88,16 +83,11 @@ describeCluster('Secrets a function has no business with stay out of its reach (
     const unrelated = await admin.getSecret(OPTED, 'unrelated')
     expect(await outcome(() => kube.replaceSecret({ ...unrelated!, data: { token: b64('overwritten') } }))).toBe(403)
 
-    // Which namespaces opted in is a LIST of Namespaces (llmprovider-changed's ClusterRole); the
-    // Secret reads and writes go out as llmprovider-changed itself.
-    const secretsAsFunction: Kube = new Proxy(kube, {
-      get: (target, method: keyof Kube) => (method === 'listNamespaces' ? admin.listNamespaces.bind(admin) : (target[method] as (...a: unknown[]) => unknown).bind(target)),
-    })
     const provider = LLMProviderSchema.parse({
       apiVersion: 'purko.io/v1alpha1', kind: 'LLMProvider', metadata: { name: 'platform-model', namespace: PLATFORM },
       spec: { type: 'openai', model: 'm', credentials: { secretRef: 'model-key' } },
     })
-    const result = await syncCredentialCopies(secretsAsFunction, PLATFORM, [provider])
+    const result = await syncCredentialCopies(kube, PLATFORM, [provider])
     expect(result.failed).toEqual([])
     expect(result.written).toContain(OPTED)
     expect(result.written).not.toContain(CLOSED)
@@ -105,6 +95,6 @@ describeCluster('Secrets a function has no business with stay out of its reach (
     expect(copy?.data).toEqual({ 'platform-model': b64('sk-platform') })
     expect(await admin.getSecret(CLOSED, 'kinetic-llm-credentials')).toBeNull()
     // Unchanged on the next round: no write at all.
-    expect(await syncCredentialCopies(secretsAsFunction, PLATFORM, [provider])).toMatchObject({ written: [], unchanged: expect.arrayContaining([OPTED]) })
+    expect(await syncCredentialCopies(kube, PLATFORM, [provider])).toMatchObject({ written: [], unchanged: expect.arrayContaining([OPTED]) })
   })
 })

@@ -39,7 +39,7 @@ describe('kubectl apply -k knative/ installs everything', () => {
       .filter((m) => m.kind === 'Service' && m.apiVersion === 'serving.knative.dev/v1')
       .filter((m) => m.doc.spec.template.spec.containers[0].env?.some((e: { name: string }) => e.name === 'KINETIC_EXECUTOR_IMAGE'))
       .map((m) => m.name)
-    expect(workflowServices.sort()).toEqual(['agent-changed', 'resync-tick', 'step-job-finished', 'workflow-changed'])
+    expect(workflowServices.sort()).toEqual(['agent-changed', 'mcpserver-changed', 'resync-tick', 'step-job-finished', 'workflow-changed'])
     const [replacement] = kustomization.replacements
     expect(replacement?.source).toEqual({ kind: 'Service', name: 'workflow-changed', fieldPath: 'spec.template.spec.containers.0.image' })
     expect(replacement?.targets.map((t) => t.select.name).sort()).toEqual(workflowServices)

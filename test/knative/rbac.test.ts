@@ -50,11 +50,34 @@ const AGENT_CHANGED_GRANTS: Grants = {
 /** Bound per namespace by RoleBindings (opt-in), never cluster-wide. */
 const LLM_CREDENTIALS_WRITER = 'kinetic-llm-credentials-writer'
 
+/** mcpserver-changed's verbs; the registry ConfigMap is granted by a Role in the agent namespace only. */
+const MCPSERVER_CHANGED_GRANTS: Grants = {
+  'purko.io/mcpservers': ['get', 'list', 'patch'],
+  'purko.io/mcpservers/status': ['update'],
+  'purko.io/mcpservers/finalizers': ['update'],
+  'apps/deployments': ['create', 'get', 'update'],
+  '/services': ['create', 'get', 'update'],
+  '/pods': ['list'],
+  // A bearer server's token, for discovery (in the server's own namespace).
+  '/secrets': ['get'],
+  '/serviceaccounts': ['create', 'get'],
+  'rbac.authorization.k8s.io/rolebindings': ['create', 'get'],
+  'rbac.authorization.k8s.io/clusterroles': ['bind'],
+  '/events': ['create'],
+}
+
+/** The stdio bridge's rights, bound per namespace by mcpserver-changed's RoleBindings, never cluster-wide. */
+const MCP_BRIDGE = 'kinetic-mcp-bridge'
+
 const EXPECTED: Record<string, { serviceAccount: string; grants: Grants }> = {
   // The copies of platform provider keys: any Secret may be created (RBAC cannot limit create by
   // name), only kinetic-llm-credentials read or updated.
   [LLM_CREDENTIALS_WRITER]: { serviceAccount: 'llmprovider-changed', grants: { '/secrets': ['create', 'get', 'update'] } },
   'kinetic-agent-changed': { serviceAccount: 'agent-changed', grants: AGENT_CHANGED_GRANTS },
+  'kinetic-mcpserver-changed': { serviceAccount: 'mcpserver-changed', grants: MCPSERVER_CHANGED_GRANTS },
+  [MCP_BRIDGE]: { serviceAccount: 'kinetic-mcp-bridge', grants: { '/pods': ['get'], '/pods/attach': ['create', 'get'] } },
+  'kinetic-mcpservers-source': { serviceAccount: 'mcpservers-source', grants: { 'purko.io/mcpservers': ['get', 'list', 'watch'] } },
+  'kinetic-mcp-deployments-source': { serviceAccount: 'mcp-deployments-source', grants: { 'apps/deployments': ['get', 'list', 'watch'] } },
   // Provider checks: Secrets only through the platform-namespace Role and the opt-in copy writer.
   'kinetic-llmprovider-changed': {
     serviceAccount: 'llmprovider-changed',
@@ -112,7 +135,7 @@ describe('least-privilege RBAC', () => {
     expect(grantsOf(role)).toEqual(expected.grants)
   })
 
-  it.each(Object.entries(EXPECTED).filter(([name]) => name !== LLM_CREDENTIALS_WRITER))('%s is bound to its own ServiceAccount only', (name, expected) => {
+  it.each(Object.entries(EXPECTED).filter(([name]) => name !== LLM_CREDENTIALS_WRITER && name !== MCP_BRIDGE))('%s is bound to its own ServiceAccount only', (name, expected) => {
     const bound = bindings.filter((b) => b.doc.roleRef.name === name)
     expect(bound).toHaveLength(1)
     expect(bound[0]!.doc.subjects).toEqual([{ kind: 'ServiceAccount', name: expected.serviceAccount, namespace: 'kinetic-system' }])
@@ -166,10 +189,27 @@ describe('least-privilege RBAC', () => {
   })
 
   it('no ApiServerSource account may write anything', () => {
-    for (const name of ['kinetic-workflows-source', 'kinetic-jobs-source', 'kinetic-agents-source']) {
+    for (const name of ['kinetic-workflows-source', 'kinetic-jobs-source', 'kinetic-agents-source', 'kinetic-mcpservers-source', 'kinetic-mcp-deployments-source']) {
       const verbs = Object.values(grantsOf(clusterRoles.find((m) => m.name === name)!)).flat()
       expect(verbs.filter((v) => !['get', 'list', 'watch'].includes(v))).toEqual([])
     }
+  })
+
+  it('mcpserver-changed reads and updates only the mcp-servers ConfigMap, only in the agent namespace, and may bind only the bridge role', () => {
+    const roles = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'Role').filter((r) => r.name === 'kinetic-mcpserver-changed-registry')
+    expect(roles.map((r) => [r.namespace, r.doc.rules])).toEqual([['ai-agents', [
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['configmaps'], resourceNames: ['mcp-servers'], verbs: ['get', 'update'] },
+    ]]])
+    const bound = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'RoleBinding').filter((b) => b.doc.roleRef.name === 'kinetic-mcpserver-changed-registry')
+    expect(bound.map((b) => [b.namespace, b.doc.subjects])).toEqual([['ai-agents', [{ kind: 'ServiceAccount', name: 'mcpserver-changed', namespace: 'kinetic-system' }]]])
+    const role = clusterRoles.find((m) => m.name === 'kinetic-mcpserver-changed')!
+    expect(role.doc.rules.filter((r: { verbs: string[] }) => r.verbs.includes('bind'))).toEqual([
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], resourceNames: [MCP_BRIDGE], verbs: ['bind'] },
+    ])
+    expect(Object.values(grantsOf(role)).flat()).not.toContain('escalate')
+    // The bridge role is bound only by the RoleBindings mcpserver-changed makes, per namespace.
+    expect(bindings.filter((b) => b.doc.roleRef.name === MCP_BRIDGE)).toEqual([])
   })
 
   it('the dead-letter account has no role and mounts no API token', () => {

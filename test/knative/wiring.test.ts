@@ -110,10 +110,10 @@ describe('Triggers', () => {
     expect(acceptedTypes(m.doc.spec.filters).length).toBeGreaterThan(0)
   })
 
-  it('no Trigger accepts Kinetic\'s own dev.kinetic.* events, and only agent-changed-identity and llmprovider-changed take deletes (of objects they keep, or copies of keys)', () => {
+  it('no Trigger accepts Kinetic\'s own dev.kinetic.* events, and only agent-changed-identity, llmprovider-changed and mcpserver-changed-deployments take deletes (of objects they keep, or copies of keys)', () => {
     const types = triggers.flatMap((m) => acceptedTypes(m.doc.spec.filters))
     expect(types.filter((t) => t.startsWith('dev.kinetic.'))).toEqual([])
-    expect(triggers.filter((m) => acceptedTypes(m.doc.spec.filters).some((t) => t.endsWith('.delete'))).map((m) => m.name).sort()).toEqual(['agent-changed-identity', 'llmprovider-changed'])
+    expect(triggers.filter((m) => acceptedTypes(m.doc.spec.filters).some((t) => t.endsWith('.delete'))).map((m) => m.name).sort()).toEqual(['agent-changed-identity', 'llmprovider-changed', 'mcpserver-changed-deployments'])
   })
 
   it('routes each event kind to exactly the function that handles it', () => {
@@ -136,6 +136,12 @@ describe('Triggers', () => {
       'llmprovider-changed-probe': { kineticsource: 'llmproviderprobe', types: ['dev.knative.sources.ping'] },
       'memoryprovider-changed': { kineticsource: 'memoryproviders', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
       'memoryprovider-changed-recheck': { kineticsource: 'memoryrecheck', types: ['dev.knative.sources.ping'] },
+      'mcpserver-changed': { kineticsource: 'mcpservers', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
+      'mcpserver-changed-deployments': {
+        kineticsource: 'mcpdeployments',
+        types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update'],
+      },
+      'mcpserver-changed-resync': { kineticsource: 'mcpserverresync', types: ['dev.knative.sources.ping'] },
     })
   })
 })
@@ -151,7 +157,7 @@ describe('sources', () => {
     expect(matching).toHaveLength(1)
   })
 
-  it('watches Workflows, Agents, labelled step Jobs and labelled agent identities in every namespace, as whole objects', () => {
+  it('watches Workflows, Agents, providers, MCPServers, labelled step Jobs, agent identities and MCP Deployments in every namespace, as whole objects', () => {
     const watched = ofKind(manifests, 'sources.knative.dev/v1', 'ApiServerSource').map((m) => ({
       name: m.name, mode: m.doc.spec.mode, namespaceSelector: m.doc.spec.namespaceSelector, resources: m.doc.spec.resources,
     }))
@@ -171,6 +177,11 @@ describe('sources', () => {
         resources: [{ apiVersion: 'batch/v1', kind: 'Job', selector: { matchExpressions: [{ key: 'purko.io/workflow', operator: 'Exists' }] } }],
       },
       { name: 'llmproviders', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'LLMProvider' }] },
+      {
+        name: 'mcp-deployments', mode: 'Resource', namespaceSelector: {},
+        resources: [{ apiVersion: 'apps/v1', kind: 'Deployment', selector: { matchExpressions: [{ key: 'purko.io/mcp-server', operator: 'Exists' }] } }],
+      },
+      { name: 'mcpservers', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer' }] },
       { name: 'memoryproviders', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'MemoryProvider' }] },
       { name: 'workflows', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'Workflow' }] },
     ])
