@@ -107,7 +107,8 @@ describe('core kinds carry the fields they need', () => {
   const accounts = new Set(ofKind(manifests, 'v1', 'ServiceAccount').map((m) => `${m.namespace}/${m.name}`))
 
   it('the kinetic-system Namespace exists and every namespaced object is in it', () => {
-    expect(ofKind(manifests, 'v1', 'Namespace').map((m) => m.name)).toEqual(['kinetic-system'])
+    // kinetic-system for Kinetic itself; purko's two namespaces (the agent and platform ones) where rights are granted.
+    expect(ofKind(manifests, 'v1', 'Namespace').map((m) => m.name).sort()).toEqual(['ai-agents', 'kinetic-system', 'purko-system'])
     const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding'])
     // Rights held only in one namespace (the mcp-servers registry of the agent namespace, say) are granted there.
     const grantedThere = (m: Manifest) => (m.kind === 'Role' || m.kind === 'RoleBinding') && ['ai-agents', 'purko-system'].includes(m.namespace ?? '')
