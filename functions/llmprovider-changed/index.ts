@@ -50,8 +50,9 @@ export function createApp(deps: EngineDeps, opts: LLMProviderOptions = {}): Hono
       if (seen.success && !isProbeDue(seen.data, deps.now().toISOString())) return c.body(null, 202)
     }
     const { reconcileLLMProvider, newProbeRound, copyCredentials } = await engine()
-    const outcome = await reconcileLLMProvider(deps, namespace, name, newProbeRound(opts.fetch))
-    if (platform && outcome.result !== 'unchanged') await copyCredentials(deps)
+    const round = newProbeRound(opts.fetch)
+    const outcome = await reconcileLLMProvider(deps, namespace, name, round)
+    if (platform && outcome.result !== 'unchanged') await copyCredentials(deps, undefined, round)
     log.info({ namespace, name, ...outcome }, 'Reconciled LLMProvider')
     return c.body(null, 202)
   })

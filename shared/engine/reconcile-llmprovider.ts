@@ -1,4 +1,6 @@
+import type { V1Secret } from '@kubernetes/client-node'
 import { ConflictError, TransientError } from '../errors.js'
+import type { Kube } from '../kube/port.js'
 import { checkCredentials, credentialsKeyOf, credentialsSecretName, type SecretLookup } from '../llm/credentials.js'
 import { planProvider, type ProviderFacts, type ProviderPlan } from '../llm/plan.js'
 import { probe, type ProbeResult } from '../llm/probe.js'
@@ -18,7 +20,7 @@ import { syncCredentialCopies } from './sync-credential-copies.js'
 export interface ProbeRound {
   fetch?: typeof fetch
   readonly probes: Map<string, Promise<ProbeResult>>
-  readonly secrets: Map<string, Promise<SecretLookup>>
+  readonly secrets: Map<string, Promise<V1Secret | null>>
   /** Probes actually sent (distinct dedupe keys). */
   sent: number
 }
@@ -44,6 +46,8 @@ const CONCURRENCY = 8
  * (each probe is itself limited to 30 s); what is left is still due next minute.
  */
 const ROUND_BUDGET_MS = 40_000
+/** Rounds that refresh the copies of platform keys: every fifth minute (they read every platform provider's Secret). */
+const COPY_EVERY_MINUTES = 5
 
 interface ProviderWork extends ControllerPlan {
   plan: ProviderPlan
@@ -83,8 +87,9 @@ export interface RoundOutcome {
 
 /**
  * The probe round (PingSource llmproviders-probe, every minute): one LIST, then only the due
- * providers, at most CONCURRENCY at once, one probe per endpoint+credential; then the copies of
- * platform provider keys in opted-in namespaces (a rotated key reaches them here).
+ * providers, at most CONCURRENCY at once, one probe per endpoint+credential. Every fifth minute
+ * the copies of platform keys in opted-in namespaces follow (sharing the Secrets this round
+ * read), so a rotated key reaches them within 5 minutes; a provider event refreshes them at once.
  */
 export async function probeRound(deps: EngineDeps, round: ProbeRound = newProbeRound(), budgetMs = ROUND_BUDGET_MS): Promise<RoundOutcome> {
   const providers = await deps.kube.listAllLLMProviders()
@@ -100,7 +105,7 @@ export async function probeRound(deps: EngineDeps, round: ProbeRound = newProbeR
     }
     return (await reconcileLLMProvider(deps, p.metadata.namespace ?? '', p.metadata.name ?? '', round, p)).result === 'applied'
   })
-  await copyCredentials(deps, providers)
+  if (started.getUTCMinutes() % COPY_EVERY_MINUTES === 0) await copyCredentials(deps, providers, round)
   return { providers: providers.length, due: due.length, probes: round.sent, applied, failed, deferred }
 }
 
@@ -109,10 +114,11 @@ export async function probeRound(deps: EngineDeps, round: ProbeRound = newProbeR
  * in step with `providers` (every provider, or the platform namespace's). Best effort: a failed
  * copy is logged and retried by the next round, never a reason to redeliver a provider event.
  */
-export async function copyCredentials(deps: EngineDeps, providers?: readonly LLMProvider[]): Promise<void> {
+export async function copyCredentials(deps: EngineDeps, providers?: readonly LLMProvider[], round?: ProbeRound): Promise<void> {
   try {
     const platform = providers ?? await deps.kube.listLLMProviders(deps.config.platformNamespace)
-    const outcome = await syncCredentialCopies(deps.kube, deps.config.platformNamespace, platform)
+    const kube = round ? sharingPlatformSecrets(deps.kube, deps.config.platformNamespace, round) : deps.kube
+    const outcome = await syncCredentialCopies(kube, deps.config.platformNamespace, platform)
     if (outcome.written.length > 0) deps.log.info({ namespaces: outcome.written }, 'Copied platform LLMProvider keys')
     for (const f of outcome.failed) deps.log.warn({ namespace: f.namespace, err: f.message }, 'Could not copy platform LLMProvider keys')
   } catch (err) {
@@ -156,30 +162,45 @@ async function gatherFacts(deps: EngineDeps, provider: LLMProvider, round: Probe
   return { credentials, probe: await pending }
 }
 
-/** The provider's Secret, read once per round; a refusal (RBAC) is a finding, not a crash. */
-function lookupSecret(deps: EngineDeps, provider: LLMProvider, round: ProbeRound): Promise<SecretLookup> {
-  const name = credentialsSecretName(provider)
-  if (!name) return Promise.resolve({ state: 'none' })
-  const namespace = provider.metadata.namespace ?? ''
-  const key = credentialsKeyOf(provider)
-  const cacheKey = `${namespace}/${name}/${key}`
+/** A Secret read at most once per round; a failed read is forgotten, so it must not poison the round. */
+function readSecret(kube: Kube, round: ProbeRound, namespace: string, name: string): Promise<V1Secret | null> {
+  const cacheKey = `${namespace}/${name}`
   let pending = round.secrets.get(cacheKey)
   if (!pending) {
-    pending = (async (): Promise<SecretLookup> => {
-      try {
-        const secret = await deps.kube.getSecret(namespace, name)
-        if (!secret) return { state: 'missing' }
-        const raw = secret.data?.[key]
-        return raw === undefined ? { state: 'found' } : { state: 'found', value: Buffer.from(raw, 'base64').toString('utf8') }
-      } catch (err) {
-        if (err instanceof ConflictError || err instanceof TransientError) throw err
-        deps.log.warn({ namespace, name: provider.metadata.name, secret: name, err: (err as Error).message }, 'Could not read the credentials Secret of LLMProvider')
-        return { state: 'unreadable' }
-      }
-    })()
+    pending = kube.getSecret(namespace, name)
     round.secrets.set(cacheKey, pending)
-    // A transient failure must not poison the rest of the round.
     pending.catch(() => round.secrets.delete(cacheKey))
   }
   return pending
+}
+
+/** `kube`, but platform-namespace Secret reads come from the round (the copies need the same Secrets the checks read). */
+function sharingPlatformSecrets(kube: Kube, platformNamespace: string, round: ProbeRound): Kube {
+  return new Proxy(kube, {
+    get(target, prop, receiver) {
+      if (prop === 'getSecret') {
+        return (namespace: string, name: string) => (namespace === platformNamespace ? readSecret(target, round, namespace, name) : target.getSecret(namespace, name))
+      }
+      const value = Reflect.get(target, prop, receiver) as unknown
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value
+    },
+  })
+}
+
+/** The provider's Secret as the credentials check needs it; a refusal (RBAC) is a finding, not a crash. */
+async function lookupSecret(deps: EngineDeps, provider: LLMProvider, round: ProbeRound): Promise<SecretLookup> {
+  const name = credentialsSecretName(provider)
+  if (!name) return { state: 'none' }
+  const namespace = provider.metadata.namespace ?? ''
+  const key = credentialsKeyOf(provider)
+  try {
+    const secret = await readSecret(deps.kube, round, namespace, name)
+    if (!secret) return { state: 'missing' }
+    const raw = secret.data?.[key]
+    return raw === undefined ? { state: 'found' } : { state: 'found', value: Buffer.from(raw, 'base64').toString('utf8') }
+  } catch (err) {
+    if (err instanceof ConflictError || err instanceof TransientError) throw err
+    deps.log.warn({ namespace, name: provider.metadata.name, secret: name, err: (err as Error).message }, 'Could not read the credentials Secret of LLMProvider')
+    return { state: 'unreadable' }
+  }
 }

@@ -42,21 +42,39 @@ export function jitterSeconds(uid: string, intervalSeconds: number): number {
 }
 
 /**
- * Pure: seconds until the next probe after one that left `consecutiveFailures` failures in a
- * row: the interval when healthy; doubled per failure, up to 30 minutes (or the interval when
- * that is longer), when failing; plus the uid's jitter.
+ * Pure: the provider's slot, in seconds into each interval counted from the epoch, derived from
+ * the uid alone: every replica and tick agrees on it, and providers created together are spread
+ * evenly across the interval instead of all falling due in the same minute.
  */
-export function delaySecondsAfter(provider: LLMProvider, consecutiveFailures: number): number {
+export function slotSecondsOf(provider: LLMProvider): number {
   const interval = intervalSecondsOf(provider)
-  const base = consecutiveFailures <= 0
-    ? interval
-    : Math.min(interval * 2 ** Math.min(consecutiveFailures - 1, 20), Math.max(BACKOFF_CAP_SECONDS, interval))
-  return base + jitterSeconds(provider.metadata.uid ?? `${provider.metadata.namespace}/${provider.metadata.name}`, interval)
+  return Number.parseInt(sha256Hex(provider.metadata.uid ?? `${provider.metadata.namespace}/${provider.metadata.name}`).slice(0, 8), 16) % interval
 }
 
-/** Pure: the ISO time of the next probe, `delaySecondsAfter` from `now`. */
+/**
+ * Pure: the ISO time of the next probe after one at `now` that left `consecutiveFailures`
+ * failures in a row. Healthy: the provider's next slot at least half an interval away, so in
+ * steady state it is probed once per interval, at its own slot. Failing: the interval doubled
+ * per failure, up to 30 minutes (or the interval when that is longer), plus up to a tenth of
+ * that as uid-derived jitter.
+ */
 export function nextProbeAtAfter(provider: LLMProvider, consecutiveFailures: number, now: string): string {
-  return new Date(Date.parse(now) + delaySecondsAfter(provider, consecutiveFailures) * 1000).toISOString()
+  const interval = intervalSecondsOf(provider)
+  const nowS = Math.floor(Date.parse(now) / 1000)
+  if (consecutiveFailures <= 0) {
+    const earliest = nowS + Math.ceil(interval / 2)
+    const slot = slotSecondsOf(provider)
+    const next = earliest + ((((slot - earliest) % interval) + interval) % interval)
+    return new Date(next * 1000).toISOString()
+  }
+  return new Date((nowS + delaySecondsAfter(provider, consecutiveFailures)) * 1000).toISOString()
+}
+
+/** Pure: the wait in seconds after a failed probe (`consecutiveFailures` >= 1), jitter included. */
+export function delaySecondsAfter(provider: LLMProvider, consecutiveFailures: number): number {
+  const interval = intervalSecondsOf(provider)
+  const base = Math.min(interval * 2 ** Math.min(Math.max(consecutiveFailures, 1) - 1, 20), Math.max(BACKOFF_CAP_SECONDS, interval))
+  return base + jitterSeconds(provider.metadata.uid ?? `${provider.metadata.namespace}/${provider.metadata.name}`, base)
 }
 
 /**

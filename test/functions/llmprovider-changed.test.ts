@@ -137,11 +137,11 @@ describe('llmprovider-changed', () => {
     expect(requests).toHaveLength(2)
     expect(shared.map((p) => stored(kube, p.metadata.name!).status?.phase)).toEqual(Array(5).fill('Ready'))
     expect(stored(kube, 'other').status?.phase).toBe('Error')
-    // One LIST, one read per Secret, six status writes, six Events, and the copies' Secret reads and namespace list.
-    expect(kube.calls).toBe(1 + 2 + 6 + 6 + 3)
+    // One LIST, one read per Secret (shared with the copies), six status writes, six Events, and the copies' namespace list.
+    expect(kube.calls).toBe(1 + 2 + 6 + 6 + 1)
   })
 
-  it('a round probes only due providers: healthy ones after their interval plus jitter, failing ones backing off', async () => {
+  it('a round probes only due providers: healthy ones once per interval at their own slot, failing ones backing off', async () => {
     server.use(openai())
     const kube = kubeWith([aProvider('good'), aProvider('bad', { credentials: { secretRef: 'bad-key' } })], [secret('openai-key', KEY), secret('bad-key', WRONG)])
     const clock = { now: new Date('2026-01-01T00:00:00Z') }
@@ -153,11 +153,13 @@ describe('llmprovider-changed', () => {
       await deliver(app, PING, {})
       for (const r of requests.slice(before)) probedAt[r.headers.get('authorization') === `Bearer ${KEY}` ? 'good' : 'bad']!.push(`${minute}`)
     }
-    // Healthy: every 5 minutes and a bit (the same jitter each time); failing: 5, 10, 20, 30 minutes apart.
+    // Healthy: first at once, then on its own slot (2.5 to 7.5 minutes later), then every 5 minutes
+    // exactly; failing: 5, 10, 20, 30 minutes apart (plus a little jitter).
     const gaps = (xs: string[]) => xs.slice(1).map((x, i) => Number(x) - Number(xs[i]))
-    expect(new Set(gaps(probedAt.good!))).toEqual(new Set([gaps(probedAt.good!)[0]]))
-    expect(gaps(probedAt.good!)[0]).toBeGreaterThanOrEqual(5)
-    expect(gaps(probedAt.good!)[0]).toBeLessThanOrEqual(6)
+    const good = gaps(probedAt.good!)
+    expect(good[0]).toBeGreaterThanOrEqual(2)
+    expect(good[0]).toBeLessThanOrEqual(8)
+    expect(new Set(good.slice(1))).toEqual(new Set([5]))
     expect(gaps(probedAt.bad!).slice(0, 3).every((g, i, all) => i === 0 || g > all[i - 1]!)).toBe(true)
     expect(stored(kube, 'bad').status?.consecutiveFailures).toBe(probedAt.bad!.length)
     // The failing provider's Warning Event is recorded once, not once per probe.
@@ -214,6 +216,23 @@ describe('llmprovider-changed', () => {
     kube.providers.delete(`${PLATFORM}/openai`)
     await deliver(app, 'dev.knative.apiserver.resource.delete', gone)
     expect(kube.secrets.get('ai-agents/kinetic-llm-credentials')?.data).toEqual({})
+  })
+
+  it('a rotated platform key reaches the copies by the next fifth-minute round; other rounds leave the copies alone', async () => {
+    server.use(openai())
+    const kube = kubeWith([aProvider('openai')])
+    kube.namespaces.set('ai-agents', { metadata: { name: 'ai-agents', labels: { 'kinetic.dev/llm-credentials': 'enabled' } } })
+    const clock = { now: new Date('2026-01-01T00:00:00Z') }
+    const app = createApp(testDeps(kube, clock))
+    await deliver(app, RESOURCE_ADD, stored(kube, 'openai'))
+    kube.secrets.set(`${PLATFORM}/openai-key`, { ...secret('openai-key', 'sk-rotated'), metadata: { name: 'openai-key', namespace: PLATFORM, resourceVersion: '9' } })
+    const copy = () => kube.secrets.get('ai-agents/kinetic-llm-credentials')?.data?.openai
+    clock.now = new Date('2026-01-01T00:04:00Z')
+    await deliver(app, PING, {})
+    expect(copy()).toBe(Buffer.from(KEY).toString('base64'))
+    clock.now = new Date('2026-01-01T00:05:00Z')
+    await deliver(app, PING, {})
+    expect(copy()).toBe(Buffer.from('sk-rotated').toString('base64'))
   })
 
   it('converges whatever the Broker does: duplicated, reordered and dropped events, with ticks, end in one probe per due time', async () => {

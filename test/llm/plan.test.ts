@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { checkCredentials, type SecretLookup } from '../../shared/llm/credentials.js'
 import { isModelOffered, planProvider, type ProviderFacts } from '../../shared/llm/plan.js'
-import { delaySecondsAfter, intervalSecondsOf, isProbeDue, jitterSeconds, probeTimeoutMsOf } from '../../shared/llm/schedule.js'
+import { delaySecondsAfter, intervalSecondsOf, isProbeDue, jitterSeconds, nextProbeAtAfter, probeTimeoutMsOf } from '../../shared/llm/schedule.js'
 import { LLMProviderSchema, type LLMProvider } from '../../shared/schemas/llmprovider.js'
 
 const NOW = '2026-01-01T00:00:00.000Z'
@@ -135,8 +135,24 @@ describe('the probe schedule', () => {
 
   it('backs off exponentially while failing, capped at 30 minutes', () => {
     const p = aProvider({}, undefined, { uid: 'u' })
-    const j = jitterSeconds('u', 300)
-    expect([0, 1, 2, 3, 4, 5, 6, 50].map((n) => delaySecondsAfter(p, n) - j)).toEqual([300, 300, 600, 1200, 1800, 1800, 1800, 1800])
+    const bases = [1, 2, 3, 4, 5, 50].map((n) => delaySecondsAfter(p, n))
+    expect(bases[0]).toBeGreaterThanOrEqual(300); expect(bases[0]).toBeLessThan(330)
+    expect(bases[1]).toBeGreaterThanOrEqual(600); expect(bases[1]).toBeLessThan(660)
+    expect(bases[2]).toBeGreaterThanOrEqual(1200); expect(bases[2]).toBeLessThan(1320)
+    for (const d of bases.slice(3)) expect(d).toBeGreaterThanOrEqual(1800), expect(d).toBeLessThan(1980)
+  })
+
+  it('a healthy provider is next probed at its own slot, between half an interval and an interval and a half away; providers created together spread over the interval', () => {
+    const at = (uid: string) => (Date.parse(nextProbeAtAfter(aProvider({}, undefined, { uid }), 0, NOW)) - Date.parse(NOW)) / 1000
+    const waits = Array.from({ length: 500 }, (_, i) => at(`uid-${i}`))
+    for (const w of waits) expect(w).toBeGreaterThanOrEqual(150), expect(w).toBeLessThan(450)
+    const minutes = new Set(waits.map((w) => Math.floor(w / 60)))
+    expect(minutes.size).toBeGreaterThanOrEqual(5)
+    // Once on its slot, a provider stays on it: exactly one interval later each time.
+    const p = aProvider({}, undefined, { uid: 'uid-7' })
+    const first = nextProbeAtAfter(p, 0, NOW)
+    expect(Date.parse(nextProbeAtAfter(p, 0, first)) - Date.parse(first)).toBe(300_000)
+    expect(nextProbeAtAfter(p, 0, NOW)).toBe(first) // the same for every replica
   })
 
   it('interval defaults to 300 s and is clamped to [60, 86400]; the time limit to 5 s, at most 30 s', () => {
