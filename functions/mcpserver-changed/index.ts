@@ -24,6 +24,12 @@ const PING_TYPE = 'dev.knative.sources.ping'
 const DEPLOYMENT_SOURCE = 'mcpdeployments'
 /** Servers reconciled at once by the resync tick; discovery waits on the network, so a few. */
 const CONCURRENCY = 4
+/**
+ * Most servers one tick reconciles, the longest overdue first: each may wait up to the 5 s
+ * discovery deadline, so 32 at 4 in flight end within the Service's 60 s; the rest are still
+ * due on the next tick, a minute later.
+ */
+const MAX_PER_TICK = 32
 
 /** The mcpserver-changed function: runs, registers and discovers each MCPServer. */
 export function createApp(deps: McpServerDeps): Hono {
@@ -72,6 +78,8 @@ async function resync(deps: McpServerDeps, ceId: string): Promise<void> {
   const now = deps.now().toISOString()
   const all = await deps.kube.listAllMCPServers()
   const due = all.filter((s) => mcpServerIsDue(s, now))
+    .sort((a, b) => (a.status?.nextCheckTime ?? '').localeCompare(b.status?.nextCheckTime ?? ''))
+    .slice(0, MAX_PER_TICK)
   if (due.length === 0) return void log.info({ servers: all.length, due: 0 }, 'MCPServer resync finished')
   const { reconcileMcpServer } = await engine()
   const { applied, failed } = await sweep(due, CONCURRENCY, log, 'Could not resync MCPServer', async (server) =>

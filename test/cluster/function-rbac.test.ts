@@ -200,6 +200,16 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
   'llmprovider-changed': {
     methods: ['getLLMProvider', 'listAllLLMProviders', 'listLLMProviders', 'replaceLLMProviderStatus', 'listNamespaces', 'createEvent'],
   },
+  // The registry ConfigMap only in the agent namespace (a Role there): here, in an ordinary
+  // namespace, every ConfigMap method is refused. Token Secrets are read where the server lives.
+  'mcpserver-changed': {
+    methods: [
+      'getMCPServer', 'listAllMCPServers', 'patchMCPServerMetadata', 'replaceMCPServerStatus',
+      'getDeployment', 'createDeployment', 'replaceDeployment', 'getService', 'createService', 'replaceService', 'listPods',
+      'getSecret', 'getServiceAccount', 'createServiceAccount', 'getRoleBinding', 'createRoleBinding', 'createEvent',
+    ],
+    alsoAllowed: { listMCPServers: 'list mcpservers, cluster-wide (the ClusterRole lists them for listAllMCPServers)' },
+  },
   'memoryprovider-changed': {
     methods: ['getMemoryProvider', 'listAllMemoryProviders', 'replaceMemoryProviderStatus', 'listAllConfigMaps', 'createEvent'],
     alsoAllowed: { listConfigMaps: 'list configmaps, cluster-wide (the ClusterRole counts the memory ConfigMaps of every namespace)' },
