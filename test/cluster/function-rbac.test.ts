@@ -174,7 +174,11 @@ const WORKFLOW_ALSO: Partial<Record<Method, string>> = {
   listAllConfigMaps: 'list configmaps, cluster-wide (the ClusterRole lists them for listConfigMaps in every namespace)',
   listPods: 'list pods: readJobLog finds a Job\'s pod by its job-name label',
 }
-const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Method, string>> }> = {
+/**
+ * `elsewhere`: methods the function uses only in namespaces that grant them by a RoleBinding of
+ * their own (with the reason); in the test namespace, which grants nothing, they must be refused.
+ */
+const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Method, string>>; elsewhere?: Partial<Record<Method, string>> }> = {
   'workflow-changed': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
   'step-job-finished': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
   'resync-tick': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
@@ -199,6 +203,11 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
   // (RoleBindings there): here, in an ordinary namespace, every Secret method is refused.
   'llmprovider-changed': {
     methods: ['getLLMProvider', 'listAllLLMProviders', 'listLLMProviders', 'replaceLLMProviderStatus', 'listNamespaces', 'createEvent'],
+    elsewhere: {
+      getSecret: 'providers\' Secrets in purko-system (Role there), the copy in opted-in namespaces',
+      createSecret: 'the copy kinetic-llm-credentials, in namespaces opted in with a RoleBinding',
+      replaceSecret: 'the copy kinetic-llm-credentials, in namespaces opted in with a RoleBinding',
+    },
   },
   // The registry ConfigMap only in the agent namespace (a Role there): here, in an ordinary
   // namespace, every ConfigMap method is refused. Token Secrets are read where the server lives.
@@ -289,7 +298,7 @@ describeCluster("every function's ServiceAccount may do what the function does (
   it('every function that runs with an API identity declares the port methods it uses', () => {
     const withRole = services.filter((svc) => grantsOf(`kinetic-${svc.name}`).size > 0).map((svc) => svc.name)
     expect(withRole.filter((fn) => !USES[fn])).toEqual([])
-    const declared = new Set(Object.values(USES).flatMap((u) => u.methods))
+    const declared = new Set(Object.values(USES).flatMap((u) => [...u.methods, ...Object.keys(u.elsewhere ?? {}) as Method[]]))
     expect(Object.keys(PORT_CALLS).filter((m) => !declared.has(m as Method))).toEqual([])
   })
 
