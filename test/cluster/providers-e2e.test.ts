@@ -84,6 +84,9 @@ describeCluster('provider functions on a real kube-apiserver, as their own Servi
     expect(cond(p, 'Reachable')).toMatchObject({ status: 'True', reason: 'ModelsListed' })
     const events = await admin().get<{ items: Array<{ reason?: string; involvedObject?: { name?: string } }> }>(`/api/v1/namespaces/${PLATFORM}/events`)
     expect(events?.items.filter((e) => e.involvedObject?.name === 'local').map((e) => e.reason)).toEqual(['ProviderReady'])
+    // The platform provider's key (and only it) reached the opted-in agent namespace, written as the function's own account.
+    const copy = await admin().get<KubeObject & { data?: Record<string, string> }>('/api/v1/namespaces/ai-agents/secrets/kinetic-llm-credentials')
+    expect(copy?.data).toEqual({ local: Buffer.from(KEY).toString('base64') })
   })
 
   it('a wrong key is CredentialsInvalid, and neither key appears in the status', async () => {
