@@ -6,6 +6,7 @@ import { setupServer } from 'msw/node'
 import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from '../../functions/llmprovider-changed/index.js'
+import { kineticEventsFor, type KineticEvents } from '../../shared/engine/kinetic-events.js'
 import { TransientError } from '../../shared/errors.js'
 import { LLMProviderSchema, type LLMProvider } from '../../shared/schemas/llmprovider.js'
 import { FakeKube } from '../fakes/kube.js'
@@ -198,6 +199,22 @@ describe('llmprovider-changed', () => {
     expect((await deliver(app, RESOURCE_ADD, stored(kube, 'openai'))).status).toBe(503)
     expect((await deliver(app, RESOURCE_ADD, stored(kube, 'openai'))).status).toBe(202)
     expect(stored(kube, 'openai').status?.phase).toBe('Ready')
+  })
+
+  it('publishes dev.kinetic.llmprovider.* CloudEvents for state changes only', async () => {
+    server.use(openai())
+    const kube = kubeWith([aProvider('openai')], [secret('openai-key', WRONG)])
+    const types: string[] = []
+    const events: KineticEvents = { publish: async (object, seed, transitions) => void types.push(...kineticEventsFor('test', object, seed, transitions).map((e) => e.type)) }
+    const clock = { now: new Date('2026-01-01T00:00:00Z') }
+    const app = createApp({ ...testDeps(kube, clock), events })
+    await deliver(app, RESOURCE_ADD, stored(kube, 'openai'))
+    clock.now = new Date('2026-01-01T00:06:00Z')
+    await deliver(app, PING, {}) // still failing: no new event
+    kube.secrets.set(`${PLATFORM}/openai-key`, secret('openai-key', KEY))
+    clock.now = new Date('2026-01-01T00:30:00Z')
+    await deliver(app, PING, {})
+    expect(types).toEqual(['dev.kinetic.llmprovider.probe.failed', 'dev.kinetic.llmprovider.probe.succeeded'])
   })
 
   it('answers 400 to data that is not an LLMProvider', async () => {
