@@ -11,6 +11,8 @@ import { describe, expect, it } from 'vitest'
 const shared = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared')
 const files = ['schemas', 'reconcile', 'agent', 'autonomy'].flatMap((folder) =>
   readdirSync(join(shared, folder)).filter((f) => f.endsWith('.ts')).map((f) => `${folder}/${f}`))
+  // The provider planners; shared/llm/probe.ts is the I/O beside them.
+  .concat(['llm/credentials.ts', 'llm/schedule.ts', 'llm/target.ts', 'llm/plan.ts'])
 
 describe('the pure core', () => {
   it.each(files)('shared/%s imports no hono, no node:* module and no value from the Kubernetes client, and reads no clock, randomness or environment', (file) => {
