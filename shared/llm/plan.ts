@@ -4,7 +4,7 @@ import type { Condition } from '../schemas/condition.js'
 import { MAX_DISCOVERED_MODELS, type LLMProvider, type LLMProviderPhase, type LLMProviderStatus } from '../schemas/llmprovider.js'
 import { CREDENTIALS_INVALID_MESSAGE, type CredentialsCheck } from './credentials.js'
 import type { ProbeResult } from './probe.js'
-import { nextProbeAtAfter } from './schedule.js'
+import { BACKOFF_CAP_SECONDS, nextProbeAtAfter } from './schedule.js'
 import type { TargetProblem } from './target.js'
 
 /** What the shell found out for one provider: the credentials check, then the probe (or why none ran). */
@@ -58,6 +58,7 @@ export function planProvider(provider: LLMProvider, facts: ProviderFacts, now: s
   let availableModels = purkoCount
   let discovered: string[] | undefined
   let failed: boolean
+  let notBefore: number | undefined
 
   creds = credentials.valid
     ? { status: 'True', reason: credentials.reason, message: credentials.message }
@@ -104,6 +105,8 @@ export function planProvider(provider: LLMProvider, facts: ProviderFacts, now: s
     reachable = { status: 'False', reason: failure.reason, message: failure.message }
     modelCheck = notProbed('Not probed: no model list')
     if (failure.reason === 'CredentialsInvalid') creds = { status: 'False', reason: 'CredentialsInvalid', message: failure.message }
+    // The endpoint's own Retry-After is honoured (up to the backoff cap) when longer than our backoff.
+    if (failure.retryAfterSeconds !== undefined) notBefore = Date.parse(now) + Math.min(failure.retryAfterSeconds, BACKOFF_CAP_SECONDS) * 1000
     if (failure.reason === 'RateLimited' && previous.discoveredModels) {
       // Still answering, only busy: the last list is the best knowledge there is.
       discovered = previous.discoveredModels
@@ -119,6 +122,8 @@ export function planProvider(provider: LLMProvider, facts: ProviderFacts, now: s
     conditions = setCondition(conditions, { type: condType, ...c, ...(generation !== undefined ? { observedGeneration: generation } : {}) }, now)
   }
   const consecutiveFailures = failed ? (previous.consecutiveFailures ?? 0) + 1 : 0
+  const scheduled = nextProbeAtAfter(provider, consecutiveFailures, now)
+  const nextProbeAt = notBefore !== undefined && notBefore > Date.parse(scheduled) ? new Date(notBefore).toISOString() : scheduled
   const status: LLMProviderStatus = {
     phase,
     message: ready.message,
@@ -128,7 +133,7 @@ export function planProvider(provider: LLMProvider, facts: ProviderFacts, now: s
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
     ...(discovered ? { discoveredModels: discovered } : {}),
     consecutiveFailures,
-    nextProbeAt: nextProbeAtAfter(provider, consecutiveFailures, now),
+    nextProbeAt,
   }
   return { status, transitions: transitionsFor(previous, status, ready) }
 }

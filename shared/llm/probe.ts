@@ -7,7 +7,7 @@ export type ProbeFailure = 'CredentialsInvalid' | 'Unreachable' | 'RateLimited' 
 /** What one probe observed. `models` is every name listed (deduplicated, at most MAX_NAMES). */
 export type ProbeResult =
   | { ok: true; models: string[]; url: string }
-  | { ok: false; reason: ProbeFailure; message: string }
+  | { ok: false; reason: ProbeFailure; message: string; retryAfterSeconds?: number }
 
 /** Knobs of one probe; the defaults are the shipped bounds. */
 export interface ProbeOptions {
@@ -31,7 +31,7 @@ const ANTHROPIC_VERSION = '2023-06-01'
 const VERTEX_SCOPE = 'https://www.googleapis.com/auth/cloud-platform'
 
 class ProbeError extends Error {
-  constructor(readonly reason: ProbeFailure, message: string) {
+  constructor(readonly reason: ProbeFailure, message: string, readonly retryAfterSeconds?: number) {
     super(message)
   }
 }
@@ -53,7 +53,10 @@ export async function probe(target: ProbeTarget, opts: ProbeOptions): Promise<Pr
       : signal.aborted || isAbort(err)
         ? new ProbeError('Timeout', `No answer from ${displayUrl(target.url)} within ${opts.timeoutMs / 1000} s`)
         : new ProbeError('Unreachable', `Could not reach ${displayUrl(target.url)}: ${causeOf(err)}`)
-    return { ok: false, reason: failure.reason, message: scrub(failure.message, target.secret) }
+    return {
+      ok: false, reason: failure.reason, message: scrub(failure.message, target.secret),
+      ...(failure.retryAfterSeconds !== undefined ? { retryAfterSeconds: failure.retryAfterSeconds } : {}),
+    }
   }
 }
 
@@ -161,7 +164,8 @@ async function getJson(url: string, headers: Record<string, string>, ctx: Ctx): 
   if (res.status === 429) {
     discard(res)
     const after = res.headers.get('retry-after')
-    throw new ProbeError('RateLimited', `${shown} is rate limiting (HTTP 429${after && /^\d{1,6}$/.test(after) ? `, retry after ${after} s` : ''})`)
+    const seconds = after && /^\d{1,6}$/.test(after) ? Number(after) : undefined
+    throw new ProbeError('RateLimited', `${shown} is rate limiting (HTTP 429${seconds !== undefined ? `, retry after ${seconds} s` : ''})`, seconds)
   }
   if (res.status >= 500) {
     discard(res)

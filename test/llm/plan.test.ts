@@ -97,6 +97,14 @@ describe('planProvider', () => {
     expect(status).toMatchObject({ phase: 'Degraded', availableModels: 2, discoveredModels: ['gpt-4o', 'x'], consecutiveFailures: 1 })
   })
 
+  it('honours a Retry-After longer than its own backoff, up to 30 minutes', () => {
+    const p = aProvider()
+    const wait = (retryAfterSeconds: number) => (Date.parse(planProvider(p, facts(p, found, { ok: false, reason: 'RateLimited', message: 'busy', retryAfterSeconds }), NOW).status.nextProbeAt!) - Date.parse(NOW)) / 1000
+    expect(wait(900)).toBe(900)
+    expect(wait(86_400)).toBe(1800)
+    expect(wait(1)).toBeGreaterThanOrEqual(300) // our backoff is longer
+  })
+
   it('tells people only when the phase or the reason moves', () => {
     const p = aProvider()
     const first = planProvider(p, facts(p, found, { ok: false, reason: 'Timeout', message: 'slow' }), NOW)

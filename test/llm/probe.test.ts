@@ -105,7 +105,7 @@ describe('the list-models probe', () => {
   it.each([
     ['401', () => new HttpResponse('{"error":"bad key sk-test-0123456789abcdef"}', { status: 401 }), 'CredentialsInvalid', `${URL_} refused the credentials (HTTP 401)`],
     ['403', () => new HttpResponse(null, { status: 403 }), 'CredentialsInvalid', `${URL_} refused the credentials (HTTP 403)`],
-    ['429', () => new HttpResponse(null, { status: 429, headers: { 'retry-after': '20' } }), 'RateLimited', `${URL_} is rate limiting (HTTP 429, retry after 20 s)`],
+    ['429', () => new HttpResponse(null, { status: 429 }), 'RateLimited', `${URL_} is rate limiting (HTTP 429)`],
     ['503', () => new HttpResponse(null, { status: 503 }), 'Unreachable', `${URL_} answered HTTP 503`],
     ['404', () => new HttpResponse(null, { status: 404 }), 'BadResponse', `${URL_} answered HTTP 404`],
     ['an HTML page', () => HttpResponse.html('<html>login</html>'), 'BadResponse', `${URL_} answered text/html, not JSON`],
@@ -119,6 +119,11 @@ describe('the list-models probe', () => {
     const result = await run(targetOf({ type: 'openai' }))
     expect(result).toEqual({ ok: false, reason, message })
     expect(JSON.stringify(result)).not.toContain(KEY)
+  })
+
+  it('a 429 passes on its Retry-After', async () => {
+    server.use(http.get(URL_, () => new HttpResponse(null, { status: 429, headers: { 'retry-after': '20' } })))
+    expect(await run(targetOf({ type: 'openai' }))).toEqual({ ok: false, reason: 'RateLimited', message: `${URL_} is rate limiting (HTTP 429, retry after 20 s)`, retryAfterSeconds: 20 })
   })
 
   it('follows a same-origin redirect, keeping the key on that origin only', async () => {
