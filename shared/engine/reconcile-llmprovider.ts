@@ -7,7 +7,7 @@ import { probe, type ProbeResult } from '../llm/probe.js'
 import { isProbeDue, probeTimeoutMsOf } from '../llm/schedule.js'
 import { isTargetProblem, probeKeyOf, probeTargetFor } from '../llm/target.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
-import { reconcile, retryingConflicts, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps } from './controller.js'
+import { announce, reconcile, retryingConflicts, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps } from './controller.js'
 import { sweep } from './limited.js'
 import { syncCredentialCopies } from './sync-credential-copies.js'
 
@@ -96,7 +96,7 @@ export async function probeRound(deps: EngineDeps, round: ProbeRound = newProbeR
   const started = deps.now()
   const now = started.toISOString()
   // Longest overdue first, so a round cut short by its budget serves those next time first.
-  const due = providers.filter((p) => isProbeDue(p, now)).sort((a, b) => (a.status?.nextProbeAt ?? '').localeCompare(b.status?.nextProbeAt ?? ''))
+  const due = providers.filter((p) => isProbeDue(p, now)).sort((a, b) => byText(a.status?.nextProbeAt ?? '', b.status?.nextProbeAt ?? ''))
   let deferred = 0
   const { applied, failed } = await sweep(due, CONCURRENCY, deps.log, 'Could not probe LLMProvider', async (p) => {
     if (deps.now().getTime() - started.getTime() > budgetMs) {
@@ -119,8 +119,18 @@ export async function copyCredentials(deps: EngineDeps, providers?: readonly LLM
     const platform = providers ?? await deps.kube.listLLMProviders(deps.config.platformNamespace)
     const kube = round ? sharingPlatformSecrets(deps.kube, deps.config.platformNamespace, round) : deps.kube
     const outcome = await syncCredentialCopies(kube, deps.config.platformNamespace, platform)
-    if (outcome.written.length > 0) deps.log.info({ namespaces: outcome.written }, 'Copied platform LLMProvider keys')
     for (const f of outcome.failed) deps.log.warn({ namespace: f.namespace, err: f.message }, 'Could not copy platform LLMProvider keys')
+    if (outcome.written.length === 0) return
+    // Logged and published (dev.kinetic.llmprovider.credentials.copied), not a Kubernetes Event: routine.
+    const missing = new Set(outcome.missing.map((m) => m.provider))
+    const copied = platform.filter((p) => p.metadata.namespace === deps.config.platformNamespace && p.spec.credentials?.secretRef && !missing.has(p.metadata.name ?? ''))
+    for (const provider of copied) {
+      await announce(deps, 'LLMProvider', provider, `${provider.metadata.uid ?? ''}/copies/${outcome.written.join(',')}/${deps.now().toISOString()}`, [{
+        kind: 'credentials.copied', type: 'Normal', reason: 'CredentialsCopied', record: false,
+        message: `Key of LLMProvider ${provider.metadata.name} copied to Secret kinetic-llm-credentials in ${outcome.written.join(', ')}`,
+        data: { namespaces: outcome.written },
+      }])
+    }
   } catch (err) {
     deps.log.warn({ err: (err as Error).message }, 'Could not copy platform LLMProvider keys')
   }
@@ -203,4 +213,9 @@ async function lookupSecret(deps: EngineDeps, provider: LLMProvider, round: Prob
     deps.log.warn({ namespace, name: provider.metadata.name, secret: name, err: (err as Error).message }, 'Could not read the credentials Secret of LLMProvider')
     return { state: 'unreadable' }
   }
+}
+
+// Locale-independent ordering.
+function byText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
 }

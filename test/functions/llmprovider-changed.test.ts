@@ -225,9 +225,13 @@ describe('llmprovider-changed', () => {
     server.use(openai())
     const kube = kubeWith([aProvider('openai')])
     kube.namespaces.set('ai-agents', { metadata: { name: 'ai-agents', labels: { 'kinetic.dev/llm-credentials': 'enabled' } } })
-    const app = createApp(testDeps(kube))
+    const types: string[] = []
+    const events: KineticEvents = { publish: async (object, seed, transitions) => void types.push(...kineticEventsFor('test', object, seed, transitions).map((e) => e.type)) }
+    const app = createApp({ ...testDeps(kube), events })
     await deliver(app, RESOURCE_ADD, stored(kube, 'openai'))
     expect(kube.secrets.get('ai-agents/kinetic-llm-credentials')?.data).toEqual({ openai: Buffer.from(KEY).toString('base64') })
+
+    expect(types).toEqual(['dev.kinetic.llmprovider.probe.succeeded', 'dev.kinetic.llmprovider.credentials.copied'])
 
     const gone = stored(kube, 'openai')
     kube.providers.delete(`${PLATFORM}/openai`)
