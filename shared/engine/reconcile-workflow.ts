@@ -364,7 +364,8 @@ async function loadStartFacts(deps: EngineDeps, workflow: Workflow, agents: Read
     const choice = choices.get(key)!
     const warning = mcpToolWarning(agent, registry.entries, registry.error, knownTools, where)
     const text = [...choice.notes, ...(warning ? [warning] : [])].join('; ')
-    if (text) notes.set(key, text.length > 4096 ? `${text.slice(0, 4093)}...` : text)
+    // 1 KiB per step, like errors: 200 listed steps must keep the status far below etcd's limit.
+    if (text) notes.set(key, text.length > 1024 ? `${text.slice(0, 1021)}...` : text)
   }
   return { choices, notes, registry: registry.error ? [] : registry.entries }
 }

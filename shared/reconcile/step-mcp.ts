@@ -36,7 +36,9 @@ export function mcpToolWarning(
   const allKnown = registry.every((e) => knownTools.has(e.name))
   const missing = [...new Set(mcpTools.map(wantedMcpName))].filter((n) => !servers.has(n) && !tools.has(n))
   if (missing.length === 0 || !allKnown) return null
-  const listed = registry.length === 0 ? 'it lists no servers' : `it lists ${registry.map((e) => e.name).join(', ')}`
+  const shown = registry.slice(0, 10).map((e) => e.name).join(', ')
+  const more = registry.length > 10 ? ` and ${registry.length - 10} more` : ''
+  const listed = registry.length === 0 ? 'it lists no servers' : `it lists ${shown}${more}`
   const names = missing.map((n) => `"${n}"`).join(', ')
   return `Agent "${agent.metadata.name ?? ''}" names MCP server or tool ${names}, which no server of the registry ${where} offers (${listed}); those tools are not available to the step`
 }

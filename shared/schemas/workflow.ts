@@ -185,7 +185,7 @@ export const StepStatusSchema = z.looseObject({
   nextAttemptAt: dateTime().optional().describe('When the pending retry backoff comes due.'),
   outputRef: z.string().optional().describe('ConfigMap holding this step output.'),
   compensationJobName: z.string().optional().describe('Job running the rollback compensation of this step.'),
-  message: z.string().max(4096).optional()
+  message: z.string().max(1024).optional()
     .describe('What the current attempt should know about: an LLMProvider fallback in use, an MCP server the agent names that is not registered.'),
 })
 export type StepStatus = z.infer<typeof StepStatusSchema>
