@@ -97,7 +97,11 @@ const PORT_CALLS: PortCalls = {
   replaceAutonomyPolicyStatus: (k) => k.replaceAutonomyPolicyStatus(NS, 'rbac-policy', '1', {}).catch(conflictIsFine),
   getMemoryProvider: (k) => k.getMemoryProvider('purko-system', 'missing'),
   getServiceAccount: (k, t) => k.getServiceAccount(NS, `rbac-${t}`),
-  createServiceAccount: (k, t) => k.createServiceAccount({ metadata: { name: `rbac-${t}`, namespace: NS, ownerReferences: agentOwner }, automountServiceAccountToken: false }),
+  // mcpserver-changed's bridge identity is shared by a namespace's stdio servers: no owner, and
+  // bound to the shipped ClusterRole kinetic-mcp-bridge; agent-changed's is owned by its Agent.
+  createServiceAccount: (k, t) => k.createServiceAccount(t === 'mcpserver-changed'
+    ? { metadata: { name: `rbac-${t}`, namespace: NS } }
+    : { metadata: { name: `rbac-${t}`, namespace: NS, ownerReferences: agentOwner }, automountServiceAccountToken: false }),
   replaceServiceAccount: async (k, t) => {
     const live = await k.getServiceAccount(NS, `rbac-${t}`)
     return k.replaceServiceAccount({ ...live, metadata: { ...live?.metadata, name: `rbac-${t}`, namespace: NS, labels: { 'purko.io/agent': 'rbac-agent' } } })
@@ -111,8 +115,11 @@ const PORT_CALLS: PortCalls = {
     return k.replaceRole({ ...live, metadata: { ...live?.metadata, name: `rbac-${t}`, namespace: NS }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list'] }] })
   },
   getRoleBinding: (k, t) => k.getRoleBinding(NS, `rbac-${t}`),
-  createRoleBinding: (k, t) => k.createRoleBinding({ metadata: { name: `rbac-${t}`, namespace: NS, ownerReferences: agentOwner },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `rbac-${t}` }, subjects: [{ kind: 'ServiceAccount', name: `rbac-${t}`, namespace: NS }] }),
+  createRoleBinding: (k, t) => k.createRoleBinding(t === 'mcpserver-changed'
+    ? { metadata: { name: `rbac-${t}`, namespace: NS }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kinetic-mcp-bridge' },
+      subjects: [{ kind: 'ServiceAccount', name: `rbac-${t}`, namespace: NS }] }
+    : { metadata: { name: `rbac-${t}`, namespace: NS, ownerReferences: agentOwner },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `rbac-${t}` }, subjects: [{ kind: 'ServiceAccount', name: `rbac-${t}`, namespace: NS }] }),
   replaceRoleBinding: async (k, t) => {
     const live = await k.getRoleBinding(NS, `rbac-${t}`)
     return k.replaceRoleBinding({
