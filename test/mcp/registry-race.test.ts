@@ -22,8 +22,8 @@ describe('the registry under concurrent writers', () => {
     let conflicts = 0
     await fc.assert(fc.asyncProperty(
       fc.scheduler(),
-      fc.uniqueArray(fc.constantFrom('s1', 's2', 's3', 's4'), { minLength: 1, maxLength: 4 }),
-      fc.subarray(['s1', 's2', 's3', 's4']),
+      fc.uniqueArray(fc.constantFrom<string>('s1', 's2', 's3', 's4'), { minLength: 1, maxLength: 4 }),
+      fc.subarray<string>(['s1', 's2', 's3', 's4']),
       async (s, names, deleted) => {
         const kube = new FakeKube()
         // Servers being deleted were registered before.
