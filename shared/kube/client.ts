@@ -193,10 +193,6 @@ export class KubeClient implements Kube {
     return this.listCustom(namespace, 'llmproviders', LLMProviderSchema)
   }
 
-  async listMCPServers(namespace: string): Promise<MCPServer[]> {
-    return this.listCustom(namespace, 'mcpservers', MCPServerSchema)
-  }
-
   async getLLMProvider(namespace: string, name: string): Promise<LLMProvider | null> {
     return this.getCustom(LLM_PROVIDERS, LLMProviderSchema, 'LLMProvider', namespace, name)
   }

@@ -45,7 +45,6 @@ export interface Kube {
   /** Replaces an LLMProvider's `.status` through the status subresource, guarded by resourceVersion. */
   replaceLLMProviderStatus(namespace: string, name: string, resourceVersion: string, status: LLMProviderStatus): Promise<LLMProvider>
 
-  listMCPServers(namespace: string): Promise<MCPServer[]>
   getMCPServer(namespace: string, name: string): Promise<MCPServer | null>
   /** Every MCPServer in every namespace (mcpserver-changed's resync round). */
   listAllMCPServers(): Promise<MCPServer[]>

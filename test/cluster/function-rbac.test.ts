@@ -62,7 +62,6 @@ const PORT_CALLS: PortCalls = {
   listAgents: (k) => k.listAgents(NS),
   getAgent: (k) => k.getAgent(NS, 'missing'),
   listLLMProviders: (k) => k.listLLMProviders(NS),
-  listMCPServers: (k) => k.listMCPServers(NS),
   listJobs: (k) => k.listJobs(NS, { 'purko.io/workflow': 'rbac' }),
   createJob: (k, t) => k.createJob(job(t)),
   deleteJob: (k, t) => k.deleteJob(NS, `rbac-${t}`),
@@ -176,7 +175,6 @@ const WORKFLOW: Method[] = [
  */
 const WORKFLOW_ALSO: Partial<Record<Method, string>> = {
   listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for listAgents in every namespace)',
-  listMCPServers: 'list mcpservers: the ClusterRole lists them cluster-wide for listAllMCPServers',
   listAllLLMProviders: 'list llmproviders, cluster-wide (the ClusterRole lists them for listLLMProviders in every namespace)',
   listAllConfigMaps: 'list configmaps, cluster-wide (the ClusterRole lists them for listConfigMaps in every namespace)',
   listPods: 'list pods: readJobLog finds a Job\'s pod by its job-name label',
@@ -224,7 +222,6 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
       'getDeployment', 'createDeployment', 'replaceDeployment', 'getService', 'createService', 'replaceService', 'listPods',
       'getSecret', 'getServiceAccount', 'createServiceAccount', 'getRoleBinding', 'createRoleBinding', 'createEvent',
     ],
-    alsoAllowed: { listMCPServers: 'list mcpservers, cluster-wide (the ClusterRole lists them for listAllMCPServers)' },
   },
   'memoryprovider-changed': {
     methods: ['getMemoryProvider', 'listAllMemoryProviders', 'replaceMemoryProviderStatus', 'listAllConfigMaps', 'createEvent'],

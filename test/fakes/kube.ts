@@ -272,11 +272,6 @@ export class FakeKube implements Kube {
     return [...this.providers.values()].filter((p) => p.metadata.namespace === namespace).map(clone)
   }
 
-  async listMCPServers(namespace: string): Promise<MCPServer[]> {
-    this.enter('listMCPServers')
-    return [...this.mcpServers.values()].filter((m) => m.metadata.namespace === namespace).map(clone)
-  }
-
   async getLLMProvider(namespace: string, name: string): Promise<LLMProvider | null> {
     this.enter('getLLMProvider')
     return this.getFrom(this.providers, namespace, name)
