@@ -166,7 +166,10 @@ async function writeChildren(deps: McpServerDeps, server: MCPServer, facts: McpF
       if (err instanceof ConflictError || err instanceof TransientError) throw err
       outcome.failure = { reason: 'RegistryFailed', message: `update ConfigMap ${deps.config.agentNamespace}/mcp-servers: ${apiMessage(err)}` }
     }
-  } else if (registryOfFacts(facts)) outcome.registryError = registryOfFacts(facts)
+  } else if (!plan.registry) {
+    const unreadable = registryOf(facts.registry).error
+    if (unreadable) outcome.registryError = unreadable
+  }
 
   let discovered = false
   if (plan.discover && !outcome.failure && !outcome.registryError) {
@@ -175,10 +178,6 @@ async function writeChildren(deps: McpServerDeps, server: MCPServer, facts: McpF
   }
   const next = planMcpStatus(server, facts, outcome, deps.now().toISOString())
   return { ...work, status: next.status, transitions: next.transitions, resourceVersion, written, discovered }
-}
-
-function registryOfFacts(facts: McpFacts): string | undefined {
-  return registryOf(facts.registry).error
 }
 
 async function applyWrite(kube: Kube, write: WorkloadWrite): Promise<void> {
