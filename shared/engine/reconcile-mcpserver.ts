@@ -131,9 +131,10 @@ async function writeChildren(deps: McpServerDeps, server: MCPServer, facts: McpF
       if ('error' in result) throw new ConflictError(`registry became unreadable: ${result.error}`)
       if (result.written) written.push(`unregister ${name}`)
     }
-    const transitions = plan.releaseFinalizer
+    const unregistered = written.includes(`unregister ${name}`)
+    const transitions = !plan.releaseFinalizer ? work.transitions : unregistered
       ? [{ kind: 'unregistered', type: 'Normal' as const, reason: 'Unregistered', record: true, message: `Removed ${name} from ConfigMap ${deps.config.agentNamespace}/mcp-servers` }]
-      : work.transitions
+      : []
     return { ...work, resourceVersion, written, transitions }
   }
 

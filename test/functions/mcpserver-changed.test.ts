@@ -200,6 +200,17 @@ describe('mcpserver-changed', () => {
     expect(registry(kube).entries.map((e) => e.name)).toEqual(['dashboard', 'github'])
   })
 
+  it('makes a hand-deleted Deployment again when its delete event arrives', async () => {
+    const kube = new FakeKube()
+    const app = createApp(depsWith(kube, { calls: [], result: found(['a']) }))
+    await deliver(app, RESOURCE_ADD, put(kube, {}), SERVERS)
+    const gone = structuredClone(kube.deployments.get(`${NS}/github`)!)
+    kube.deployments.delete(`${NS}/github`)
+    expect((await deliver(app, 'dev.knative.apiserver.resource.delete', gone, DEPLOYMENTS)).status).toBe(202)
+    expect(kube.deployments.get(`${NS}/github`)?.spec?.template.spec?.containers[0]?.name).toBe('mcp-server')
+    expect(kube.writes.slice(5)).toEqual(['create Deployment/github'])
+  })
+
   it('answers 503 on an outage and converges on the redelivery', async () => {
     const kube = new FakeKube().failNext('getConfigMap', new TransientError('connect ECONNREFUSED'))
     const app = createApp(depsWith(kube, { calls: [], result: found(['a']) }))
