@@ -9,8 +9,12 @@ import { describe, expect, it } from 'vitest'
  * asks for, over every file of those folders.
  */
 const shared = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared')
-const files = ['schemas', 'reconcile', 'agent', 'autonomy'].flatMap((folder) =>
-  readdirSync(join(shared, folder)).filter((f) => f.endsWith('.ts')).map((f) => `${folder}/${f}`))
+const files = [
+  ...['schemas', 'reconcile', 'agent', 'autonomy'].flatMap((folder) =>
+    readdirSync(join(shared, folder)).filter((f) => f.endsWith('.ts')).map((f) => `${folder}/${f}`)),
+  // The MCPServer planners (discovery.ts beside them is the network client, so not the whole folder).
+  'mcp/registry.ts', 'mcp/workload.ts', 'mcp/plan.ts',
+]
   // The provider planners; shared/llm/probe.ts is the I/O beside them.
   .concat(['llm/credentials.ts', 'llm/schedule.ts', 'llm/target.ts', 'llm/plan.ts'])
 
