@@ -237,7 +237,17 @@ async function discover(deps: McpServerDeps, server: MCPServer, url: string, tok
   const namespace = server.metadata.namespace ?? ''
   let token: string | undefined
   if (tokenSecret) {
-    const secret = await deps.kube.getSecret(namespace, tokenSecret)
+    let secret: Awaited<ReturnType<Kube['getSecret']>>
+    try {
+      secret = await deps.kube.getSecret(namespace, tokenSecret)
+    } catch (err) {
+      // Outside the agent namespace the read needs a grant of the namespace's own: a finding on
+      // the MCPServer, retried with the failure backoff, not a 500 the Broker redelivers.
+      if (!(err instanceof ConflictError || err instanceof TransientError) && refused(err)) {
+        return { ok: false, reason: 'SecretForbidden', message: secretForbiddenMessage(namespace, tokenSecret, deps.config.agentNamespace) }
+      }
+      throw err
+    }
     const encoded = secret?.data?.['token']
     if (!secret) return { ok: false, reason: 'SecretMissing', message: `Secret ${namespace}/${tokenSecret} not found` }
     if (!encoded) return { ok: false, reason: 'SecretMissing', message: `Secret ${namespace}/${tokenSecret} has no key token` }
@@ -247,6 +257,22 @@ async function discover(deps: McpServerDeps, server: MCPServer, url: string, tok
   const result = await run({ url, ...(token ? { token } : {}) })
   if (result.ok) return { ok: true, transport: result.transport, tools: result.tools, truncated: result.truncated }
   return { ok: false, reason: result.reason, message: token ? result.message.split(token).join('[redacted]') : result.message }
+}
+
+/** Name of the ServiceAccount this function runs as (knative/rbac/mcpserver-changed.yaml). */
+const FUNCTION_ACCOUNT = 'kinetic-system:mcpserver-changed'
+
+/** Whether the API server refused the request (403, kept by the client as the error's cause). */
+function refused(err: unknown): boolean {
+  return (err as { cause?: { code?: unknown } } | null)?.cause?.code === 403
+}
+
+/** What a bearer server outside the agent namespace reports, with the grant that allows the read. */
+export function secretForbiddenMessage(namespace: string, secretRef: string, agentNamespace: string): string {
+  const role = `kinetic-mcp-token-${secretRef}`
+  return `mcpserver-changed may not read Secret ${namespace}/${secretRef} (it reads token Secrets only in ${agentNamespace}); allow it with: `
+    + `kubectl create role ${role} -n ${namespace} --verb=get --resource=secrets --resource-name=${secretRef} && `
+    + `kubectl create rolebinding ${role} -n ${namespace} --role=${role} --serviceaccount=${FUNCTION_ACCOUNT}`
 }
 
 /** The API server's own words for a refusal (its Status message), else the error's. */

@@ -1,6 +1,6 @@
 import type {
   V1Container, V1Deployment, V1EnvVar, V1OwnerReference, V1PodSecurityContext, V1ResourceRequirements, V1RoleBinding,
-  V1Service, V1ServiceAccount,
+  V1Service, V1ServiceAccount, V1Volume,
 } from '@kubernetes/client-node'
 import { API_VERSION } from '../schemas/labels.js'
 import { LABEL_MCP_SERVER, type MCPServer } from '../schemas/mcpserver.js'
@@ -16,10 +16,16 @@ import { REGISTRY_CONFIGMAP, type RegistryEntry } from './registry.js'
 export const SERVER_CONTAINER = 'mcp-server'
 /** Name of the sidecar that bridges a stdio server to Streamable HTTP. */
 export const BRIDGE_CONTAINER = 'mcp-bridge'
-/** ServiceAccount (per namespace), RoleBinding and shipped ClusterRole of stdio pods: pods get, pods/attach. */
+/** ServiceAccount (per namespace), RoleBinding and shipped ClusterRole of stdio pods: pods/attach. */
 export const BRIDGE_IDENTITY = 'kinetic-mcp-bridge'
 /** The bridge program inside the Kinetic image. */
 export const BRIDGE_ENTRY = 'dist/mcp-bridge/main.js'
+/** Volume with the bridge ServiceAccount's token, mounted into the `mcp-bridge` container only. */
+export const BRIDGE_TOKEN_VOLUME = 'kinetic-mcp-bridge-token'
+/** Where the Kubernetes client looks for an in-cluster token, CA and namespace. */
+export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount'
+/** Lifetime the kubelet asks for (what it uses for automounted tokens); it rotates the file before expiry. */
+const BRIDGE_TOKEN_SECONDS = 3607
 /** User the Kinetic image runs as (distroless nonroot). */
 const KINETIC_IMAGE_USER = 65532
 /** Annotation on the Deployment: hash of the spec last applied, so an unchanged spec is not written again. */
@@ -178,8 +184,26 @@ function bridgeContainer(server: MCPServer, bridgeImage: string): V1Container {
         : []),
     ],
     ...(!spec.hostNetwork ? { ports: [{ containerPort: spec.port }] } : {}),
+    volumeMounts: [{ name: BRIDGE_TOKEN_VOLUME, mountPath: SERVICE_ACCOUNT_DIR, readOnly: true }],
     resources: { requests: { cpu: '10m', memory: '32Mi' }, limits: { memory: '128Mi' } },
     securityContext: { ...containerSecurityContext(), runAsUser: KINETIC_IMAGE_USER, runAsGroup: KINETIC_IMAGE_USER },
+  }
+}
+
+/**
+ * Pure: the projected volume the bridge reads as its in-cluster config: the bridge
+ * ServiceAccount's token, the cluster CA and the namespace, in the layout of an automounted token.
+ */
+export function bridgeTokenVolume(): V1Volume {
+  return {
+    name: BRIDGE_TOKEN_VOLUME,
+    projected: {
+      sources: [
+        { serviceAccountToken: { path: 'token', expirationSeconds: BRIDGE_TOKEN_SECONDS } },
+        { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+        { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+      ],
+    },
   }
 }
 
@@ -187,8 +211,9 @@ function bridgeContainer(server: MCPServer, bridgeImage: string): V1Container {
  * Pure: the Deployment `<name>` (purko SPEC §5.1): purko's labels and selector, replicas, the
  * `mcp-server` container, host networking with `dnsPolicy: Default` and no container ports, and
  * the fixed hardening (non-root, RuntimeDefault seccomp, no privilege escalation, ALL
- * capabilities dropped, no service links, no ServiceAccount token) with `spec.securityContext`
- * on top. A stdio server gets the bridge sidecar and the bridge ServiceAccount, whose token it needs.
+ * capabilities dropped, no service links, no automounted ServiceAccount token) with
+ * `spec.securityContext` on top. A stdio server gets the bridge sidecar and runs as the bridge
+ * ServiceAccount, whose token is mounted into the sidecar only: the server image never sees it.
  */
 export function deploymentManifest(server: MCPServer, bridgeImage: string): V1Deployment {
   const name = server.metadata.name ?? ''
@@ -206,11 +231,13 @@ export function deploymentManifest(server: MCPServer, bridgeImage: string): V1De
         metadata: { labels: { ...selector } },
         spec: {
           ...(stdio ? { serviceAccountName: BRIDGE_IDENTITY } : {}),
-          automountServiceAccountToken: stdio,
+          // Never automount: an automounted token reaches every container, the server image included.
+          automountServiceAccountToken: false,
           enableServiceLinks: false,
           ...(spec.hostNetwork ? { hostNetwork: true, dnsPolicy: 'Default' } : {}),
           securityContext: podSecurityContext(server),
           containers: stdio ? [serverContainer(server), bridgeContainer(server, bridgeImage)] : [serverContainer(server)],
+          ...(stdio ? { volumes: [bridgeTokenVolume()] } : {}),
         },
       },
     },
@@ -237,7 +264,7 @@ export function bridgeServiceAccountManifest(namespace: string): V1ServiceAccoun
   return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: BRIDGE_IDENTITY, namespace, labels: { ...MANAGED_BY } } }
 }
 
-/** Pure: the RoleBinding of the bridge ServiceAccount to the shipped ClusterRole (pods get, pods/attach). */
+/** Pure: the RoleBinding of the bridge ServiceAccount to the shipped ClusterRole (pods/attach). */
 export function bridgeRoleBindingManifest(namespace: string): V1RoleBinding {
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',

@@ -197,6 +197,8 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
       listAgents: 'list agents: the recheck tick lists them cluster-wide, which covers every namespace',
       getConfigMap: 'configmaps get: the per-agent Role grants it, and the API server only lets a holder grant it',
       listConfigMaps: 'configmaps list: the per-agent Role grants it, and the API server only lets a holder grant it',
+      listAllConfigMaps: 'configmaps list, cluster-wide (the ClusterRole holds it so the per-agent Role may grant it)',
+      listAllLLMProviders: 'list llmproviders, cluster-wide (the ClusterRole lists them for listLLMProviders in every namespace)',
     },
   },
   'autonomy-tick': {
@@ -214,14 +216,17 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
       replaceSecret: 'the copy kinetic-llm-credentials, in namespaces opted in with a RoleBinding',
     },
   },
-  // The registry ConfigMap only in the agent namespace (a Role there): here, in an ordinary
-  // namespace, every ConfigMap method is refused. Token Secrets are read where the server lives.
+  // The registry ConfigMap and token Secrets only in the agent namespace (Roles there): here, in
+  // an ordinary namespace, every ConfigMap and Secret method is refused.
   'mcpserver-changed': {
     methods: [
       'getMCPServer', 'listAllMCPServers', 'patchMCPServerMetadata', 'replaceMCPServerStatus',
       'getDeployment', 'createDeployment', 'replaceDeployment', 'getService', 'createService', 'replaceService', 'listPods',
-      'getSecret', 'getServiceAccount', 'createServiceAccount', 'getRoleBinding', 'createRoleBinding', 'createEvent',
+      'getServiceAccount', 'createServiceAccount', 'getRoleBinding', 'createRoleBinding', 'createEvent',
     ],
+    elsewhere: {
+      getSecret: 'bearer servers\' token Secrets in ai-agents (Role there), elsewhere only where a namespace grants the one Secret',
+    },
   },
   'memoryprovider-changed': {
     methods: ['getMemoryProvider', 'listAllMemoryProviders', 'replaceMemoryProviderStatus', 'listAllConfigMaps', 'createEvent'],

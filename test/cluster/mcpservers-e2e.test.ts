@@ -36,6 +36,8 @@ type ServerObject = KubeObject & { spec: Record<string, any>; status?: Record<st
 describeCluster('mcpserver-changed on a real kube-apiserver, as its own ServiceAccount', () => {
   const cp = useControlPlane({ controllerManager: true, apiServerArgs: ['--enable-admission-plugins=OwnerReferencesPermissionEnforcement'] })
   let app: Hono
+  /** The function as its own ServiceAccount, its clock `offsetMs` ahead (a tick after a backoff). */
+  let appAt: (offsetMs: number) => Hono
   let mcp: Running
   const admin = () => cp.current.admin
   const server = (name: string) => admin().get<ServerObject>(`${SERVERS}/${name}`)
@@ -56,20 +58,40 @@ describeCluster('mcpserver-changed on a real kube-apiserver, as its own ServiceA
     a.forgetDiscovery()
     mcp = await serve(bearer(TOKEN, streamableHandler()))
     const { kubeConfig } = await cp.current.serviceAccountKubeconfig('kinetic-system', 'mcpserver-changed')
-    app = createApp({
-      kube: new KubeClient(kubeConfig), log: silentLogger, now: () => new Date(), config: readRuntimeConfig({ KINETIC_EXECUTOR_IMAGE: 'kinetic@sha256:e2e' }),
+    appAt = (offsetMs) => createApp({
+      kube: new KubeClient(kubeConfig), log: silentLogger, now: () => new Date(Date.now() + offsetMs), config: readRuntimeConfig({ KINETIC_EXECUTOR_IMAGE: 'kinetic@sha256:e2e' }),
       events: noKineticEvents, unavailableAfterMs: UNAVAILABLE_AFTER_MS,
     })
+    app = appAt(0)
   }, 90_000)
 
   afterAll(async () => {
     await mcp?.close()
   })
 
-  it('registers an external server by its URL, discovers its tools with the bearer token, and on deletion removes the entry and then the finalizer', async () => {
+  it('registers an external server by its URL, reports the token Secret it may not read with the grant to make, discovers its tools once granted, and on deletion removes the entry and then the finalizer', async () => {
     await admin().apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'demo-token', namespace: NS }, stringData: { token: TOKEN } })
     await admin().apply(anMCPServer('demo', { image: 'unused', managed: false, url: `${mcp.url}/mcp`, auth: 'bearer', secretRef: 'demo-token' }))
     expect(await changed('demo', RESOURCE_ADD)).toBe(202)
+
+    // Outside the agent namespace the function holds no Secret right: a finding, not a 500.
+    const refused = await server('demo')
+    expect(refused?.status?.phase).toBe('Error')
+    expect(condition(refused, 'ToolsDiscovered')).toMatchObject({ status: 'False', reason: 'DiscoveryFailed', message: expect.stringMatching(/^SecretForbidden: mcpserver-changed may not read Secret mcp-e2e\/demo-token/) })
+    expect(JSON.stringify(refused?.status)).not.toContain(TOKEN)
+    // The grant the message names, made as `kubectl create role/rolebinding` would.
+    await admin().apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'kinetic-mcp-token-demo-token', namespace: NS },
+      rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: ['demo-token'], verbs: ['get'] }] })
+    await admin().apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'kinetic-mcp-token-demo-token', namespace: NS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'kinetic-mcp-token-demo-token' },
+      subjects: [{ kind: 'ServiceAccount', name: 'mcpserver-changed', namespace: 'kinetic-system' }] })
+    // The resync tick after the backoff (at most 10 minutes plus jitter) retries; each try a tick later.
+    let tick = 0
+    await eventually('the tick discovered the tools with the granted token', async () => {
+      const later = appAt(++tick * 15 * 60_000)
+      expect((await deliver(later, PING, { reason: 'mcpservers-resync' }, { kineticsource: 'mcpserverresync' })).status).toBe(202)
+      return (await server('demo'))?.status?.phase === 'Ready'
+    }, 10_000, 200)
 
     const ready = await server('demo')
     expect(ready?.metadata?.finalizers).toEqual(['purko.io/mcpserver-finalizer'])
@@ -132,6 +154,11 @@ describeCluster('mcpserver-changed on a real kube-apiserver, as its own ServiceA
     expect(pod.serviceAccountName).toBe('kinetic-mcp-bridge')
     expect(pod.containers.map((c: { name: string }) => c.name)).toEqual(['mcp-server', 'mcp-bridge'])
     expect(pod.containers[0]).toMatchObject({ stdin: true, command: ['mcp-fs'] })
+    // The bridge's token reaches the mcp-bridge container only (the API server kept the projected volume).
+    expect(pod.automountServiceAccountToken).toBe(false)
+    expect(pod.containers[0].volumeMounts).toBeUndefined()
+    expect(pod.containers[1].volumeMounts).toEqual([{ name: 'kinetic-mcp-bridge-token', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }])
+    expect(pod.volumes[0].projected.sources.map((src: Record<string, unknown>) => Object.keys(src)[0])).toEqual(['serviceAccountToken', 'configMap', 'downwardAPI'])
     expect(condition(await server('fs'), 'Ready')).toMatchObject({ status: 'False', reason: 'Progressing' })
   })
 })

@@ -1,7 +1,9 @@
 // No function can read a Secret it has no business with, judged by the real API server with
 // knative/'s RBAC: the workflow functions hold no Secret right at all (model keys are
-// secretKeyRefs the kubelet resolves), and llmprovider-changed reads only the platform
-// namespace and writes only `kinetic-llm-credentials` where a namespace opted in.
+// secretKeyRefs the kubelet resolves), llmprovider-changed reads only the platform
+// namespace and writes only `kinetic-llm-credentials` where a namespace opted in, and
+// mcpserver-changed reads MCP token Secrets only in the agent namespace (or where a namespace
+// granted the one Secret).
 import { beforeAll, expect, it } from 'vitest'
 import type { V1Secret } from '@kubernetes/client-node'
 import { syncCredentialCopies } from '../../shared/engine/sync-credential-copies.js'
@@ -14,6 +16,7 @@ const SYSTEM_NS = 'kinetic-system'
 const PLATFORM = 'purko-system'
 const CLOSED = 'iso-closed'
 const OPTED = 'iso-opted'
+const AGENTS = 'ai-agents'
 const b64 = (text: string) => Buffer.from(text).toString('base64')
 
 /** The HTTP status a refused call carried (KubeClient keeps the ApiException as the cause), or 'ok'. */
@@ -51,6 +54,7 @@ describeCluster('Secrets a function has no business with stay out of its reach (
     await admin.apply(secret(CLOSED, 'private', { token: b64('sk-team') }))
     await admin.apply(secret(OPTED, 'unrelated', { token: b64('sk-unrelated') }))
     await admin.apply(secret(OPTED, 'kinetic-llm-credentials', {}))
+    await admin.apply(secret(AGENTS, 'github-token', { token: b64('mcp-agents') }))
   }, 60_000)
 
   it.each(['workflow-changed', 'step-job-finished', 'resync-tick'])('%s may not read, create or update any Secret (403), not even the copy its steps reference', async (account) => {
@@ -96,5 +100,30 @@ describeCluster('Secrets a function has no business with stay out of its reach (
     expect(await admin.getSecret(CLOSED, 'kinetic-llm-credentials')).toBeNull()
     // Unchanged on the next round: no write at all.
     expect(await syncCredentialCopies(kube, PLATFORM, [provider])).toMatchObject({ written: [], unchanged: expect.arrayContaining([OPTED]) })
+  })
+
+  it('mcpserver-changed reads token Secrets in the agent namespace, none in a user namespace until that namespace grants the one Secret as its message says', async () => {
+    const kube = await as('mcpserver-changed')
+    expect({
+      agents: await outcome(() => kube.getSecret(AGENTS, 'github-token')),
+      user: await outcome(() => kube.getSecret(CLOSED, 'private')),
+      create: await outcome(() => kube.createSecret(secret(AGENTS, 'by-mcpserver-changed', {}))),
+    }).toEqual({ agents: 'ok', user: 403, create: 403 })
+    expect((await kube.getSecret(AGENTS, 'github-token'))?.data?.token).toBe(b64('mcp-agents'))
+
+    // The grant SecretForbidden names (kubectl create role/rolebinding), made by hand.
+    const admin = cp.current.admin
+    await admin.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'kinetic-mcp-token-private', namespace: CLOSED },
+      rules: [{ apiGroups: [''], resources: ['secrets'], resourceNames: ['private'], verbs: ['get'] }] })
+    await admin.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'kinetic-mcp-token-private', namespace: CLOSED },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'kinetic-mcp-token-private' },
+      subjects: [{ kind: 'ServiceAccount', name: 'mcpserver-changed', namespace: SYSTEM_NS }] })
+    await admin.apply(secret(CLOSED, 'other', { token: b64('still-closed') }))
+    let granted: number | 'ok' = 403
+    for (let i = 0; i < 50 && granted !== 'ok'; i++) {
+      granted = await outcome(() => kube.getSecret(CLOSED, 'private'))
+      if (granted !== 'ok') await new Promise((r) => setTimeout(r, 100))
+    }
+    expect({ granted, other: await outcome(() => kube.getSecret(CLOSED, 'other')) }).toEqual({ granted: 'ok', other: 403 })
   })
 })

@@ -1,4 +1,5 @@
 import type { V1Deployment } from '@kubernetes/client-node'
+import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
 import { createApp } from '../../functions/mcpserver-changed/index.js'
 import type { McpServerDeps } from '../../shared/engine/reconcile-mcpserver.js'
@@ -159,6 +160,81 @@ describe('mcpserver-changed', () => {
     await deliver(app, PING, {}, TICK)
     expect(discovery.calls).toHaveLength(2)
     expect(stored(kube).status?.phase).toBe('Ready')
+  })
+
+  describe('a bearer server outside the agent namespace, whose token Secret the function may not read', () => {
+    const TEAM = 'team-a'
+    /** The error KubeClient throws for a 403: a plain Error, the ApiException as its cause. */
+    const forbidden = () => Object.assign(new Error(`Could not get Secret ${TEAM}/tok`), {
+      cause: { code: 403, body: JSON.stringify({ kind: 'Status', reason: 'Forbidden', message: `secrets "tok" is forbidden: User "system:serviceaccount:kinetic-system:mcpserver-changed" cannot get resource "secrets" in API group "" in the namespace "${TEAM}"` }) },
+    })
+    function putTeam(kube: FakeKube): MCPServer {
+      const existing = kube.mcpServers.get(`${TEAM}/github`)
+      const server = MCPServerSchema.parse({
+        apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer',
+        metadata: { name: 'github', namespace: TEAM, uid: 'uid-team', generation: 1, ...(existing ? { finalizers: existing.metadata.finalizers } : {}), resourceVersion: `r${++rv}` },
+        spec: { image: 'unused', managed: false, url: 'http://10.0.0.9:8080/mcp', auth: 'bearer', secretRef: 'tok' },
+        ...(existing?.status ? { status: existing.status } : {}),
+      })
+      kube.mcpServers.set(`${TEAM}/github`, server)
+      return structuredClone(server)
+    }
+    const teamServer = (kube: FakeKube) => structuredClone(kube.mcpServers.get(`${TEAM}/github`)!)
+
+    it('reports SecretForbidden with the grant that allows the read (202, no redelivery), and retries with the backoff once it is granted', async () => {
+      const kube = new FakeKube().failNext('getSecret', forbidden())
+      await kube.createSecret({ metadata: { name: 'tok', namespace: TEAM }, data: { token: Buffer.from(TOKEN).toString('base64') } })
+      const lines: string[] = []
+      const discovery: Discovery = { calls: [], result: found(['echo']) }
+      const clock = { now: new Date('2026-01-01T00:00:00Z') }
+      const app = createApp({ ...depsWith(kube, discovery, clock), log: pino({ level: 'debug' }, { write: (line: string) => { lines.push(line) } }) })
+
+      expect((await deliver(app, RESOURCE_ADD, putTeam(kube), SERVERS)).status).toBe(202)
+      const server = teamServer(kube)
+      const grant = 'kubectl create role kinetic-mcp-token-tok -n team-a --verb=get --resource=secrets --resource-name=tok && '
+        + 'kubectl create rolebinding kinetic-mcp-token-tok -n team-a --role=kinetic-mcp-token-tok --serviceaccount=kinetic-system:mcpserver-changed'
+      expect(server.status?.phase).toBe('Error')
+      expect(condition(server, 'ToolsDiscovered')).toMatchObject({
+        status: 'False', reason: 'DiscoveryFailed',
+        message: `SecretForbidden: mcpserver-changed may not read Secret team-a/tok (it reads token Secrets only in ai-agents); allow it with: ${grant}`,
+      })
+      expect(condition(server, 'Ready')).toMatchObject({ status: 'False', reason: 'DiscoveryFailed', message: expect.stringMatching(/^SecretForbidden: /) })
+      expect(discovery.calls).toEqual([])
+      expect(kube.events.map((e) => [e.type, e.reason])).toEqual([['Normal', 'Registered'], ['Warning', 'DiscoveryFailed']])
+      expect(server.status?.nextCheckTime).toBeDefined()
+
+      // A redelivery before the backoff has passed reads no Secret and discovers nothing.
+      const reads = kube.calls
+      expect((await deliver(app, RESOURCE_UPDATE, teamServer(kube), SERVERS)).status).toBe(202)
+      expect(discovery.calls).toEqual([])
+      expect(kube.calls - reads).toBe(0)
+
+      // Granted (the fake no longer refuses): the tick after the backoff discovers with the token.
+      clock.now = new Date('2026-01-01T00:01:00Z')
+      expect((await deliver(app, PING, {}, TICK)).status).toBe(202)
+      expect(discovery.calls).toEqual([{ url: 'http://10.0.0.9:8080/mcp', token: TOKEN }])
+      expect(teamServer(kube).status).toMatchObject({ phase: 'Ready', toolCount: 1 })
+
+      const everything = JSON.stringify({ status: teamServer(kube).status, events: kube.events, lines, registry: kube.configMaps.get(`${NS}/mcp-servers`) })
+      expect(everything).not.toContain(TOKEN)
+      expect(everything).not.toContain(Buffer.from(TOKEN).toString('base64'))
+    })
+
+    it('lets an outage reading the Secret reach the Broker as 503, not as a finding', async () => {
+      const kube = new FakeKube().failNext('getSecret', new TransientError('connection refused'))
+      const res = await deliver(createApp(depsWith(kube, { calls: [], result: found([]) })), RESOURCE_ADD, putTeam(kube), SERVERS)
+      expect(res.status).toBe(503)
+      expect(JSON.stringify(teamServer(kube).status ?? {})).not.toContain('SecretForbidden')
+    })
+
+    it('re-plans a lost race while reading the Secret, not a finding either', async () => {
+      const kube = new FakeKube().failNext('getSecret', new ConflictError('stale'))
+      await kube.createSecret({ metadata: { name: 'tok', namespace: TEAM }, data: { token: Buffer.from(TOKEN).toString('base64') } })
+      const discovery: Discovery = { calls: [], result: found(['echo']) }
+      expect((await deliver(createApp(depsWith(kube, discovery)), RESOURCE_ADD, putTeam(kube), SERVERS)).status).toBe(202)
+      expect(discovery.calls).toEqual([{ url: 'http://10.0.0.9:8080/mcp', token: TOKEN }])
+      expect(teamServer(kube).status?.phase).toBe('Ready')
+    })
   })
 
   it('reports a Deployment the API server refuses as DeploymentFailed, without redelivery', async () => {

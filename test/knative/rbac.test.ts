@@ -50,7 +50,10 @@ const AGENT_CHANGED_GRANTS: Grants = {
 /** Bound per namespace by RoleBindings (opt-in), never cluster-wide. */
 const LLM_CREDENTIALS_WRITER = 'kinetic-llm-credentials-writer'
 
-/** mcpserver-changed's verbs; the registry ConfigMap is granted by a Role in the agent namespace only. */
+/**
+ * mcpserver-changed's verbs; the registry ConfigMap and bearer servers' token Secrets are granted
+ * by Roles in the agent namespace only.
+ */
 const MCPSERVER_CHANGED_GRANTS: Grants = {
   'purko.io/mcpservers': ['get', 'list', 'patch'],
   'purko.io/mcpservers/status': ['update'],
@@ -58,8 +61,6 @@ const MCPSERVER_CHANGED_GRANTS: Grants = {
   'apps/deployments': ['create', 'get', 'update'],
   '/services': ['create', 'get', 'update'],
   '/pods': ['list'],
-  // A bearer server's token, for discovery (in the server's own namespace).
-  '/secrets': ['get'],
   '/serviceaccounts': ['create', 'get'],
   'rbac.authorization.k8s.io/rolebindings': ['create', 'get'],
   'rbac.authorization.k8s.io/clusterroles': ['bind'],
@@ -75,7 +76,7 @@ const EXPECTED: Record<string, { serviceAccount: string; grants: Grants }> = {
   [LLM_CREDENTIALS_WRITER]: { serviceAccount: 'llmprovider-changed', grants: { '/secrets': ['create', 'get', 'update'] } },
   'kinetic-agent-changed': { serviceAccount: 'agent-changed', grants: AGENT_CHANGED_GRANTS },
   'kinetic-mcpserver-changed': { serviceAccount: 'mcpserver-changed', grants: MCPSERVER_CHANGED_GRANTS },
-  [MCP_BRIDGE]: { serviceAccount: 'kinetic-mcp-bridge', grants: { '/pods': ['get'], '/pods/attach': ['create', 'get'] } },
+  [MCP_BRIDGE]: { serviceAccount: 'kinetic-mcp-bridge', grants: { '/pods/attach': ['create', 'get'] } },
   'kinetic-mcpservers-source': { serviceAccount: 'mcpservers-source', grants: { 'purko.io/mcpservers': ['get', 'list', 'watch'] } },
   'kinetic-mcp-deployments-source': { serviceAccount: 'mcp-deployments-source', grants: { 'apps/deployments': ['get', 'list', 'watch'] } },
   // Provider checks: Secrets only through the platform-namespace Role and the opt-in copy writer.
@@ -157,7 +158,7 @@ describe('least-privilege RBAC', () => {
   })
 
   it('the provider functions hold no cluster-wide Secret right, and their sources only watch', () => {
-    for (const name of ['kinetic-llmprovider-changed', 'kinetic-memoryprovider-changed']) {
+    for (const name of ['kinetic-llmprovider-changed', 'kinetic-memoryprovider-changed', 'kinetic-mcpserver-changed']) {
       expect(grantsOf(clusterRoles.find((m) => m.name === name)!), name).not.toHaveProperty(['/secrets'])
     }
     for (const name of ['kinetic-llmproviders-source', 'kinetic-memoryproviders-source']) {
@@ -186,6 +187,14 @@ describe('least-privilege RBAC', () => {
     expect(roles.map((r) => [r.namespace, r.doc.rules])).toEqual([['purko-system', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]]])
     const bound = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'RoleBinding').filter((b) => b.doc.roleRef.name === 'kinetic-llmprovider-changed-secrets')
     expect(bound.map((b) => [b.namespace, b.doc.subjects])).toEqual([['purko-system', [{ kind: 'ServiceAccount', name: 'llmprovider-changed', namespace: 'kinetic-system' }]]])
+  })
+
+  it('mcpserver-changed reads token Secrets only in the agent namespace', () => {
+    const roles = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'Role').filter((r) => r.doc.rules.some((rule: { resources: string[] }) => rule.resources.includes('secrets')))
+      .filter((r) => r.name.startsWith('kinetic-mcpserver-changed'))
+    expect(roles.map((r) => [r.name, r.namespace, r.doc.rules])).toEqual([['kinetic-mcpserver-changed-secrets', 'ai-agents', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]]])
+    const bound = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'RoleBinding').filter((b) => b.doc.roleRef.name === 'kinetic-mcpserver-changed-secrets')
+    expect(bound.map((b) => [b.namespace, b.doc.roleRef.kind, b.doc.subjects])).toEqual([['ai-agents', 'Role', [{ kind: 'ServiceAccount', name: 'mcpserver-changed', namespace: 'kinetic-system' }]]])
   })
 
   it('no ApiServerSource account may write anything', () => {

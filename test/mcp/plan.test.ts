@@ -92,7 +92,7 @@ describe('the Deployment of an MCPServer (purko SPEC §5.1)', () => {
     const server = aServer({ transport: 'stdio', command: ['npx', 'server'], args: ['--stdio'], port: 8080, auth: 'bearer', secretRef: 'tok' })
     const pod = deploymentManifest(server, 'kinetic@sha256:abc').spec!.template.spec!
     expect(pod.serviceAccountName).toBe('kinetic-mcp-bridge')
-    expect(pod.automountServiceAccountToken).toBe(true)
+    expect(pod.automountServiceAccountToken).toBe(false)
     const [mcp, bridge] = pod.containers
     expect(mcp).toMatchObject({ name: 'mcp-server', image: 'mcp:1', command: ['npx', 'server'], args: ['--stdio'], stdin: true, stdinOnce: false, tty: false })
     expect(mcp?.ports).toBeUndefined()
@@ -106,6 +106,33 @@ describe('the Deployment of an MCPServer (purko SPEC §5.1)', () => {
     ])
     expect(bridge?.securityContext).toMatchObject({ allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, runAsUser: 65532 })
     expect(registryEntry(server).url).toBe('http://github.ai-agents.svc.cluster.local:8080')
+  })
+
+  it('gives the bridge ServiceAccount\'s token to the mcp-bridge container only: the server image cannot read it', () => {
+    const pod = deploymentManifest(aServer({ transport: 'stdio', command: ['mcp-fs'] }), 'kinetic@sha256:abc').spec!.template.spec!
+    expect(pod.automountServiceAccountToken).toBe(false)
+    expect(pod.volumes).toEqual([{
+      name: 'kinetic-mcp-bridge-token',
+      projected: {
+        sources: [
+          { serviceAccountToken: { path: 'token', expirationSeconds: 3607 } },
+          { configMap: { name: 'kube-root-ca.crt', items: [{ key: 'ca.crt', path: 'ca.crt' }] } },
+          { downwardAPI: { items: [{ path: 'namespace', fieldRef: { apiVersion: 'v1', fieldPath: 'metadata.namespace' } }] } },
+        ],
+      },
+    }])
+    const [mcp, bridge] = pod.containers
+    expect(mcp?.name).toBe('mcp-server')
+    expect(mcp?.volumeMounts).toBeUndefined()
+    // Where the Kubernetes client's in-cluster config reads token, ca.crt and namespace.
+    expect(bridge?.volumeMounts).toEqual([{ name: 'kinetic-mcp-bridge-token', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount', readOnly: true }])
+  })
+
+  it('mounts no token at all into an HTTP server\'s pod', () => {
+    const pod = deploymentManifest(aServer(), 'kinetic:test').spec!.template.spec!
+    expect(pod.automountServiceAccountToken).toBe(false)
+    expect(pod.volumes).toBeUndefined()
+    expect(pod.containers.map((c) => c.volumeMounts)).toEqual([undefined])
   })
 
   it('plans the bridge ServiceAccount and RoleBinding for a stdio server when they are missing', () => {
