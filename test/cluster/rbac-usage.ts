@@ -47,8 +47,8 @@ export function describePermission(p: Permission): string {
  * Pure: the permissions each user's requests needed, from audit records (non-resource
  * requests, which RBAC checks by path, are left out), and the namespaces they were used in.
  */
-export function permissionsFromAudit(events: AuditEvent[], users: ReadonlySet<string>): Map<string, Map<string, { permission: Permission; namespaces: Set<string> }>> {
-  const out = new Map<string, Map<string, { permission: Permission; namespaces: Set<string> }>>()
+export function permissionsFromAudit(events: AuditEvent[], users: ReadonlySet<string>): Map<string, Map<string, UsedPermission>> {
+  const out = new Map<string, Map<string, UsedPermission>>()
   for (const e of events) {
     if (!users.has(e.user.username) || !e.objectRef?.resource) continue
     const permission: Permission = {
@@ -57,11 +57,24 @@ export function permissionsFromAudit(events: AuditEvent[], users: ReadonlySet<st
     const key = describePermission(permission)
     let perUser = out.get(e.user.username)
     if (!perUser) out.set(e.user.username, (perUser = new Map()))
-    const entry = perUser.get(key) ?? { permission, namespaces: new Set<string>() }
-    entry.namespaces.add(e.objectRef.namespace ?? '')
+    const entry = perUser.get(key) ?? { permission, namespaces: new Set<string>(), names: new Map<string, Set<string>>() }
+    const namespace = e.objectRef.namespace ?? ''
+    entry.namespaces.add(namespace)
+    if (e.objectRef.name) {
+      const names = entry.names.get(namespace) ?? new Set<string>()
+      names.add(e.objectRef.name)
+      entry.names.set(namespace, names)
+    }
     perUser.set(key, entry)
   }
   return out
+}
+
+/** A permission some requests needed, where, and (per namespace) which named objects they touched. */
+interface UsedPermission {
+  permission: Permission
+  namespaces: Set<string>
+  names: Map<string, Set<string>>
 }
 
 type Rule = { apiGroups?: string[]; resources?: string[]; verbs?: string[] }
@@ -101,7 +114,7 @@ export async function rbacUsage(cp: ControlPlane, plane: LocalPlane): Promise<Rb
       if (p.verb === 'create' && OWNED_CHILDREN.has(`${p.group}/${p.resource}`)) for (const n of ns) namespaces.add(n)
     }
     if (namespaces.size === 0) continue
-    perms.set(describePermission(OWNER_FINALIZERS), { permission: OWNER_FINALIZERS, namespaces })
+    perms.set(describePermission(OWNER_FINALIZERS), { permission: OWNER_FINALIZERS, namespaces, names: new Map() })
     implied.add(`${user} ${describePermission(OWNER_FINALIZERS)}`)
   }
 
@@ -110,14 +123,21 @@ export async function rbacUsage(cp: ControlPlane, plane: LocalPlane): Promise<Rb
   for (const [user, perms] of perUser) {
     const sa = user.slice(PREFIX.length).split(':') as [string, string]
     const groups = ['system:serviceaccounts', `system:serviceaccounts:${sa[0]}`, 'system:authenticated']
-    for (const { permission: p, namespaces } of perms.values()) {
+    const allowedFor = async (p: Permission, ns: string, name?: string): Promise<boolean> => {
+      const review = await admin.request<{ status?: { allowed?: boolean; reason?: string } }>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+        apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
+        spec: { user, groups, resourceAttributes: { namespace: ns, verb: p.verb, group: p.group, resource: p.resource, subresource: p.subresource, ...(name ? { name } : {}) } },
+      })
+      return review.status?.allowed === true
+    }
+    for (const { permission: p, namespaces, names } of perms.values()) {
       for (const ns of namespaces) {
         checks.push((async () => {
-          const review = await admin.request<{ status?: { allowed?: boolean; reason?: string } }>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-            apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
-            spec: { user, groups, resourceAttributes: { namespace: ns, verb: p.verb, group: p.group, resource: p.resource, subresource: p.subresource } },
-          })
-          if (!review.status?.allowed) notAllowed.push(`${user} ${describePermission(p)} in ${ns || '(all namespaces)'}`)
+          if (await allowedFor(p, ns)) return
+          // A grant scoped by resourceNames allows only the named objects: check each one used.
+          const touched = [...(names.get(ns) ?? [])]
+          const refused = touched.length === 0 ? [''] : (await Promise.all(touched.map(async (n) => ((await allowedFor(p, ns, n)) ? null : n)))).filter((n) => n !== null)
+          for (const n of refused) notAllowed.push(`${user} ${describePermission(p)}${n ? ` ${n}` : ''} in ${ns || '(all namespaces)'}`)
         })())
       }
     }
