@@ -28,3 +28,17 @@ export class TransientError extends FunctionError {
 /** The HTTP status for any thrown value: ours carry one, everything else is a bug (500). */
 export const statusFor = (err: unknown): 400 | 409 | 500 | 503 =>
   err instanceof FunctionError ? err.status : 500
+
+/** The API server's own words for a refused request (its Status message), else the error's message. */
+export function apiMessage(err: unknown): string {
+  const body = (err as { cause?: { body?: unknown } }).cause?.body
+  if (typeof body === 'string') {
+    try {
+      const status = JSON.parse(body) as { message?: unknown }
+      if (typeof status.message === 'string') return status.message
+    } catch { /* not a Status */ }
+  } else if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
+    return (body as { message: string }).message
+  }
+  return (err as Error).message
+}

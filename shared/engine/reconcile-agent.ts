@@ -1,7 +1,7 @@
 import { planAgent, NO_AGENT_CHANGES, type AgentFacts, type AgentPlan, type IdentityOutcome } from '../agent/agent-plan.js'
 import type { IdentityWrite } from '../agent/identity.js'
 import { agentRoleBindingName, agentRoleName, agentServiceAccountName, defaultServiceAccountName } from '../agent/names.js'
-import { ConflictError, TransientError } from '../errors.js'
+import { apiMessage, ConflictError, TransientError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
 import { FINALIZER_AGENT } from '../schemas/labels.js'
@@ -144,17 +144,3 @@ async function writeIdentity(kube: Kube, write: IdentityWrite): Promise<void> {
   if (created === 'exists') throw new ConflictError(`${write.kind} ${write.object.metadata?.namespace}/${write.object.metadata?.name} appeared concurrently`)
 }
 
-/** The API server's own words for a refusal (its Status message), else the error's. */
-function apiMessage(err: unknown): string {
-  const cause = (err as { cause?: { body?: unknown } }).cause
-  const body = cause?.body
-  if (typeof body === 'string') {
-    try {
-      const status = JSON.parse(body) as { message?: unknown }
-      if (typeof status.message === 'string') return status.message
-    } catch { /* not a Status */ }
-  } else if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
-    return (body as { message: string }).message
-  }
-  return (err as Error).message
-}

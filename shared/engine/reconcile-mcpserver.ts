@@ -1,5 +1,5 @@
 import type { V1ConfigMap } from '@kubernetes/client-node'
-import { ConflictError, TransientError } from '../errors.js'
+import { apiMessage, ConflictError, TransientError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { DiscoveryOptions, DiscoveryResult, DiscoveryTarget } from '../mcp/discovery.js'
 import {
@@ -275,16 +275,3 @@ export function secretForbiddenMessage(namespace: string, secretRef: string, age
     + `kubectl create rolebinding ${role} -n ${namespace} --role=${role} --serviceaccount=${FUNCTION_ACCOUNT}`
 }
 
-/** The API server's own words for a refusal (its Status message), else the error's. */
-function apiMessage(err: unknown): string {
-  const body = (err as { cause?: { body?: unknown } }).cause?.body
-  if (typeof body === 'string') {
-    try {
-      const status = JSON.parse(body) as { message?: unknown }
-      if (typeof status.message === 'string') return status.message
-    } catch { /* not a Status */ }
-  } else if (body && typeof body === 'object' && typeof (body as { message?: unknown }).message === 'string') {
-    return (body as { message: string }).message
-  }
-  return (err as Error).message
-}
