@@ -237,6 +237,33 @@ describe('mcpserver-changed', () => {
     })
   })
 
+  it('starts no reconcile after 40 s of a tick, so slow servers cannot push it past its timeout; the rest are served by the next ticks', async () => {
+    const kube = new FakeKube()
+    const names = Array.from({ length: 20 }, (_, i) => `ext-${i}`)
+    for (const [i, name] of names.entries()) put(kube, { managed: false, url: `http://10.0.0.${i}:8000/mcp` }, name)
+    const clock = { now: new Date('2026-01-01T00:00:00Z') }
+    const discovery: Discovery = { calls: [], result: found(['echo']) }
+    // Every discovery takes the full 5 s deadline.
+    const slow: McpServerDeps = { ...depsWith(kube, discovery, clock), discover: async (target) => {
+      discovery.calls.push(target)
+      clock.now = new Date(clock.now.getTime() + 5_000)
+      return discovery.result
+    } }
+    const app = createApp(slow)
+    const perTick: number[] = []
+    for (let tick = 0; tick < 5 && discovery.calls.length < names.length; tick++) {
+      const before = discovery.calls.length
+      expect((await deliver(app, PING, {}, TICK)).status).toBe(202)
+      perTick.push(discovery.calls.length - before)
+      clock.now = new Date(clock.now.getTime() + 60_000)
+    }
+    expect(perTick[0]).toBeGreaterThan(0)
+    expect(perTick[0]).toBeLessThan(names.length)
+    // Each server discovered once, all of them Ready within a few ticks.
+    expect(new Set(discovery.calls.map((c) => c.url)).size).toBe(discovery.calls.length)
+    expect(names.map((name) => stored(kube, name).status?.phase)).toEqual(names.map(() => 'Ready'))
+  })
+
   it('reports a Deployment the API server refuses as DeploymentFailed, without redelivery', async () => {
     const kube = new FakeKube().failNext('createDeployment', new Error('Deployment.apps "github" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit'))
     const res = await deliver(createApp(depsWith(kube, { calls: [], result: found([]) })), RESOURCE_ADD, put(kube, { resources: { requests: { cpu: '2' }, limits: { cpu: '1' } } }), SERVERS)
