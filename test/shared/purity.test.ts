@@ -17,6 +17,8 @@ const files = [
 ]
   // The provider planners; shared/llm/probe.ts is the I/O beside them.
   .concat(['llm/credentials.ts', 'llm/schedule.ts', 'llm/target.ts', 'llm/plan.ts'])
+  // Recipe policy evaluation (CONTRACT §10) and the quantity parser it compares bounds with.
+  .concat(['recipes/policy.ts', 'recipes/pod-security.ts', 'recipes/quantity.ts'])
 
 describe('the pure core', () => {
   it.each(files)('shared/%s imports no hono, no node:* module and no value from the Kubernetes client, and reads no clock, randomness or environment', (file) => {
