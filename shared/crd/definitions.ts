@@ -6,6 +6,8 @@ import { AgentAutonomyPolicySchema } from '../schemas/autonomypolicy.js'
 import { MCPServerSchema } from '../schemas/mcpserver.js'
 import { LLMProviderSchema } from '../schemas/llmprovider.js'
 import { MemoryProviderSchema } from '../schemas/memoryprovider.js'
+import { WorkflowRecipeSchema } from '../schemas/workflowrecipe.js'
+import { WorkflowRecipePolicySchema } from '../schemas/workflowrecipepolicy.js'
 import { toCrdSchema, type JsonSchemaProps } from './structural.js'
 
 /** One `additionalPrinterColumns` entry. */
@@ -25,6 +27,8 @@ export interface KindDefinition {
   shortNames: string[]
   schema: z.ZodType
   printerColumns: PrinterColumn[]
+  /** Default Namespaced. */
+  scope?: 'Namespaced' | 'Cluster'
 }
 
 /** An apiextensions.k8s.io/v1 CustomResourceDefinition as Kinetic writes it. */
@@ -49,7 +53,7 @@ export interface CustomResourceDefinition {
 
 const age: PrinterColumn = { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }
 
-/** The six purko.io kinds, with names, short names and purko's printer columns (plus Kinetic's autonomy columns). */
+/** The purko.io kinds (purko's six and Kinetic's recipe kinds), with names, short names and purko's printer columns (plus Kinetic's autonomy columns). */
 export const KINDS: readonly KindDefinition[] = [
   {
     kind: 'Agent', plural: 'agents', singular: 'agent', shortNames: ['ag'], schema: AgentSchema,
@@ -116,7 +120,32 @@ export const KINDS: readonly KindDefinition[] = [
       age,
     ],
   },
+  {
+    // Kinetic's own kinds (recipes CONTRACT §2 and §10); purko has no counterpart.
+    kind: 'WorkflowRecipe', plural: 'workflowrecipes', singular: 'workflowrecipe', shortNames: ['wr', 'recipe'],
+    schema: WorkflowRecipeSchema,
+    printerColumns: [
+      { name: 'Phase', type: 'string', jsonPath: '.status.phase' },
+      { name: 'Revision', type: 'integer', jsonPath: '.status.currentRevision' },
+      { name: 'Ready', type: 'string', jsonPath: '.status.readyWorkloads' },
+      { name: 'Reason', type: 'string', jsonPath: '.status.reason', priority: 1 },
+      age,
+    ],
+  },
+  {
+    kind: 'WorkflowRecipePolicy', plural: 'workflowrecipepolicies', singular: 'workflowrecipepolicy', shortNames: ['wrp', 'recipepolicy'],
+    schema: WorkflowRecipePolicySchema, scope: 'Cluster',
+    printerColumns: [
+      { name: 'Mode', type: 'string', jsonPath: '.spec.mode' },
+      { name: 'Approval', type: 'boolean', jsonPath: '.spec.requireApproval' },
+      { name: 'Violations', type: 'integer', jsonPath: '.status.totalViolations' },
+      age,
+    ],
+  },
 ]
+
+/** Kinds purko defines (the compatibility tests compare these with purko's CRDs). */
+export const PURKO_KINDS: ReadonlySet<string> = new Set(['Agent', 'Workflow', 'MCPServer', 'LLMProvider', 'AgentAutonomyPolicy', 'MemoryProvider'])
 
 /** Pure: the CustomResourceDefinition of one kind, its schema generated from the zod source. */
 export function crdFor(def: KindDefinition): CustomResourceDefinition {
@@ -133,7 +162,7 @@ export function crdFor(def: KindDefinition): CustomResourceDefinition {
         singular: def.singular,
         shortNames: def.shortNames,
       },
-      scope: 'Namespaced',
+      scope: def.scope ?? 'Namespaced',
       versions: [{
         name: API_VERSION_NAME,
         served: true,
@@ -146,7 +175,7 @@ export function crdFor(def: KindDefinition): CustomResourceDefinition {
   }
 }
 
-/** Pure: the CRDs of all six purko.io kinds, in a stable order. */
+/** Pure: the CRDs of all purko.io kinds, in a stable order. */
 export function allCrds(): CustomResourceDefinition[] {
   return KINDS.map(crdFor)
 }

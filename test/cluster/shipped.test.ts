@@ -10,6 +10,7 @@ import { allCrds } from '../../shared/crd/definitions.js'
 import { validateAgainstCrd } from '../../shared/crd/validate.js'
 import { parseDocuments, ROOT } from '../knative/manifests.js'
 import { referenceDir } from '../support/reference.js'
+import { carries, INVALID, INVALID_POLICIES, SCHEMA_REFUSALS } from '../crds/recipe-fixtures.js'
 import { renderKustomization, type RenderedObject } from './kustomize.js'
 import { describeCluster, useControlPlane } from './tier.js'
 
@@ -45,6 +46,7 @@ const purkoCrdFiles = documents(join(ROOT, 'crds'), ROOT, (f) => f.endsWith('kus
 const knativeCrdFiles = documents(join(referenceDir(), 'knative', 'crds'), referenceDir())
 const purkoExamples = documents(join(referenceDir(), 'purko', 'examples'), referenceDir())
 const localExamples = documents(join(ROOT, 'examples', 'local'), ROOT)
+const recipeExamples = documents(join(referenceDir(), 'recipes', 'examples'), referenceDir())
 const installTree = renderKustomization(join(ROOT, 'knative'), ROOT)
 
 /** What was wrong with one answer, in words that name the object: refusal, warnings. */
@@ -129,11 +131,12 @@ describeCluster('everything Kinetic ships is accepted by a real kube-apiserver v
     return [...(served ? await crd(served) : []), ...(ns ? await namespace(ns) : [])]
   }
 
-  it('reads what it judges: six purko.io CRDs, purko\'s examples of every kind, and knative/ with crds/ and every file', () => {
+  it('reads what it judges: every purko.io CRD, purko\'s examples of every kind, the recipe examples, and knative/ with crds/ and every file', () => {
     expect(purkoCrdFiles.map((d) => (d.object.spec as { names: { kind: string } }).names.kind).sort())
       .toEqual(allCrds().map((c) => c.spec.names.kind).sort())
     const exampleKinds = new Set(purkoExamples.map((d) => d.object.kind))
     for (const kind of ['Agent', 'Workflow', 'LLMProvider', 'MCPServer', 'MemoryProvider', 'AgentAutonomyPolicy', 'Secret', 'PersistentVolumeClaim']) expect(exampleKinds).toContain(kind)
+    expect(new Set(recipeExamples.map((d) => d.object.kind))).toEqual(new Set(['Namespace', 'Secret', 'WorkflowRecipe', 'WorkflowRecipePolicy']))
     const rendered = new Set(installTree.map((d) => d.file))
     for (const d of purkoCrdFiles) expect(rendered).toContain(d.file)
     for (const kind of ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Broker', 'Trigger', 'ApiServerSource', 'PingSource', 'Service']) {
@@ -145,7 +148,7 @@ describeCluster('everything Kinetic ships is accepted by a real kube-apiserver v
     expect(await crd(doc)).toEqual([])
   }, 60_000)
 
-  it.each([...purkoExamples, ...localExamples].map((d) => [label(d), d] as const))(
+  it.each([...purkoExamples, ...localExamples, ...recipeExamples].map((d) => [label(d), d] as const))(
     '%s applies unchanged (kubectl apply --dry-run=server --validate=strict)',
     async (_, doc) => {
       expect(await prerequisites(doc.object)).toEqual([])
@@ -242,5 +245,23 @@ describeCluster('everything Kinetic ships is accepted by a real kube-apiserver v
     expect(res.body.details?.causes).toEqual([cause])
     const local = validateAgainstCrd(agentCrd, agent)
     expect(local.ok ? [] : local.causes).toEqual([cause])
+  }, 60_000)
+
+  it.each([...INVALID, ...INVALID_POLICIES])('refuses a recipe or policy with %s with the recipes contract\'s message (§8.1)', async (_, obj, message) => {
+    const doc = obj as KubeObject
+    expect(await prerequisites(doc)).toEqual([])
+    const path = await cp.current.admin.pathFor(doc.apiVersion!, doc.kind!, doc.metadata?.namespace ?? 'default')
+    const res = await cp.current.admin.send<{ details?: { causes?: { message?: string }[] } }>('POST', `${path}?dryRun=All`, doc)
+    expect(res.status).toBe(422)
+    expect(carries(res.body.details?.causes, message), JSON.stringify(res.body)).toBe(true)
+  }, 60_000)
+
+  it.each(SCHEMA_REFUSALS)('refuses a recipe with %s by its schema keywords', async (_, obj, field) => {
+    const doc = obj as KubeObject
+    expect(await prerequisites(doc)).toEqual([])
+    const path = await cp.current.admin.pathFor(doc.apiVersion!, doc.kind!, doc.metadata?.namespace ?? 'default')
+    const res = await cp.current.admin.send<{ details?: { causes?: { field?: string }[] } }>('POST', `${path}?dryRun=All`, doc)
+    expect(res.status).toBe(422)
+    expect((res.body.details?.causes ?? []).map((c) => c.field)).toContain(field)
   }, 60_000)
 })

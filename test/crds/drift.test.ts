@@ -27,7 +27,7 @@ describe('crds/ generated from the zod schemas', () => {
     expect(stale, hint).toEqual([])
   })
 
-  it('generates one CRD per purko.io kind with the names purko uses', () => {
+  it('generates one CRD per purko.io kind with the names purko uses, then the recipe kinds with the contract\'s names', () => {
     expect(crds.map((c) => [c.metadata.name, c.spec.names.shortNames])).toEqual([
       ['agents.purko.io', ['ag']],
       ['workflows.purko.io', ['wf']],
@@ -35,6 +35,10 @@ describe('crds/ generated from the zod schemas', () => {
       ['llmproviders.purko.io', ['llm']],
       ['agentautonomypolicies.purko.io', ['aap']],
       ['memoryproviders.purko.io', ['mem']],
+      ['workflowrecipes.purko.io', ['wr', 'recipe']],
+      ['workflowrecipepolicies.purko.io', ['wrp', 'recipepolicy']],
     ])
+    expect(crds.map((c) => c.spec.scope).filter((s) => s === 'Cluster')).toHaveLength(1)
+    expect(crds.find((c) => c.spec.names.kind === 'WorkflowRecipePolicy')?.spec.scope).toBe('Cluster')
   })
 })
