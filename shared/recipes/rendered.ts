@@ -51,6 +51,8 @@ export interface RenderOk {
   /** Names of the included workloads in topological order (`status.resolved.order`). */
   order: string[]
   tests: RenderedTest[]
+  /** Templates only (§7.7): required inputs without a value; placeholders needing them stay unrendered. */
+  missingInputs?: string[]
   /** Only when the recipe has steps. */
   steps?: RenderedStep[]
   /** Only when the recipe has steps. */

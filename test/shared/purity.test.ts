@@ -17,6 +17,8 @@ const files = [
 ]
   // The provider planners; shared/llm/probe.ts is the I/O beside them.
   .concat(['llm/credentials.ts', 'llm/schedule.ts', 'llm/target.ts', 'llm/plan.ts'])
+  // The recipe pipeline, contract §1 steps 1-5.
+  .concat(['config.ts', 'cel.ts', 'inputs.ts', 'computed.ts', 'include.ts', 'graph.ts', 'template.ts', 'render.ts', 'rendered.ts'].map((f) => `recipes/${f}`))
   // Recipe policy evaluation (CONTRACT §10) and the quantity parser it compares bounds with.
   .concat(['recipes/policy.ts', 'recipes/pod-security.ts', 'recipes/quantity.ts'])
 
