@@ -162,7 +162,7 @@ describe('the example policies against the example recipes (§10)', () => {
 
   it('a restricted sandbox would reject an added capability the installed baseline admits', () => {
     const base = recipe('mcp-everything')
-    const withCap: WorkflowRecipe = { ...base, spec: { ...base.spec, workloads: base.spec.workloads!.map((w) => ({ ...w, security: { ...w.security, addCapabilities: ['CHOWN'] } })) } }
+    const withCap: WorkflowRecipe = { ...base, spec: { ...base.spec, workloads: base.spec.workloads!.map((w) => ({ ...w, security: { readOnlyRootFilesystem: false, ...w.security, addCapabilities: ['CHOWN' as const] } })) } }
     expect(evaluate(withCap, development).violations.filter((v) => v.policy === 'pod-security')).toEqual([])
     const restricted: NamespaceLabels = { ...development, 'mcp-server': { 'pod-security.kubernetes.io/enforce': 'restricted' } }
     expect(evaluate(withCap, restricted).violations.filter((v) => v.policy === 'pod-security').map((v) => v.message)).toEqual([
