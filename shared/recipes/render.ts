@@ -1,8 +1,11 @@
 /**
  * `renderRecipe`: contract §1 steps 1-5 in pipeline order — inputs (§2.2), computed values
  * (§2.3), includeWhen (§3.2), the dependency graph (§7.11, §8.2) and templates (§4) — plus the
- * §8.2 checks that need no cluster state (DuplicateEnvName, VolumeMountConflict). Pure: the
- * same recipe and configuration always give the same result; no clock, no randomness.
+ * §8.2 checks that need no cluster state (DuplicateEnvName, VolumeMountConflict).
+ * `{{workloads.<w>.name}}` of a Job workload is its object's name `base(w)-<h8>` (§5.2,
+ * `jobNameOf` of manifests.ts over the rendered Job); see `jobNamePlan` for Jobs that reference
+ * Job names. Pure: the same recipe and configuration always give the same result; no clock,
+ * no randomness.
  */
 import type { RecipeStep, RecipeTest, Resources, WorkflowRecipe, Workload } from '../schemas/workflowrecipe.js'
 import { toPlain, type TypedValue } from './cel.js'
@@ -11,6 +14,7 @@ import { sandboxNamespaceOf, workloadNamespaceOf, type RecipeConfig } from './co
 import { checkGraph, topologicalOrder } from './graph.js'
 import { evaluateInclusion } from './include.js'
 import { resolveInputs } from './inputs.js'
+import { recipeRefOf, jobNameOf } from './manifests.js'
 import { baseName } from './names.js'
 import type { RenderedStep, RenderedTest, RenderedWorkflow, RenderedWorkload, RenderResult, ResolvedValue, SpecError } from './rendered.js'
 import { parseTemplate, renderField, replicasOf, type FieldCheck, type TemplateContext, type WorkloadRef } from './template.js'
@@ -160,13 +164,15 @@ function stepSlots(s: RecipeStep, out: Slot[]): RenderedStep {
   return copy
 }
 
-/** Renders every slot of one owner, collecting errors. */
-function renderSlots(slots: Slot[], owner: string, ctx: TemplateContext, errors: SpecError[]): void {
+/** Renders every slot of one owner, collecting errors; whether every slot rendered (silent failures included). */
+function renderSlots(slots: Slot[], owner: string, ctx: TemplateContext, errors: SpecError[]): boolean {
+  let all = true
   for (const slot of slots) {
     const outcome = renderField(slot.template, owner, slot.field, ctx, slot.check, slot.path)
     if (outcome.ok) slot.assign(outcome.text, outcome)
-    else errors.push(...outcome.errors)
+    else { errors.push(...outcome.errors); all = false }
   }
+  return all
 }
 
 /** Only the grammar (§4.1) for the fields of excluded workloads, so a profile never hides a typo in a placeholder. */
@@ -199,6 +205,98 @@ function volumeChecks(w: Workload, errors: SpecError[]): void {
       })
     }
   }
+}
+
+/** Whether the workload's main object is named by its content (§5.2: a Job workload, `base(w)-<h8>`). */
+function isNamedByContent(w: Workload): boolean {
+  return w.kind === 'Job' && w.transport !== 'stdio'
+}
+
+/** The workloads whose `.name` a set of slots references. */
+function nameReferences(slots: readonly Slot[]): Set<string> {
+  const names = new Set<string>()
+  for (const slot of slots) {
+    const parsed = parseTemplate(slot.template)
+    if (!parsed.ok) continue
+    for (const segment of parsed.segments) {
+      const m = segment.kind === 'ref' ? /^workloads\.([^.]+)\.name$/.exec(segment.ref) : null
+      if (m) names.add(m[1]!)
+    }
+  }
+  return names
+}
+
+const JOB_NAME_HASH = "a Job's name hashes its rendered spec"
+
+/**
+ * The order in which Job workloads get their names (§5.2, §4.2). A Job's name is
+ * `base(w)-<h8>` over its rendered Job spec, so `{{workloads.<job>.name}}` inside a Job's own
+ * fields needs that other Job rendered first. Decision: such references are allowed as long as
+ * they are acyclic (Job `a` may carry the name of Job `b`; Deployments, CronJobs, tests, steps
+ * and workflow parameters may carry any Job's name, since nothing hashes them into a Job name).
+ * A Job that references its own name, or Jobs that reference each other's names, have no
+ * fixed point: each reference on such a cycle is `TemplateUnresolved` with the why
+ * `Job workload "<a>" references its own name (a Job's name hashes its rendered spec)` or
+ * `Job workload names depend on each other: <a> -> <b> -> <a> (...)`. A Job that only
+ * depends on a cycle (`blocked`) fails through the cycle's error, which is not repeated.
+ * `order`: resolvable Jobs, dependencies first (spec order among equals).
+ */
+interface JobNamePlan {
+  /** Jobs whose names resolve, dependencies first. */
+  order: string[]
+  /** Jobs not on a cycle that depend (transitively) on one. */
+  blocked: string[]
+  /** Jobs on a name cycle. */
+  cyclic: Set<string>
+  /** For the workload `owner`: the why of every cyclic Job's `.name`, as seen from `owner`. */
+  cycleWhys: (owner: string) => Array<[string, string]>
+}
+
+function jobNamePlan(jobs: ReadonlyArray<{ w: Workload; slots: Slot[] }>): JobNamePlan {
+  const names = jobs.map((j) => j.w.name)
+  const isJob = new Set(names)
+  const edges = new Map(jobs.map((j) => [j.w.name, [...nameReferences(j.slots)].filter((n) => isJob.has(n))]))
+  // Kahn's algorithm; what is left is on a cycle or behind one.
+  const order: string[] = []
+  const done = new Set<string>()
+  for (let progress = true; progress;) {
+    progress = false
+    for (const n of names) {
+      if (!done.has(n) && edges.get(n)!.every((d) => done.has(d))) { done.add(n); order.push(n); progress = true }
+    }
+  }
+  const rest = names.filter((n) => !done.has(n))
+  /** Shortest path `from` -> ... -> `to` over the remaining Jobs (BFS), undefined when none. */
+  const path = (from: string, to: string): string[] | undefined => {
+    const previous = new Map<string, string>()
+    const queue = [from]
+    const seen = new Set([from])
+    while (queue.length > 0) {
+      const n = queue.shift()!
+      for (const d of edges.get(n)!) {
+        if (done.has(d)) continue
+        if (d === to) {
+          const out = [to]
+          for (let at: string | undefined = n; at !== undefined; at = previous.get(at)) out.unshift(at)
+          return out
+        }
+        if (!seen.has(d)) { seen.add(d); previous.set(d, n); queue.push(d) }
+      }
+    }
+    return undefined
+  }
+  const cyclic = new Set(rest.filter((n) => path(n, n) !== undefined))
+  const blocked = rest.filter((n) => !cyclic.has(n))
+  const why = (cycle: string[]): string => cycle.length === 2
+    ? `Job workload "${cycle[0]}" references its own name (${JOB_NAME_HASH})`
+    : `Job workload names depend on each other: ${cycle.join(' -> ')} (${JOB_NAME_HASH})`
+  const cycleWhys = (owner: string): Array<[string, string]> => [...cyclic].map((target) => {
+    // From a Job on the same cycle: the cycle through this reference; otherwise the target's own cycle.
+    const back = cyclic.has(owner) ? path(target, owner) : undefined
+    const cycle = back ? [owner, ...back] : path(target, target)!
+    return [target, why(owner === target ? [owner, owner] : cycle)]
+  })
+  return { order, blocked, cyclic, cycleWhys }
 }
 
 /** The annotation that makes a recipe a template (§2, §7.7). */
@@ -256,16 +354,36 @@ export function renderRecipe(recipe: WorkflowRecipe, config: RecipeConfig): Rend
     workloads: workloadRefs(recipe, config, included),
     leaveUnresolved: template,
   }
-  const rendered = new Map<string, RenderedWorkload>()
-  for (const w of workloads) {
+  // Workloads: included Job workloads first, in the order their names need (jobNamePlan), then
+  // the others; errors are kept per workload and collected in spec order.
+  const recipeRef = recipeRefOf(recipe)
+  const prepared = workloads.map((w) => {
     const slots: Slot[] = []
     const copy = workloadSlots(w, slots)
-    const owner = `workload "${w.name}"`
-    if (!included.has(w.name)) { checkSyntax(slots, owner, errors); continue }
-    renderSlots(slots, owner, ctx, errors)
-    const ref = ctx.workloads.get(w.name)!
-    rendered.set(w.name, { ...copy, namespace: ref.namespace, base: ref.name })
+    return { w, slots, copy, owner: `workload "${w.name}"`, errors: [] as SpecError[] }
+  })
+  const byName = new Map(prepared.map((p) => [p.w.name, p]))
+  const rendered = new Map<string, RenderedWorkload>()
+  const plan = jobNamePlan(prepared.filter((p) => included.has(p.w.name) && isNamedByContent(p.w)))
+  // Until a Job is rendered its name is unknown (a failure reported elsewhere, if ever read).
+  for (const name of [...plan.order, ...plan.blocked]) ctx.workloads.get(name)!.nameUnresolved = null
+  const resolvable = new Set(plan.order)
+  const renderWorkload = (p: (typeof prepared)[number]): void => {
+    for (const [target, why] of plan.cycleWhys(p.w.name)) ctx.workloads.get(target)!.nameUnresolved = why
+    const all = renderSlots(p.slots, p.owner, ctx, p.errors)
+    const ref = ctx.workloads.get(p.w.name)!
+    const out: RenderedWorkload = { ...p.copy, namespace: ref.namespace, base: baseName(identity.namespace, identity.name, p.w.name) }
+    rendered.set(p.w.name, out)
+    if (resolvable.has(p.w.name) && all) { ref.name = jobNameOf(recipeRef, out); delete ref.nameUnresolved }
   }
+  for (const name of [...plan.order, ...plan.blocked, ...plan.cyclic]) renderWorkload(byName.get(name)!)
+  for (const p of prepared) {
+    if (!included.has(p.w.name)) checkSyntax(p.slots, p.owner, p.errors)
+    else if (!rendered.has(p.w.name)) renderWorkload(p)
+  }
+  for (const p of prepared) errors.push(...p.errors)
+  // Tests, steps and workflow parameters see each cyclic Job through its own cycle.
+  for (const [target, why] of plan.cycleWhys('')) ctx.workloads.get(target)!.nameUnresolved = why
   const sandbox = sandboxNamespaceOf(config, identity.namespace)
   const tests: RenderedTest[] = (spec.tests ?? []).map((t: RecipeTest) => {
     const slots: Slot[] = []

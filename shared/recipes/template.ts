@@ -64,8 +64,14 @@ export function hasPlaceholder(text: string): boolean {
 /** What templates know about a declared workload (§4.2); values are static. */
 export interface WorkloadRef {
   included: boolean
-  /** Main child object name (§5.2). */
+  /** Main child object name (§5.2): `base(w)`, for a Job workload `base(w)-<h8>` once its spec is rendered. */
   name: string
+  /**
+   * Set while `name` cannot be given (a Job workload whose name depends, through its own
+   * rendered spec, on itself): the `<why>` of the `TemplateUnresolved` error for `.name`, or
+   * `null` when the cause is already reported as another error.
+   */
+  nameUnresolved?: string | null
   namespace: string
   /** Service (or, for stdio, MCPServer) name; absent when the workload has no Service (§4.2). */
   serviceName?: string
@@ -119,7 +125,9 @@ export function resolveReference(ref: string, fallback: string | undefined, ctx:
     if (fallback !== undefined) return { ok: true, value: str(fallback) }
     return { ok: false, why: `workload "${wname}" is excluded by includeWhen` }
   }
-  if (attr === 'name') return { ok: true, value: str(w.name) }
+  if (attr === 'name') {
+    return w.nameUnresolved !== undefined ? { ok: false, why: w.nameUnresolved } : { ok: true, value: str(w.name) }
+  }
   if (attr === 'namespace') return { ok: true, value: str(w.namespace) }
   if (attr === 'mcpUrl') {
     return w.mcpUrl === undefined ? { ok: false, why: `workload "${wname}" has no transport` } : { ok: true, value: str(w.mcpUrl) }
