@@ -12,6 +12,7 @@ import { REPO_ROOT } from './jobs/step-process.js'
 import { startKnativeEmulation, type KnativeEmulation } from './knative/emulation.js'
 import { KubeHttp, type KubeObject } from './knative/kube-http.js'
 import { loadKnativeManifests, type Manifest } from './knative/manifests.js'
+import { startWorkloadControllers, type WorkloadControllers } from './workloads/controllers.js'
 
 /** An existing cluster to run against instead of the embedded API server. */
 export interface ClusterTarget {
@@ -67,6 +68,12 @@ export interface LocalPlaneOptions {
   functionEnv?: Record<string, string>
   /** How long each function may take to become ready. Default 60 s. */
   readinessTimeoutMs?: number
+  /**
+   * Run the workload controller emulation (local/workloads/: Deployments, ReplicaSets,
+   * StatefulSets, DaemonSets, CronJobs and their pods) on the embedded API server. Default
+   * true; ignored with `cluster`, whose controller manager does this.
+   */
+  workloads?: boolean
 }
 
 /** A function process serving one Knative Service. */
@@ -95,6 +102,8 @@ export interface LocalPlane {
   knative: KnativeEmulation
   /** The local Job runner; undefined when the cluster runs the pods. */
   jobs?: JobRunner
+  /** The workload controller emulation; undefined with `cluster` or `workloads: false`. */
+  workloads?: WorkloadControllers
   functions: Map<string, LocalFunction>
   /** Stops everything it started, child processes included. */
   stop(): Promise<void>
@@ -104,8 +113,9 @@ export interface LocalPlane {
  * Starts the plane: the API server (embedded, or the cluster target's) with crds/ and the
  * supporting objects of knative/ installed, every Knative Service of knative/ as a local
  * function process (`scripts/run-function.ts <name>`, the same entry point as the image) with
- * `PORT` and `KUBECONFIG`, the Knative emulation from knative/, and, when `jobs` is 'local',
- * the Job runner. Resolves once the functions answer their readiness probe and the sources watch.
+ * `PORT` and `KUBECONFIG`, the Knative emulation from knative/, when `jobs` is 'local' the Job
+ * runner, and on the embedded API server the workload controller emulation (local/workloads/).
+ * Resolves once the functions answer their readiness probe and the sources watch.
  */
 export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<LocalPlane> {
   const root = opts.root ?? REPO_ROOT
@@ -253,9 +263,16 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
       cleanups.splice(1, 0, () => runner.stop())
       await runner.ready
     }
+    let workloads: WorkloadControllers | undefined
+    if (apiServer && opts.workloads !== false) {
+      const controllers = startWorkloadControllers({ store: apiServer.store, log: log.child({ component: 'workload-controllers' }) })
+      workloads = controllers
+      // Like the runner: stopped just before the API server closes.
+      cleanups.splice(1, 0, async () => controllers.stop())
+    }
     await knative.ready
     knative.startSchedules()
-    return { ...(apiServer ? { apiServer } : {}), server: kube.server, kubeConfig, kubeconfigPath, kube, knative, ...(jobs ? { jobs } : {}), functions, stop }
+    return { ...(apiServer ? { apiServer } : {}), server: kube.server, kubeConfig, kubeconfigPath, kube, knative, ...(jobs ? { jobs } : {}), ...(workloads ? { workloads } : {}), functions, stop }
   } catch (err) {
     await stop()
     throw err

@@ -259,6 +259,16 @@ export function builtinResources(): ResourceType[] {
         ...templateColumns('spec', 'template', 'spec'),
         col('Selector', 'string', (o) => selectorText(at(o, 'spec', 'selector')), 1),
       ] }),
+    // Written by the workload controller emulation (local/workloads/) for the Deployments it runs.
+    builtin({ group: 'apps', version: 'v1', plural: 'replicasets', kind: 'ReplicaSet', shortNames: ['rs'], categories: ['all'], status: true, generation: true,
+      columns: [
+        col('Desired', 'integer', (o) => num(at(o, 'spec', 'replicas') ?? 1)),
+        col('Current', 'integer', (o) => num(at(o, 'status', 'replicas'))),
+        col('Ready', 'integer', (o) => num(at(o, 'status', 'readyReplicas'))),
+        ageColumn,
+        ...templateColumns('spec', 'template', 'spec'),
+        col('Selector', 'string', (o) => selectorText(at(o, 'spec', 'selector')), 1),
+      ] }),
     builtin({ group: 'apps', version: 'v1', plural: 'statefulsets', kind: 'StatefulSet', shortNames: ['sts'], categories: ['all'], status: true, generation: true,
       columns: [col('Ready', 'string', (o) => `${num(at(o, 'status', 'readyReplicas'))}/${num(at(o, 'spec', 'replicas') ?? 1)}`), ageColumn, ...templateColumns('spec', 'template', 'spec')] }),
     builtin({ group: 'apps', version: 'v1', plural: 'daemonsets', kind: 'DaemonSet', shortNames: ['ds'], categories: ['all'], status: true, generation: true,
