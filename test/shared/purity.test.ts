@@ -23,6 +23,8 @@ const files = [
   .concat(['recipes/policy.ts', 'recipes/pod-security.ts', 'recipes/quantity.ts'])
   // The recipe manifests (contract §1 step 6: §5 children, §7.9 snapshot) and readiness (§6).
   .concat(['names.ts', 'labels.ts', 'digest.ts', 'objects.ts', 'pod-template.ts', 'manifests.ts', 'services.ts', 'secrets.ts', 'mcp.ts', 'child-workflow.ts', 'snapshot.ts', 'readiness.ts'].map((f) => `recipes/${f}`))
+  // The deploy, drift, rollback and deletion planners (contract §7.8, §7.9, §7.11, §11).
+  .concat(['deploy-plan.ts', 'drift.ts', 'rollback.ts', 'deletion.ts'].map((f) => `recipes/${f}`))
 
 describe('the pure core', () => {
   it.each(files)('shared/%s imports no hono, no node:* module and no value from the Kubernetes client, and reads no clock, randomness or environment', (file) => {
