@@ -11,7 +11,7 @@ import { labelValue, stepJobManifest, stepTimeoutSeconds } from '../reconcile/jo
 import { outputShardSelector, planOutputWrites, readOutputs } from '../reconcile/outputs.js'
 import { buildStepInput } from '../reconcile/step-input.js'
 import {
-  agentKeyOf, agentsThatMayStart, currentRunId, jobsNeedingResults, NO_CHANGES, planWorkflow, type StepStart, type Transition as WorkflowTransition, type WorkflowPlan,
+  agentKeyOf, agentsThatMayStart, choiceKeyOf, currentRunId, jobsNeedingResults, NO_CHANGES, planWorkflow, type StepStart, type Transition as WorkflowTransition, type WorkflowPlan,
 } from '../reconcile/workflow-plan.js'
 import { appendMemory, memoryConfigMapName, memoryUpdateFrom, recallFrom } from '../reconcile/agent-memory.js'
 import { chooseProvider, type ProviderChoice } from '../reconcile/credentials.js'
@@ -51,9 +51,9 @@ interface WorkflowFacts {
 
 /** Read once per reconcile in which a step may start, for the planner and the Job builder. */
 interface StartFacts {
-  /** Per agent (`namespace/name`): the provider its steps use and where the key comes from. */
+  /** Per provider choice (`choiceKeyOf`: agent `namespace/name`, plus a step's provider override): the provider its steps use and where the key comes from. */
   choices: Map<string, ProviderChoice>
-  /** Per agent: what its starting steps' status says (fallback, unregistered MCP servers). */
+  /** Per provider choice: what its starting steps' status says (fallback, unregistered MCP servers). */
   notes: Map<string, string>
   registry: RegistryEntry[]
 }
@@ -287,8 +287,8 @@ async function buildJobs(
       : buildStepInput(step, { outputs, parameters })
     const job = stepJobManifest({
       workflow, runId, step, attempt: rollback ? 0 : (start.attempt as number), agent,
-      provider: ready.choices.get(start.agentKey)?.provider,
-      credentials: ready.choices.get(start.agentKey)?.credentials ?? {},
+      provider: ready.choices.get(choiceKeyOf(workflow, step))?.provider,
+      credentials: ready.choices.get(choiceKeyOf(workflow, step))?.credentials ?? {},
       mcpServers: ready.registry,
       stepInput: input.stepInput, inputFromEnv: input.env,
       executorImage: deps.config.executorImage, hostNetwork: deps.config.executorHostNetwork,
@@ -339,7 +339,16 @@ async function loadStartFacts(deps: EngineDeps, workflow: Workflow, agents: Read
     kube.getConfigMap(config.agentNamespace, REGISTRY_CONFIGMAP),
   ])
   const ctx = { workflowNamespace: namespace, platformNamespace: config.platformNamespace, optedIn: true }
-  const choose = () => new Map(keys.map((k) => [k, chooseProvider(agents.get(k)!, providers, ctx)] as const))
+  // One choice per agent and provider override of its steps (choiceKeyOf, recipes CONTRACT §5.10).
+  const wanted = new Set(keys)
+  const choiceKeys = new Map<string, { agentKey: string; provider?: string }>()
+  for (const step of workflow.spec.steps) {
+    if (!step.agentRef?.name) continue
+    const agentKey = agentKeyOf(workflow, step)
+    if (!wanted.has(agentKey)) continue
+    choiceKeys.set(choiceKeyOf(workflow, step), { agentKey, ...(step.model?.provider !== undefined ? { provider: step.model.provider } : {}) })
+  }
+  const choose = () => new Map([...choiceKeys].map(([k, c]) => [k, chooseProvider(agents.get(c.agentKey)!, providers, ctx, c)] as const))
   let choices = choose()
   // The Namespace is read only when some step needs a key only the platform's copy can hold.
   const usesCopy = (c: ProviderChoice) => c.credentials.apiKey?.secret === LLM_CREDENTIALS_SECRET || c.credentials.gcp?.secret === LLM_CREDENTIALS_SECRET
@@ -359,8 +368,8 @@ async function loadStartFacts(deps: EngineDeps, workflow: Workflow, agents: Read
     }
   }
   const notes = new Map<string, string>()
-  for (const key of keys) {
-    const agent = agents.get(key)!
+  for (const [key, { agentKey }] of choiceKeys) {
+    const agent = agents.get(agentKey)!
     const choice = choices.get(key)!
     const warning = mcpToolWarning(agent, registry.entries, registry.error, knownTools, where)
     const text = [...choice.notes, ...(warning ? [warning] : [])].join('; ')

@@ -4,10 +4,12 @@
  * Workflow's namespace is referenced directly; a platform provider (purko-system) through the
  * `kinetic-llm-credentials` copy that llmprovider-changed keeps in namespaces that opted in
  * (label `kinetic.dev/llm-credentials: enabled`). A provider that is not Ready hands its steps
- * to `spec.fallback.providerRef`, one hop only. Pure: no I/O, no clock.
+ * to `spec.fallback.providerRef`, one hop only. A step whose `model.provider` overrides its
+ * Agent's (recipes CONTRACT §5.10) gets that provider by the same resolution. Pure: no I/O, no clock.
  */
 import type { Agent } from '../schemas/agent.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
+import type { StepModel } from '../schemas/workflow.js'
 import { LABEL_LLM_CREDENTIALS, LLM_CREDENTIALS_ENABLED, LLM_CREDENTIALS_SECRET } from '../llm/credential-copies.js'
 import { resolveProvider } from './job-builder.js'
 
@@ -57,12 +59,13 @@ export function isProviderUsable(provider: LLMProvider): boolean {
 }
 
 /**
- * Pure: the provider a step of `agent` uses (purko's resolution, then the fallback rule), the
- * secretKeyRefs of its key, and whether the step must wait because no Secret of the Workflow's
- * namespace holds that key.
+ * Pure: the provider a step of `agent` uses (purko's resolution of the Agent's provider, or of
+ * the step's `model.provider` override when given, then the fallback rule), the secretKeyRefs
+ * of its key, and whether the step must wait because no Secret of the Workflow's namespace
+ * holds that key.
  */
-export function chooseProvider(agent: Agent, providers: readonly LLMProvider[], ctx: ChoiceContext): ProviderChoice {
-  const primary = resolveProvider(agent, [...providers])
+export function chooseProvider(agent: Agent, providers: readonly LLMProvider[], ctx: ChoiceContext, override?: Pick<StepModel, 'provider'>): ProviderChoice {
+  const primary = resolveProvider(agent, [...providers], override)
   if (!primary) return { provider: undefined, credentials: {}, notes: [] }
   const notes: string[] = []
   let provider = primary

@@ -1,13 +1,15 @@
 /**
  * The Kubernetes Job that runs one attempt of one Workflow step (purko's job builder), with
  * Kinetic's fixes: credentials only through `secretKeyRef`, the agent's ServiceAccount, a
- * restricted pod security context, and labels that identify the run and the attempt.
+ * restricted pod security context, and labels that identify the run and the attempt. A step's
+ * `model` (Kinetic extension, recipes CONTRACT §5.10) overrides the Agent's provider, model
+ * name, temperature and maxTokens for that step's Job.
  */
 import type { V1EnvVar, V1Job, V1ResourceRequirements, V1Volume, V1VolumeMount } from '@kubernetes/client-node'
 import type { Agent } from '../schemas/agent.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
 import type { RegistryEntry } from '../mcp/registry.js'
-import type { Workflow, WorkflowStep } from '../schemas/workflow.js'
+import type { StepModel, Workflow, WorkflowStep } from '../schemas/workflow.js'
 import {
   API_VERSION, LABEL_AGENT, LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_STEP, LABEL_WORKFLOW,
 } from '../schemas/labels.js'
@@ -81,13 +83,24 @@ export function labelValue(value: string): string {
   return prefix === '' ? hash : `${prefix}-${hash}`
 }
 
+/** Pure: the provider name a step asks for: its `model.provider` override (§5.10), else the Agent's `spec.model.provider`. */
+export function wantedProviderName(agent: Agent, override?: StepModel): string {
+  return override?.provider ?? agent.spec.model.provider
+}
+
+/** Pure: whether a step's `model` names a provider other than its Agent's (then the Agent's `credentialsSecretRef` is not for it). */
+export function overridesProvider(agent: Agent, override?: StepModel): boolean {
+  return override?.provider !== undefined && override.provider !== agent.spec.model.provider
+}
+
 /**
- * Pure: the LLMProvider for an Agent: the first whose name equals `spec.model.provider`, else a
- * `default: true` provider from the first namespace (in the given priority order) that has one,
- * the last listed there as in purko; undefined when none fits.
+ * Pure: the LLMProvider for an Agent (or for one step of it, with the step's `model` override):
+ * the first whose name equals the wanted provider (`wantedProviderName`), else a `default: true`
+ * provider from the first namespace (in the given priority order) that has one, the last listed
+ * there as in purko; undefined when none fits.
  */
-export function resolveProvider(agent: Agent, providers: LLMProvider[]): LLMProvider | undefined {
-  const wanted = agent.spec.model.provider
+export function resolveProvider(agent: Agent, providers: LLMProvider[], override?: StepModel): LLMProvider | undefined {
+  const wanted = wantedProviderName(agent, override)
   const byName = providers.find((p) => p.metadata.name === wanted)
   if (byName) return byName
   const defaults = providers.filter((p) => p.spec.default === true)
@@ -105,11 +118,18 @@ export function stepTimeoutSeconds(step: WorkflowStep, agent: Agent): number {
   return DEFAULT_STEP_TIMEOUT_SECONDS
 }
 
-/** Pure: the model name a step uses: the agent's, unless a fallback default provider names its own model. */
-export function resolvedModelName(agent: Agent, provider: LLMProvider | undefined): string {
-  const model = agent.spec.model
-  if (provider && provider.metadata.name !== model.provider && provider.spec.model) return provider.spec.model
-  return model.name
+/**
+ * Pure: the model name a step uses. A provider standing in for the wanted one (a default or a
+ * fallback) that names its own model: that model. Else the step's `model.name` override
+ * (§5.10), else, when the step switches to another provider without naming a model, that
+ * provider's own model if it names one (the Agent's model belongs to the Agent's provider),
+ * else the Agent's.
+ */
+export function resolvedModelName(agent: Agent, provider: LLMProvider | undefined, override?: StepModel): string {
+  if (provider && provider.metadata.name !== wantedProviderName(agent, override) && provider.spec.model) return provider.spec.model
+  if (override?.name !== undefined) return override.name
+  if (overridesProvider(agent, override) && provider?.spec.model) return provider.spec.model
+  return agent.spec.model.name
 }
 
 /** Pure: name of the env var that carries an MCP server's bearer token (`MCP_TOKEN_<NAME>`). */
@@ -272,14 +292,18 @@ function runtimeEnv(agent: Agent): V1EnvVar[] {
 function stepEnv(input: StepJobInput): V1EnvVar[] {
   const { agent, provider, step, workflow } = input
   const spec = agent.spec
-  const model = resolvedModelName(agent, provider)
+  // The step's model override (§5.10): each field it sets replaces the Agent's.
+  const override = step.model
+  const model = resolvedModelName(agent, provider, override)
+  const maxTokens = override?.maxTokens ?? spec.model.maxTokens
+  const temperature = override?.temperature ?? spec.model.temperature
   const env: V1EnvVar[] = [
     plain('STEP_NAME', step.name),
     plain('WORKFLOW_NAME', workflow.metadata.name ?? ''),
-    plain('MODEL_PROVIDER', spec.model.provider),
+    plain('MODEL_PROVIDER', wantedProviderName(agent, override)),
     plain('MODEL_NAME', model),
   ]
-  if (spec.model.maxTokens !== undefined) env.push(plain('MODEL_MAX_TOKENS', String(spec.model.maxTokens)))
+  if (maxTokens !== undefined) env.push(plain('MODEL_MAX_TOKENS', String(maxTokens)))
   let providerKey = false
   if (provider) {
     const p = providerEnv(provider, model, input.credentials ?? ownCredentials(provider))
@@ -290,12 +314,13 @@ function stepEnv(input: StepJobInput): V1EnvVar[] {
   if (spec.systemPrompt) env.push(plain('AGENT_SYSTEM_PROMPT', spec.systemPrompt))
   if (input.stepInput !== '') env.push(plain('STEP_INPUT', input.stepInput))
   env.push(...mcpServersEnv(input.mcpServers))
-  if (spec.model.temperature !== undefined) env.push(plain('MODEL_TEMPERATURE', goFixed2(spec.model.temperature)))
+  if (temperature !== undefined) env.push(plain('MODEL_TEMPERATURE', goFixed2(temperature)))
   env.push(...guardrailEnv(agent))
   env.push(...memoryEnv(agent, input.recalledMemory))
   env.push(...codeExecutionEnv(agent))
   if (spec.tools && spec.tools.length > 0) env.push(plain('AGENT_TOOLS', toolsJson(agent)))
-  const ref = spec.model.credentialsSecretRef
+  // The Agent's own key is for the Agent's provider, not for one a step switched to.
+  const ref = overridesProvider(agent, override) ? undefined : spec.model.credentialsSecretRef
   if (ref && !providerKey) {
     // `ref.namespace` is ignored, as in purko: a pod can only read Secrets of its own namespace.
     env.push(fromSecret('MODEL_API_KEY', ref.name, ref.key || 'api-key', true))

@@ -51,12 +51,13 @@ export interface WorkflowFacts {
   /** Step → output JSON of the current run. */
   outputs: ReadonlyMap<string, string>
   /**
-   * Agents (by `namespace/name`) whose model key no Secret of the Workflow's namespace can hold
-   * yet, with the message saying how to fix it; their steps wait instead of starting a pod that
-   * would hang on a missing Secret.
+   * Provider choices (by `choiceKeyOf`: the agent's `namespace/name`, plus the step's provider
+   * override) whose model key no Secret of the Workflow's namespace can hold yet, with the
+   * message saying how to fix it; their steps wait instead of starting a pod that would hang on
+   * a missing Secret.
    */
   credentialWaits?: ReadonlyMap<string, string>
-  /** Agents (by `namespace/name`) whose starting steps carry this message in their status. */
+  /** Provider choices (by `choiceKeyOf`) whose starting steps carry this message in their status. */
   stepNotes?: ReadonlyMap<string, string>
 }
 
@@ -108,6 +109,16 @@ const DONE_STEP: ReadonlySet<string> = new Set(['Succeeded', 'Skipped', 'Failed'
 /** Pure: the agent lookup key of a step (its own namespace, else the Workflow's). */
 export function agentKeyOf(workflow: Workflow, step: WorkflowStep): string {
   return `${step.agentRef?.namespace || workflow.metadata.namespace}/${step.agentRef?.name ?? ''}`
+}
+
+/**
+ * Pure: the key of a step's provider choice: its agent's key, followed by `@<provider>` when
+ * the step's `model.provider` (recipes CONTRACT §5.10) names a provider (`@` never occurs in
+ * an agent key), so steps of one agent on different providers get their own choice.
+ */
+export function choiceKeyOf(workflow: Workflow, step: WorkflowStep): string {
+  const key = agentKeyOf(workflow, step)
+  return step.model?.provider === undefined ? key : `${key}@${step.model.provider}`
 }
 
 
@@ -536,7 +547,7 @@ class RunBuilder {
         waiting++
         continue
       }
-      const credentialWait = facts.credentialWaits?.get(agentKey)
+      const credentialWait = facts.credentialWaits?.get(choiceKeyOf(this.wf, step))
       if (credentialWait) {
         this.wait(step, state, credentialWait, 'LLMCredentialsUnavailable', waiting)
         waiting++
@@ -569,7 +580,7 @@ class RunBuilder {
       delete state.nextAttemptAt
       delete state.completionTime
       if (isWaitingMessage(state.error)) delete state.error
-      const note = facts.stepNotes?.get(agentKey)
+      const note = facts.stepNotes?.get(choiceKeyOf(this.wf, step))
       if (note) state.message = note
       else delete state.message
       this.plan.startJobs.push({ step: step.name, attempt: state.retryCount, jobName, agentKey })

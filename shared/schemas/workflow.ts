@@ -55,6 +55,20 @@ export const InputFromSchema = z.looseObject({
 })
 export type InputFrom = z.infer<typeof InputFromSchema>
 
+/**
+ * Kinetic extension of the Workflow step (recipes CONTRACT §2.10, §5.10; purko ignores it): a
+ * per-step model override. Each field set replaces the Agent's for this step's Job
+ * (`MODEL_PROVIDER`, `MODEL_NAME`, `MODEL_TEMPERATURE`, `MODEL_MAX_TOKENS`); a `provider` other
+ * than the Agent's gives the step that LLMProvider's endpoint and credentials.
+ */
+export const StepModelSchema = z.object({
+  provider: z.string().max(253).optional().describe('LLMProvider for this step instead of the Agent\'s.'),
+  name: z.string().max(253).optional().describe('Model name for this step instead of the Agent\'s.'),
+  temperature: z.number().min(0).max(2).optional().describe('Sampling temperature for this step (0..2).'),
+  maxTokens: z.number().int().min(1).max(2000000).optional().describe('Maximum tokens for this step.'),
+})
+export type StepModel = z.infer<typeof StepModelSchema>
+
 /** One step of a Workflow; the CEL rules run per step so their cost stays linear in the step count. */
 export const WorkflowStepSchema = z.looseObject({
   name: stepName().regex(new RegExp(STEP_NAME_PATTERN)).describe('Unique name for this step (DNS-1123 label).'),
@@ -77,6 +91,8 @@ export const WorkflowStepSchema = z.looseObject({
     format: z.string().optional().describe('Format of the output data (e.g. json, text).'),
   }).optional().describe('Output configuration for this step.'),
   config: z.looseObject({}).optional().describe('Step-specific configuration.'),
+  model: StepModelSchema.optional()
+    .describe('Kinetic extension (purko ignores it): per-step model override of the Agent\'s provider, name, temperature and maxTokens.'),
 }).meta({
   description: 'A single step in the workflow execution.',
   'x-kubernetes-validations': [

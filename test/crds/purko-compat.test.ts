@@ -104,6 +104,8 @@ describe.each(allCrds().filter((c) => PURKO_KINDS.has(c.spec.names.kind)).map((c
 const ADDED_FIELDS: Record<string, string[]> = {
   LLMProvider: ['status.observedGeneration', 'status.discoveredModels', 'status.consecutiveFailures', 'status.nextProbeAt'],
   MemoryProvider: ['status.observedGeneration'],
+  // Workload recipes CONTRACT §5.10: the per-step model override of a recipe's child Workflow.
+  Workflow: ['spec.steps[].model'],
 }
 
 describe.each(Object.entries(ADDED_FIELDS))('%s adds only the fields Kinetic means to add', (kind, added) => {
@@ -115,11 +117,29 @@ describe.each(Object.entries(ADDED_FIELDS))('%s adds only the fields Kinetic mea
     walk(ourSchema, '', (path) => {
       if (!path || path === 'metadata' || path.startsWith('metadata.')) return
       if (path.startsWith('status.conditions')) return // metav1.Condition in both
+      if ([...TYPE_DECISIONS].some((d) => path.startsWith(`${d}.`))) return // the decided shape's own fields
       const found = lookup(theirSchema, path)
       if (!found.node && !found.preservedBy && !added.some((a) => path === a || path.startsWith(`${a}.`) || path.startsWith(`${a}[]`))) extra.push(path)
     })
     expect(extra).toEqual([])
-    const status = ourSchema.properties?.status as Node | undefined
-    for (const field of added) expect(status?.required ?? []).not.toContain(field.replace(/^status\./, ''))
+    for (const field of added) {
+      const cut = field.lastIndexOf('.')
+      const parent = lookup(ourSchema, field.slice(0, cut)).node
+      expect(parent?.properties?.[field.slice(cut + 1)], `${kind} declares ${field}`).toBeDefined()
+      expect(parent?.required ?? [], `${field} is optional`).not.toContain(field.slice(cut + 1))
+    }
+  })
+})
+
+describe('Workflow step model override (Kinetic extension, recipes CONTRACT §5.10)', () => {
+  it('is {provider, name, temperature 0..2, maxTokens >= 1}, all optional, and purko\'s step keeps unknown fields so purko ignores it', () => {
+    const ours = allCrds().find((c) => c.spec.names.kind === 'Workflow')!.spec.versions[0]!.schema.openAPIV3Schema
+    const model = lookup(ours, 'spec.steps[].model').node!
+    expect(Object.keys(model.properties ?? {})).toEqual(['provider', 'name', 'temperature', 'maxTokens'])
+    expect(model.required ?? []).toEqual([])
+    expect(model.properties!.temperature).toMatchObject({ type: 'number', minimum: 0, maximum: 2 })
+    expect(model.properties!.maxTokens).toMatchObject({ type: 'integer', minimum: 1 })
+    const theirs = purkoCrd('Workflow').spec.versions[0].schema.openAPIV3Schema as unknown as JsonSchemaProps
+    expect(lookup(theirs, 'spec.steps[].model').preservedBy).toBe('spec.steps.[]')
   })
 })

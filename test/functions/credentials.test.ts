@@ -107,6 +107,46 @@ describe('step credentials without Secret rights', () => {
   })
 })
 
+describe('a step\'s model override (Kinetic extension, recipes CONTRACT §5.10)', () => {
+  it('steps of one agent on different providers each get their provider\'s endpoint, model and key; one that needs an opt-in waits alone', async () => {
+    const kube = new NoSecretsKube({
+      agents: [agentOf('helper')],
+      providers: [provider('offline', 'team', { type: 'ollama', credentials: undefined }), provider('remote', 'purko-system')],
+    })
+    kube.namespaces.set('team', { metadata: { name: 'team' } })
+    kube.putWorkflow(workflowOf('wf', [
+      { name: 'plain' },
+      { name: 'tuned', model: { name: 'scripted-large', temperature: 0.1, maxTokens: 256 } },
+      { name: 'elsewhere', model: { provider: 'remote' } },
+    ], { parallelism: 3 }))
+    const res = await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
+    expect(res.status).toBe(202)
+    const wf = kube.workflow('team', 'wf')
+    const runId = wf.status!.runId!
+    const phase = (name: string) => wf.status!.stepStatuses!.find((s) => s.name === name)!
+
+    expect(envValue(kube, `wf-plain-${runId}`, 'MODEL_NAME')).toBe('scripted')
+    expect(envValue(kube, `wf-plain-${runId}`, 'MODEL_ENDPOINT')).toBe('http://offline.invalid/v1')
+    expect(envValue(kube, `wf-tuned-${runId}`, 'MODEL_NAME')).toBe('scripted-large')
+    expect(envValue(kube, `wf-tuned-${runId}`, 'MODEL_TEMPERATURE')).toBe('0.10')
+    expect(envValue(kube, `wf-tuned-${runId}`, 'MODEL_MAX_TOKENS')).toBe('256')
+    expect(envValue(kube, `wf-tuned-${runId}`, 'MODEL_ENDPOINT')).toBe('http://offline.invalid/v1')
+    // The platform provider's key needs the namespace's opt-in: only the step that switched to it waits.
+    expect(phase('elsewhere').phase).toBe('Pending')
+    expect(phase('elsewhere').error).toMatch(/^Waiting for the key of LLMProvider purko-system\/remote in namespace "team": namespace "team" has not opted in/)
+    expect(phase('plain').phase).toBe('Running')
+
+    optIn(kube)
+    expect((await deliver(resyncTick(testDeps(kube)), PING, { reason: 'resync' })).status).toBe(202)
+    const job = kube.workflow('team', 'wf').status!.stepStatuses!.find((s) => s.name === 'elsewhere')!.jobName!
+    expect(envValue(kube, job, 'MODEL_PROVIDER')).toBe('remote')
+    expect(envValue(kube, job, 'MODEL_NAME')).toBe('remote-model')
+    expect(envValue(kube, job, 'MODEL_ENDPOINT')).toBe('http://remote.invalid/v1')
+    expect(apiKeyRef(kube, job)).toEqual({ name: 'MODEL_API_KEY', valueFrom: { secretKeyRef: { name: 'kinetic-llm-credentials', key: 'remote', optional: false } } })
+    expect(kube.secretCalls).toBe(0)
+  })
+})
+
 describe('spec.fallback.providerRef', () => {
   const failing = { phase: 'Error', conditions: [{ type: 'Ready', status: 'False', reason: 'CredentialsInvalid', message: 'HTTP 401', lastTransitionTime: '2026-01-01T00:00:00Z' }] }
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../shared/recipes/digest.js'
 import { childWorkflowManifest } from '../../shared/recipes/child-workflow.js'
 import { RecipeStepSchema } from '../../shared/schemas/workflowrecipe.js'
+import { WorkflowSchema } from '../../shared/schemas/workflow.js'
 import { RECIPE } from './manifest-fixtures.js'
 
 type Obj = Record<string, any>
@@ -49,6 +50,12 @@ describe('child Workflow (§5.10)', () => {
     expect(wf.metadata.name).toBe(`shop-wf-${h8}`)
     expect((childWorkflowManifest(RECIPE, 'Research a launch note.', settings, steps, 9) as Obj).metadata.name).toBe(wf.metadata.name)
     expect((childWorkflowManifest(RECIPE, 'Other.', settings, steps, 3) as Obj).metadata.name).not.toBe(wf.metadata.name)
+  })
+
+  it('is a valid Workflow whose steps carry the model override in the Workflow step schema\'s own field', () => {
+    const parsed = WorkflowSchema.parse(wf)
+    expect(parsed.spec.steps.map((st) => st.model)).toEqual([undefined, { name: 'claude-haiku-4-5', temperature: 0.3, maxTokens: 2048 }])
+    expect(() => WorkflowSchema.parse({ ...wf, spec: { ...wf.spec, steps: [{ ...wf.spec.steps[1], model: { temperature: 3 } }] } })).toThrow()
   })
 
   it('defaults parallelism 1, failFast, 30m', () => {

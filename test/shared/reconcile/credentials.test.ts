@@ -93,3 +93,22 @@ describe('the copy planner', () => {
     expect(plannedCopy('team', content, { ...existing, metadata: { ...existing.metadata, resourceVersion: '3' } })).toMatchObject({ data: {}, metadata: { resourceVersion: '3' } })
   })
 })
+
+describe('chooseProvider with a step\'s model.provider override (recipes CONTRACT §5.10)', () => {
+  it('gives the step the overriding provider, its credentials and its fallback rule, as for an Agent', () => {
+    const own = aProvider('p', 'team')
+    const other = aProvider('q', 'purko-system', { fallback: { providerRef: 'r' } }, { phase: 'Error' })
+    const backup = aProvider('r', 'purko-system', {}, { phase: 'Ready' })
+    expect(chooseProvider(agent('p'), [own, other, backup], ctx).provider).toBe(own)
+    expect(chooseProvider(agent('p'), [own, other, backup], ctx, {})).toEqual(chooseProvider(agent('p'), [own, other, backup], ctx))
+    const choice = chooseProvider(agent('p'), [own, other, backup], ctx, { provider: 'q' })
+    expect(choice.provider).toBe(backup)
+    expect(choice.credentials).toEqual({ apiKey: { secret: 'kinetic-llm-credentials', key: 'r' } })
+    expect(choice.notes).toEqual(['LLMProvider purko-system/q is Error: using fallback purko-system/r (model r-model)'])
+  })
+
+  it('a platform provider chosen only by a step waits for the opt-in like an Agent\'s would', () => {
+    const choice = chooseProvider(agent('p'), [aProvider('p', 'team'), aProvider('q', 'purko-system')], { ...ctx, optedIn: false }, { provider: 'q' })
+    expect(choice.wait).toMatch(/^Waiting for the key of LLMProvider purko-system\/q in namespace "team"/)
+  })
+})

@@ -483,3 +483,92 @@ describe('stepTimeoutSeconds', () => {
     expect(stepTimeoutSeconds({ name: 's1', ...(timeout ? { timeout } : {}) }, agent)).toBe(seconds)
   })
 })
+
+describe('stepJobManifest: per-step model override (Kinetic extension, recipes CONTRACT §5.10)', () => {
+  const openai = () => aProvider('openai', {
+    type: 'openai', model: 'gpt-4o', endpoint: 'https://openai.example/v1', credentials: { secretRef: 'openai-key' },
+    models: [{ name: 'gpt-4o-mini', pricing: { inputPerMToken: 0.15, outputPerMToken: 0.6 } }],
+  })
+  const withModel = (model: WorkflowStep['model']): WorkflowStep => ({ ...step, model })
+
+  it('a step without model keeps the Agent\'s MODEL_* exactly', () => {
+    const plain = stepJobManifest(anInput({ agent: richAgent(), provider: richProvider() }))
+    const empty = stepJobManifest(anInput({ agent: richAgent(), provider: richProvider(), step: withModel({}) }))
+    expect(envOf(empty)).toEqual(envOf(plain))
+    expect(envValue(plain, 'MODEL_NAME')).toBe('claude-sonnet-4-6')
+  })
+
+  it('name, temperature (two decimals) and maxTokens replace the Agent\'s; the Agent\'s provider, endpoint and keys stay', () => {
+    const job = stepJobManifest(anInput({
+      agent: richAgent(), provider: richProvider(), step: withModel({ name: 'claude-haiku-4-5', temperature: 0.1, maxTokens: 512 }),
+    }))
+    expect(envValue(job, 'MODEL_PROVIDER')).toBe('anthropic')
+    expect(envValue(job, 'MODEL_NAME')).toBe('claude-haiku-4-5')
+    expect(envValue(job, 'MODEL_TEMPERATURE')).toBe('0.10')
+    expect(envValue(job, 'MODEL_MAX_TOKENS')).toBe('512')
+    expect(envValue(job, 'MODEL_ENDPOINT')).toBe('https://llm.example/v1')
+    expect(envOf(job).filter((e) => e.name === 'MODEL_API_KEY')).toEqual([
+      { name: 'MODEL_API_KEY', valueFrom: { secretKeyRef: { name: 'anthropic-key', key: 'api-key', optional: false } } },
+    ])
+  })
+
+  it('a temperature of 0 and a maxTokens the Agent lacks are set', () => {
+    const job = stepJobManifest(anInput({ step: withModel({ temperature: 0, maxTokens: 64 }) }))
+    expect(envValue(job, 'MODEL_TEMPERATURE')).toBe('0.00')
+    expect(envValue(job, 'MODEL_MAX_TOKENS')).toBe('64')
+    expect(envValue(job, 'MODEL_NAME')).toBe('smollm2:135m')
+  })
+
+  it('another provider: its name, endpoint, API format, key and pricing; the Agent\'s own key is not used for it', () => {
+    const job = stepJobManifest(anInput({
+      agent: richAgent(), provider: openai(), step: withModel({ provider: 'openai', name: 'gpt-4o-mini' }),
+    }))
+    expect(envValue(job, 'MODEL_PROVIDER')).toBe('openai')
+    expect(envValue(job, 'MODEL_NAME')).toBe('gpt-4o-mini')
+    expect(envValue(job, 'MODEL_API_FORMAT')).toBe('openai')
+    expect(envValue(job, 'MODEL_ENDPOINT')).toBe('https://openai.example/v1')
+    expect(envValue(job, 'MODEL_PRICE_IN')).toBe('0.15')
+    expect(envOf(job).filter((e) => e.name === 'MODEL_API_KEY')).toEqual([
+      { name: 'MODEL_API_KEY', valueFrom: { secretKeyRef: { name: 'openai-key', key: 'api-key', optional: false } } },
+    ])
+    // The Agent's temperature and maxTokens still apply where the step sets none.
+    expect(envValue(job, 'MODEL_TEMPERATURE')).toBe('0.20')
+    expect(envValue(job, 'MODEL_MAX_TOKENS')).toBe('4096')
+    // A keyless provider: no fallback to the Agent's credentialsSecretRef (it belongs to the Agent's provider).
+    const keyless = stepJobManifest(anInput({
+      agent: richAgent(), provider: aProvider('local', { type: 'ollama', model: 'llama3' }), step: withModel({ provider: 'local' }),
+    }))
+    expect(envNames(keyless)).not.toContain('MODEL_API_KEY')
+  })
+
+  it('another provider without a model name: that provider\'s model, not the Agent\'s', () => {
+    const job = stepJobManifest(anInput({ agent: richAgent(), provider: openai(), step: withModel({ provider: 'openai' }) }))
+    expect(envValue(job, 'MODEL_NAME')).toBe('gpt-4o')
+  })
+
+  it('naming the Agent\'s own provider changes nothing about credentials', () => {
+    const job = stepJobManifest(anInput({ agent: richAgent(), provider: undefined, step: withModel({ provider: 'anthropic', name: 'x' }) }))
+    expect(envOf(job).filter((e) => e.name === 'MODEL_API_KEY')).toEqual([
+      { name: 'MODEL_API_KEY', valueFrom: { secretKeyRef: { name: 'agent-llm', key: 'token', optional: true } } },
+    ])
+  })
+
+  it('a provider standing in for the wanted one (a default) names its own model, as for Agents', () => {
+    const standIn = aProvider('platform-default', { default: true, model: 'default-model' })
+    const job = stepJobManifest(anInput({ agent: richAgent(), provider: standIn, step: withModel({ provider: 'missing', name: 'wanted-model' }) }))
+    expect(envValue(job, 'MODEL_NAME')).toBe('default-model')
+    expect(envValue(job, 'MODEL_PROVIDER')).toBe('missing')
+  })
+})
+
+describe('resolveProvider with a step override', () => {
+  it('resolves the step\'s provider by the same rule as the Agent\'s', () => {
+    const agent = anAgent()
+    const own = aProvider('local-ollama')
+    const other = aProvider('openai', {}, 'ai-agents')
+    const fallback = aProvider('platform-default', { default: true })
+    expect(resolveProvider(agent, [own, other], { provider: 'openai' })).toBe(other)
+    expect(resolveProvider(agent, [own, other], {})).toBe(own)
+    expect(resolveProvider(agent, [own, fallback], { provider: 'gone' })).toBe(fallback)
+  })
+})
