@@ -113,6 +113,15 @@ const EXPECTED: Record<string, { serviceAccount: string; grants: Grants }> = {
   },
 }
 
+/**
+ * The roles a platform team binds to people (recipes CONTRACT §15), never to a Kinetic account:
+ * `approve` is the custom verb the §12 admission policy checks for purko.io/approve and /reject.
+ */
+const USER_ROLES: Record<string, Grants> = {
+  'kinetic-recipe-author': { 'purko.io/workflowrecipes': ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
+  'kinetic-recipe-approver': { 'purko.io/workflowrecipes': ['approve', 'get', 'list', 'patch'] },
+}
+
 function grantsOf(role: Manifest): Grants {
   const grants: Grants = {}
   for (const rule of role.doc.rules as Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>) {
@@ -128,7 +137,20 @@ function grantsOf(role: Manifest): Grants {
 
 describe('least-privilege RBAC', () => {
   it('defines exactly the expected ClusterRoles', () => {
-    expect(clusterRoles.map((m) => m.name).sort()).toEqual(Object.keys(EXPECTED).sort())
+    expect(clusterRoles.map((m) => m.name).sort()).toEqual([...Object.keys(EXPECTED), ...Object.keys(USER_ROLES)].sort())
+  })
+
+  it.each(Object.entries(USER_ROLES))('%s (for people) grants exactly the verbs of the recipes contract, no Secret, and is bound by nothing Kinetic ships', (name, grants) => {
+    const role = clusterRoles.find((m) => m.name === name)!
+    expect(role.file).toBe('admission/recipe-roles.yaml')
+    expect(grantsOf(role)).toEqual(grants)
+    const roleBindings = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'RoleBinding')
+    expect([...bindings, ...roleBindings].filter((b) => b.doc.roleRef.name === name)).toEqual([])
+  })
+
+  it('only the approver role holds the approve verb', () => {
+    const holders = clusterRoles.filter((r) => Object.values(grantsOf(r)).flat().includes('approve')).map((r) => r.name)
+    expect(holders).toEqual(['kinetic-recipe-approver'])
   })
 
   it.each(Object.entries(EXPECTED))('%s grants exactly the verbs in the table', (name, expected) => {

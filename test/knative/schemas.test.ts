@@ -8,6 +8,7 @@ const validators = loadCrdValidators()
 const CORE_KINDS = new Set([
   'v1/Namespace', 'v1/ServiceAccount', 'rbac.authorization.k8s.io/v1/ClusterRole', 'rbac.authorization.k8s.io/v1/ClusterRoleBinding',
   'rbac.authorization.k8s.io/v1/Role', 'rbac.authorization.k8s.io/v1/RoleBinding',
+  'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy', 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding',
 ])
 const knative = manifests.filter((m) => !CORE_KINDS.has(`${m.apiVersion}/${m.kind}`))
 const label = (m: Manifest) => `${m.kind} ${m.name} (${m.file})`
@@ -109,7 +110,7 @@ describe('core kinds carry the fields they need', () => {
   it('the kinetic-system Namespace exists and every namespaced object is in it', () => {
     // kinetic-system for Kinetic itself; purko's two namespaces (the agent and platform ones) where rights are granted.
     expect(ofKind(manifests, 'v1', 'Namespace').map((m) => m.name).sort()).toEqual(['ai-agents', 'kinetic-system', 'purko-system'])
-    const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding'])
+    const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'])
     // Rights held only in one namespace (the mcp-servers registry of the agent namespace, say) are granted there.
     const grantedThere = (m: Manifest) => (m.kind === 'Role' || m.kind === 'RoleBinding') && ['ai-agents', 'purko-system'].includes(m.namespace ?? '')
     const misplaced = manifests.filter((m) => !clusterScoped.has(m.kind) && m.namespace !== 'kinetic-system' && !grantedThere(m))
