@@ -25,6 +25,8 @@ const files = [
   .concat(['names.ts', 'labels.ts', 'digest.ts', 'objects.ts', 'pod-template.ts', 'manifests.ts', 'services.ts', 'secrets.ts', 'mcp.ts', 'child-workflow.ts', 'snapshot.ts', 'readiness.ts'].map((f) => `recipes/${f}`))
   // The deploy, drift, rollback and deletion planners (contract §7.8, §7.9, §7.11, §11).
   .concat(['deploy-plan.ts', 'drift.ts', 'rollback.ts', 'deletion.ts'].map((f) => `recipes/${f}`))
+  // The lifecycle planner (contract §7.1-§7.7, §7.10).
+  .concat(['lifecycle.ts', 'lifecycle-facts.ts'].map((f) => `recipes/${f}`))
 
 describe('the pure core', () => {
   it.each(files)('shared/%s imports no hono, no node:* module and no value from the Kubernetes client, and reads no clock, randomness or environment', (file) => {
