@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { API_VERSION } from './labels.js'
 import { ObjectMetaSchema } from './object-meta.js'
 import { StrictConditionSchema } from './condition.js'
-import { dateTime, int64 } from './fields.js'
+import { BASELINE_CAPABILITIES, dateTime, int64, MCP_TRANSPORT_KINDS } from './fields.js'
 
 /** MCPServer phases (`status.phase`). */
 export const MCP_SERVER_PHASES = ['Pending', 'Ready', 'Error'] as const
@@ -13,14 +13,11 @@ export const MCP_AUTH_MODES = ['none', 'bearer'] as const
 export type MCPAuthMode = (typeof MCP_AUTH_MODES)[number]
 
 /** How the server speaks MCP (`spec.transport`, a Kinetic addition). */
-export const MCP_TRANSPORTS = ['http', 'stdio'] as const
+export const MCP_TRANSPORTS = MCP_TRANSPORT_KINDS
 export type MCPTransport = (typeof MCP_TRANSPORTS)[number]
 
 /** Capabilities an MCPServer may add: exactly what the Pod Security baseline level admits (recipes CONTRACT §2.6). */
-export const MCP_CAPABILITIES = [
-  'AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE',
-  'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT',
-] as const
+export const MCP_CAPABILITIES = BASELINE_CAPABILITIES
 
 /** Label on an MCPServer's Deployment, Service and pods (purko SPEC §5.1). */
 export const LABEL_MCP_SERVER = 'purko.io/mcp-server'

@@ -15,7 +15,7 @@ import { z } from 'zod'
 import { API_VERSION } from './labels.js'
 import { ObjectMetaSchema } from './object-meta.js'
 import { StrictConditionSchema } from './condition.js'
-import { dateTime, int64 } from './fields.js'
+import { BASELINE_CAPABILITIES, dateTime, int64, MCP_TRANSPORT_KINDS } from './fields.js'
 
 // ---------------------------------------------------------------------------------------------
 // Enums and patterns
@@ -26,14 +26,11 @@ export type WorkloadKind = (typeof WORKLOAD_KINDS)[number]
 export const INPUT_TYPES = ['string', 'integer', 'number', 'boolean'] as const
 export type InputType = (typeof INPUT_TYPES)[number]
 
-export const RECIPE_TRANSPORTS = ['http', 'stdio'] as const
+export const RECIPE_TRANSPORTS = MCP_TRANSPORT_KINDS
 export type RecipeTransport = (typeof RECIPE_TRANSPORTS)[number]
 
 /** Capabilities a recipe may add: exactly what the Pod Security baseline level admits (§2.6). */
-export const RECIPE_CAPABILITIES = [
-  'AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE',
-  'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT',
-] as const
+export const RECIPE_CAPABILITIES = BASELINE_CAPABILITIES
 export type RecipeCapability = (typeof RECIPE_CAPABILITIES)[number]
 
 export const RESOURCE_NAMES = ['cpu', 'memory', 'ephemeral-storage'] as const
