@@ -48,6 +48,9 @@ const purkoExamples = documents(join(referenceDir(), 'purko', 'examples'), refer
 const localExamples = documents(join(ROOT, 'examples', 'local'), ROOT)
 const recipeExamples = documents(join(referenceDir(), 'recipes', 'examples'), referenceDir())
 const installTree = renderKustomization(join(ROOT, 'knative'), ROOT)
+// purko's namespaces and the functions' grants in them: applied by hand after knative/.
+const platformNamespaces = documents(join(ROOT, 'knative', 'platform'), ROOT, (f) => !f.endsWith('namespaces.yaml'))
+const platformTree = renderKustomization(join(ROOT, 'knative', 'platform'), ROOT)
 
 /** What was wrong with one answer, in words that name the object: refusal, warnings. */
 function problemsOf(what: string, res: KubeResponse): string[] {
@@ -189,6 +192,27 @@ describeCluster('everything Kinetic ships is accepted by a real kube-apiserver v
     },
     120_000,
   )
+
+  it('knative/ needs no namespace but its own: kubectl apply -k knative/ creates only kinetic-system and puts objects only there', () => {
+    expect(installTree.filter((d) => d.object.kind === 'Namespace').map((d) => d.object.metadata?.name)).toEqual(['kinetic-system'])
+    expect([...new Set(installTree.flatMap((d) => (d.object.metadata?.namespace ? [d.object.metadata.namespace] : [])))]).toEqual(['kinetic-system'])
+  })
+
+  it('applies platform/namespaces.yaml and then kubectl apply -k knative/platform/ for real: every grant binds a role that exists', async () => {
+    const admin = cp.current.admin
+    const problems: string[] = []
+    for (const doc of [...platformNamespaces, ...platformTree]) problems.push(...await applyProblems(admin, doc, { dryRun: false }))
+    for (const doc of platformTree.filter((d) => d.object.kind === 'RoleBinding')) {
+      const ref = doc.object.roleRef as { kind: string; name: string }
+      const path = ref.kind === 'ClusterRole'
+        ? `/apis/rbac.authorization.k8s.io/v1/clusterroles/${ref.name}`
+        : `/apis/rbac.authorization.k8s.io/v1/namespaces/${doc.object.metadata?.namespace}/roles/${ref.name}`
+      // ClusterRoles come from knative/ itself, so read them from there rather than the server.
+      const known = ref.kind === 'ClusterRole' ? installTree.some((d) => d.object.kind === 'ClusterRole' && d.object.metadata?.name === ref.name) : Boolean(await admin.get(path))
+      if (!known) problems.push(`${label(doc)}: binds ${ref.kind} ${ref.name}, which nothing ships`)
+    }
+    expect(problems).toEqual([])
+  }, 120_000)
 
   it('applies the Namespace, ServiceAccounts, ClusterRoles and ClusterRoleBindings of knative/ for real, and every binding names a role and accounts that exist', async () => {
     const admin = cp.current.admin

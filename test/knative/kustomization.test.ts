@@ -12,10 +12,26 @@ const kustomization = parse(readFileSync(join(KNATIVE_DIR, 'kustomization.yaml')
 
 describe('kubectl apply -k knative/ installs everything', () => {
   it('lists every manifest file in knative/, each once, so none is left out of the install', () => {
-    const files = yamlFiles().filter((f) => f !== 'kustomization.yaml')
+    const files = yamlFiles().filter((f) => f !== 'kustomization.yaml' && !f.startsWith('platform/'))
     const listed = kustomization.resources.filter((r) => r.endsWith('.yaml'))
     expect([...listed].sort()).toEqual(files)
     expect(new Set(kustomization.resources).size).toBe(kustomization.resources.length)
+  })
+
+  it('creates and deletes no namespace but its own, and puts objects only there: purko\'s namespaces are platform/\'s business', () => {
+    const installed = loadManifests().filter((m) => !m.file.startsWith('platform/'))
+    expect(installed.filter((m) => m.kind === 'Namespace').map((m) => m.name)).toEqual(['kinetic-system'])
+    expect([...new Set(installed.flatMap((m) => (m.namespace ? [m.namespace] : [])))]).toEqual(['kinetic-system'])
+  })
+
+  it('platform/ grants the functions what they need in purko-system and ai-agents, and never creates those namespaces', () => {
+    const platform = parse(readFileSync(join(KNATIVE_DIR, 'platform', 'kustomization.yaml'), 'utf8')) as { resources: string[] }
+    expect(platform.resources).toEqual(['access.yaml'])
+    const access = loadManifests().filter((m) => m.file === 'platform/access.yaml')
+    expect(new Set(access.map((m) => m.kind))).toEqual(new Set(['Role', 'RoleBinding']))
+    expect(new Set(access.map((m) => m.namespace))).toEqual(new Set(['purko-system', 'ai-agents']))
+    // The namespaces themselves only for a cluster without purko, applied by hand, in no kustomization.
+    expect(loadManifests().filter((m) => m.file === 'platform/namespaces.yaml').map((m) => m.name)).toEqual(['purko-system', 'ai-agents'])
   })
 
   it('installs the purko.io CRDs from crds/ rather than a copy', () => {

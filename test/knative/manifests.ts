@@ -1,5 +1,5 @@
 import { readFileSync, readdirSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { basename, join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseAllDocuments } from 'yaml'
 
@@ -42,10 +42,10 @@ export function parseDocuments(text: string, file: string): Record<string, any>[
   })
 }
 
-/** Every Kubernetes object in knative/ (the kustomization itself excluded). */
+/** Every Kubernetes object in knative/ and its folders (their kustomizations excluded). */
 export function loadManifests(dir: string = KNATIVE_DIR): Manifest[] {
   return yamlFiles(dir)
-    .filter((file) => file !== 'kustomization.yaml')
+    .filter((file) => basename(file) !== 'kustomization.yaml')
     .flatMap((file) => parseDocuments(readFileSync(join(dir, file), 'utf8'), file).map((doc) => ({
       file,
       apiVersion: String(doc.apiVersion),
