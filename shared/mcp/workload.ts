@@ -1,3 +1,4 @@
+import { isQuantity } from '../quantity.js'
 import type {
   V1Container, V1Deployment, V1EnvVar, V1OwnerReference, V1PodSecurityContext, V1ResourceRequirements, V1RoleBinding,
   V1Service, V1ServiceAccount, V1Volume,
@@ -77,16 +78,12 @@ export function registryEntry(server: MCPServer): RegistryEntry {
 /** Name of the registry ConfigMap, re-exported for the shell. */
 export const REGISTRY_NAME = REGISTRY_CONFIGMAP
 
-// A Kubernetes quantity (resource.Quantity's grammar): signed decimal, then a binary or decimal SI
-// suffix or an exponent.
-const QUANTITY = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?\d+)?$/
-
 /** Pure: the resource entries that are not Kubernetes quantities, as `requests.cpu: "lots"`; empty when all are. */
 export function invalidQuantities(server: MCPServer): string[] {
   const bad: string[] = []
   for (const part of ['requests', 'limits'] as const) {
     for (const [resource, value] of Object.entries(server.spec.resources?.[part] ?? {})) {
-      if (value.length > 64 || !QUANTITY.test(value.trim()) || value.trim() !== value) bad.push(`${part}.${resource}: ${JSON.stringify(value)}`)
+      if (!isQuantity(value)) bad.push(`${part}.${resource}: ${JSON.stringify(value)}`)
     }
   }
   return bad

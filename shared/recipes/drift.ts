@@ -27,7 +27,7 @@
  */
 import { LABEL_REVISION } from './labels.js'
 import type { RecipeChild } from './objects.js'
-import { compareQuantities } from './quantity.js'
+import { compareQuantities } from '../quantity.js'
 import { isOwnedBy, isTerminating, liveObject, objectKey, type LiveObject, type LiveObjects } from './deploy-plan.js'
 
 function isRecord(v: unknown): v is Record<string, unknown> {

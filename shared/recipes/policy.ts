@@ -13,7 +13,7 @@ import type { WorkflowRecipe } from '../schemas/workflowrecipe.js'
 import type { WorkflowRecipePolicy, WorkflowRecipePolicyStatus } from '../schemas/workflowrecipepolicy.js'
 import type { RenderOk } from './rendered.js'
 import { setCondition } from '../reconcile/conditions.js'
-import { compareQuantities, isQuantity } from './quantity.js'
+import { compareQuantities, isQuantity } from '../quantity.js'
 import { podSecurityViolations, POD_SECURITY_POLICY } from './pod-security.js'
 
 // ---------------------------------------------------------------------------------------------

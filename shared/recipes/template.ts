@@ -5,6 +5,7 @@
  * (replicas, image references, five-field cron, quantities, the 16384-character limit) with the
  * exact messages. Pure.
  */
+import { isQuantity } from '../quantity.js'
 import { renderValue, type TypedValue } from './cel.js'
 import type { RecipeIdentity } from './computed.js'
 import type { SpecError } from './rendered.js'
@@ -232,13 +233,6 @@ export function isImageReference(text: string): boolean {
   if (text.length > 4096) return false
   const m = IMAGE.exec(text)
   return m !== null && m[1]!.length <= 255
-}
-
-const QUANTITY = /^[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$/
-
-/** Pure: whether `text` is a Kubernetes quantity (resource.Quantity's grammar). */
-export function isQuantity(text: string): boolean {
-  return text.length <= 64 && QUANTITY.test(text)
 }
 
 const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC']

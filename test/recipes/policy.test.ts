@@ -5,7 +5,7 @@ import {
   type LabelSelector, type NamespaceLabels, type PolicyInput, type PolicySpecInput, type PolicyViolation,
   type RecipeInput, type RenderedInput, type RenderedTestInput, type RenderedWorkloadInput,
 } from '../../shared/recipes/policy.js'
-import { compareQuantities, parseQuantity } from '../../shared/recipes/quantity.js'
+import { compareQuantities, parseQuantity } from '../../shared/quantity.js'
 
 const NOW = '2025-06-01T12:00:00Z'
 const DIGEST = `@sha256:${'a'.repeat(64)}`

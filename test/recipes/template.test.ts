@@ -1,11 +1,12 @@
 // CONTRACT §4: the grammar (escape, placeholders, reference forms), references, the `??`
 // fallback for excluded workloads only, rendering per §3.1, the field checks of §4.4 and the
 // exact TemplateSyntaxError / TemplateUnresolved / InvalidTemplatedValue messages.
+import { isQuantity } from '../../shared/quantity.js'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import type { TypedValue } from '../../shared/recipes/cel.js'
 import {
-  escapeTemplate, isCronExpression, isImageReference, isQuantity, parseTemplate, renderField, type FieldCheck, type TemplateContext,
+  escapeTemplate, isCronExpression, isImageReference, parseTemplate, renderField, type FieldCheck, type TemplateContext,
 } from '../../shared/recipes/template.js'
 
 const ctx: TemplateContext = {

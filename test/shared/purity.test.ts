@@ -20,7 +20,7 @@ const files = [
   // The recipe pipeline, contract §1 steps 1-5.
   .concat(['config.ts', 'cel.ts', 'inputs.ts', 'computed.ts', 'include.ts', 'graph.ts', 'template.ts', 'render.ts', 'rendered.ts'].map((f) => `recipes/${f}`))
   // Recipe policy evaluation (CONTRACT §10) and the quantity parser it compares bounds with.
-  .concat(['recipes/policy.ts', 'recipes/pod-security.ts', 'recipes/quantity.ts'])
+  .concat(['recipes/policy.ts', 'recipes/pod-security.ts', 'quantity.ts'])
   // The recipe manifests (contract §1 step 6: §5 children, §7.9 snapshot) and readiness (§6).
   .concat(['names.ts', 'labels.ts', 'digest.ts', 'objects.ts', 'pod-template.ts', 'manifests.ts', 'services.ts', 'secrets.ts', 'mcp.ts', 'child-workflow.ts', 'snapshot.ts', 'readiness.ts'].map((f) => `recipes/${f}`))
   // The deploy, drift, rollback and deletion planners (contract §7.8, §7.9, §7.11, §11).

@@ -1,7 +1,8 @@
 /**
- * Kubernetes quantities (resource.Quantity's grammar) as exact rationals, so policy bounds
- * (CONTRACT §10.1 `resources.maxLimits`, `storage.maxClaimSize`) compare the way the API server
- * does: `1Gi` > `1G`, `500m` = `0.5`, `1e3` = `1k`. Pure; no floating point.
+ * Kubernetes quantities (resource.Quantity's grammar) as exact rationals: the one check of
+ * MCPServer resources and rendered recipe quantities, and the comparison of recipe policy bounds
+ * (CONTRACT §10.1 `resources.maxLimits`, `storage.maxClaimSize`) the way the API server does:
+ * `1Gi` > `1G`, `500m` = `0.5`, `1e3` = `1k`. Pure; no floating point.
  */
 
 /** A quantity's value as `num / den` (den a positive power of ten). */
@@ -35,9 +36,12 @@ export function parseQuantity(text: string): QuantityValue | null {
   return tens >= 0 ? { num: num * 10n ** BigInt(tens), den: 1n } : { num, den: 10n ** BigInt(-tens) }
 }
 
+/** Longest quantity accepted: far beyond any real one, and it bounds the BigInt work on hostile input. */
+const MAX_QUANTITY_LENGTH = 64
+
 /** Pure: true when `text` is a Kubernetes quantity. */
 export function isQuantity(text: string): boolean {
-  return parseQuantity(text) !== null
+  return text.length <= MAX_QUANTITY_LENGTH && parseQuantity(text) !== null
 }
 
 /** Pure: -1, 0 or 1 as quantity `a` is less than, equal to or greater than `b`; null when either is not a quantity. */
