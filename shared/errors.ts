@@ -25,6 +25,17 @@ export class TransientError extends FunctionError {
   readonly status = 503 as const
 }
 
+/**
+ * The API server refused a write for good (a 4xx other than 409: invalid, forbidden, too large).
+ * Not redelivered: the caller reports it (a recipe's `ApplyFailed` with `apiMessage`).
+ */
+export class RefusedError extends Error {
+  constructor(message: string, readonly code: number, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'RefusedError'
+  }
+}
+
 /** The HTTP status for any thrown value: ours carry one, everything else is a bug (500). */
 export const statusFor = (err: unknown): 400 | 409 | 500 | 503 =>
   err instanceof FunctionError ? err.status : 500

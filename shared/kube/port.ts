@@ -7,6 +7,30 @@ import type { LLMProvider, LLMProviderStatus } from '../schemas/llmprovider.js'
 import type { MCPServer, MCPServerStatus } from '../schemas/mcpserver.js'
 import type { MemoryProvider, MemoryProviderStatus } from '../schemas/memoryprovider.js'
 import type { Workflow, WorkflowStatus } from '../schemas/workflow.js'
+import type { WorkflowRecipe, WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
+import type { WorkflowRecipePolicy, WorkflowRecipePolicyStatus } from '../schemas/workflowrecipepolicy.js'
+
+/** The kinds a WorkflowRecipe creates as children (CONTRACT §5), read and written generically. */
+export type ChildKind = 'Secret' | 'Service' | 'Deployment' | 'StatefulSet' | 'DaemonSet' | 'Job' | 'CronJob' | 'MCPServer' | 'Workflow'
+
+/** A child as the API server returns it: plain JSON (timestamps as strings). */
+export type ChildObject = {
+  apiVersion?: string
+  kind?: string
+  metadata?: {
+    name?: string
+    namespace?: string
+    uid?: string
+    generation?: number
+    resourceVersion?: string
+    labels?: Record<string, string>
+    annotations?: Record<string, string>
+    deletionTimestamp?: string
+    finalizers?: string[]
+    [field: string]: unknown
+  }
+  [field: string]: unknown
+}
 
 /**
  * Everything a function may ask of the Kubernetes API, in domain verbs. `shared/kube/client.ts`
@@ -118,6 +142,39 @@ export interface Kube {
   patchWorkflowStatus(namespace: string, name: string, resourceVersion: string, status: WorkflowStatus): Promise<Workflow>
 
   createEvent(event: CoreV1Event): Promise<void>
+
+  getRecipe(namespace: string, name: string): Promise<WorkflowRecipe | null>
+  /** Every WorkflowRecipe in every namespace (resync tick, policy re-evaluation). */
+  listAllRecipes(): Promise<WorkflowRecipe[]>
+  /** JSON merge patch of a recipe's finalizers/annotations, guarded by resourceVersion. */
+  patchRecipeMetadata(
+    namespace: string, name: string, resourceVersion: string,
+    metadata: { finalizers?: string[]; annotations?: Record<string, string | null> },
+  ): Promise<WorkflowRecipe>
+  /** Replaces a recipe's `.status` through the status subresource, guarded by resourceVersion. */
+  replaceRecipeStatus(namespace: string, name: string, resourceVersion: string, status: WorkflowRecipeStatus): Promise<WorkflowRecipe>
+  /** Every WorkflowRecipePolicy (cluster-scoped). */
+  listRecipePolicies(): Promise<WorkflowRecipePolicy[]>
+  getRecipePolicy(name: string): Promise<WorkflowRecipePolicy | null>
+  /** Replaces a policy's `.status` through the status subresource, guarded by resourceVersion. */
+  replaceRecipePolicyStatus(name: string, resourceVersion: string, status: WorkflowRecipePolicyStatus): Promise<WorkflowRecipePolicy>
+
+  /** A recipe child by kind and name, as plain JSON; null on 404. */
+  getChild(kind: ChildKind, namespace: string, name: string): Promise<ChildObject | null>
+  /** Children of one kind in one namespace by labels. */
+  listChildren(kind: ChildKind, namespace: string, labels: Record<string, string>): Promise<ChildObject[]>
+  /**
+   * Server-side apply (field manager `kinetic`, force) of a complete child manifest; creates it
+   * when absent. A 4xx other than 409 throws RefusedError with the API server's message.
+   */
+  applyChild(manifest: ChildObject): Promise<ChildObject>
+  /**
+   * Deletes a child with the given propagation; with `uid`, only that object (a precondition,
+   * so a same-named object created since is never touched). Already gone is not an error.
+   */
+  deleteChild(kind: ChildKind, namespace: string, name: string, options: { propagationPolicy: 'Foreground' | 'Background'; uid?: string }): Promise<void>
+  /** A ConfigMap that is already gone is not an error (revision snapshots beyond the history limit). */
+  deleteConfigMap(namespace: string, name: string): Promise<void>
 }
 
 /** What `patchAgent` may change. `null` removes an annotation (JSON merge patch). */
