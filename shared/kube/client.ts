@@ -1,9 +1,10 @@
 import {
   ApiException, AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions,
+  Observable, type ConfigurationOptions, type ObservableMiddleware, type RequestContext, type ResponseContext,
   type CoreV1Event, type V1ConfigMap, type V1Deployment, type V1Job, type V1Namespace, type V1Pod, type V1Role, type V1RoleBinding,
   type V1Secret, type V1Service, type V1ServiceAccount,
 } from '@kubernetes/client-node'
-import { ConflictError, TransientError } from '../errors.js'
+import { apiMessage, ConflictError, RefusedError, TransientError } from '../errors.js'
 import { AgentSchema, type Agent, type AgentStatus } from '../schemas/agent.js'
 import { AgentAutonomyPolicySchema, type AgentAutonomyPolicy, type AgentAutonomyPolicyStatus } from '../schemas/autonomypolicy.js'
 import { API_GROUP, API_VERSION_NAME } from '../schemas/labels.js'
@@ -11,7 +12,9 @@ import { LLMProviderSchema, type LLMProvider, type LLMProviderStatus } from '../
 import { MCPServerSchema, type MCPServer, type MCPServerStatus } from '../schemas/mcpserver.js'
 import { MemoryProviderSchema, type MemoryProvider, type MemoryProviderStatus } from '../schemas/memoryprovider.js'
 import { WorkflowSchema, type Workflow, type WorkflowStatus } from '../schemas/workflow.js'
-import type { AgentPatch, Kube } from './port.js'
+import { WorkflowRecipeSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
+import { WorkflowRecipePolicySchema, type WorkflowRecipePolicy, type WorkflowRecipePolicyStatus } from '../schemas/workflowrecipepolicy.js'
+import type { AgentPatch, ChildKind, ChildObject, Kube } from './port.js'
 import type { z } from 'zod'
 
 /**
@@ -48,7 +51,55 @@ const POLICIES = { group: API_GROUP, version: API_VERSION_NAME, plural: 'agentau
 const MCP_SERVERS = { group: API_GROUP, version: API_VERSION_NAME, plural: 'mcpservers' }
 const LLM_PROVIDERS = { group: API_GROUP, version: API_VERSION_NAME, plural: 'llmproviders' }
 const MEMORY_PROVIDERS = { group: API_GROUP, version: API_VERSION_NAME, plural: 'memoryproviders' }
+const RECIPES = { group: API_GROUP, version: API_VERSION_NAME, plural: 'workflowrecipes' }
+const RECIPE_POLICIES = { group: API_GROUP, version: API_VERSION_NAME, plural: 'workflowrecipepolicies' }
 const MERGE_PATCH = setHeaderOptions('Content-Type', PatchStrategy.MergePatch)
+const FIELD_MANAGER = 'kinetic'
+
+/**
+ * The core group is served under `/api/v1`, not `/apis/<group>/<version>`. Children of every
+ * group go through CustomObjectsApi (plain JSON in and out: no typed models turning timestamps
+ * into Dates or dropping fields), so core requests name this placeholder group and a
+ * middleware moves them to the core path.
+ */
+const CORE_PLACEHOLDER = 'core.kinetic.invalid'
+const CORE_PATH: ConfigurationOptions<ObservableMiddleware> = {
+  middleware: [{
+    pre: (request: RequestContext) => {
+      request.setUrl(request.getUrl().replace(`/apis/${CORE_PLACEHOLDER}/v1/`, '/api/v1/'))
+      return new Observable(Promise.resolve(request))
+    },
+    post: (response: ResponseContext) => new Observable(Promise.resolve(response)),
+  }],
+  middlewareMergeStrategy: 'append',
+}
+
+/** Where each recipe child kind is served (all namespaced). */
+export const CHILD_RESOURCES: Record<ChildKind, { group: string; version: string; plural: string }> = {
+  Secret: { group: '', version: 'v1', plural: 'secrets' },
+  Service: { group: '', version: 'v1', plural: 'services' },
+  Deployment: { group: 'apps', version: 'v1', plural: 'deployments' },
+  StatefulSet: { group: 'apps', version: 'v1', plural: 'statefulsets' },
+  DaemonSet: { group: 'apps', version: 'v1', plural: 'daemonsets' },
+  Job: { group: 'batch', version: 'v1', plural: 'jobs' },
+  CronJob: { group: 'batch', version: 'v1', plural: 'cronjobs' },
+  MCPServer: { group: API_GROUP, version: API_VERSION_NAME, plural: 'mcpservers' },
+  Workflow: { group: API_GROUP, version: API_VERSION_NAME, plural: 'workflows' },
+}
+
+/** The CustomObjectsApi coordinates of a child kind, and the per-call options that reach it. */
+function childRef(kind: ChildKind): { ref: { group: string; version: string; plural: string }; options: typeof CORE_PATH | undefined } {
+  const resource = CHILD_RESOURCES[kind]
+  if (!resource) throw new Error(`${String(kind)} is not a recipe child kind`)
+  return resource.group === ''
+    ? { ref: { ...resource, group: CORE_PLACEHOLDER }, options: CORE_PATH }
+    : { ref: resource, options: undefined }
+}
+
+function childApiVersion(kind: ChildKind): string {
+  const { group, version } = CHILD_RESOURCES[kind]
+  return group === '' ? version : `${group}/${version}`
+}
 
 /** The one adapter over the Kubernetes API (client-node 1.4). */
 export class KubeClient implements Kube {
@@ -376,6 +427,108 @@ export class KubeClient implements Kube {
     await this.create(() => this.core.createNamespacedEvent({ namespace, body: event }), `create Event in ${namespace}`)
   }
 
+  async getRecipe(namespace: string, name: string): Promise<WorkflowRecipe | null> {
+    return this.getCustom(RECIPES, WorkflowRecipeSchema, 'WorkflowRecipe', namespace, name)
+  }
+
+  async listAllRecipes(): Promise<WorkflowRecipe[]> {
+    return this.listAllCustom(RECIPES, WorkflowRecipeSchema)
+  }
+
+  async patchRecipeMetadata(
+    namespace: string, name: string, resourceVersion: string,
+    metadata: { finalizers?: string[]; annotations?: Record<string, string | null> },
+  ): Promise<WorkflowRecipe> {
+    const body = { metadata: { ...metadata, resourceVersion } }
+    const raw = await this.call(
+      () => this.custom.patchNamespacedCustomObject({ ...RECIPES, namespace, name, body }, MERGE_PATCH),
+      `patch metadata of WorkflowRecipe ${namespace}/${name}`,
+    )
+    return parseAs(WorkflowRecipeSchema, raw, `WorkflowRecipe ${namespace}/${name}`)
+  }
+
+  async replaceRecipeStatus(namespace: string, name: string, resourceVersion: string, status: WorkflowRecipeStatus): Promise<WorkflowRecipe> {
+    return this.replaceCustomStatus(RECIPES, WorkflowRecipeSchema, 'WorkflowRecipe', namespace, name, resourceVersion, status)
+  }
+
+  async listRecipePolicies(): Promise<WorkflowRecipePolicy[]> {
+    return this.listAllCustom(RECIPE_POLICIES, WorkflowRecipePolicySchema)
+  }
+
+  async getRecipePolicy(name: string): Promise<WorkflowRecipePolicy | null> {
+    const raw = await this.orNull(() => this.custom.getClusterCustomObject({ ...RECIPE_POLICIES, name }), `get WorkflowRecipePolicy ${name}`)
+    return raw === null ? null : parseOrSkip(WorkflowRecipePolicySchema, raw)[0] ?? null
+  }
+
+  async replaceRecipePolicyStatus(name: string, resourceVersion: string, status: WorkflowRecipePolicyStatus): Promise<WorkflowRecipePolicy> {
+    const raw = await this.call(
+      () => this.custom.replaceClusterCustomObjectStatus({
+        ...RECIPE_POLICIES, name,
+        body: { apiVersion: `${API_GROUP}/${API_VERSION_NAME}`, kind: 'WorkflowRecipePolicy', metadata: { name, resourceVersion }, status },
+      }),
+      `update status of WorkflowRecipePolicy ${name}`,
+    )
+    return parseAs(WorkflowRecipePolicySchema, raw, `WorkflowRecipePolicy ${name}`)
+  }
+
+  async getChild(kind: ChildKind, namespace: string, name: string): Promise<ChildObject | null> {
+    const { ref, options } = childRef(kind)
+    const raw = await this.orNull(() => this.custom.getNamespacedCustomObject({ ...ref, namespace, name }, options), `get ${kind} ${namespace}/${name}`)
+    return raw === null ? null : withKind(kind, raw as ChildObject)
+  }
+
+  async listChildren(kind: ChildKind, namespace: string, labels: Record<string, string>): Promise<ChildObject[]> {
+    const { ref, options } = childRef(kind)
+    const list = await this.call(
+      () => this.custom.listNamespacedCustomObject({ ...ref, namespace, labelSelector: selector(labels) }, options),
+      `list ${kind} in ${namespace}`,
+    )
+    // List items of built-in kinds come without apiVersion/kind; callers compare whole objects.
+    return itemsOf(list).map((item) => withKind(kind, item as ChildObject))
+  }
+
+  async applyChild(manifest: ChildObject): Promise<ChildObject> {
+    const kind = manifest.kind as ChildKind
+    const { ref, options } = childRef(kind)
+    const namespace = manifest.metadata?.namespace ?? 'default'
+    const name = manifest.metadata?.name ?? ''
+    const what = `apply ${kind} ${namespace}/${name}`
+    try {
+      // A JSON body is valid YAML, so the apply content type takes it as it is.
+      const raw = await this.custom.patchNamespacedCustomObject(
+        { ...ref, namespace, name, body: manifest, fieldManager: FIELD_MANAGER, force: true },
+        setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply, options),
+      )
+      return withKind(kind, raw as ChildObject)
+    } catch (err) {
+      const code = apiStatus(err)
+      if (code !== undefined && code >= 400 && code < 500 && code !== 409 && code !== 429) {
+        throw new RefusedError(apiMessage({ cause: err }), code, { cause: err })
+      }
+      throw classifyApiError(err, `Could not ${what}`)
+    }
+  }
+
+  async deleteChild(
+    kind: ChildKind, namespace: string, name: string, opts: { propagationPolicy: 'Foreground' | 'Background'; uid?: string },
+  ): Promise<void> {
+    const { ref, options } = childRef(kind)
+    const body = { propagationPolicy: opts.propagationPolicy, ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}) }
+    try {
+      await this.custom.deleteNamespacedCustomObject({ ...ref, namespace, name, propagationPolicy: opts.propagationPolicy, body }, options)
+    } catch (err) {
+      const code = apiStatus(err)
+      if (code === 404) return
+      // A failed uid precondition: the object we meant is gone and another now holds the name.
+      if (code === 409 && opts.uid) return
+      throw classifyApiError(err, `Could not delete ${kind} ${namespace}/${name}`)
+    }
+  }
+
+  async deleteConfigMap(namespace: string, name: string): Promise<void> {
+    await this.orNull(() => this.core.deleteNamespacedConfigMap({ namespace, name }), `delete ConfigMap ${namespace}/${name}`)
+  }
+
   private async getCustom<S extends z.ZodType>(
     ref: typeof MCP_SERVERS, schema: S, kind: string, namespace: string, name: string,
   ): Promise<z.output<S> | null> {
@@ -439,6 +592,10 @@ export class KubeClient implements Kube {
 
 function selector(labels: Record<string, string>): string {
   return Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',')
+}
+
+function withKind(kind: ChildKind, object: ChildObject): ChildObject {
+  return { ...object, apiVersion: object.apiVersion ?? childApiVersion(kind), kind: object.kind ?? kind }
 }
 
 function itemsOf(list: unknown): unknown[] {

@@ -1,15 +1,17 @@
 import type {
   CoreV1Event, V1ConfigMap, V1Deployment, V1Job, V1Namespace, V1Pod, V1Role, V1RoleBinding, V1Secret, V1Service, V1ServiceAccount,
 } from '@kubernetes/client-node'
-import { ConflictError } from '../../shared/errors.js'
+import { ConflictError, RefusedError } from '../../shared/errors.js'
 import { agentServiceAccountName } from '../../shared/agent/names.js'
-import type { AgentPatch, Kube } from '../../shared/kube/port.js'
+import type { AgentPatch, ChildKind, ChildObject, Kube } from '../../shared/kube/port.js'
 import type { Agent, AgentStatus } from '../../shared/schemas/agent.js'
 import type { AgentAutonomyPolicy, AgentAutonomyPolicyStatus } from '../../shared/schemas/autonomypolicy.js'
 import type { LLMProvider, LLMProviderStatus } from '../../shared/schemas/llmprovider.js'
 import type { MCPServer, MCPServerStatus } from '../../shared/schemas/mcpserver.js'
 import type { MemoryProvider, MemoryProviderStatus } from '../../shared/schemas/memoryprovider.js'
 import { WorkflowSchema, type Workflow, type WorkflowStatus } from '../../shared/schemas/workflow.js'
+import { WorkflowRecipeStatusSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../../shared/schemas/workflowrecipe.js'
+import { WorkflowRecipePolicyStatusSchema, type WorkflowRecipePolicy, type WorkflowRecipePolicyStatus } from '../../shared/schemas/workflowrecipepolicy.js'
 
 type Method = keyof Kube
 
@@ -39,6 +41,15 @@ export class FakeKube implements Kube {
   /** Namespaces by name (cluster-scoped: the key has no namespace part). */
   readonly namespaces = new Map<string, V1Namespace>()
   readonly events: CoreV1Event[] = []
+  /** WorkflowRecipes by `namespace/name`. */
+  readonly recipes = new Map<string, WorkflowRecipe>()
+  /** WorkflowRecipePolicies by name (cluster-scoped). */
+  readonly recipePolicies = new Map<string, WorkflowRecipePolicy>()
+  /** Recipe children (any ChildKind) by `Kind/namespace/name`, as plain JSON. */
+  readonly childObjects = new Map<string, ChildObject>()
+  /** Applies the API server refuses for good, by `Kind/namespace/name` (see `refuseApply`). */
+  private readonly refusals = new Map<string, { code: number; message: string }>()
+  private uids = 0
   /** Every write that took effect, e.g. `create Job/wf-a-xxxx`, `status Workflow/wf`. */
   readonly writes: string[] = []
   /** Job names ever created, in order (the exactly-once evidence). */
@@ -52,7 +63,13 @@ export class FakeKube implements Kube {
    * `identities: false` leaves out the per-agent ServiceAccounts that agent-changed would have
    * made by the time a workflow runs (`agent-<name>-sa` or `spec.runtime.serviceAccountName`).
    */
-  constructor(objects: { workflows?: Workflow[]; agents?: Agent[]; providers?: LLMProvider[]; policies?: AgentAutonomyPolicy[]; identities?: boolean } = {}) {
+  constructor(objects: {
+    workflows?: Workflow[]; agents?: Agent[]; providers?: LLMProvider[]; policies?: AgentAutonomyPolicy[]; identities?: boolean
+    recipes?: WorkflowRecipe[]; recipePolicies?: WorkflowRecipePolicy[]; children?: ChildObject[]
+  } = {}) {
+    for (const recipe of objects.recipes ?? []) this.putRecipe(recipe)
+    for (const policy of objects.recipePolicies ?? []) this.putRecipePolicy(policy)
+    for (const child of objects.children ?? []) this.putChild(child)
     for (const wf of objects.workflows ?? []) this.putWorkflow(wf)
     for (const agent of objects.agents ?? []) this.putAgent(agent, { identity: objects.identities !== false })
     for (const policy of objects.policies ?? []) this.putPolicy(policy)
@@ -128,6 +145,117 @@ export class FakeKube implements Kube {
     job.metadata!.resourceVersion = String(++this.rv)
     this.logs.set(key(job.metadata?.namespace, name), log)
     return clone(job)
+  }
+
+  /**
+   * Stores a WorkflowRecipe as a user would apply it: uid kept, generation up when the spec
+   * changed, fresh resourceVersion; the status is the one given, else the stored one.
+   */
+  putRecipe(recipe: WorkflowRecipe): WorkflowRecipe {
+    const k = key(recipe.metadata.namespace, recipe.metadata.name)
+    const existing = this.recipes.get(k)
+    const stored = clone(recipe)
+    stored.metadata.uid ??= existing?.metadata.uid ?? `uid-recipe-${recipe.metadata.name}`
+    const specChanged = !existing || JSON.stringify(existing.spec) !== JSON.stringify(recipe.spec)
+    stored.metadata.generation ??= (existing?.metadata.generation ?? 0) + (specChanged ? 1 : 0)
+    stored.metadata.resourceVersion = String(++this.rv)
+    if (stored.status === undefined && existing?.status) stored.status = clone(existing.status)
+    this.recipes.set(k, stored)
+    return clone(stored)
+  }
+
+  /**
+   * Deletes a recipe as `kubectl delete` would: with finalizers it stays, marked with
+   * `deletionTimestamp` (generation up), until the last one is removed; without, it is gone.
+   */
+  deleteRecipe(namespace: string, name: string, at = new Date().toISOString()): WorkflowRecipe | null {
+    const k = key(namespace, name)
+    const recipe = this.recipes.get(k)
+    if (!recipe) return null
+    if ((recipe.metadata.finalizers ?? []).length === 0) {
+      this.recipes.delete(k)
+      return null
+    }
+    if (!recipe.metadata.deletionTimestamp) {
+      recipe.metadata.deletionTimestamp = at
+      recipe.metadata.generation = (recipe.metadata.generation ?? 1) + 1
+      recipe.metadata.resourceVersion = String(++this.rv)
+    }
+    return clone(recipe)
+  }
+
+  recipe(namespace: string, name: string): WorkflowRecipe | undefined {
+    const found = this.recipes.get(key(namespace, name))
+    return found ? clone(found) : undefined
+  }
+
+  /** Stores a WorkflowRecipePolicy as a user would apply it (cluster-scoped). */
+  putRecipePolicy(policy: WorkflowRecipePolicy): WorkflowRecipePolicy {
+    const name = policy.metadata.name ?? ''
+    const existing = this.recipePolicies.get(name)
+    const stored = clone(policy)
+    stored.metadata.uid ??= existing?.metadata.uid ?? `uid-recipepolicy-${name}`
+    const specChanged = !existing || JSON.stringify(existing.spec) !== JSON.stringify(policy.spec)
+    stored.metadata.generation ??= (existing?.metadata.generation ?? 0) + (specChanged ? 1 : 0)
+    stored.metadata.resourceVersion = String(++this.rv)
+    if (stored.status === undefined && existing?.status) stored.status = clone(existing.status)
+    this.recipePolicies.set(name, stored)
+    return clone(stored)
+  }
+
+  /** Stores a child as if someone else had created it (uid, generation 1 where the kind has one). */
+  putChild(object: ChildObject): ChildObject {
+    const kind = object.kind as ChildKind
+    const k = childKey(kind, object.metadata?.namespace, object.metadata?.name)
+    const stored = clone(object)
+    stored.metadata = { ...stored.metadata, uid: stored.metadata?.uid ?? this.newUid(kind, object.metadata?.name), resourceVersion: String(++this.rv) }
+    if (HAS_GENERATION.has(kind)) stored.metadata.generation ??= 1
+    this.childObjects.set(k, stored)
+    return clone(stored)
+  }
+
+  /** Sets a child's status as its controller would (no generation change). */
+  setChildStatus(kind: ChildKind, namespace: string, name: string, status: unknown): ChildObject {
+    const found = this.childObjects.get(childKey(kind, namespace, name))
+    if (!found) throw new Error(`${kind} ${namespace}/${name} not found`)
+    found.status = clone(status)
+    found.metadata = { ...found.metadata, resourceVersion: String(++this.rv) }
+    return clone(found)
+  }
+
+  child(kind: ChildKind, namespace: string, name: string): ChildObject | undefined {
+    const found = this.childObjects.get(childKey(kind, namespace, name))
+    return found ? clone(found) : undefined
+  }
+
+  /** Every stored child of one kind, in any namespace. */
+  children(kind: ChildKind): ChildObject[] {
+    return [...this.childObjects.values()].filter((c) => c.kind === kind).map(clone)
+  }
+
+  /** Makes every apply of this child throw RefusedError(message, code), as a 422/403/413 would. */
+  refuseApply(kind: ChildKind, namespace: string, name: string, code: number, message: string): this {
+    this.refusals.set(childKey(kind, namespace, name), { code, message })
+    return this
+  }
+
+  /** Ends a `refuseApply`. */
+  allowApply(kind: ChildKind, namespace: string, name: string): this {
+    this.refusals.delete(childKey(kind, namespace, name))
+    return this
+  }
+
+  /** Removes a deleted child's finalizers, as its controller would; it is then gone. */
+  releaseChild(kind: ChildKind, namespace: string, name: string): void {
+    const k = childKey(kind, namespace, name)
+    const found = this.childObjects.get(k)
+    if (!found?.metadata) return
+    found.metadata.finalizers = []
+    if (found.metadata.deletionTimestamp) this.childObjects.delete(k)
+  }
+
+  private newUid(kind: string, name: string | undefined): string {
+    return `uid-${kind.toLowerCase()}-${name ?? ''}-${++this.uids}`
   }
 
   workflow(namespace: string, name: string): Workflow {
@@ -528,6 +656,146 @@ export class FakeKube implements Kube {
     this.events.push(clone(event))
   }
 
+  async getRecipe(namespace: string, name: string): Promise<WorkflowRecipe | null> {
+    this.enter('getRecipe')
+    return this.getFrom(this.recipes, namespace, name)
+  }
+
+  async listAllRecipes(): Promise<WorkflowRecipe[]> {
+    this.enter('listAllRecipes')
+    return [...this.recipes.values()].map(clone)
+  }
+
+  async patchRecipeMetadata(
+    namespace: string, name: string, resourceVersion: string,
+    metadata: { finalizers?: string[]; annotations?: Record<string, string | null> },
+  ): Promise<WorkflowRecipe> {
+    this.enter('patchRecipeMetadata')
+    const recipe = this.guardedIn(this.recipes, 'WorkflowRecipe', namespace, name, resourceVersion)
+    Object.assign(recipe, mergePatch(recipe, { metadata }))
+    recipe.metadata.resourceVersion = String(++this.rv)
+    this.record(`patch WorkflowRecipe/${name}`, { metadata })
+    // As the API server does: the last finalizer gone from a deleted object removes it.
+    if (recipe.metadata.deletionTimestamp && (recipe.metadata.finalizers ?? []).length === 0) {
+      this.recipes.delete(key(namespace, name))
+    }
+    return clone(recipe)
+  }
+
+  async replaceRecipeStatus(namespace: string, name: string, resourceVersion: string, status: WorkflowRecipeStatus): Promise<WorkflowRecipe> {
+    this.enter('replaceRecipeStatus')
+    const recipe = this.guardedIn(this.recipes, 'WorkflowRecipe', namespace, name, resourceVersion)
+    checkStatus(WorkflowRecipeStatusSchema, status, `WorkflowRecipe ${namespace}/${name}`)
+    recipe.status = clone(status)
+    recipe.metadata.resourceVersion = String(++this.rv)
+    this.record(`status WorkflowRecipe/${name}`, { status })
+    return clone(recipe)
+  }
+
+  async listRecipePolicies(): Promise<WorkflowRecipePolicy[]> {
+    this.enter('listRecipePolicies')
+    return [...this.recipePolicies.values()].map(clone)
+  }
+
+  async getRecipePolicy(name: string): Promise<WorkflowRecipePolicy | null> {
+    this.enter('getRecipePolicy')
+    const found = this.recipePolicies.get(name)
+    return found ? clone(found) : null
+  }
+
+  async replaceRecipePolicyStatus(name: string, resourceVersion: string, status: WorkflowRecipePolicyStatus): Promise<WorkflowRecipePolicy> {
+    this.enter('replaceRecipePolicyStatus')
+    const policy = this.recipePolicies.get(name)
+    if (!policy) throw new Error(`WorkflowRecipePolicy ${name} not found`)
+    if (policy.metadata.resourceVersion !== resourceVersion) throw new ConflictError(`WorkflowRecipePolicy ${name}: the object has been modified`)
+    checkStatus(WorkflowRecipePolicyStatusSchema, status, `WorkflowRecipePolicy ${name}`)
+    policy.status = clone(status)
+    policy.metadata.resourceVersion = String(++this.rv)
+    this.record(`status WorkflowRecipePolicy/${name}`, { status })
+    return clone(policy)
+  }
+
+  async getChild(kind: ChildKind, namespace: string, name: string): Promise<ChildObject | null> {
+    this.enter('getChild')
+    return this.child(kind, namespace, name) ?? null
+  }
+
+  async listChildren(kind: ChildKind, namespace: string, labels: Record<string, string>): Promise<ChildObject[]> {
+    this.enter('listChildren')
+    return [...this.childObjects.values()]
+      .filter((c) => c.kind === kind && c.metadata?.namespace === namespace && Object.entries(labels).every(([k, v]) => c.metadata?.labels?.[k] === v))
+      .map(clone)
+  }
+
+  /**
+   * Server-side apply with one field manager: labels and annotations merge over the live ones,
+   * every other top-level field is the applied one, status stays the controller's. Generation
+   * goes up when the spec changes; an apply that changes nothing writes nothing.
+   */
+  async applyChild(manifest: ChildObject): Promise<ChildObject> {
+    this.enter('applyChild')
+    const kind = manifest.kind as ChildKind
+    const namespace = manifest.metadata?.namespace
+    const name = manifest.metadata?.name
+    const k = childKey(kind, namespace, name)
+    const refusal = this.refusals.get(k)
+    if (refusal) throw new RefusedError(refusal.message, refusal.code)
+    const live = this.childObjects.get(k)
+    const { status: _ignored, ...applied } = clone(manifest)
+    if (!live) {
+      const stored: ChildObject = { ...applied, metadata: { ...applied.metadata, uid: this.newUid(kind, name), resourceVersion: String(++this.rv) } }
+      if (HAS_GENERATION.has(kind)) stored.metadata!.generation = 1
+      this.childObjects.set(k, stored)
+      this.record(`apply ${kind}/${name}`, stored)
+      return clone(stored)
+    }
+    const metadata = {
+      ...live.metadata,
+      ...applied.metadata,
+      labels: { ...(live.metadata?.labels ?? {}), ...(applied.metadata?.labels ?? {}) },
+      annotations: { ...(live.metadata?.annotations ?? {}), ...(applied.metadata?.annotations ?? {}) },
+      uid: live.metadata?.uid,
+      generation: live.metadata?.generation,
+      resourceVersion: live.metadata?.resourceVersion,
+    }
+    if (Object.keys(metadata.labels).length === 0) delete (metadata as { labels?: unknown }).labels
+    if (Object.keys(metadata.annotations).length === 0) delete (metadata as { annotations?: unknown }).annotations
+    if (metadata.generation === undefined) delete metadata.generation
+    const next: ChildObject = { ...applied, metadata, ...(live.status !== undefined ? { status: live.status } : {}) }
+    if (JSON.stringify(next) === JSON.stringify(live)) return clone(live)
+    if (HAS_GENERATION.has(kind) && JSON.stringify(next.spec) !== JSON.stringify(live.spec)) {
+      next.metadata!.generation = (live.metadata?.generation ?? 1) + 1
+    }
+    next.metadata!.resourceVersion = String(++this.rv)
+    this.childObjects.set(k, next)
+    this.record(`apply ${kind}/${name}`, next)
+    return clone(next)
+  }
+
+  async deleteChild(
+    kind: ChildKind, namespace: string, name: string, options: { propagationPolicy: 'Foreground' | 'Background'; uid?: string },
+  ): Promise<void> {
+    this.enter('deleteChild')
+    const k = childKey(kind, namespace, name)
+    const live = this.childObjects.get(k)
+    // Gone, or a different object now holds the name: the one meant is gone either way.
+    if (!live || (options.uid !== undefined && live.metadata?.uid !== options.uid)) return
+    this.writes.push(`delete ${kind}/${name}`)
+    if ((live.metadata?.finalizers ?? []).length > 0) {
+      if (!live.metadata!.deletionTimestamp) {
+        live.metadata!.deletionTimestamp = new Date().toISOString()
+        live.metadata!.resourceVersion = String(++this.rv)
+      }
+      return
+    }
+    this.childObjects.delete(k)
+  }
+
+  async deleteConfigMap(namespace: string, name: string): Promise<void> {
+    this.enter('deleteConfigMap')
+    if (this.configMaps.delete(key(namespace, name))) this.writes.push(`delete ConfigMap/${name}`)
+  }
+
   private record(what: string, stored: unknown): void {
     this.writes.push(what)
     const bytes = Buffer.byteLength(JSON.stringify(stored))
@@ -578,6 +846,22 @@ export class FakeKube implements Kube {
       throw new ConflictError(`Workflow ${namespace}/${name}: the object has been modified`)
     }
     return wf
+  }
+}
+
+/** The child kinds whose objects carry metadata.generation (as on the real API server). */
+const HAS_GENERATION = new Set<ChildKind>(['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'MCPServer', 'Workflow'])
+
+function childKey(kind: string | undefined, namespace: string | undefined, name: string | undefined): string {
+  return `${kind ?? ''}/${namespace ?? ''}/${name ?? ''}`
+}
+
+/** What the CRD's status schema would refuse with a 422, refused here too. */
+function checkStatus(schema: { safeParse(v: unknown): { success: boolean; error?: { issues: Array<{ message: string; path: PropertyKey[] }> } } }, status: unknown, what: string): void {
+  const result = schema.safeParse(status)
+  if (!result.success) {
+    const issue = result.error?.issues[0]
+    throw new Error(`${what} is invalid: status.${issue?.path.map(String).join('.') ?? ''}: ${issue?.message ?? 'invalid'}`)
   }
 }
 
