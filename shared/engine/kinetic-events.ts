@@ -19,6 +19,8 @@ export interface Announceable {
 /** Publishes Kinetic's own CloudEvents (run started, agent promoted, ...) for `kn` and event-display users. */
 export interface KineticEvents {
   publish(object: ObjectRef, seed: string, transitions: readonly Announceable[]): Promise<void>
+  /** Sends CloudEvents built elsewhere (recipes name their own types and ids, CONTRACT §13). */
+  send?(events: readonly CloudEvent<Record<string, unknown>>[]): Promise<void>
 }
 
 /** Resource path of a purko.io object, e.g. `/apis/purko.io/v1alpha1/namespaces/ns/workflows/wf`. */
@@ -51,19 +53,24 @@ export function kineticEventsFor(source: string, object: ObjectRef, seed: string
 
 /** Sends events to `sink` (a Broker URL) in binary mode; without a sink they are only logged. */
 export function httpKineticEvents(sink: string | undefined, source: string, log: Logger): KineticEvents {
+  const send = async (events: readonly CloudEvent<Record<string, unknown>>[]): Promise<void> => {
+    if (!sink) return
+    for (const event of events) {
+      const message = HTTP.binary(event)
+      try {
+        const res = await fetch(sink, { method: 'POST', headers: message.headers as Record<string, string>, body: message.body as string })
+        if (!res.ok) log.warn({ ceId: event.id, ceType: event.type, status: res.status }, 'Event sink refused a Kinetic event')
+      } catch (err) {
+        log.warn({ ceId: event.id, ceType: event.type, err: (err as Error).message }, 'Could not deliver a Kinetic event')
+      }
+    }
+  }
   return {
     async publish(object, seed, transitions) {
       if (!sink || transitions.length === 0) return
-      for (const event of kineticEventsFor(source, object, seed, transitions)) {
-        const message = HTTP.binary(event)
-        try {
-          const res = await fetch(sink, { method: 'POST', headers: message.headers as Record<string, string>, body: message.body as string })
-          if (!res.ok) log.warn({ ceId: event.id, ceType: event.type, status: res.status }, 'Event sink refused a Kinetic event')
-        } catch (err) {
-          log.warn({ ceId: event.id, ceType: event.type, err: (err as Error).message }, 'Could not deliver a Kinetic event')
-        }
-      }
+      await send(kineticEventsFor(source, object, seed, transitions))
     },
+    send,
   }
 }
 
