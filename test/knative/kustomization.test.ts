@@ -24,14 +24,24 @@ describe('kubectl apply -k knative/ installs everything', () => {
     expect([...new Set(installed.flatMap((m) => (m.namespace ? [m.namespace] : [])))]).toEqual(['kinetic-system'])
   })
 
-  it('platform/ grants the functions what they need in purko-system and ai-agents, and never creates those namespaces', () => {
+  it('platform/ grants the functions what they need in purko-system, ai-agents and the recipe target namespaces, and never creates those namespaces', () => {
     const platform = parse(readFileSync(join(KNATIVE_DIR, 'platform', 'kustomization.yaml'), 'utf8')) as { resources: string[] }
     expect(platform.resources).toEqual(['access.yaml'])
     const access = loadManifests().filter((m) => m.file === 'platform/access.yaml')
     expect(new Set(access.map((m) => m.kind))).toEqual(new Set(['Role', 'RoleBinding']))
-    expect(new Set(access.map((m) => m.namespace))).toEqual(new Set(['purko-system', 'ai-agents']))
-    // The namespaces themselves only for a cluster without purko, applied by hand, in no kustomization.
-    expect(loadManifests().filter((m) => m.file === 'platform/namespaces.yaml').map((m) => m.name)).toEqual(['purko-system', 'ai-agents'])
+    expect(new Set(access.map((m) => m.namespace))).toEqual(new Set(['purko-system', 'ai-agents', 'mcp-server', 'sandbox-recipes']))
+    // The namespaces themselves only for a cluster without them, applied by hand, in no kustomization.
+    expect(loadManifests().filter((m) => m.file === 'platform/namespaces.yaml').map((m) => m.name)).toEqual(['purko-system', 'ai-agents', 'mcp-server', 'sandbox-recipes'])
+  })
+
+  it('ships the two recipe target namespaces at Pod Security baseline, warned and audited at restricted (recipes CONTRACT §1.1)', () => {
+    const namespaces = loadManifests().filter((m) => m.file === 'platform/namespaces.yaml' && ['mcp-server', 'sandbox-recipes'].includes(m.name))
+    expect(namespaces.map((m) => [m.name, m.doc.metadata.labels])).toEqual(['mcp-server', 'sandbox-recipes'].map((name) => [name, {
+      'app.kubernetes.io/part-of': 'kinetic',
+      'pod-security.kubernetes.io/enforce': 'baseline',
+      'pod-security.kubernetes.io/warn': 'restricted',
+      'pod-security.kubernetes.io/audit': 'restricted',
+    }]))
   })
 
   it('installs the purko.io CRDs from crds/ rather than a copy', () => {

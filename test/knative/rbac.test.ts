@@ -70,7 +70,35 @@ const MCPSERVER_CHANGED_GRANTS: Grants = {
 /** The stdio bridge's rights, bound per namespace by mcpserver-changed's RoleBindings, never cluster-wide. */
 const MCP_BRIDGE = 'kinetic-mcp-bridge'
 
-const EXPECTED: Record<string, { serviceAccount: string; grants: Grants }> = {
+/** The three recipe functions run one controller and share one ClusterRole (recipes CONTRACT §15). */
+const RECIPE_FUNCTIONS = ['workflowrecipe-changed', 'recipe-child-changed', 'recipe-policy-changed']
+/**
+ * What they may do cluster-wide: only what lives in a recipe's own namespace (revision
+ * ConfigMaps, the child Workflow) or is read from anywhere. Workload, Service, MCPServer and
+ * Secret writes are granted only in the target namespaces, by kinetic-recipe-workloads.
+ */
+const RECIPE_GRANTS: Grants = {
+  'purko.io/workflowrecipes': ['get', 'list', 'patch'],
+  'purko.io/workflowrecipes/status': ['update'],
+  'purko.io/workflowrecipes/finalizers': ['update'],
+  'purko.io/workflowrecipepolicies': ['get', 'list'],
+  'purko.io/workflowrecipepolicies/status': ['update'],
+  '/secrets': ['get'],
+  '/configmaps': ['create', 'delete', 'get', 'list', 'update'],
+  'purko.io/workflows': ['create', 'delete', 'get', 'list', 'patch'],
+  'purko.io/agents': ['get'],
+  '/namespaces': ['get'],
+  '/events': ['create'],
+}
+const RECIPE_WORKLOAD_GRANTS: Grants = Object.fromEntries([
+  ...['apps/deployments', 'apps/statefulsets', 'apps/daemonsets', 'batch/jobs', 'batch/cronjobs', '/services', '/secrets', 'purko.io/mcpservers']
+    .map((r) => [r, ['create', 'delete', 'get', 'list', 'patch', 'update']]),
+  ['/pods', ['get', 'list']],
+  ['/pods/log', ['get']],
+])
+const RECIPE_TARGET_NAMESPACES = ['mcp-server', 'sandbox-recipes']
+
+const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Grants }> = {
   // The copies of platform provider keys: any Secret may be created (RBAC cannot limit create by
   // name), only kinetic-llm-credentials read or updated.
   [LLM_CREDENTIALS_WRITER]: { serviceAccount: 'llmprovider-changed', grants: { '/secrets': ['create', 'get', 'update'] } },
@@ -79,6 +107,14 @@ const EXPECTED: Record<string, { serviceAccount: string; grants: Grants }> = {
   [MCP_BRIDGE]: { serviceAccount: 'kinetic-mcp-bridge', grants: { '/pods/attach': ['create', 'get'] } },
   'kinetic-mcpservers-source': { serviceAccount: 'mcpservers-source', grants: { 'purko.io/mcpservers': ['get', 'list', 'watch'] } },
   'kinetic-mcp-deployments-source': { serviceAccount: 'mcp-deployments-source', grants: { 'apps/deployments': ['get', 'list', 'watch'] } },
+  'kinetic-recipes': { serviceAccount: RECIPE_FUNCTIONS, grants: RECIPE_GRANTS },
+  'kinetic-workflowrecipes-source': { serviceAccount: 'workflowrecipes-source', grants: { 'purko.io/workflowrecipes': ['get', 'list', 'watch'] } },
+  'kinetic-workflowrecipepolicies-source': { serviceAccount: 'workflowrecipepolicies-source', grants: { 'purko.io/workflowrecipepolicies': ['get', 'list', 'watch'] } },
+  'kinetic-recipe-children-source': {
+    serviceAccount: 'recipe-children-source',
+    grants: Object.fromEntries(['apps/deployments', 'apps/statefulsets', 'apps/daemonsets', 'batch/jobs', 'batch/cronjobs', '/services', 'purko.io/mcpservers', 'purko.io/workflows']
+      .map((r) => [r, ['get', 'list', 'watch']])),
+  },
   // Provider checks: Secrets only through the platform-namespace Role and the opt-in copy writer.
   'kinetic-llmprovider-changed': {
     serviceAccount: 'llmprovider-changed',
@@ -158,10 +194,10 @@ describe('least-privilege RBAC', () => {
     expect(grantsOf(role)).toEqual(expected.grants)
   })
 
-  it.each(Object.entries(EXPECTED).filter(([name]) => name !== LLM_CREDENTIALS_WRITER && name !== MCP_BRIDGE))('%s is bound to its own ServiceAccount only', (name, expected) => {
+  it.each(Object.entries(EXPECTED).filter(([name]) => name !== LLM_CREDENTIALS_WRITER && name !== MCP_BRIDGE))('%s is bound to its own ServiceAccounts only', (name, expected) => {
     const bound = bindings.filter((b) => b.doc.roleRef.name === name)
     expect(bound).toHaveLength(1)
-    expect(bound[0]!.doc.subjects).toEqual([{ kind: 'ServiceAccount', name: expected.serviceAccount, namespace: 'kinetic-system' }])
+    expect(bound[0]!.doc.subjects).toEqual([expected.serviceAccount].flat().map((sa) => ({ kind: 'ServiceAccount', name: sa, namespace: 'kinetic-system' })))
   })
 
   it('no rule uses a wildcard, resourceNames or nonResourceURLs', () => {
@@ -220,7 +256,9 @@ describe('least-privilege RBAC', () => {
   })
 
   it('no ApiServerSource account may write anything', () => {
-    for (const name of ['kinetic-workflows-source', 'kinetic-jobs-source', 'kinetic-agents-source', 'kinetic-mcpservers-source', 'kinetic-mcp-deployments-source']) {
+    const sources = ofKind(manifests, 'sources.knative.dev/v1', 'ApiServerSource').map((m) => `kinetic-${m.doc.spec.serviceAccountName}`)
+    expect(sources.length).toBeGreaterThanOrEqual(11)
+    for (const name of sources) {
       const verbs = Object.values(grantsOf(clusterRoles.find((m) => m.name === name)!)).flat()
       expect(verbs.filter((v) => !['get', 'list', 'watch'].includes(v))).toEqual([])
     }
@@ -241,6 +279,23 @@ describe('least-privilege RBAC', () => {
     expect(Object.values(grantsOf(role)).flat()).not.toContain('escalate')
     // The bridge role is bound only by the RoleBindings mcpserver-changed makes, per namespace.
     expect(bindings.filter((b) => b.doc.roleRef.name === MCP_BRIDGE)).toEqual([])
+  })
+
+  it('the recipe functions write workloads, Services, Secrets and MCPServers only in the two target namespaces, by one Role bound to their three accounts there', () => {
+    const grantsWorkloads = (g: Grants) => ['apps/deployments', 'batch/jobs', '/services', 'purko.io/mcpservers'].some((r) => g[r]?.some((v) => v !== 'get' && v !== 'list' && v !== 'watch'))
+    expect(grantsWorkloads(RECIPE_GRANTS)).toBe(false)
+    expect(grantsOf(clusterRoles.find((m) => m.name === 'kinetic-recipes')!)['/secrets']).toEqual(['get'])
+    const roles = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'Role').filter((r) => r.name === 'kinetic-recipe-workloads')
+    expect(roles.map((r) => [r.file, r.namespace])).toEqual(RECIPE_TARGET_NAMESPACES.map((ns) => ['platform/access.yaml', ns]))
+    for (const role of roles) expect(grantsOf(role), role.namespace).toEqual(RECIPE_WORKLOAD_GRANTS)
+    const bound = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'RoleBinding').filter((b) => b.doc.roleRef.name === 'kinetic-recipe-workloads')
+    expect(bound.map((b) => [b.namespace, b.doc.roleRef.kind, b.doc.subjects])).toEqual(RECIPE_TARGET_NAMESPACES.map((ns) => [ns, 'Role',
+      RECIPE_FUNCTIONS.map((name) => ({ kind: 'ServiceAccount', name, namespace: 'kinetic-system' }))]))
+    // And the Services place children exactly where the Role is bound.
+    for (const fn of RECIPE_FUNCTIONS) {
+      const env = ofKind(manifests, 'serving.knative.dev/v1', 'Service').find((m) => m.name === fn)!.doc.spec.template.spec.containers[0].env as Array<{ name: string; value: string }>
+      expect(['KINETIC_RECIPES_MCP_NAMESPACE', 'KINETIC_RECIPES_SANDBOX_NAMESPACE'].map((n) => env.find((e) => e.name === n)?.value), fn).toEqual(RECIPE_TARGET_NAMESPACES)
+    }
   })
 
   it('the dead-letter account has no role and mounts no API token', () => {

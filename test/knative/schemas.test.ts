@@ -108,11 +108,12 @@ describe('core kinds carry the fields they need', () => {
   const accounts = new Set(ofKind(manifests, 'v1', 'ServiceAccount').map((m) => `${m.namespace}/${m.name}`))
 
   it('the kinetic-system Namespace exists and every namespaced object is in it', () => {
-    // kinetic-system for Kinetic itself; purko's two namespaces (the agent and platform ones) where rights are granted.
-    expect(ofKind(manifests, 'v1', 'Namespace').map((m) => m.name).sort()).toEqual(['ai-agents', 'kinetic-system', 'purko-system'])
+    // kinetic-system for Kinetic itself; purko's two namespaces (the agent and platform ones) and
+    // the two recipe target namespaces, where rights are granted.
+    expect(ofKind(manifests, 'v1', 'Namespace').map((m) => m.name).sort()).toEqual(['ai-agents', 'kinetic-system', 'mcp-server', 'purko-system', 'sandbox-recipes'])
     const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'])
-    // Rights held only in one namespace (the mcp-servers registry of the agent namespace, say) are granted there.
-    const grantedThere = (m: Manifest) => (m.kind === 'Role' || m.kind === 'RoleBinding') && ['ai-agents', 'purko-system'].includes(m.namespace ?? '')
+    // Rights held only in one namespace (the mcp-servers registry of the agent namespace, recipe children, say) are granted there.
+    const grantedThere = (m: Manifest) => (m.kind === 'Role' || m.kind === 'RoleBinding') && ['ai-agents', 'purko-system', 'mcp-server', 'sandbox-recipes'].includes(m.namespace ?? '')
     const misplaced = manifests.filter((m) => !clusterScoped.has(m.kind) && m.namespace !== 'kinetic-system' && !grantedThere(m))
     expect(misplaced.map(label)).toEqual([])
     const namespacedCluster = manifests.filter((m) => clusterScoped.has(m.kind) && m.namespace !== undefined)

@@ -110,10 +110,10 @@ describe('Triggers', () => {
     expect(acceptedTypes(m.doc.spec.filters).length).toBeGreaterThan(0)
   })
 
-  it('no Trigger accepts Kinetic\'s own dev.kinetic.* events, and only agent-changed-identity, llmprovider-changed and mcpserver-changed-deployments take deletes (of objects they keep, or copies of keys)', () => {
+  it('no Trigger accepts Kinetic\'s own dev.kinetic.* events, and only agent-changed-identity, llmprovider-changed, mcpserver-changed-deployments, recipe-child-changed and recipe-policy-changed take deletes (of objects they keep, copies of keys, or what re-opens recipes)', () => {
     const types = triggers.flatMap((m) => acceptedTypes(m.doc.spec.filters))
     expect(types.filter((t) => t.startsWith('dev.kinetic.'))).toEqual([])
-    expect(triggers.filter((m) => acceptedTypes(m.doc.spec.filters).some((t) => t.endsWith('.delete'))).map((m) => m.name).sort()).toEqual(['agent-changed-identity', 'llmprovider-changed', 'mcpserver-changed-deployments'])
+    expect(triggers.filter((m) => acceptedTypes(m.doc.spec.filters).some((t) => t.endsWith('.delete'))).map((m) => m.name).sort()).toEqual(['agent-changed-identity', 'llmprovider-changed', 'mcpserver-changed-deployments', 'recipe-child-changed', 'recipe-policy-changed'])
   })
 
   it('routes each event kind to exactly the function that handles it', () => {
@@ -142,6 +142,17 @@ describe('Triggers', () => {
         types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update'],
       },
       'mcpserver-changed-resync': { kineticsource: 'mcpserverresync', types: ['dev.knative.sources.ping'] },
+      'workflowrecipe-changed': { kineticsource: 'workflowrecipes', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
+      'workflowrecipe-changed-resync': { kineticsource: 'recipesresync', types: ['dev.knative.sources.ping'] },
+      'recipe-child-changed': {
+        kineticsource: 'recipechildren',
+        types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update'],
+      },
+      'recipe-policy-changed': {
+        kineticsource: 'recipepolicies',
+        types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update'],
+      },
+      'recipe-policy-changed-resync': { kineticsource: 'recipepolicyresync', types: ['dev.knative.sources.ping'] },
     })
   })
 })
@@ -157,7 +168,7 @@ describe('sources', () => {
     expect(matching).toHaveLength(1)
   })
 
-  it('watches Workflows, Agents, providers, MCPServers, labelled step Jobs, agent identities and MCP Deployments in every namespace, as whole objects', () => {
+  it('watches Workflows, Agents, providers, MCPServers, recipes, recipe policies, labelled step Jobs, agent identities, MCP Deployments and recipe children in every namespace, as whole objects', () => {
     const watched = ofKind(manifests, 'sources.knative.dev/v1', 'ApiServerSource').map((m) => ({
       name: m.name, mode: m.doc.spec.mode, namespaceSelector: m.doc.spec.namespaceSelector, resources: m.doc.spec.resources,
     }))
@@ -183,6 +194,16 @@ describe('sources', () => {
       },
       { name: 'mcpservers', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer' }] },
       { name: 'memoryproviders', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'MemoryProvider' }] },
+      {
+        // Every kind a recipe creates but Secrets (no Secret data on the Broker, recipes CONTRACT §15).
+        name: 'recipe-children', mode: 'Resource', namespaceSelector: {},
+        resources: [
+          ['apps/v1', 'Deployment'], ['apps/v1', 'StatefulSet'], ['apps/v1', 'DaemonSet'], ['batch/v1', 'Job'], ['batch/v1', 'CronJob'],
+          ['v1', 'Service'], ['purko.io/v1alpha1', 'MCPServer'], ['purko.io/v1alpha1', 'Workflow'],
+        ].map(([apiVersion, kind]) => ({ apiVersion, kind, selector: { matchExpressions: [{ key: 'purko.io/recipe', operator: 'Exists' }] } })),
+      },
+      { name: 'workflowrecipepolicies', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'WorkflowRecipePolicy' }] },
+      { name: 'workflowrecipes', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'WorkflowRecipe' }] },
       { name: 'workflows', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'Workflow' }] },
     ])
   })
