@@ -89,7 +89,7 @@ describe('workflowrecipe-changed', () => {
     expect(kube.calls).toBe(calls)
 
     // An unrecorded retry or rollback value is not an echo either.
-    for (const annotations of [{ 'purko.io/retry': '1' }, { 'purko.io/rollback': '1' }]) {
+    for (const annotations of [{ 'purko.io/retry': '1' }, { 'purko.io/rollback': '1' }] as Array<Record<string, string>>) {
       const before = kube.calls
       expect((await deliver(createApp(deps), RESOURCE_UPDATE, annotate(kube, annotations), RECIPES)).status).toBe(202)
       expect(kube.calls, JSON.stringify(annotations)).toBeGreaterThan(before)
