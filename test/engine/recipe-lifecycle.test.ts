@@ -66,4 +66,166 @@ describe('reconcileRecipe on FakeKube', () => {
     expect(r.status?.currentRevision).toBe(1)
     expect(r.metadata.finalizers).toContain('purko.io/recipe-finalizer')
   })
+
+  it('rolls a bad change back automatically from the snapshot of the last good revision', async () => {
+    const { kube, deps } = setup()
+    kube.putRecipe(recipe(webDb))
+    await settle(kube, deps)
+    const good = kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')!
+    const changed = recipe({ ...webDb, workloads: [webDb.workloads[0], { ...webDb.workloads[1], image: 'nginx:1.28' }] })
+    kube.putRecipe({ ...changed, metadata: { ...kube.recipe(NS, 'shop')!.metadata }, status: kube.recipe(NS, 'shop')!.status })
+    // The new revision's smoke test fails.
+    const r = await settle(kube, deps, 'shop', { failJobs: true })
+    expect(r.status?.phase).toBe('Active')
+    expect(r.status?.reason).toBe('RolledBack')
+    expect(r.status?.currentRevision).toBe(1)
+    expect(r.status?.lastGoodRevision).toBe(1)
+    expect(r.status?.revisions?.map((e) => [e.revision, e.state, e.reason ?? ''])).toEqual([[1, 'Active', ''], [2, 'Failed', 'TestFailed']])
+    const upToDate = r.status?.conditions?.find((c) => c.type === 'UpToDate')
+    expect(upToDate).toMatchObject({ status: 'False', reason: 'RolledBack' })
+    expect(upToDate?.message).toMatch(/^revision 2 \(generation 2\) failed: TestFailed; running revision 1$/)
+    const web = kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')!
+    expect(web.metadata?.annotations?.['purko.io/manifest-digest']).toBe(good.metadata?.annotations?.['purko.io/manifest-digest'])
+    expect(JSON.stringify(web.spec)).toContain('nginx:1.27')
+    expect(r.status?.history?.map((h) => h.to).slice(-5)).toEqual(['Pending', 'Deploying', 'Testing', 'RollingBack', 'Active'])
+  })
+
+  it('fails the revision with ApplyFailed and the API server\'s words when a child is refused', async () => {
+    const { kube, deps } = setup()
+    kube.refuseApply('Deployment', 'sandbox-recipes', 'team-a-shop-web', 422, 'Deployment.apps "team-a-shop-web" is invalid: spec.template.spec.containers[0].image: Required value')
+    kube.putRecipe(recipe(webDb))
+    const r = await settle(kube, deps)
+    expect(r.status?.phase).toBe('Failed')
+    expect(r.status?.reason).toBe('ApplyFailed')
+    expect(r.status?.message).toContain('spec.template.spec.containers[0].image: Required value')
+    expect(kube.events.some((e) => e.reason === 'ApplyFailed' && e.type === 'Warning')).toBe(true)
+    // The StatefulSet it depends on was applied; nothing after the refused workload was.
+    expect(kube.children('StatefulSet')).toHaveLength(1)
+    expect(kube.children('Job')).toHaveLength(0)
+  })
+
+  it('deletes children in reverse dependency order, waits for each wave, then releases the finalizer', async () => {
+    const { kube, deps } = setup()
+    kube.putRecipe(recipe(webDb))
+    await settle(kube, deps)
+    kube.putChild({ ...kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')!, metadata: { ...kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')!.metadata, finalizers: ['example.com/hold'] } })
+    kube.deleteRecipe(NS, 'shop', '2026-03-01T11:00:00Z')
+    // Wave (a) the test Job, then (c) the last workload in order: web, which its finalizer holds.
+    for (let i = 0; i < 3; i++) await reconcileRecipe(deps, NS, 'shop')
+    const r = kube.recipe(NS, 'shop')!
+    expect(r.status?.deletion?.blockedBy).toBe('Deployment sandbox-recipes/team-a-shop-web is terminating (finalizers: example.com/hold)')
+    expect(kube.child('StatefulSet', 'sandbox-recipes', 'team-a-shop-db')).toBeDefined()
+    expect(r.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Deleting' })
+    kube.releaseChild('Deployment', 'sandbox-recipes', 'team-a-shop-web')
+    for (let i = 0; i < 10 && kube.recipe(NS, 'shop'); i++) await reconcileRecipe(deps, NS, 'shop')
+    expect(kube.recipe(NS, 'shop')).toBeUndefined()
+    for (const kind of ['Deployment', 'StatefulSet', 'Service', 'Job', 'Secret'] as const) expect(kube.children(kind)).toEqual([])
+  })
+
+  it('never adopts a foreign object under a child\'s name: Pending with NameConflict, the object untouched', async () => {
+    const { kube, deps } = setup()
+    const foreign = kube.putChild({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'team-a-shop-web', namespace: 'sandbox-recipes', labels: { app: 'theirs' } }, spec: { ports: [{ port: 1 }] } })
+    kube.putRecipe(recipe(webDb))
+    const r = await settle(kube, deps)
+    expect(r.status?.phase).toBe('Pending')
+    expect(r.status?.conditions?.find((c) => c.type === 'PrerequisitesMet')).toMatchObject({
+      status: 'False', reason: 'NameConflict', message: 'Service sandbox-recipes/team-a-shop-web already exists and is not managed by this recipe',
+    })
+    expect(kube.child('Service', 'sandbox-recipes', 'team-a-shop-web')).toEqual(foreign)
+    expect(kube.children('Deployment')).toEqual([])
+  })
+
+  it('restores a hand-edited child and re-creates a deleted one, leaving a Degraded trace', async () => {
+    const { kube, deps } = setup()
+    kube.putRecipe(recipe(webDb))
+    await settle(kube, deps)
+    const web = kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')!
+    const spec = JSON.parse(JSON.stringify(web.spec)) as { template: { spec: { containers: { image: string }[] } } }
+    spec.template.spec.containers[0]!.image = 'evil:latest'
+    kube.putChild({ ...web, spec })
+    await reconcileRecipe(deps, NS, 'shop')
+    expect(JSON.stringify(kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')!.spec)).toContain('nginx:1.27')
+    expect(kube.events.some((e) => e.reason === 'DriftCorrected')).toBe(true)
+
+    await kube.deleteChild('StatefulSet', 'sandbox-recipes', 'team-a-shop-db', { propagationPolicy: 'Foreground' })
+    await reconcileRecipe(deps, NS, 'shop')
+    expect(kube.child('StatefulSet', 'sandbox-recipes', 'team-a-shop-db')).toBeDefined()
+    expect(kube.recipe(NS, 'shop')!.status?.phase).toBe('Degraded')
+    const r = await settle(kube, deps)
+    expect(r.status?.phase).toBe('Active')
+    expect(r.status?.history?.map((h) => `${h.to}:${h.reason}`).slice(-2)).toEqual(['Degraded:ChildMissing', 'Active:Recovered'])
+  })
+
+  it('waits for an approval bound to the generation, ignores any other value, then deploys', async () => {
+    const { kube, deps } = setup()
+    kube.putRecipe(recipe({ ...webDb, requireApproval: true }))
+    let r = await settle(kube, deps)
+    expect(r.status?.phase).toBe('PendingApproval')
+    expect(r.status?.message).toBe('Waiting for approval of generation 1 (required by recipe): kubectl annotate -n team-a workflowrecipe/shop purko.io/approve=1')
+    expect(kube.children('Deployment')).toEqual([])
+    kube.putRecipe({ ...r, metadata: { ...r.metadata, annotations: { 'purko.io/approve': 'true' } } })
+    r = await settle(kube, deps)
+    expect(r.status?.phase).toBe('PendingApproval')
+    expect(kube.events.some((e) => e.reason === 'ApprovalIgnored')).toBe(true)
+    kube.putRecipe({ ...r, metadata: { ...r.metadata, annotations: { 'purko.io/approve': '1', 'purko.io/approved-by': 'alice' } } })
+    r = await settle(kube, deps)
+    expect(r.status?.phase).toBe('Active')
+    expect(r.status?.approval).toMatchObject({ state: 'Approved', approvedBy: 'alice', generation: 1 })
+  })
+
+  it('reports an invalid spec with the contract\'s message and deploys nothing', async () => {
+    const { kube, deps } = setup()
+    kube.putRecipe(recipe({ workloads: [{ name: 'web', kind: 'Deployment', image: '{{ inputs.nope }}' }] }))
+    const r = await settle(kube, deps)
+    expect(r.status?.phase).toBe('Failed')
+    expect(r.status?.reason).toBe('SpecInvalid')
+    expect(r.status?.conditions?.find((c) => c.type === 'SpecValid')?.status).toBe('False')
+    expect(kube.events.some((e) => e.reason === 'SpecInvalid' && e.type === 'Warning')).toBe(true)
+    expect(kube.children('Deployment')).toEqual([])
+    expect([...kube.configMaps.values()]).toEqual([])
+  })
+
+  it('copies envSecret keys into the target namespace and waits while the source Secret is missing', async () => {
+    const { kube, deps } = setup()
+    const spec = { workloads: [{ name: 'web', kind: 'Deployment', image: 'nginx:1.27', envSecret: [{ name: 'DB_PASSWORD', secretName: 'db', key: 'password' }] }] }
+    kube.putRecipe(recipe(spec))
+    let r = await settle(kube, deps)
+    expect(r.status?.phase).toBe('Pending')
+    expect(r.status?.conditions?.find((c) => c.type === 'PrerequisitesMet')).toMatchObject({ reason: 'SecretMissing', message: 'Secret "db" not found in namespace "team-a"' })
+    await kube.createSecret({ metadata: { name: 'db', namespace: NS }, data: { password: Buffer.from('s3cret').toString('base64') } })
+    r = await settle(kube, deps)
+    expect(r.status?.phase).toBe('Active')
+    const copies = kube.children('Secret')
+    expect(copies).toHaveLength(1)
+    expect(copies[0]!.metadata?.namespace).toBe('sandbox-recipes')
+    expect(copies[0]!.data).toEqual({ DB_PASSWORD: Buffer.from('s3cret').toString('base64') })
+  })
+
+  it('keeps a template in Candidate with no finalizer and no children', async () => {
+    const { kube, deps } = setup()
+    const t = recipe({ inputs: [{ name: 'image', type: 'string', required: true }], workloads: [{ name: 'web', kind: 'Deployment', image: '{{ inputs.image }}' }] })
+    kube.putRecipe({ ...t, metadata: { ...t.metadata, annotations: { 'purko.io/template': 'true' } } })
+    const r = await settle(kube, deps)
+    expect(r.status?.phase).toBe('Candidate')
+    expect(r.status?.reason).toBe('Template')
+    expect(r.status?.message).toBe('Template: requires values for: image')
+    expect(r.metadata.finalizers ?? []).toEqual([])
+    expect(kube.childObjects.size).toBe(0)
+  })
+
+  it('publishes dev.kinetic.recipe.* CloudEvents with the contract subject and data, and a redelivery changes nothing', async () => {
+    const { kube, deps, events } = setup()
+    kube.putRecipe(recipe(webDb))
+    await settle(kube, deps)
+    const types = new Set(events.published.map((e) => e.type))
+    expect([...types].sort()).toEqual(['dev.kinetic.recipe.phase.changed', 'dev.kinetic.recipe.revision.created', 'dev.kinetic.recipe.test.finished', 'dev.kinetic.recipe.workload.applied'])
+    const active = events.published.find((e) => e.type === 'dev.kinetic.recipe.phase.changed' && (e.data as { to?: string }).to === 'Active')!
+    expect(active.subject).toBe('/apis/purko.io/v1alpha1/namespaces/team-a/workflowrecipes/shop')
+    expect(active.data).toMatchObject({ namespace: 'team-a', recipe: 'shop', generation: 1, revision: 1, from: 'Testing', to: 'Active', reason: 'RevisionActive' })
+    expect(active.id).toMatch(/^[0-9a-f]{32}$/)
+    expect(new Set(events.published.map((e) => e.id)).size).toBe(events.published.length)
+    const before = { published: events.published.length, writes: kube.writes.length }
+    expect((await reconcileRecipe(deps, NS, 'shop')).result).toBe('unchanged')
+    expect({ published: events.published.length, writes: kube.writes.length }).toEqual(before)
+  })
 })

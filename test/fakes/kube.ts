@@ -157,7 +157,8 @@ export class FakeKube implements Kube {
     const stored = clone(recipe)
     stored.metadata.uid ??= existing?.metadata.uid ?? `uid-recipe-${recipe.metadata.name}`
     const specChanged = !existing || JSON.stringify(existing.spec) !== JSON.stringify(recipe.spec)
-    stored.metadata.generation ??= (existing?.metadata.generation ?? 0) + (specChanged ? 1 : 0)
+    // Like the API server, the generation is never the writer's to set once the object exists.
+    stored.metadata.generation = existing ? (existing.metadata.generation ?? 1) + (specChanged ? 1 : 0) : (recipe.metadata.generation ?? 1)
     stored.metadata.resourceVersion = String(++this.rv)
     if (stored.status === undefined && existing?.status) stored.status = clone(existing.status)
     this.recipes.set(k, stored)
@@ -196,7 +197,8 @@ export class FakeKube implements Kube {
     const stored = clone(policy)
     stored.metadata.uid ??= existing?.metadata.uid ?? `uid-recipepolicy-${name}`
     const specChanged = !existing || JSON.stringify(existing.spec) !== JSON.stringify(policy.spec)
-    stored.metadata.generation ??= (existing?.metadata.generation ?? 0) + (specChanged ? 1 : 0)
+    // Like the API server, the generation is never the writer's to set once the object exists.
+    stored.metadata.generation = existing ? (existing.metadata.generation ?? 1) + (specChanged ? 1 : 0) : (recipe.metadata.generation ?? 1)
     stored.metadata.resourceVersion = String(++this.rv)
     if (stored.status === undefined && existing?.status) stored.status = clone(existing.status)
     this.recipePolicies.set(name, stored)
