@@ -17,6 +17,7 @@ import type { RenderOk } from '../recipes/rendered.js'
 import { snapshotInventory, snapshotObjects, type RevisionSnapshot } from '../recipes/rollback.js'
 import { withSecretData } from '../recipes/secrets.js'
 import { snapshot, withCompletedJob } from '../recipes/snapshot.js'
+import { withDetails } from '../recipes/status-details.js'
 import { kubernetesEventFor } from '../reconcile/kube-events.js'
 import type { WorkflowRecipe, WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
 import { retryingConflicts, type EngineDeps } from './controller.js'
@@ -136,7 +137,7 @@ async function reconcileOnce(deps: RecipeDeps, namespace: string, name: string):
     const gathered = await gather(work, current, rendered, render, policy.facts, failures)
     const plan = planLifecycle(current, gathered.facts, work.now)
     work.transitions.push(...plan.transitions)
-    status = plan.status
+    status = withDetails(plan.status, gathered.objects, work.reads.liveObjects(), gathered.facts.tests)
     if (!warned && policy.outcome && policy.outcome.warnings.length > 0 && plan.transitions.some((t) => t.kind === 'revision.created')) {
       warned = true
       for (const v of policy.outcome.warnings) note(work, 'PolicyWarning', `${v.policy}: ${v.rule}: ${v.message}`, 'Warning')
@@ -264,6 +265,8 @@ function previousInventory(work: RecipeWork, st: WorkflowRecipeStatus, revision:
 interface Gathered {
   facts: LifecycleFacts
   drift?: DriftPlan
+  /** The observed revision's objects (status details are read from their live state). */
+  objects?: RevisionObjects
 }
 
 async function gather(
@@ -284,6 +287,7 @@ async function gather(
   const revision = observedRevision(st)
   const objects = revision > 0 ? objectsOf(work, st, revision, rendered) : undefined
   if (!objects) return out
+  out.objects = objects
   const previous = previousInventory(work, st, revision)
   await reads.load([...refsOf(objects.children), ...refsOf((objects.tests ?? []).flatMap((t) => t.children)), ...previous])
   const live = reads.liveObjects()

@@ -65,6 +65,13 @@ describe('reconcileRecipe on FakeKube', () => {
     expect(r.status?.phase).toBe('Active')
     expect(r.status?.currentRevision).toBe(1)
     expect(r.metadata.finalizers).toContain('purko.io/recipe-finalizer')
+    expect(r.status?.readyWorkloads).toBe('2/2')
+    expect(r.status?.workloads?.map((w) => [w.name, w.kind, w.phase, w.serviceName, w.url])).toEqual([
+      ['db', 'StatefulSet', 'Ready', 'team-a-shop-db', 'http://team-a-shop-db.sandbox-recipes.svc:5432'],
+      ['web', 'Deployment', 'Ready', 'team-a-shop-web', 'http://team-a-shop-web.sandbox-recipes.svc:80'],
+    ])
+    expect(r.status?.tests).toEqual([{ name: 'smoke', jobName: 'team-a-shop-test-smoke-r1', phase: 'Succeeded', startTime: '2026-03-01T10:00:01Z' }])
+    expect(r.status?.conditions?.filter((c) => c.status !== 'True').map((c) => c.type)).toEqual([])
   })
 
   it('rolls a bad change back automatically from the snapshot of the last good revision', async () => {
