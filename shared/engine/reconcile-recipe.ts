@@ -6,11 +6,12 @@ import { recipeConfig, type RecipeConfig } from '../recipes/config.js'
 import { isOwnedBy, objectKey, planDeploy, readinessFromLive, type DeployPlan, type InventoryEntry, type PlannedDelete, type PlannedWrite } from '../recipes/deploy-plan.js'
 import { canonicalJson } from '../recipes/digest.js'
 import { planDrift, type DriftPlan } from '../recipes/drift.js'
-import type { LifecycleFacts, PolicyFacts, RenderFacts } from '../recipes/lifecycle-facts.js'
+import type { LifecycleFacts, PolicyFacts, RenderFacts, WorkloadFact } from '../recipes/lifecycle-facts.js'
+import { selectorLabels } from '../recipes/labels.js'
 import { FINALIZER, planLifecycle, type LifecyclePlan, type RecipeTransition } from '../recipes/lifecycle.js'
 import { buildManifests } from '../recipes/manifests.js'
 import type { RecipeChild, TestObjects } from '../recipes/objects.js'
-import { keysOf, prerequisiteProblems, readinessFacts, testsFacts, workflowFacts, type RevisionObjects } from '../recipes/observe.js'
+import { podWaitingDetail, prerequisiteProblems, readinessFacts, testsFacts, workflowFacts, type RevisionObjects } from '../recipes/observe.js'
 import { evaluatePolicies, type NamespaceLabels, type PolicyOutcome } from '../recipes/policy.js'
 import { isTemplate, renderRecipe } from '../recipes/render.js'
 import type { RenderOk } from '../recipes/rendered.js'
@@ -294,6 +295,7 @@ async function gather(
   const completedJobs = work.snapshots.get(revision)?.snapshot.completedJobs ?? []
   const ready = readinessFacts(objects, live, now, { uid, previous, completedJobs, applyFailures: failures, rows: st.workloads })
   facts.readiness = ready.facts
+  await addPodDetails(work, objects, ready.facts.workloads)
 
   if (objects.workflow) facts.workflow = workflowFacts(revision, live.get(objectKey('Workflow', objects.workflow.namespace, objects.workflow.name)))
   if (facts.workflow === undefined) delete facts.workflow
@@ -320,6 +322,18 @@ async function gather(
     out.drift = drift
   }
   return out
+}
+
+/** Pod-level detail for workloads that exist but are not Ready (a waiting container says why). */
+async function addPodDetails(work: RecipeWork, objects: RevisionObjects, facts: WorkloadFact[]): Promise<void> {
+  for (const f of facts) {
+    if (f.ready || f.missing || f.failed || f.kind === 'Job' || f.kind === 'CronJob') continue
+    const w = objects.workloads.find((x) => x.name === f.name)
+    if (!w) continue
+    work.reads.calls.reads++
+    const detail = podWaitingDetail(await work.deps.kube.listPods(w.namespace, selectorLabels(w.base)))
+    if (detail) f.message = f.message ? `${detail}; ${f.message}` : detail
+  }
 }
 
 async function prerequisitesOf(work: RecipeWork, rendered: RenderOk, latest: RevisionObjects): Promise<LifecycleFacts['prerequisites']> {
@@ -407,7 +421,10 @@ async function act(
     }
     case 'maintain': {
       const objects = objectsOf(work, st, plan.action.revision, rendered)
-      if (objects) await recordCompletedJobs(work, plan.action.revision, objects)
+      if (objects) {
+        await recordCompletedJobs(work, plan.action.revision, objects)
+        await refreshSecretCopies(work, objects)
+      }
       for (const item of gathered.drift?.correct ?? []) {
         try {
           await apply(work, item.child, undefined)
@@ -530,6 +547,25 @@ export async function remove(work: RecipeWork, d: PlannedDelete): Promise<void> 
     kind: 'workload.deleted', type: 'Normal', reason: 'WorkloadDeleted', message: `deleted ${d.key}`, record: true,
     cloudEventType: 'dev.kinetic.recipe.workload.deleted', data: { workload: d.workload ?? '', kind: d.kind, object: `${d.namespace}/${d.name}` },
   })
+}
+
+/**
+ * A copied Secret follows its source (there is no Secret source on the Broker, §15: the resync
+ * tick and child events bring this here). Only keys that still exist are copied; a missing
+ * source leaves the copy as it is (running pods keep working, `SourceSecretMissing` says why).
+ */
+async function refreshSecretCopies(work: RecipeWork, objects: RevisionObjects): Promise<void> {
+  for (const c of objects.workloads.flatMap((w) => w.children).filter((x) => x.secretCopy)) {
+    const copy = c.secretCopy!
+    const values: Record<string, Record<string, string> | undefined> = {}
+    for (const s of copy.sources) values[s.name] = (await work.reads.secret(s.name))?.data ?? undefined
+    const { manifest, missing } = withSecretData(c.manifest, copy, values)
+    if (missing.length > 0 || copy.sources.some((s) => values[s.name] === undefined)) continue
+    const live = work.reads.get('Secret', c.namespace, c.name)
+    if (!live || !isOwnedBy(live, work.uid)) continue
+    if (canonicalJson(live.data ?? {}) === canonicalJson(manifest.data ?? {})) continue
+    await apply(work, c, 'updated')
+  }
 }
 
 /** Job workloads that completed are noted in the snapshot, so a Job removed by its TTL is not run again (§7.9). */

@@ -206,6 +206,12 @@ describe('reconcileRecipe on FakeKube', () => {
     expect(copies).toHaveLength(1)
     expect(copies[0]!.metadata?.namespace).toBe('sandbox-recipes')
     expect(copies[0]!.data).toEqual({ DB_PASSWORD: Buffer.from('s3cret').toString('base64') })
+    // A rotated source reaches the copy at the next reconcile (a child event or the resync tick).
+    const source = (await kube.getSecret(NS, 'db'))!
+    await kube.replaceSecret({ ...source, data: { password: Buffer.from('rotated').toString('base64') } })
+    await reconcileRecipe(deps, NS, 'shop')
+    expect(kube.children('Secret')[0]!.data).toEqual({ DB_PASSWORD: Buffer.from('rotated').toString('base64') })
+    expect(kube.recipe(NS, 'shop')!.status?.phase).toBe('Active')
   })
 
   it('keeps a template in Candidate with no finalizer and no children', async () => {
@@ -234,5 +240,19 @@ describe('reconcileRecipe on FakeKube', () => {
     const before = { published: events.published.length, writes: kube.writes.length }
     expect((await reconcileRecipe(deps, NS, 'shop')).result).toBe('unchanged')
     expect({ published: events.published.length, writes: kube.writes.length }).toEqual(before)
+  })
+
+  it('says why a workload is not Ready: the first waiting container of its pods', async () => {
+    const { kube, deps } = setup()
+    kube.putRecipe(recipe({ workloads: [{ name: 'web', kind: 'Deployment', image: 'nginx:1.27' }] }))
+    for (let i = 0; i < 5; i++) await reconcileRecipe(deps, NS, 'shop')
+    kube.pods.set('sandbox-recipes/team-a-shop-web-5d8f-x1', {
+      metadata: { name: 'team-a-shop-web-5d8f-x1', namespace: 'sandbox-recipes', labels: { 'app.kubernetes.io/instance': 'team-a-shop-web' } },
+      status: { containerStatuses: [{ name: 'web', image: 'nginx:1.27', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'CreateContainerConfigError', message: 'secret "db" not found' } } }] },
+    })
+    await reconcileRecipe(deps, NS, 'shop')
+    const row = kube.recipe(NS, 'shop')!.status?.workloads?.[0]
+    expect(row?.phase).toBe('Progressing')
+    expect(row?.message).toMatch(/^pod team-a-shop-web-5d8f-x1 container web: CreateContainerConfigError: secret "db" not found/)
   })
 })
