@@ -1,0 +1,54 @@
+// Handles: dev.knative.apiserver.resource.{add,update,delete} for purko.io WorkflowRecipePolicies, and
+// dev.knative.sources.ping from recipe-policies-resync (every 5 minutes).
+// Triggers: knative/triggers/recipe-policy-changed.yaml (kineticsource=recipepolicies),
+// recipe-policy-changed-resync.yaml (kineticsource=recipepolicyresync).
+// Writes: WorkflowRecipePolicy status; through reconcileRecipe, whatever re-planning a recipe writes.
+import type { Hono } from 'hono'
+import { z } from 'zod'
+import type { RecipeDeps } from '../../shared/engine/reconcile-recipe.js'
+import { baseApp } from '../../shared/http/app.js'
+import { readCloudEvent } from '../../shared/http/cloudevent.js'
+import { WorkflowRecipePolicySchema } from '../../shared/schemas/workflowrecipepolicy.js'
+
+// The recipe engine (renderer, planners) loads on the first event that needs it: echoes never do.
+const engine = () => import('../../shared/engine/recipe-policies.js')
+
+/** A cluster-scoped policy: the whole object (Resource mode) or an ObjectReference (Reference mode). */
+const PolicyEventData = z.looseObject({
+  kind: z.string().optional(),
+  name: z.string().optional(),
+  metadata: z.looseObject({ name: z.string().min(1) }).optional(),
+}).refine((d) => d.metadata !== undefined || (d.name !== undefined && d.name !== ''), 'neither a WorkflowRecipePolicy nor an ObjectReference')
+const PingData = z.unknown()
+const PING_TYPE = 'dev.knative.sources.ping'
+
+/** The recipe-policy-changed function: re-evaluates recipes when a policy changes, and keeps policy statuses current. */
+export function createApp(deps: RecipeDeps): Hono {
+  const app = baseApp(deps.log)
+  app.post('/', async (c) => {
+    if (c.req.header('ce-type') === PING_TYPE) {
+      const event = await readCloudEvent(c, PingData)
+      const log = deps.log.child({ ceId: event.id, ceType: event.type })
+      const { reevaluateAllPolicies } = await engine()
+      const outcome = await reevaluateAllPolicies(deps, log)
+      log.info(outcome, 'WorkflowRecipePolicy resync finished')
+      return c.body(null, 202)
+    }
+    const event = await readCloudEvent(c, PolicyEventData)
+    const log = deps.log.child({ ceId: event.id, ceType: event.type })
+    const name = event.data.metadata?.name ?? event.data.name!
+    const seen = event.data.metadata ? WorkflowRecipePolicySchema.safeParse(event.data) : undefined
+    const policy = seen?.success ? seen.data : null
+    // Our own status writes come back as updates of an observed generation. Skipping one loses
+    // nothing: a spec change bumps the generation, and the resync tick re-evaluates everything.
+    if (event.type.endsWith('.update') && policy && policy.metadata.generation !== undefined
+      && policy.metadata.generation === policy.status?.observedGeneration && policy.status.lastEvaluationTime !== undefined) {
+      return c.body(null, 202)
+    }
+    const { reevaluatePolicy } = await engine()
+    const outcome = await reevaluatePolicy(deps, name, policy, log)
+    log.info({ name, ...outcome }, 'Re-evaluated WorkflowRecipes after a WorkflowRecipePolicy change')
+    return c.body(null, 202)
+  })
+  return app
+}
