@@ -181,7 +181,7 @@ function allocate(ctx: Ctx): void {
   const digest = facts.render.ok ? facts.render.digest.slice(0, 16) : undefined
   const configMap = `${ctx.recipe.metadata.name ?? ''}-rev-${n}`
   st.revision = n
-  st.revisions = [...(st.revisions ?? []), { revision: n, generation: ctx.G, state: 'InProgress', ...(digest ? { digest } : {}), configMap, createdAt: ctx.now }].slice(-MAX_REVISIONS)
+  st.revisions = [...(st.revisions ?? []), { revision: n, generation: ctx.G, state: 'InProgress' as const, ...(digest ? { digest } : {}), configMap, createdAt: ctx.now }].slice(-MAX_REVISIONS)
   go(ctx, 'Pending', 'WaitingForPrerequisites', `Revision ${n} allocated for generation ${ctx.G}; waiting for prerequisites`)
   ctx.transitions.push({
     kind: 'revision.created', type: 'Normal', reason: 'RevisionCreated', message: `Revision ${n} created (${configMap})`, record: false,

@@ -452,7 +452,8 @@ export type WorkflowRecipeSpec = z.infer<typeof WorkflowRecipeSpecSchema>
 // §9 status
 
 const statusText = (max: number) => z.string().max(max)
-export const RevisionStates = ['Pending', 'Deploying', 'Testing', 'Active', 'Failed', 'RolledBack', 'Superseded', 'RollingBack'] as const
+/** `status.revisions[].state` (§7.9). */
+export const REVISION_STATES = ['InProgress', 'Active', 'Superseded', 'Failed', 'Abandoned'] as const
 
 export const WorkflowRecipeStatusSchema = z.object({
   phase: z.enum(RECIPE_PHASES).optional(),
@@ -549,7 +550,7 @@ export const WorkflowRecipeStatusSchema = z.object({
   revisions: z.array(z.object({
     revision: z.number().int().min(1),
     generation: int64().optional(),
-    state: statusText(32).optional(),
+    state: z.enum(REVISION_STATES).optional(),
     digest: z.string().regex(/^[0-9a-f]{16}$/).optional(),
     configMap: statusText(253).optional(),
     createdAt: dateTime().optional(),

@@ -198,7 +198,7 @@ export class FakeKube implements Kube {
     stored.metadata.uid ??= existing?.metadata.uid ?? `uid-recipepolicy-${name}`
     const specChanged = !existing || JSON.stringify(existing.spec) !== JSON.stringify(policy.spec)
     // Like the API server, the generation is never the writer's to set once the object exists.
-    stored.metadata.generation = existing ? (existing.metadata.generation ?? 1) + (specChanged ? 1 : 0) : (recipe.metadata.generation ?? 1)
+    stored.metadata.generation = existing ? (existing.metadata.generation ?? 1) + (specChanged ? 1 : 0) : (policy.metadata.generation ?? 1)
     stored.metadata.resourceVersion = String(++this.rv)
     if (stored.status === undefined && existing?.status) stored.status = clone(existing.status)
     this.recipePolicies.set(name, stored)
