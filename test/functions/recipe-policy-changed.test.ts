@@ -37,19 +37,6 @@ function pinned(mode: 'Enforce' | 'Audit' = 'Enforce'): WorkflowRecipePolicy {
   })
 }
 
-let rv = 0
-/** Stores a policy as the API server would: uid, generation up on a spec change, fresh resourceVersion. */
-function storePolicy(kube: FakeKube, policy: WorkflowRecipePolicy): WorkflowRecipePolicy {
-  const existing = kube.recipePolicies.get(policy.metadata.name ?? '')
-  const stored = structuredClone(policy)
-  stored.metadata.uid = existing?.metadata.uid ?? `uid-policy-${policy.metadata.name}`
-  stored.metadata.generation = existing ? (existing.metadata.generation ?? 1) + (JSON.stringify(existing.spec) === JSON.stringify(policy.spec) ? 0 : 1) : 1
-  stored.metadata.resourceVersion = `p${++rv}`
-  if (existing?.status) stored.status = structuredClone(existing.status)
-  kube.recipePolicies.set(stored.metadata.name ?? '', stored)
-  return structuredClone(stored)
-}
-
 /** Plays the Deployment controller: every Deployment of a recipe has all its replicas up. */
 function makeDeploymentsReady(kube: FakeKube): void {
   for (const d of kube.children('Deployment')) {
@@ -79,7 +66,7 @@ describe('recipe-policy-changed', () => {
     expect(deployments).toHaveLength(1)
     kube.writes.length = 0
 
-    const policy = storePolicy(kube, pinned())
+    const policy = kube.putRecipePolicy(pinned())
     expect((await deliver(createApp(deps), RESOURCE_ADD, policy, POLICIES)).status).toBe(202)
 
     const recipe = kube.recipe(NS, 'shop')
@@ -97,7 +84,7 @@ describe('recipe-policy-changed', () => {
 
   it('deleting the policy that rejected a recipe sends it back to Candidate and on to Active (T25)', async () => {
     const { kube, deps } = setup()
-    const policy = storePolicy(kube, pinned())
+    const policy = kube.putRecipePolicy(pinned())
     kube.putRecipe(shop())
     expect((await settle(kube, deps)).status).toMatchObject({ phase: 'Rejected', reason: 'PolicyViolation' })
     expect(kube.children('Deployment')).toEqual([])
@@ -115,11 +102,11 @@ describe('recipe-policy-changed', () => {
   it('a recipe waiting for a policy\'s approval moves on once the policy stops requiring it (T25)', async () => {
     const { kube, deps } = setup()
     const gate = WorkflowRecipePolicySchema.parse({ apiVersion: 'purko.io/v1alpha1', kind: 'WorkflowRecipePolicy', metadata: { name: 'gate' }, spec: { requireApproval: true } })
-    storePolicy(kube, gate)
+    kube.putRecipePolicy(gate)
     kube.putRecipe(shop())
     expect((await settle(kube, deps)).status?.phase).toBe('PendingApproval')
 
-    const relaxed = storePolicy(kube, { ...gate, spec: { ...gate.spec, requireApproval: false } })
+    const relaxed = kube.putRecipePolicy({ ...gate, spec: { ...gate.spec, requireApproval: false } })
     expect(relaxed.metadata.generation).toBe(2)
     expect((await deliver(createApp(deps), RESOURCE_UPDATE, relaxed, POLICIES)).status).toBe(202)
     expect(kube.recipe(NS, 'shop')?.status?.history?.map((h) => [h.from, h.to, h.reason])).toContainEqual(['PendingApproval', 'Candidate', 'PolicyChanged'])
@@ -128,7 +115,7 @@ describe('recipe-policy-changed', () => {
 
   it('the tick makes up for a lost delete event: the rejected recipe is re-planned', async () => {
     const { kube, deps } = setup()
-    storePolicy(kube, pinned())
+    kube.putRecipePolicy(pinned())
     kube.putRecipe(shop())
     expect((await settle(kube, deps)).status?.phase).toBe('Rejected')
 
@@ -145,7 +132,7 @@ describe('recipe-policy-changed', () => {
 
   it('a tick writes each policy status once; the next tick writes nothing', async () => {
     const { kube, deps } = setup()
-    storePolicy(kube, pinned('Audit'))
+    kube.putRecipePolicy(pinned('Audit'))
     kube.putRecipe(shop())
     expect((await settle(kube, deps)).status?.phase).toBe('Active')
     kube.writes.length = 0
@@ -165,7 +152,7 @@ describe('recipe-policy-changed', () => {
   it('skips the echo of its own status write without reading anything', async () => {
     const { kube, deps } = setup()
     const app = createApp(deps)
-    expect((await deliver(app, RESOURCE_ADD, storePolicy(kube, pinned()), POLICIES)).status).toBe(202)
+    expect((await deliver(app, RESOURCE_ADD, kube.putRecipePolicy(pinned()), POLICIES)).status).toBe(202)
     const echo = kube.recipePolicies.get('pinned')!
     expect(echo.status?.observedGeneration).toBe(1)
     const calls = kube.calls
@@ -175,7 +162,7 @@ describe('recipe-policy-changed', () => {
 
   it('answers 503 when the status write meets an outage, and converges on the redelivery', async () => {
     const { kube, deps } = setup()
-    const policy = storePolicy(kube, pinned())
+    const policy = kube.putRecipePolicy(pinned())
     kube.failNext('replaceRecipePolicyStatus', new TransientError('etcd timeout'))
     const app = createApp(deps)
     expect((await deliver(app, RESOURCE_ADD, policy, POLICIES)).status).toBe(503)
