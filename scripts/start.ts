@@ -1,6 +1,8 @@
 // `npm start`: the embedded local plane plus the bundled example, serving until Ctrl-C.
-// `npm run demo` (`--demo`): the same, but exits when the example run ends: 0 on Succeeded,
-// 1 on Failed/Cancelled/CompletedWithErrors, 2 on timeout (`--timeout <seconds>`, default 120).
+// `npm run demo` (`--demo`): the same, but exits once the example Workflow run has ended and the
+// example WorkflowRecipe has settled: 0 when the run Succeeded and the recipe is Active, 1 on a
+// run Failed/Cancelled/CompletedWithErrors or a recipe Failed/Rejected/RollbackFailed, 2 on
+// timeout (`--timeout <seconds>`, default 120).
 // `--kubeconfig <file>` (or KINETIC_KUBECONFIG): the functions and the Knative emulation run
 // locally against that cluster instead (crds/ and knative/'s RBAC installed there, each function
 // as its own ServiceAccount, step Jobs on the cluster's nodes); `npm start` then applies no
@@ -70,8 +72,19 @@ function shortSubject(subject: string | undefined, source: string): string {
 
 type StepStatus = { name: string; phase?: string; error?: string; message?: string }
 type WorkflowObject = KubeObject & { status?: { phase?: string; message?: string; stepStatuses?: StepStatus[] } }
+type HistoryEntry = { time?: string; from?: string; to?: string; reason?: string; revision?: number; message?: string }
+type RecipeObject = KubeObject & { status?: { phase?: string; reason?: string; message?: string; currentRevision?: number; history?: HistoryEntry[] } }
 
 const TERMINAL = new Set(['Succeeded', 'Failed', 'Cancelled', 'CompletedWithErrors'])
+// Where a recipe stops on its own: Active is what the demo waits for, the others end it as failed.
+const RECIPE_SETTLED = new Set(['Active', 'Failed', 'Rejected', 'RollbackFailed'])
+
+function printHistory(recipe: RecipeObject): void {
+  for (const h of recipe.status?.history ?? []) {
+    const rev = h.revision ? ` r${h.revision}` : ''
+    print(`  ${h.time ?? ''}  ${(h.from ?? '').padEnd(10)} -> ${(h.to ?? '').padEnd(10)}${rev}  ${h.reason ?? ''}${h.message ? `: ${h.message}` : ''}`)
+  }
+}
 
 async function printOutputs(kube: KubeHttp, namespace: string, workflow: string): Promise<void> {
   const selector = encodeURIComponent(`purko.io/workflow=${workflow}`)
@@ -160,6 +173,8 @@ async function main(): Promise<number> {
   print('Watch it:')
   print(`  kubectl --kubeconfig ${kubeconfig} get workflows -A -w`)
   print(`  kubectl --kubeconfig ${kubeconfig} get jobs,pods -n ai-agents`)
+  print(`  kubectl --kubeconfig ${kubeconfig} get workflowrecipes -A -w`)
+  print(`  kubectl --kubeconfig ${kubeconfig} get statefulsets,deployments,services,jobs,pods -n sandbox-recipes`)
   print('')
 
   plane.knative.onDelivery((d) => {
@@ -178,6 +193,27 @@ async function main(): Promise<number> {
   const examplesDir = join(root, 'examples', 'local')
   const examples = readExamples(examplesDir)
   const exampleWorkflows = examples.filter((o) => o.kind === 'Workflow').map((o) => `${o.metadata?.namespace ?? 'default'}/${o.metadata?.name}`)
+  const exampleRecipes = examples.filter((o) => o.kind === 'WorkflowRecipe').map((o) => `${o.metadata?.namespace ?? 'default'}/${o.metadata?.name}`)
+  const recipePhases = new Map<string, string>()
+  const settledRecipes = new Map<string, string>()
+  let resolveRecipes!: (phases: Map<string, string>) => void
+  const recipesSettled = new Promise<Map<string, string>>((r) => { resolveRecipes = r })
+  if (exampleRecipes.length === 0) resolveRecipes(settledRecipes)
+
+  const onRecipe = (recipe: RecipeObject) => {
+    if (recipe.metadata?.deletionTimestamp) return
+    const key = `${recipe.metadata?.namespace ?? 'default'}/${recipe.metadata?.name}`
+    const phase = recipe.status?.phase
+    if (!phase || recipePhases.get(key) === phase) return
+    recipePhases.set(key, phase)
+    const why = recipe.status?.reason ? ` (${recipe.status.reason}${recipe.status.message ? `: ${recipe.status.message}` : ''})` : ''
+    print(`${since(t0)} recipe ${String(recipe.metadata?.name).padEnd(38)} ${phase}${why}`)
+    if (!RECIPE_SETTLED.has(phase) || !exampleRecipes.includes(key) || settledRecipes.has(key)) return
+    settledRecipes.set(key, phase)
+    print(`History of WorkflowRecipe ${key}:`)
+    printHistory(recipe)
+    if (exampleRecipes.every((k) => settledRecipes.has(k))) resolveRecipes(settledRecipes)
+  }
   const approved = new Set<string>()
   const phases = new Map<string, string>()
   let resolveEnd!: (phase: string) => void
@@ -229,6 +265,19 @@ async function main(): Promise<number> {
         await plane.kube.request('DELETE', `${path}?propagationPolicy=Foreground`)
         while (await plane.kube.get(path)) await new Promise((r) => setTimeout(r, 250))
       }
+      // A recipe is deleted by its own finalizer (the running functions remove its children first).
+      for (const key of exampleRecipes) {
+        const [ns, name] = key.split('/') as [string, string]
+        const path = `/apis/purko.io/v1alpha1/namespaces/${ns}/workflowrecipes/${name}`
+        if (!(await plane.kube.get(path))) continue
+        print(`${since(t0)} delete workflowrecipe/${name} -n ${ns} (left by an earlier run)`)
+        await plane.kube.request('DELETE', path)
+        const deadline = Date.now() + 60_000
+        while (await plane.kube.get(path)) {
+          if (Date.now() > deadline) throw new Error(`WorkflowRecipe ${key} was not deleted within 60 s`)
+          await new Promise((r) => setTimeout(r, 250))
+        }
+      }
     } catch (err) {
       print(`Could not remove the example run left by an earlier demo: ${err instanceof Error ? err.message : String(err)}`)
       await stop()
@@ -253,13 +302,28 @@ async function main(): Promise<number> {
       log.warn({ err: String(err) }, 'Progress watch failed; resuming')
     },
   }, watchStop.signal)
-  // Nothing is applied before the watch has its starting point, so no change of this run is missed.
-  await watchStarted
+  let recipeLists = 0
+  let markRecipesWatching!: () => void
+  const recipesWatchStarted = new Promise<void>((r) => { markRecipesWatching = r })
+  const watchingRecipes = listAndWatch(plane.kube, '/apis/purko.io/v1alpha1/workflowrecipes', '', {
+    onList(items) {
+      if (recipeLists++ > 0) for (const r of items) onRecipe(r as RecipeObject)
+    },
+    onEvent(ev) {
+      if (ev.type === 'ADDED' || ev.type === 'MODIFIED') onRecipe(ev.object as RecipeObject)
+    },
+    synced: () => markRecipesWatching(),
+    onError(err) {
+      log.warn({ err: String(err) }, 'Recipe progress watch failed; resuming')
+    },
+  }, watchStop.signal)
+  // Nothing is applied before the watches have their starting point, so no change of this run is missed.
+  await Promise.all([watchStarted, recipesWatchStarted])
 
   const shutdown = async (code: number) => {
     watchStop.abort()
     await stop()
-    await watching
+    await Promise.all([watching, watchingRecipes])
     const s = plane.knative.stats()
     print(`Events: ${s.delivered} delivered, ${s.retried} retried, ${s.deadLettered} dead-lettered, ${s.dropped} dropped. Stopped everything.`)
     return code
@@ -287,18 +351,28 @@ async function main(): Promise<number> {
       process.once('SIGINT', () => r('interrupted'))
       process.once('SIGTERM', () => r('interrupted'))
     })
-    const result = await Promise.race([ended, timeout, interrupted])
-    if (result === 'Succeeded') {
-      print(`Demo Succeeded in ${((Date.now() - t0) / 1000).toFixed(1)} s.`)
+    // Both must end: the Workflow run, and every example recipe settled.
+    const both = Promise.all([ended, recipesSettled]).then(([run, recipes]) => ({ run, recipes }))
+    const result = await Promise.race([both, timeout, interrupted])
+    if (result === 'timeout') {
+      const waiting = exampleRecipes.filter((k) => !settledRecipes.has(k)).map((k) => `recipe ${k} ${recipePhases.get(k) ?? 'without status'}`)
+      print(`Demo timed out after ${args.timeoutSeconds} s${waiting.length > 0 ? ` (${waiting.join(', ')})` : ''} (see ${relative(process.cwd(), logFile)} and .kinetic/logs/).`)
+      return shutdown(2)
+    }
+    if (result === 'interrupted') {
+      print('Interrupted.')
+      return shutdown(130)
+    }
+    const failedRecipes = [...result.recipes].filter(([, phase]) => phase !== 'Active')
+    if (result.run === 'Succeeded' && failedRecipes.length === 0) {
+      print(`Demo Succeeded in ${((Date.now() - t0) / 1000).toFixed(1)} s: the run Succeeded${exampleRecipes.length > 0 ? ` and ${exampleRecipes.join(', ')} ${exampleRecipes.length === 1 ? 'is' : 'are'} Active` : ''}.`)
       return shutdown(0)
     }
-    if (result === 'timeout') print(`Demo timed out after ${args.timeoutSeconds} s (see ${relative(process.cwd(), logFile)} and .kinetic/logs/).`)
-    else if (result === 'interrupted') print('Interrupted.')
-    else print(`Demo ended with phase ${result}.`)
-    return shutdown(result === 'timeout' ? 2 : result === 'interrupted' ? 130 : 1)
+    print(`Demo ended with the run ${result.run}${failedRecipes.map(([k, phase]) => `, recipe ${k} ${phase}`).join('')}.`)
+    return shutdown(1)
   }
 
-  void ended.then(() => print(`The example finished. Still serving: apply your own manifests with kubectl --kubeconfig ${kubeconfig}; Ctrl-C stops everything.`))
+  void Promise.all([ended, recipesSettled]).then(() => print(`The examples finished. Still serving: apply your own manifests with kubectl --kubeconfig ${kubeconfig}; Ctrl-C stops everything.`))
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'))
     process.once('SIGTERM', () => resolve('SIGTERM'))

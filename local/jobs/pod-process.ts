@@ -2,7 +2,8 @@ import type { Logger } from '../../shared/log.js'
 import { KubeHttpError, type KubeHttp, type KubeObject } from '../knative/kube-http.js'
 import { resolveContainerEnv, type EnvFromSource, type EnvSources, type EnvVar } from './container-env.js'
 import { configErrorStatus, creatingStatus, exitCodeOf, runningStatus, terminatedStatus, type PodPlacement } from './pod-status.js'
-import { spawnStep, type StepCommand, type StepProcess } from './step-process.js'
+import type { LocalCommand } from './job-command.js'
+import { spawnStep, type StepProcess } from './step-process.js'
 
 /** The parts of a pod spec a local container needs. */
 export type PodSpec = {
@@ -21,7 +22,8 @@ export type PodOutcome =
 /** Options of one pod run. */
 export interface PodRunOptions {
   kube: KubeHttp
-  command: StepCommand
+  /** The process to run, or why none can (the pod then fails with `ImageNotRunnableLocally`). */
+  command: LocalCommand
   /** Receives stdout and stderr, interleaved as they arrive: the pod log. */
   onLog: (text: string) => void
   placement: PodPlacement
@@ -82,6 +84,14 @@ export function runPodContainer(pod: KubeObject, opts: PodRunOptions): PodRun {
       return { outcome: 'Failed', detail }
     }
     if ((spec.containers?.length ?? 0) > 1) opts.log.warn({ namespace: ns, name }, 'Only the first container runs locally')
+    const command = opts.command
+    if ('unavailable' in command) {
+      const error = { reason: 'ImageNotRunnableLocally', message: command.unavailable }
+      opts.onLog(`${error.message}\n`)
+      await patch(configErrorStatus(container, error, true, iso()))
+      opts.log.warn({ namespace: ns, name, reason: error.reason }, error.message)
+      return { outcome: 'Failed', detail: `${error.reason}: ${error.message}` }
+    }
     if (opts.pendingStatus !== null) await patch(opts.pendingStatus ?? creatingStatus(container, opts.placement, iso()))
     const sources = envSources(opts.kube, ns)
     const fields = {
@@ -113,7 +123,7 @@ export function runPodContainer(pod: KubeObject, opts: PodRunOptions): PodRun {
     }
     if (killed || opts.abandoned()) return { outcome: 'Stopped' }
     const startedAt = iso()
-    proc = spawnStep(opts.command, { ...resolved.env, HOSTNAME: name }, opts.onLog)
+    proc = spawnStep(command, { ...resolved.env, HOSTNAME: name }, opts.onLog)
     await patch(runningStatus(container, opts.placement, startedAt))
     if (opts.onRunning && !opts.abandoned()) await opts.onRunning()
     const { code, signal } = await proc.exited

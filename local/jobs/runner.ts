@@ -5,7 +5,7 @@ import { isFinished, terminalConditions, type JobEnd } from './job-status.js'
 import { podNameFor } from './pod-name.js'
 import { runPodContainer, type PodOutcome, type PodRun, type PodSpec } from './pod-process.js'
 import { podConditions } from './pod-status.js'
-import { executorCommand, type StepCommand } from './step-process.js'
+import { localJobCommand, type LocalCommand } from './job-command.js'
 
 /** Options of the local Job runner. */
 export interface JobRunnerOptions {
@@ -17,8 +17,11 @@ export interface JobRunnerOptions {
   concurrency?: number
   /** Divides ttlSecondsAfterFinished and the pod-failure backoff (tests use e.g. 1000). Default 1. */
   timeScale?: number
-  /** What a pod runs; default the project's executor (the image is ignored locally). */
-  command?: (job: KubeObject) => StepCommand
+  /**
+   * What a pod runs; default `localJobCommand`: the project's executor for step Jobs (the image
+   * is ignored locally), a recipe Job's own `node` command, else nothing (the pod fails).
+   */
+  command?: (job: KubeObject) => LocalCommand
   /** Reported as the pod's `spec.nodeName`. */
   nodeName?: string
 }
@@ -70,7 +73,7 @@ export function startJobRunner(opts: JobRunnerOptions): JobRunner {
   const kube = new KubeHttp(opts.kubeConfig)
   const log = opts.log
   const timeScale = opts.timeScale ?? 1
-  const command = opts.command ?? (() => executorCommand())
+  const command = opts.command ?? localJobCommand
   const nodeName = opts.nodeName ?? 'kinetic-local'
   const runs = new Map<string, Run>()
   const controller = new AbortController()

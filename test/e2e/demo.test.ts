@@ -9,13 +9,18 @@ import { startLocalPlane, type LocalPlane } from '../../local/plane.js'
 
 const ROOT = join(import.meta.dirname, '../..')
 const WF_PATH = '/apis/purko.io/v1alpha1/namespaces/ai-agents/workflows/release-notes'
+const RECIPE_PATH = '/apis/purko.io/v1alpha1/namespaces/ai-agents/workflowrecipes/shop'
+const SANDBOX = 'sandbox-recipes'
 
 type Step = { name: string; phase?: string; error?: string; startTime?: string; completionTime?: string }
 type Wf = KubeObject & { status?: { phase?: string; stepStatuses?: Step[] } }
+type Recipe = KubeObject & { status?: { phase?: string; currentRevision?: number; history?: Array<{ to?: string }>; tests?: Array<{ name: string; phase?: string }> } }
+type Status = { readyReplicas?: number; availableReplicas?: number; phase?: string; conditions?: Array<{ type?: string; status?: string }> }
 
 let plane: LocalPlane
 const deliveries: DeliveryRecord[] = []
 let final: Wf
+let recipe: Recipe
 let sawApprovalWait = false
 
 function examples(): KubeObject[] {
@@ -43,6 +48,15 @@ beforeAll(async () => {
       break
     }
     if (Date.now() > deadline) throw new Error(`The example did not finish: ${JSON.stringify(wf.status)}`)
+    await new Promise((r) => setTimeout(r, 200))
+  }
+  for (;;) {
+    const r = (await plane.kube.get(RECIPE_PATH)) as Recipe | null
+    if (['Active', 'Failed', 'Rejected', 'RollbackFailed'].includes(r?.status?.phase ?? '')) {
+      recipe = r as Recipe
+      break
+    }
+    if (Date.now() > deadline) throw new Error(`The example recipe did not settle: ${JSON.stringify(r?.status)}`)
     await new Promise((r) => setTimeout(r, 200))
   }
 }, 240_000)
@@ -86,6 +100,37 @@ describe('the bundled example on the local plane', () => {
     expect(Object.keys(data).sort()).toEqual(['draft-notes', 'plan', 'publish', 'research-changes', 'research-issues'])
     expect(JSON.parse(data.plan ?? '{}')).toMatchObject({ step: 'plan', workflow: 'release-notes' })
     expect(JSON.parse(data['draft-notes'] ?? '{}').response).toContain('research-changes done')
+  })
+
+  it('deploys the bundled WorkflowRecipe to Active through its own functions and Triggers', () => {
+    expect(recipe.status?.phase).toBe('Active')
+    expect(recipe.status?.currentRevision).toBe(1)
+    expect(recipe.status?.history?.map((h) => h.to)).toEqual(['Candidate', 'Approved', 'Pending', 'Deploying', 'Testing', 'Active'])
+    const triggers = new Set(deliveries.filter((d) => d.outcome === 'delivered').map((d) => d.trigger))
+    expect(triggers).toContain('workflowrecipe-changed')
+    expect(triggers).toContain('recipe-child-changed')
+  })
+
+  it('puts the recipe children in sandbox-recipes, the namespace knative/platform/namespaces.yaml declares', async () => {
+    const ns = await plane.kube.get(`/api/v1/namespaces/${SANDBOX}`)
+    expect(ns?.metadata?.labels).toMatchObject({ 'pod-security.kubernetes.io/enforce': 'baseline', 'app.kubernetes.io/part-of': 'kinetic' })
+    const db = await plane.kube.get(`/apis/apps/v1/namespaces/${SANDBOX}/statefulsets/ai-agents-shop-db`)
+    expect((db?.status as Status).readyReplicas).toBe(1)
+    const claim = await plane.kube.get(`/api/v1/namespaces/${SANDBOX}/persistentvolumeclaims/data-ai-agents-shop-db-0`)
+    expect((claim?.status as Status).phase).toBe('Bound')
+    const web = await plane.kube.get(`/apis/apps/v1/namespaces/${SANDBOX}/deployments/ai-agents-shop-web`)
+    expect((web?.status as Status).availableReplicas).toBe(1)
+    const copied = await plane.kube.get(`/api/v1/namespaces/${SANDBOX}/secrets/ai-agents-shop-db-env`)
+    expect(Buffer.from(String((copied?.data as Record<string, string>).POSTGRES_PASSWORD), 'base64').toString()).toBe('change-me')
+  })
+
+  it('runs the smoke test Job as host Node.js with the wiring the templates resolved', async () => {
+    expect(recipe.status?.tests?.map((t) => [t.name, t.phase])).toEqual([['smoke', 'Succeeded']])
+    const job = await plane.kube.get(`/apis/batch/v1/namespaces/${SANDBOX}/jobs/ai-agents-shop-test-smoke-r1`)
+    expect((job?.status as Status).conditions).toContainEqual(expect.objectContaining({ type: 'Complete', status: 'True' }))
+    const pods = await plane.kube.request<{ items: KubeObject[] }>('GET', `/api/v1/namespaces/${SANDBOX}/pods?labelSelector=${encodeURIComponent('job-name=ai-agents-shop-test-smoke-r1')}`)
+    const log = await plane.kube.text(`/api/v1/namespaces/${SANDBOX}/pods/${pods.items[0]?.metadata?.name}/log`)
+    expect(log).toContain('smoke: web at http://ai-agents-shop-web.sandbox-recipes.svc')
   })
 
   it('leaves no function process behind when stopped', async () => {
