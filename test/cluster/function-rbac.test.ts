@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, expect, it } from 'vitest'
 import type { V1ConfigMap, V1Deployment, V1Job, V1Secret, V1Service } from '@kubernetes/client-node'
-import { ConflictError } from '../../shared/errors.js'
+import { ConflictError, RefusedError } from '../../shared/errors.js'
 import { KubeClient } from '../../shared/kube/client.js'
 import type { Kube } from '../../shared/kube/port.js'
 import { loadManifests, ROOT, type Manifest } from '../knative/manifests.js'
@@ -17,6 +17,13 @@ import { describeCluster, useControlPlane } from './tier.js'
 
 const NS = 'rbac-team'
 const SYSTEM_NS = 'kinetic-system'
+/** A recipe target namespace (platform/namespaces.yaml), where kinetic-recipe-workloads is bound. */
+const TARGET_NS = 'sandbox-recipes'
+/** The recipe functions share one ClusterRole; the others hold `kinetic-<function>`. */
+const RECIPE_FUNCTIONS = new Set(['workflowrecipe-changed', 'recipe-child-changed', 'recipe-policy-changed'])
+const roleOf = (fn: string) => (RECIPE_FUNCTIONS.has(fn) ? 'kinetic-recipes' : `kinetic-${fn}`)
+/** Pods: where each function reads them (a recipe's test Jobs and workloads run in its target namespace). */
+const podNamespace = (tag: string) => (RECIPE_FUNCTIONS.has(tag) ? TARGET_NS : NS)
 
 /** `verb group/resource[/subresource]`, the unit RBAC grants. */
 type Access = string
@@ -33,7 +40,33 @@ const job = (tag: string): V1Job => ({
   metadata: { name: `rbac-${tag}`, namespace: NS, labels: { 'purko.io/workflow': 'rbac' }, ownerReferences: owner },
   spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'step', image: 'kinetic' }] } } },
 })
-const configMap = (tag: string): V1ConfigMap => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `rbac-${tag}`, namespace: NS, labels: { 'purko.io/workflow': 'rbac' }, ownerReferences: owner }, data: { a: '1' } })
+// A recipe function's ConfigMaps are revision snapshots, owned by their recipe.
+const configMap = (tag: string): V1ConfigMap => ({
+  apiVersion: 'v1', kind: 'ConfigMap',
+  metadata: { name: `rbac-${tag}`, namespace: NS, labels: { 'purko.io/workflow': 'rbac' }, ownerReferences: RECIPE_FUNCTIONS.has(tag) ? recipeOwner : owner }, data: { a: '1' },
+})
+// A recipe's children: a workload in the target namespace, and the child Workflow in the
+// recipe's own namespace, owned by the recipe with blockOwnerDeletion as the engine writes it.
+let recipeOwner: { apiVersion: string; kind: string; name: string; uid: string; controller: boolean; blockOwnerDeletion: boolean }[] = []
+let recipeVersion = ''
+const RECIPE_LABELS = { 'purko.io/recipe': 'rbac-recipe', 'purko.io/recipe-namespace': NS }
+const childWorkload = (tag: string, namespace = TARGET_NS) => ({
+  apiVersion: 'apps/v1', kind: 'StatefulSet',
+  metadata: { name: `rbac-${tag}`, namespace, labels: RECIPE_LABELS },
+  spec: { serviceName: 'rbac', selector: { matchLabels: { app: 'rbac' } },
+    template: { metadata: { labels: { app: 'rbac' } }, spec: { containers: [{ name: 'web', image: 'kinetic' }] } } },
+})
+const childWorkflow = (tag: string) => ({
+  apiVersion: 'purko.io/v1alpha1', kind: 'Workflow',
+  metadata: { name: `rbac-child-${tag}`, namespace: NS, labels: RECIPE_LABELS, ownerReferences: recipeOwner },
+  spec: { steps: [{ name: 'a', agentRef: { name: 'x' } }] },
+})
+/** Both calls are made; the first failure, if any, is the method's. */
+async function each(...calls: Array<() => Promise<unknown>>): Promise<void> {
+  const failures: unknown[] = []
+  for (const call of calls) await call().catch((err: unknown) => failures.push(err))
+  if (failures.length > 0) throw failures[0]
+}
 // An MCPServer's workload, owned by the MCPServer as mcpserver-changed writes it.
 let mcpOwner: { apiVersion: string; kind: string; name: string; uid: string; controller: boolean; blockOwnerDeletion: boolean }[] = []
 const deployment = (tag: string): V1Deployment => ({
@@ -50,7 +83,12 @@ const service = (tag: string): V1Service => ({
 const secret = (tag: string): V1Secret => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `rbac-${tag}`, namespace: NS, ownerReferences: owner }, stringData: { key: 'x' } })
 // Grants no request uses but admission checks: with OwnerReferencesPermissionEnforcement,
 // setting blockOwnerDeletion needs update on the owner's finalizers.
-const CHECKED_BY_ADMISSION = new Set<Access>(['update purko.io/workflows/finalizers', 'update purko.io/agents/finalizers', 'update purko.io/mcpservers/finalizers'])
+// A server-side apply that creates its object is authorized for create as well, inside the one
+// PATCH request, so the audit log shows only the patch (without the grant, applyChild is refused).
+const CHECKED_BY_ADMISSION = new Set<Access>([
+  'update purko.io/workflows/finalizers', 'update purko.io/agents/finalizers', 'update purko.io/mcpservers/finalizers', 'update purko.io/workflowrecipes/finalizers',
+  'create purko.io/workflows',
+])
 // Per-agent identities are owned by their Agent, as agent-changed writes them.
 let agentOwner: { apiVersion: string; kind: string; name: string; uid: string; controller: boolean; blockOwnerDeletion: boolean }[] = []
 let agentVersion = ''
@@ -67,7 +105,7 @@ const PORT_CALLS: PortCalls = {
   deleteJob: (k, t) => k.deleteJob(NS, `rbac-${t}`),
   // The pod has no node, so the log request itself is refused (400) after authorization: what
   // matters here is that it was authorized, which the audit record shows.
-  readJobLog: (k) => k.readJobLog(NS, 'rbac-with-pod').catch(() => null),
+  readJobLog: (k, t) => k.readJobLog(podNamespace(t), 'rbac-with-pod').catch(() => null),
   getConfigMap: (k, t) => k.getConfigMap(NS, `rbac-${t}`),
   listConfigMaps: (k) => k.listConfigMaps(NS, { 'purko.io/workflow': 'rbac' }),
   createConfigMap: (k, t) => k.createConfigMap(configMap(t)),
@@ -147,7 +185,7 @@ const PORT_CALLS: PortCalls = {
     const live = await k.getService(NS, `rbac-${t}`)
     return k.replaceService({ ...service(t), metadata: { ...service(t).metadata, resourceVersion: live?.metadata?.resourceVersion }, spec: { ...service(t).spec, clusterIP: live?.spec?.clusterIP } })
   },
-  listPods: (k) => k.listPods(NS, { 'purko.io/mcp-server': 'rbac-mcp' }),
+  listPods: (k, t) => k.listPods(podNamespace(t), { 'purko.io/mcp-server': 'rbac-mcp' }),
   getNamespace: (k) => k.getNamespace(NS),
   listNamespaces: (k) => k.listNamespaces({ 'kinetic.dev/llm-credentials': 'enabled' }),
   listAllConfigMaps: (k) => k.listAllConfigMaps({ 'purko.io/memory-type': 'summary' }),
@@ -155,6 +193,22 @@ const PORT_CALLS: PortCalls = {
     metadata: { name: `rbac-${t}.1`, namespace: NS }, involvedObject: { kind: 'Workflow', namespace: NS, name: 'rbac' },
     reason: 'Checked', message: 'RBAC check', type: 'Normal',
   }),
+  getRecipe: (k) => k.getRecipe(NS, 'rbac-recipe'),
+  listAllRecipes: (k) => k.listAllRecipes(),
+  patchRecipeMetadata: (k) => k.patchRecipeMetadata(NS, 'rbac-recipe', recipeVersion, { annotations: { 'purko.io/touched': null } }).catch(conflictIsFine),
+  replaceRecipeStatus: (k) => k.replaceRecipeStatus(NS, 'rbac-recipe', recipeVersion, {}).catch(conflictIsFine),
+  listRecipePolicies: (k) => k.listRecipePolicies(),
+  getRecipePolicy: (k) => k.getRecipePolicy('rbac-recipe-policy'),
+  replaceRecipePolicyStatus: (k) => k.replaceRecipePolicyStatus('rbac-recipe-policy', '1', {}).catch(conflictIsFine),
+  // Each child verb on a workload in the target namespace and on the child Workflow.
+  getChild: (k, t) => each(() => k.getChild('StatefulSet', TARGET_NS, `rbac-${t}`), () => k.getChild('Workflow', NS, `rbac-child-${t}`)),
+  listChildren: (k) => each(() => k.listChildren('StatefulSet', TARGET_NS, RECIPE_LABELS), () => k.listChildren('Workflow', NS, RECIPE_LABELS)),
+  applyChild: (k, t) => each(() => k.applyChild(childWorkload(t)), () => k.applyChild(childWorkflow(t))),
+  deleteChild: (k, t) => each(
+    () => k.deleteChild('StatefulSet', TARGET_NS, `rbac-${t}`, { propagationPolicy: 'Foreground' }),
+    () => k.deleteChild('Workflow', NS, `rbac-child-${t}`, { propagationPolicy: 'Background' }),
+  ),
+  deleteConfigMap: (k, t) => k.deleteConfigMap(NS, `rbac-${t}`),
 }
 
 type Method = keyof Kube
@@ -179,6 +233,26 @@ const WORKFLOW_ALSO: Partial<Record<Method, string>> = {
   listAllConfigMaps: 'list configmaps, cluster-wide (the ClusterRole lists them for listConfigMaps in every namespace)',
   listPods: 'list pods: readJobLog finds a Job\'s pod by its job-name label',
 }
+/**
+ * The recipe controller's methods (all three recipe functions run it): recipes and policies,
+ * children through the generic verbs (workloads only in the target namespaces, where the Role
+ * kinetic-recipe-workloads is bound; the child Workflow in the recipe's namespace), revision
+ * ConfigMaps, the sources of copied Secrets, Agents of steps, target namespaces' Pod Security
+ * labels, test Jobs' pods and logs, Events.
+ */
+const RECIPE: Method[] = [
+  'getRecipe', 'listAllRecipes', 'patchRecipeMetadata', 'replaceRecipeStatus', 'listRecipePolicies', 'getRecipePolicy',
+  'getChild', 'listChildren', 'applyChild', 'deleteChild',
+  'getConfigMap', 'listConfigMaps', 'createConfigMap', 'replaceConfigMap', 'deleteConfigMap',
+  'getNamespace', 'getSecret', 'getAgent', 'listPods', 'readJobLog', 'createEvent',
+]
+const RECIPE_ALSO: Partial<Record<Method, string>> = {
+  getWorkflow: 'get workflows: getChild reads the child Workflow, in any recipe namespace',
+  listWorkflows: 'list workflows, cluster-wide (listChildren lists child Workflows in every recipe namespace)',
+  patchWorkflowMetadata: 'patch workflows: applyChild server-side applies the child Workflow',
+  listAllConfigMaps: 'list configmaps, cluster-wide (listConfigMaps lists revision snapshots in every recipe namespace)',
+}
+const RECIPE_POLICY_STATUS = 'workflowrecipepolicies/status update: the ClusterRole kinetic-recipes is shared with recipe-policy-changed'
 /**
  * `elsewhere`: methods the function uses only in namespaces that grant them by a RoleBinding of
  * their own (with the reason); in the test namespace, which grants nothing, they must be refused.
@@ -232,6 +306,9 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
     methods: ['getMemoryProvider', 'listAllMemoryProviders', 'replaceMemoryProviderStatus', 'listAllConfigMaps', 'createEvent'],
     alsoAllowed: { listConfigMaps: 'list configmaps, cluster-wide (the ClusterRole counts the memory ConfigMaps of every namespace)' },
   },
+  'workflowrecipe-changed': { methods: RECIPE, alsoAllowed: { ...RECIPE_ALSO, replaceRecipePolicyStatus: RECIPE_POLICY_STATUS } },
+  'recipe-child-changed': { methods: RECIPE, alsoAllowed: { ...RECIPE_ALSO, replaceRecipePolicyStatus: RECIPE_POLICY_STATUS } },
+  'recipe-policy-changed': { methods: [...RECIPE, 'replaceRecipePolicyStatus'], alsoAllowed: RECIPE_ALSO },
 }
 
 const manifests = loadManifests()
@@ -280,7 +357,7 @@ describeCluster("every function's ServiceAccount may do what the function does (
 
   beforeAll(async () => {
     const admin = cp.current.admin
-    for (const file of ['workflows', 'agents', 'llmproviders', 'mcpservers', 'memoryproviders', 'agentautonomypolicies']) {
+    for (const file of ['workflows', 'agents', 'llmproviders', 'mcpservers', 'memoryproviders', 'agentautonomypolicies', 'workflowrecipes', 'workflowrecipepolicies']) {
       const crd = JSON.parse(JSON.stringify((await import('yaml')).parse(readFileSync(join(ROOT, 'crds', `${file}.purko.io.yaml`), 'utf8'))))
       await admin.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)
     }
@@ -302,10 +379,19 @@ describeCluster("every function's ServiceAccount may do what the function does (
     mcpOwner = [{ apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', name: 'rbac-mcp', uid: String(mcp.metadata?.uid), controller: true, blockOwnerDeletion: true }]
     await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'LLMProvider', metadata: { name: 'rbac-llm', namespace: NS }, spec: { type: 'ollama', model: 'm' } })
     await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'MemoryProvider', metadata: { name: 'rbac-mem', namespace: NS }, spec: { type: 'builtin' } })
+    const recipe = await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'WorkflowRecipe', metadata: { name: 'rbac-recipe', namespace: NS },
+      spec: { workloads: [{ name: 'web', kind: 'Deployment', image: 'kinetic' }] } })
+    recipeOwner = [{ apiVersion: 'purko.io/v1alpha1', kind: 'WorkflowRecipe', name: 'rbac-recipe', uid: String(recipe.metadata?.uid), controller: true, blockOwnerDeletion: true }]
+    recipeVersion = String(recipe.metadata?.resourceVersion)
+    await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'WorkflowRecipePolicy', metadata: { name: 'rbac-recipe-policy' }, spec: { mode: 'Audit' } })
+    // A test Job's pod in the target namespace (baseline Pod Security admits it).
+    await admin.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: TARGET_NS } })
+    await admin.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'rbac-with-pod-x', namespace: TARGET_NS, labels: { 'job-name': 'rbac-with-pod' } },
+      spec: { automountServiceAccountToken: false, containers: [{ name: 'test', image: 'kinetic' }] } })
   }, 60_000)
 
   it('every function that runs with an API identity declares the port methods it uses', () => {
-    const withRole = services.filter((svc) => grantsOf(`kinetic-${svc.name}`).size > 0).map((svc) => svc.name)
+    const withRole = services.filter((svc) => grantsOf(roleOf(svc.name)).size > 0).map((svc) => svc.name)
     expect(withRole.filter((fn) => !USES[fn])).toEqual([])
     const declared = new Set(Object.values(USES).flatMap((u) => [...u.methods, ...Object.keys(u.elsewhere ?? {}) as Method[]]))
     expect(Object.keys(PORT_CALLS).filter((m) => !declared.has(m as Method))).toEqual([])
@@ -317,7 +403,7 @@ describeCluster("every function's ServiceAccount may do what the function does (
       const { kubeConfig } = await cp.current.serviceAccountKubeconfig(SYSTEM_NS, account)
       const kube = new KubeClient(kubeConfig)
       const user = `system:serviceaccount:${SYSTEM_NS}:${account}`
-      const grants = grantsOf(`kinetic-${fn}`)
+      const grants = grantsOf(roleOf(fn))
       if (grants.size === 0) {
         // A function without a role has no port: its account may not even read.
         expect(await allowed(cp.current, user, 'get /configmaps', NS)).toBe(false)
@@ -379,6 +465,19 @@ describeCluster("every function's ServiceAccount may do what the function does (
       for (const verb of ['get', 'list', 'watch']) expect(await allowed(cp.current, user, `${verb} ${group}/${plural}`), `${account} ${verb} ${plural}`).toBe(true)
       for (const verb of ['create', 'update', 'patch', 'delete']) expect(await allowed(cp.current, user, `${verb} ${group}/${plural}`, NS), `${account} ${verb} ${plural}`).toBe(false)
     }
+  })
+
+  it.each([...RECIPE_FUNCTIONS].map((fn) => [fn]))('%s writes workloads only where kinetic-recipe-workloads is bound: in an ordinary namespace the apply is refused for good', async (fn) => {
+    const { kubeConfig } = await cp.current.serviceAccountKubeconfig(SYSTEM_NS, fn)
+    const kube = new KubeClient(kubeConfig)
+    const refused = await kube.applyChild(childWorkload(`${fn}-elsewhere`, NS)).catch((e: unknown) => e as RefusedError)
+    expect(refused).toBeInstanceOf(RefusedError)
+    expect((refused as RefusedError).message).toMatch(/forbidden/)
+    const podsRefused = await kube.listPods(NS, {}).catch((e: unknown) => e as { cause?: { code?: number } })
+    expect((podsRefused as { cause?: { code?: number } }).cause?.code).toBe(403)
+    // In the target namespace the same apply creates the workload, and applying it again changes nothing.
+    const created = await kube.applyChild(childWorkload(`${fn}-twice`))
+    expect((await kube.applyChild(childWorkload(`${fn}-twice`))).metadata?.resourceVersion).toBe(created.metadata?.resourceVersion)
   })
 
   it('owning a child with blockOwnerDeletion needs update on workflows/finalizers, which the functions have', async () => {
