@@ -93,6 +93,8 @@ export interface RecipeWork {
   transitions: RecipeTransition[]
   writes: number
   now: string
+  /** Digest of the latest generation's render (the snapshot `digest` it would write), when valid. */
+  renderDigest?: string
 }
 
 /**
@@ -124,10 +126,12 @@ async function reconcileOnce(deps: RecipeDeps, namespace: string, name: string):
     return outcome(work, recipe.status?.phase)
   }
   const template = isTemplate(recipe)
-  if (!template) work.snapshots = (await reads.snapshots(uid)).byRevision
+  // A snapshot of a revision status never recorded is a crash's leftover, possibly of an older generation: not a fact.
+  if (!template) work.snapshots = new Map([...(await reads.snapshots(uid)).byRevision].filter(([n]) => n <= (recipe.status?.revision ?? 0)))
 
   const rendered = renderRecipe(recipe, deps.recipes)
   const render = renderFactsOf(recipe, rendered, deps.recipes)
+  if (render.ok) work.renderDigest = render.digest
   const policy = await policyFactsOf(work, rendered)
 
   let status: WorkflowRecipeStatus = recipe.status ?? {}
@@ -229,10 +233,13 @@ function rollbackTarget(st: WorkflowRecipeStatus): number {
  */
 function objectsOf(work: RecipeWork, st: WorkflowRecipeStatus, revision: number, rendered: ReturnType<typeof renderRecipe>): RevisionObjects | undefined {
   const stored = work.snapshots.get(revision)
-  if (stored) return fromSnapshot(stored.snapshot)
   const entry = st.revisions?.find((e) => e.revision === revision)
   const fresh = rendered.ok && revision > 0 && revision === st.revision && entry?.state === 'InProgress' && entry.generation === work.recipe.metadata.generation
-  return fresh ? buildManifests(work.recipe, rendered, work.deps.recipes, revision) : undefined
+  // The revision being deployed for this generation: the fresh build is what its snapshot
+  // recorded (same digest) and keeps the real dependency graph, so independent workloads go in
+  // parallel (§7.11); a snapshot alone only knows the order (rollbacks follow it strictly).
+  if (fresh && (!stored || stored.snapshot.digest === work.renderDigest)) return buildManifests(work.recipe, rendered, work.deps.recipes, revision)
+  return stored ? fromSnapshot(stored.snapshot) : undefined
 }
 
 function fromSnapshot(s: RevisionSnapshot): RevisionObjects {
@@ -400,6 +407,8 @@ async function act(
       return changed
     }
     case 'rollback': {
+      // What the failed revision could not apply says nothing about the target's objects.
+      failures.clear()
       const objects = objectsOf(work, st, plan.action.to, rendered)
       if (!objects) return changed
       const previous = previousInventory(work, st, plan.action.to)
@@ -452,6 +461,13 @@ async function writeSnapshot(work: RecipeWork, rendered: RenderOk, revision: num
   work.writes++
   if (created === 'exists') {
     // A crash after this write and before the status write: the same revision, re-read.
+    work.snapshots = (await work.reads.snapshots(work.uid)).byRevision
+    const stale = work.snapshots.get(revision)
+    if (!stale || stale.data.digest === snap.configMap.data?.digest) return
+    // ...but of an earlier generation: N was never recorded in status, so its snapshot is this one.
+    const cm = await work.deps.kube.getConfigMap(work.namespace, stale.configMapName)
+    if (cm) await work.deps.kube.replaceConfigMap({ ...cm, metadata: { ...cm.metadata, labels: snap.configMap.metadata?.labels ?? {} }, data: snap.configMap.data ?? {} } as V1ConfigMap)
+    work.writes++
     work.snapshots = (await work.reads.snapshots(work.uid)).byRevision
     return
   }

@@ -255,4 +255,18 @@ describe('reconcileRecipe on FakeKube', () => {
     expect(row?.phase).toBe('Progressing')
     expect(row?.message).toMatch(/^pod team-a-shop-web-5d8f-x1 container web: CreateContainerConfigError: secret "db" not found/)
   })
+
+  it('applies independent workloads in the same wave once what they depend on is Ready', async () => {
+    const { kube, deps } = setup()
+    kube.putRecipe(recipe({ workloads: [
+      { name: 'db', kind: 'Deployment', image: 'postgres:16' },
+      { name: 'api', kind: 'Deployment', image: 'nginx:1.27', dependsOn: ['db'] },
+      { name: 'web', kind: 'Deployment', image: 'nginx:1.27', dependsOn: ['db'] },
+    ] }))
+    await reconcileRecipe(deps, NS, 'shop')
+    expect(kube.children('Deployment').map((d) => d.metadata?.name)).toEqual(['team-a-shop-db'])
+    controllers(kube)
+    await reconcileRecipe(deps, NS, 'shop')
+    expect(kube.children('Deployment').map((d) => d.metadata?.name).sort()).toEqual(['team-a-shop-api', 'team-a-shop-db', 'team-a-shop-web'])
+  })
 })
