@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { setMaxListeners } from 'node:events'
 import type { Logger } from '../../shared/log.js'
 import type { KEvent } from './cloud-event.js'
 import { KubeHttpError, type KubeHttp, type KubeObject, type WatchEvent } from './kube-http.js'
@@ -33,6 +34,9 @@ export function startApiServerSource(
 ): RunningSource {
   const controller = new AbortController()
   const spec = source.spec
+  // Each watch holds two abort listeners on the one signal (its request and its stream); a source
+  // of many kinds (recipe-children has eight) would otherwise trip Node's leak warning at ten.
+  setMaxListeners(10 + 2 * (spec.resources?.length ?? 0), controller.signal)
   const mode = spec.mode ?? 'Reference'
   if (mode !== 'Resource' && mode !== 'Reference') throw new Error(`ApiServerSource ${source.metadata.name}: mode must be Resource or Reference, not ${String(mode)}`)
   const nsSelector = spec.namespaceSelector

@@ -1,10 +1,14 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
 import { startApiServer, type ApiServer } from '../../../local/apiserver/index.js'
 import { startApiServerSource, type RunningSource } from '../../../local/knative/apiserver-source.js'
 import type { KEvent } from '../../../local/knative/cloud-event.js'
 import { KubeHttp } from '../../../local/knative/kube-http.js'
-import type { ApiServerSourceSpec, Manifest } from '../../../local/knative/manifests.js'
+import { loadKnativeManifests, type ApiServerSourceSpec, type Manifest } from '../../../local/knative/manifests.js'
 import { silentLogger } from '../../../shared/log.js'
+import { ROOT } from '../../knative/manifests.js'
 
 let api: ApiServer
 let kube: KubeHttp
@@ -116,5 +120,69 @@ describe('ApiServerSource emulation', () => {
     const ev = await until('the ref event', () => events[0])
     expect(ev.type).toBe('dev.knative.apiserver.ref.add')
     expect(ev.data).toEqual({ kind: 'ConfigMap', namespace: 'ai-agents', name: 'r', apiVersion: 'v1' })
+  })
+
+  describe('the recipe sources of knative/, as shipped', () => {
+    const shipped = (name: string) => loadKnativeManifests(join(ROOT, 'knative'), 'kinetic-system').apiServerSources.find((m) => m.metadata.name === name)!
+    const installCrd = (plural: string) =>
+      kube.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', parse(readFileSync(join(ROOT, 'crds', `${plural}.purko.io.yaml`), 'utf8')))
+    const labels = { 'purko.io/recipe': 'shop', 'purko.io/recipe-namespace': 'team-a' }
+    const create = (collection: string, object: Record<string, unknown>) => kube.request('POST', collection, object)
+
+    it('recipe-children watches every kind it names in every namespace, sends only objects labelled purko.io/recipe, and a removed label as a delete', async () => {
+      await installCrd('workflows')
+      await installCrd('mcpservers')
+      for (const name of ['sandbox-recipes', 'mcp-server', 'team-a']) await create('/api/v1/namespaces', { metadata: { name } })
+      // Eight watches on one abort signal must not look like a listener leak to Node.
+      const warnings: string[] = []
+      const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`)
+      process.on('warning', onWarning)
+      const events = await start(shipped('recipe-children'))
+      const meta = (name: string, namespace: string, withLabels = true) => ({ name, namespace, ...(withLabels ? { labels } : {}) })
+      const pod = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } }
+      await create('/apis/apps/v1/namespaces/sandbox-recipes/deployments', { metadata: meta('web', 'sandbox-recipes'), spec: { selector: { matchLabels: { app: 'web' } }, template: pod } })
+      await create('/apis/apps/v1/namespaces/sandbox-recipes/deployments', { metadata: meta('unrelated', 'sandbox-recipes', false), spec: { selector: { matchLabels: { app: 'web' } }, template: pod } })
+      await create('/apis/apps/v1/namespaces/sandbox-recipes/statefulsets', { metadata: meta('db', 'sandbox-recipes'), spec: { serviceName: 'db', selector: { matchLabels: { app: 'web' } }, template: pod } })
+      await create('/api/v1/namespaces/mcp-server/services', { metadata: meta('tools', 'mcp-server'), spec: { ports: [{ port: 80 }] } })
+      await create('/apis/batch/v1/namespaces/sandbox-recipes/cronjobs', {
+        metadata: meta('nightly', 'sandbox-recipes'),
+        spec: { schedule: '0 3 * * *', jobTemplate: { spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] } } } } },
+      })
+      await create('/apis/purko.io/v1alpha1/namespaces/mcp-server/mcpservers', { apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: meta('tools', 'mcp-server'), spec: { image: 'tools:1' } })
+      await create('/apis/purko.io/v1alpha1/namespaces/team-a/workflows', {
+        apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: meta('shop-steps', 'team-a'), spec: { steps: [{ name: 'a', agentRef: { name: 'x' } }] },
+      })
+      await create('/apis/apps/v1/namespaces/sandbox-recipes/daemonsets', { metadata: meta('agent', 'sandbox-recipes'), spec: { selector: { matchLabels: { app: 'web' } }, template: pod } })
+      await create('/apis/batch/v1/namespaces/sandbox-recipes/jobs', {
+        metadata: meta('smoke', 'sandbox-recipes'), spec: { template: { spec: { restartPolicy: 'Never', containers: [{ name: 'c', image: 'x' }] } } },
+      })
+      await until('eight add events', () => (events.length >= 8 ? true : undefined))
+      expect(events.map((e) => `${e.type.split('.').pop()} ${e.extensions.kind} ${e.extensions.namespace}/${e.extensions.name}`).sort()).toEqual([
+        'add CronJob sandbox-recipes/nightly', 'add DaemonSet sandbox-recipes/agent', 'add Deployment sandbox-recipes/web', 'add Job sandbox-recipes/smoke',
+        'add MCPServer mcp-server/tools', 'add Service mcp-server/tools', 'add StatefulSet sandbox-recipes/db', 'add Workflow team-a/shop-steps',
+      ])
+      expect(events.every((e) => e.extensions.kineticsource === 'recipechildren')).toBe(true)
+      expect((events.find((e) => e.extensions.kind === 'Deployment')?.data as { metadata: { labels: unknown } }).metadata.labels).toEqual(labels)
+
+      // Someone takes the label off: the filtered watch reports the object as gone.
+      events.length = 0
+      await kube.mergePatch('/apis/apps/v1/namespaces/sandbox-recipes/deployments/web', { metadata: { labels: { 'purko.io/recipe': null } } })
+      const gone = await until('the delete event', () => events[0])
+      expect([gone.type, gone.extensions.name]).toEqual(['dev.knative.apiserver.resource.delete', 'web'])
+      process.off('warning', onWarning)
+      expect(warnings).toEqual([])
+    })
+
+    it('workflowrecipepolicies watches its cluster-scoped kind cluster-wide', async () => {
+      await installCrd('workflowrecipepolicies')
+      const events = await start(shipped('workflowrecipepolicies'))
+      await create('/apis/purko.io/v1alpha1/workflowrecipepolicies', { apiVersion: 'purko.io/v1alpha1', kind: 'WorkflowRecipePolicy', metadata: { name: 'baseline' }, spec: { mode: 'Audit' } })
+      const ev = await until('the add event', () => events[0])
+      expect(ev).toMatchObject({
+        type: 'dev.knative.apiserver.resource.add',
+        subject: '/apis/purko.io/v1alpha1/namespaces//workflowrecipepolicies/baseline',
+        extensions: { kind: 'WorkflowRecipePolicy', name: 'baseline', namespace: '', kineticsource: 'recipepolicies' },
+      })
+    })
   })
 })
