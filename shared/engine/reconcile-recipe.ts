@@ -1,8 +1,8 @@
 import type { V1ConfigMap } from '@kubernetes/client-node'
-import { RefusedError, TransientError } from '../errors.js'
+import { ConflictError, RefusedError, TransientError } from '../errors.js'
 import type { ChildKind, ChildObject } from '../kube/port.js'
 import { recipeCloudEvents } from '../recipes/cloud-events.js'
-import { recipeConfig, type RecipeConfig } from '../recipes/config.js'
+import type { RecipeConfig } from '../recipes/config.js'
 import { isOwnedBy, objectKey, planDeploy, readinessFromLive, type DeployPlan, type InventoryEntry, type PlannedDelete, type PlannedWrite } from '../recipes/deploy-plan.js'
 import { canonicalJson } from '../recipes/digest.js'
 import { planDrift, type DriftPlan } from '../recipes/drift.js'
@@ -21,22 +21,12 @@ import { snapshot, withCompletedJob } from '../recipes/snapshot.js'
 import { withDetails } from '../recipes/status-details.js'
 import { kubernetesEventFor } from '../reconcile/kube-events.js'
 import type { WorkflowRecipe, WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
-import { retryingConflicts, type EngineDeps } from './controller.js'
-import { realEngineDeps } from './deps.js'
+import { retryingConflicts } from './controller.js'
+import type { RecipeDeps } from './recipe-deps.js'
 import { RecipeReads, type ChildRef, type StoredSnapshot } from './recipe-reads.js'
 import { deleteRecipe } from './recipe-deletion.js'
 
-/** What the recipe functions need: the engine's dependencies and the §1.1 placement. */
-export interface RecipeDeps extends EngineDeps {
-  recipes: RecipeConfig
-  /** The function's name: the `source` of its CloudEvents (`/kinetic/<name>`). */
-  functionName?: string
-}
-
-/** Real dependencies of a recipe function; a bad §1.1 value stops it at start. */
-export function realRecipeDeps(functionName: string): RecipeDeps {
-  return { ...realEngineDeps(functionName), recipes: recipeConfig(process.env), functionName }
-}
+export type { RecipeDeps } from './recipe-deps.js'
 
 /** What one reconcile did, for logs, tests and benchmarks. */
 export interface RecipeOutcome {
@@ -152,7 +142,14 @@ async function reconcileOnce(deps: RecipeDeps, namespace: string, name: string):
   }
 
   if (canonicalJson(status) !== canonicalJson(recipe.status ?? {})) {
-    await deps.kube.replaceRecipeStatus(namespace, name, work.resourceVersion, status)
+    try {
+      await deps.kube.replaceRecipeStatus(namespace, name, work.resourceVersion, status)
+    } catch (err) {
+      // Another reconcile won the race and re-plans the phase; the writes this one made are
+      // real all the same, so they are still told (the retry finds them done and says nothing).
+      if (err instanceof ConflictError) await announce({ ...work, transitions: work.transitions.filter(isWorldChange) })
+      throw err
+    }
     work.writes++
   }
   await announce({ ...work, recipe: { ...recipe, status } })
@@ -161,6 +158,11 @@ async function reconcileOnce(deps: RecipeDeps, namespace: string, name: string):
 
 function outcome(work: RecipeWork, phase: string | undefined): RecipeOutcome {
   return { result: work.writes > 0 || work.transitions.length > 0 ? 'applied' : 'unchanged', writes: work.writes, reads: work.reads.calls.reads + 1, ...(phase ? { phase } : {}) }
+}
+
+/** Transitions that report a write to a child (not a phase the next attempt re-plans). */
+function isWorldChange(t: RecipeTransition): boolean {
+  return t.kind.startsWith('workload.') || t.kind === 'drift.corrected'
 }
 
 function note(work: RecipeWork, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal', extra: Partial<RecipeTransition> = {}): void {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { reconcileRecipe, type RecipeDeps } from '../../shared/engine/reconcile-recipe.js'
+import { ConflictError } from '../../shared/errors.js'
 import { recipeConfig } from '../../shared/recipes/config.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
 import { FakeKube } from '../fakes/kube.js'
@@ -268,5 +269,20 @@ describe('reconcileRecipe on FakeKube', () => {
     controllers(kube)
     await reconcileRecipe(deps, NS, 'shop')
     expect(kube.children('Deployment').map((d) => d.metadata?.name).sort()).toEqual(['team-a-shop-api', 'team-a-shop-db', 'team-a-shop-web'])
+  })
+
+  it('still tells of the children it wrote when another reconcile wins the status write', async () => {
+    const { kube, deps, events } = setup()
+    kube.putRecipe(recipe({ workloads: [{ name: 'web', kind: 'Deployment', image: 'nginx:1.27' }] }))
+    // Every try of this reconcile loses the race; the Broker would redeliver.
+    for (let i = 0; i < 4; i++) kube.failNext('replaceRecipeStatus', new ConflictError('the object has been modified'))
+    await expect(reconcileRecipe(deps, NS, 'shop')).rejects.toBeInstanceOf(ConflictError)
+    expect(kube.children('Deployment')).toHaveLength(1)
+    expect(kube.events.filter((e) => e.reason === 'WorkloadApplied').map((e) => e.message)).toContain('created Deployment sandbox-recipes/team-a-shop-web')
+    expect(events.published.filter((e) => e.type === 'dev.kinetic.recipe.phase.changed')).toEqual([])
+    // The redelivery finds the Deployment applied: it plans the phases and writes nothing twice.
+    await reconcileRecipe(deps, NS, 'shop')
+    expect(kube.recipe(NS, 'shop')!.status?.phase).toBe('Deploying')
+    expect(kube.events.filter((e) => e.reason === 'WorkloadApplied')).toHaveLength(1)
   })
 })
