@@ -84,14 +84,8 @@ async function resync(deps: McpServerDeps, ceId: string): Promise<void> {
     .slice(0, MAX_PER_TICK)
   if (due.length === 0) return void log.info({ servers: all.length, due: 0 }, 'MCPServer resync finished')
   const { reconcileMcpServer } = await engine()
-  const started = deps.now().getTime()
-  let deferred = 0
-  const { applied, failed } = await sweep(due, CONCURRENCY, log, 'Could not resync MCPServer', async (server) => {
-    if (deps.now().getTime() - started > START_BUDGET_MS) {
-      deferred++
-      return false
-    }
-    return (await reconcileMcpServer(deps, server.metadata.namespace ?? 'default', server.metadata.name ?? '')).result === 'applied'
-  })
+  const { applied, failed, deferred } = await sweep(due, CONCURRENCY, log, 'Could not resync MCPServer', async (server) =>
+    (await reconcileMcpServer(deps, server.metadata.namespace ?? 'default', server.metadata.name ?? '')).result === 'applied',
+  { now: deps.now, ms: START_BUDGET_MS })
   log.info({ servers: all.length, due: due.length, applied, failed, deferred }, 'MCPServer resync finished')
 }

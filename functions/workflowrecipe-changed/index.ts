@@ -107,14 +107,8 @@ async function resync(deps: RecipeDeps, ceId: string): Promise<void> {
     .sort((a, b) => (a.status?.nextCheckAt ?? '').localeCompare(b.status?.nextCheckAt ?? ''))
     .slice(0, MAX_PER_TICK)
   if (due.length === 0) return void log.info({ recipes: all.length, due: 0 }, 'WorkflowRecipe resync finished')
-  const started = deps.now().getTime()
-  let deferred = 0
-  const { applied, failed } = await sweep(due, CONCURRENCY, log, 'Could not resync WorkflowRecipe', async (recipe) => {
-    if (deps.now().getTime() - started > START_BUDGET_MS) {
-      deferred++
-      return false
-    }
-    return (await reconcileRecipe(deps, recipe.metadata.namespace ?? 'default', recipe.metadata.name ?? '')).result === 'applied'
-  })
+  const { applied, failed, deferred } = await sweep(due, CONCURRENCY, log, 'Could not resync WorkflowRecipe', async (recipe) =>
+    (await reconcileRecipe(deps, recipe.metadata.namespace ?? 'default', recipe.metadata.name ?? '')).result === 'applied',
+  { now: deps.now, ms: START_BUDGET_MS })
   log.info({ recipes: all.length, due: due.length, applied, failed, deferred }, 'WorkflowRecipe resync finished')
 }

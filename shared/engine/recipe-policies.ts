@@ -100,16 +100,9 @@ export async function reevaluateAllPolicies(deps: RecipeDeps, log: Logger): Prom
 
 /** Re-plans each recipe (at most CONCURRENCY at once); none starts once `budgetMs` has passed. */
 async function replan(deps: RecipeDeps, recipes: readonly WorkflowRecipe[], log: Logger, budgetMs: number) {
-  const started = deps.now().getTime()
-  let deferred = 0
-  const { applied, failed } = await sweep(recipes, CONCURRENCY, log, 'Could not re-plan WorkflowRecipe', async (r) => {
-    if (deps.now().getTime() - started > budgetMs) {
-      deferred++
-      return false
-    }
-    return (await reconcileRecipe(deps, r.metadata.namespace ?? 'default', r.metadata.name ?? '')).result === 'applied'
-  })
-  return { applied, failed, deferred }
+  return sweep(recipes, CONCURRENCY, log, 'Could not re-plan WorkflowRecipe', async (r) =>
+    (await reconcileRecipe(deps, r.metadata.namespace ?? 'default', r.metadata.name ?? '')).result === 'applied',
+  { now: deps.now, ms: budgetMs })
 }
 
 /** Writes each planned status; trouble with one policy does not stop the others, and the first error is handed back. */

@@ -97,14 +97,9 @@ export async function probeRound(deps: EngineDeps, round: ProbeRound = newProbeR
   const now = started.toISOString()
   // Longest overdue first, so a round cut short by its budget serves those next time first.
   const due = providers.filter((p) => isProbeDue(p, now)).sort((a, b) => byText(a.status?.nextProbeAt ?? '', b.status?.nextProbeAt ?? ''))
-  let deferred = 0
-  const { applied, failed } = await sweep(due, CONCURRENCY, deps.log, 'Could not probe LLMProvider', async (p) => {
-    if (deps.now().getTime() - started.getTime() > budgetMs) {
-      deferred++
-      return false
-    }
-    return (await reconcileLLMProvider(deps, p.metadata.namespace ?? '', p.metadata.name ?? '', round, p)).result === 'applied'
-  })
+  const { applied, failed, deferred } = await sweep(due, CONCURRENCY, deps.log, 'Could not probe LLMProvider', async (p) =>
+    (await reconcileLLMProvider(deps, p.metadata.namespace ?? '', p.metadata.name ?? '', round, p)).result === 'applied',
+  { now: deps.now, ms: budgetMs })
   if (started.getUTCMinutes() % COPY_EVERY_MINUTES === 0) await copyCredentials(deps, providers, round)
   return { providers: providers.length, due: due.length, probes: round.sent, applied, failed, deferred }
 }
