@@ -419,7 +419,10 @@ async function act(
     }
     case 'test': {
       const objects = objectsOf(work, st, plan.action.revision, rendered)
-      if (!objects?.tests) return changed
+      if (!objects) return changed
+      // A workload lost or changed while its tests run is put back first (tests judge N as declared).
+      changed = (await rollOut(work, objects, [], failures, { workflow: false })) || changed
+      if (!objects.tests) return changed
       for (const t of objects.tests) {
         await work.reads.load(refsOf(t.children))
         for (const c of t.children) {

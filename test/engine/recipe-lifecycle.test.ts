@@ -285,4 +285,21 @@ describe('reconcileRecipe on FakeKube', () => {
     expect(kube.recipe(NS, 'shop')!.status?.phase).toBe('Deploying')
     expect(kube.events.filter((e) => e.reason === 'WorkloadApplied')).toHaveLength(1)
   })
+
+  it('puts back a workload deleted while its tests run, then activates', async () => {
+    const { kube, deps } = setup()
+    kube.putRecipe(recipe(webDb))
+    for (let i = 0; i < 10 && kube.recipe(NS, 'shop')?.status?.phase !== 'Testing'; i++) {
+      // Deployments and StatefulSets become ready; test Jobs are left running.
+      for (const j of kube.children('Job')) kube.setChildStatus('Job', j.metadata!.namespace!, j.metadata!.name!, { startTime: '2026-03-01T10:00:01Z', active: 1 })
+      controllers(kube)
+      await reconcileRecipe(deps, NS, 'shop')
+    }
+    expect(kube.recipe(NS, 'shop')!.status?.phase).toBe('Testing')
+    await kube.deleteChild('Deployment', 'sandbox-recipes', 'team-a-shop-web', { propagationPolicy: 'Foreground' })
+    await reconcileRecipe(deps, NS, 'shop')
+    expect(kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')).toBeDefined()
+    const r = await settle(kube, deps)
+    expect(r.status?.phase).toBe('Active')
+  })
 })
