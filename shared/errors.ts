@@ -30,10 +30,18 @@ export class TransientError extends FunctionError {
  * Not redelivered: the caller reports it (a recipe's `ApplyFailed` with `apiMessage`).
  */
 export class RefusedError extends Error {
-  constructor(message: string, readonly code: number, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly code: number,
+    options?: { cause?: unknown; causes?: { field?: string; message: string }[] },
+  ) {
     super(message, options)
     this.name = 'RefusedError'
+    this.causes = options?.causes ?? []
   }
+
+  /** The API server's causes of a 422 (field and message), when it gave any. */
+  readonly causes: { field?: string; message: string }[]
 }
 
 /** The HTTP status for any thrown value: ours carry one, everything else is a bug (500). */

@@ -10,6 +10,23 @@ import type { Workflow, WorkflowStatus } from '../schemas/workflow.js'
 import type { WorkflowRecipe, WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
 import type { WorkflowRecipePolicy, WorkflowRecipePolicyStatus } from '../schemas/workflowrecipepolicy.js'
 
+/** Who a bearer token belongs to, as a TokenReview answers. */
+export interface TokenIdentity {
+  username: string
+  uid?: string
+  groups?: string[]
+  extra?: Record<string, string[]>
+}
+
+/** What a SubjectAccessReview asks about (resource attributes). */
+export interface AccessAttributes {
+  verb: string
+  group: string
+  resource: string
+  namespace?: string
+  name?: string
+}
+
 /** The kinds a WorkflowRecipe creates as children (CONTRACT §5), read and written generically. */
 export type ChildKind = 'Secret' | 'Service' | 'Deployment' | 'StatefulSet' | 'DaemonSet' | 'Job' | 'CronJob' | 'MCPServer' | 'Workflow'
 
@@ -175,6 +192,19 @@ export interface Kube {
   deleteChild(kind: ChildKind, namespace: string, name: string, options: { propagationPolicy: 'Foreground' | 'Background'; uid?: string }): Promise<void>
   /** A ConfigMap that is already gone is not an error (revision snapshots beyond the history limit). */
   deleteConfigMap(namespace: string, name: string): Promise<void>
+
+  /** TokenReview of a bearer token (for these audiences when given); null when it does not authenticate. */
+  reviewToken(token: string, audiences?: string[]): Promise<TokenIdentity | null>
+  /** SubjectAccessReview: may this caller do this? */
+  reviewAccess(subject: TokenIdentity, attributes: AccessAttributes): Promise<boolean>
+  /** One page of WorkflowRecipes (one namespace, or all), by label selector. */
+  listRecipes(options: { namespace?: string; labelSelector?: string; limit?: number; continue?: string }): Promise<{ items: WorkflowRecipe[]; continue?: string }>
+  /** Creates a recipe ('exists' on AlreadyExists); `dryRun` sends `dryRun=All`. A 422 throws RefusedError with causes. */
+  createRecipe(recipe: WorkflowRecipe, options?: { dryRun?: boolean }): Promise<WorkflowRecipe | 'exists'>
+  /** Replaces a recipe, guarded by `metadata.resourceVersion`; `dryRun` sends `dryRun=All`. A 422 throws RefusedError with causes. */
+  replaceRecipe(recipe: WorkflowRecipe, options?: { dryRun?: boolean }): Promise<WorkflowRecipe>
+  /** Deletes a recipe (its finalizer then runs the deletion); false when it was not there. */
+  deleteRecipe(namespace: string, name: string): Promise<boolean>
 }
 
 /** What `patchAgent` may change. `null` removes an annotation (JSON merge patch). */
