@@ -1,5 +1,5 @@
 import {
-  ApiException, AppsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions,
+  ApiException, AppsV1Api, AuthenticationV1Api, AuthorizationV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions,
   Observable, type ConfigurationOptions, type ObservableMiddleware, type RequestContext, type ResponseContext,
   type CoreV1Event, type V1ConfigMap, type V1Deployment, type V1Job, type V1Namespace, type V1Pod, type V1Role, type V1RoleBinding,
   type V1Secret, type V1Service, type V1ServiceAccount,
@@ -14,7 +14,7 @@ import { MemoryProviderSchema, type MemoryProvider, type MemoryProviderStatus } 
 import { WorkflowSchema, type Workflow, type WorkflowStatus } from '../schemas/workflow.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
 import { WorkflowRecipePolicySchema, type WorkflowRecipePolicy, type WorkflowRecipePolicyStatus } from '../schemas/workflowrecipepolicy.js'
-import type { AgentPatch, ChildKind, ChildObject, Kube } from './port.js'
+import type { AccessAttributes, AgentPatch, ChildKind, ChildObject, Kube, TokenIdentity } from './port.js'
 import type { z } from 'zod'
 
 /**
@@ -108,8 +108,12 @@ export class KubeClient implements Kube {
   private readonly custom: CustomObjectsApi
   private readonly rbac: RbacAuthorizationV1Api
   private readonly apps: AppsV1Api
+  private readonly authn: AuthenticationV1Api
+  private readonly authz: AuthorizationV1Api
 
   constructor(kc: KubeConfig) {
+    this.authn = kc.makeApiClient(AuthenticationV1Api)
+    this.authz = kc.makeApiClient(AuthorizationV1Api)
     this.apps = kc.makeApiClient(AppsV1Api)
     this.rbac = kc.makeApiClient(RbacAuthorizationV1Api)
     this.core = kc.makeApiClient(CoreV1Api)
@@ -529,6 +533,98 @@ export class KubeClient implements Kube {
     await this.orNull(() => this.core.deleteNamespacedConfigMap({ namespace, name }), `delete ConfigMap ${namespace}/${name}`)
   }
 
+  async reviewToken(token: string, audiences?: string[]): Promise<TokenIdentity | null> {
+    const review = await this.call(
+      () => this.authn.createTokenReview({
+        body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', spec: { token, ...(audiences?.length ? { audiences } : {}) } },
+      }),
+      'create TokenReview',
+    )
+    const status = review.status
+    if (!status?.authenticated || !status.user?.username) return null
+    const { username, uid, groups, extra } = status.user
+    return { username, ...(uid ? { uid } : {}), ...(groups ? { groups } : {}), ...(extra ? { extra } : {}) }
+  }
+
+  async reviewAccess(subject: TokenIdentity, attributes: AccessAttributes): Promise<boolean> {
+    const review = await this.call(
+      () => this.authz.createSubjectAccessReview({
+        body: {
+          apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
+          spec: {
+            user: subject.username,
+            ...(subject.uid ? { uid: subject.uid } : {}),
+            ...(subject.groups ? { groups: subject.groups } : {}),
+            ...(subject.extra ? { extra: subject.extra } : {}),
+            resourceAttributes: { ...attributes },
+          },
+        },
+      }),
+      `create SubjectAccessReview (${attributes.verb} ${attributes.resource})`,
+    )
+    return review.status?.allowed === true && review.status.denied !== true
+  }
+
+  async listRecipes(options: { namespace?: string; labelSelector?: string; limit?: number; continue?: string }): Promise<{ items: WorkflowRecipe[]; continue?: string }> {
+    const query = {
+      ...RECIPES,
+      ...(options.labelSelector ? { labelSelector: options.labelSelector } : {}),
+      ...(options.limit ? { limit: options.limit } : {}),
+      ...(options.continue ? { _continue: options.continue } : {}),
+    }
+    const { namespace } = options
+    const list = await this.call(
+      () => (namespace ? this.custom.listNamespacedCustomObject({ ...query, namespace }) : this.custom.listClusterCustomObject(query)),
+      `list WorkflowRecipes${namespace ? ` in ${namespace}` : ''}`,
+    )
+    const next = (list as { metadata?: { continue?: unknown } }).metadata?.continue
+    return {
+      items: itemsOf(list).flatMap((item) => parseOrSkip(WorkflowRecipeSchema, item)),
+      ...(typeof next === 'string' && next !== '' ? { continue: next } : {}),
+    }
+  }
+
+  async createRecipe(recipe: WorkflowRecipe, opts: { dryRun?: boolean } = {}): Promise<WorkflowRecipe | 'exists'> {
+    const namespace = recipe.metadata.namespace ?? 'default'
+    const name = recipe.metadata.name ?? ''
+    const what = `create WorkflowRecipe ${namespace}/${name}`
+    try {
+      const raw = await this.custom.createNamespacedCustomObject({
+        ...RECIPES, namespace, body: recipeBody(recipe), fieldManager: FIELD_MANAGER, ...(opts.dryRun ? { dryRun: 'All' } : {}),
+      })
+      return parseAs(WorkflowRecipeSchema, raw, `WorkflowRecipe ${namespace}/${name}`)
+    } catch (err) {
+      if (apiStatus(err) === 409) return 'exists'
+      throw recipeWriteError(err, what)
+    }
+  }
+
+  async replaceRecipe(recipe: WorkflowRecipe, opts: { dryRun?: boolean } = {}): Promise<WorkflowRecipe> {
+    const namespace = recipe.metadata.namespace ?? 'default'
+    const name = recipe.metadata.name ?? ''
+    const what = `replace WorkflowRecipe ${namespace}/${name}`
+    try {
+      const raw = await this.custom.replaceNamespacedCustomObject({
+        ...RECIPES, namespace, name, body: recipeBody(recipe), fieldManager: FIELD_MANAGER, ...(opts.dryRun ? { dryRun: 'All' } : {}),
+      })
+      return parseAs(WorkflowRecipeSchema, raw, `WorkflowRecipe ${namespace}/${name}`)
+    } catch (err) {
+      // Gone since it was read: the resourceVersion it was guarded by no longer exists either.
+      if (apiStatus(err) === 404) throw new ConflictError(`Could not ${what}: it no longer exists`, { cause: err })
+      throw recipeWriteError(err, what)
+    }
+  }
+
+  async deleteRecipe(namespace: string, name: string): Promise<boolean> {
+    try {
+      await this.custom.deleteNamespacedCustomObject({ ...RECIPES, namespace, name })
+      return true
+    } catch (err) {
+      if (apiStatus(err) === 404) return false
+      throw classifyApiError(err, `Could not delete WorkflowRecipe ${namespace}/${name}`)
+    }
+  }
+
   private async getCustom<S extends z.ZodType>(
     ref: typeof MCP_SERVERS, schema: S, kind: string, namespace: string, name: string,
   ): Promise<z.output<S> | null> {
@@ -588,6 +684,35 @@ export class KubeClient implements Kube {
       throw classifyApiError(err, `Could not ${what}`)
     }
   }
+}
+
+/** A recipe as the API server takes it: apiVersion/kind set, and never the status (a subresource). */
+function recipeBody(recipe: WorkflowRecipe): Record<string, unknown> {
+  const { status: _status, ...rest } = recipe
+  return { ...rest, apiVersion: `${API_GROUP}/${API_VERSION_NAME}`, kind: 'WorkflowRecipe' }
+}
+
+/** A refused recipe write: 422 (invalid) carries the API server's causes; everything else as classifyApiError. */
+function recipeWriteError(err: unknown, what: string): Error {
+  if (apiStatus(err) !== 422) return classifyApiError(err, `Could not ${what}`)
+  const status = statusBody(err)
+  const causes = (status?.details?.causes ?? []).flatMap((c) => typeof c?.message === 'string'
+    ? [{ ...(typeof c.field === 'string' && c.field !== '' ? { field: c.field } : {}), message: c.message }]
+    : [])
+  return new RefusedError(apiMessage({ cause: err }), 422, { cause: err, causes })
+}
+
+/** The Status object an API error carries (client-node gives it as a string or already parsed). */
+function statusBody(err: unknown): { details?: { causes?: Array<{ field?: unknown; message?: unknown }> } } | undefined {
+  const body = (err as { body?: unknown }).body
+  if (typeof body === 'string') {
+    try {
+      return JSON.parse(body) as never
+    } catch {
+      return undefined
+    }
+  }
+  return body && typeof body === 'object' ? body as never : undefined
 }
 
 function selector(labels: Record<string, string>): string {

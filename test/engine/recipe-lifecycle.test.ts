@@ -117,7 +117,7 @@ describe('reconcileRecipe on FakeKube', () => {
     kube.putRecipe(recipe(webDb))
     await settle(kube, deps)
     kube.putChild({ ...kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')!, metadata: { ...kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')!.metadata, finalizers: ['example.com/hold'] } })
-    kube.deleteRecipe(NS, 'shop', '2026-03-01T11:00:00Z')
+    kube.markRecipeDeleted(NS, 'shop', '2026-03-01T11:00:00Z')
     // Wave (a) the test Job, then (c) the last workload in order: web, which its finalizer holds.
     for (let i = 0; i < 3; i++) await reconcileRecipe(deps, NS, 'shop')
     const r = kube.recipe(NS, 'shop')!

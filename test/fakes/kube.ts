@@ -3,14 +3,14 @@ import type {
 } from '@kubernetes/client-node'
 import { ConflictError, RefusedError } from '../../shared/errors.js'
 import { agentServiceAccountName } from '../../shared/agent/names.js'
-import type { AgentPatch, ChildKind, ChildObject, Kube } from '../../shared/kube/port.js'
+import type { AccessAttributes, AgentPatch, ChildKind, ChildObject, Kube, TokenIdentity } from '../../shared/kube/port.js'
 import type { Agent, AgentStatus } from '../../shared/schemas/agent.js'
 import type { AgentAutonomyPolicy, AgentAutonomyPolicyStatus } from '../../shared/schemas/autonomypolicy.js'
 import type { LLMProvider, LLMProviderStatus } from '../../shared/schemas/llmprovider.js'
 import type { MCPServer, MCPServerStatus } from '../../shared/schemas/mcpserver.js'
 import type { MemoryProvider, MemoryProviderStatus } from '../../shared/schemas/memoryprovider.js'
 import { WorkflowSchema, type Workflow, type WorkflowStatus } from '../../shared/schemas/workflow.js'
-import { WorkflowRecipeStatusSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../../shared/schemas/workflowrecipe.js'
+import { WorkflowRecipeSchema, WorkflowRecipeStatusSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../../shared/schemas/workflowrecipe.js'
 import { WorkflowRecipePolicyStatusSchema, type WorkflowRecipePolicy, type WorkflowRecipePolicyStatus } from '../../shared/schemas/workflowrecipepolicy.js'
 
 type Method = keyof Kube
@@ -58,6 +58,19 @@ export class FakeKube implements Kube {
   /** Size in bytes of the largest object any write stored, and which one it was. */
   largestWrite = { bytes: 0, what: '' }
   private readonly faults = new Map<Method, Error[]>()
+  /**
+   * Bearer tokens the fake TokenReview authenticates, with the audiences each was issued for
+   * (none given: it authenticates for any audience asked).
+   */
+  readonly tokens = new Map<string, TokenIdentity & { audiences?: string[] }>()
+  /** Every TokenReview asked (the audiences and the answer; never the token). */
+  readonly tokenReviews: { audiences?: string[]; username: string | null }[] = []
+  /** The RBAC rules the fake SubjectAccessReview grants (see `allow`); nothing else is allowed. */
+  private readonly grants: { subject: string; verb: string; resource: string; namespace?: string; name?: string }[] = []
+  /** Every SubjectAccessReview asked, in order, with the answer. */
+  readonly accessReviews: (AccessAttributes & { user: string; groups?: string[]; uid?: string; extra?: Record<string, string[]>; allowed: boolean })[] = []
+  /** Dry-run recipe writes (they store nothing), e.g. `create WorkflowRecipe/shop`. */
+  readonly dryRuns: string[] = []
 
   /**
    * `identities: false` leaves out the per-agent ServiceAccounts that agent-changed would have
@@ -169,7 +182,7 @@ export class FakeKube implements Kube {
    * Deletes a recipe as `kubectl delete` would: with finalizers it stays, marked with
    * `deletionTimestamp` (generation up), until the last one is removed; without, it is gone.
    */
-  deleteRecipe(namespace: string, name: string, at = new Date().toISOString()): WorkflowRecipe | null {
+  markRecipeDeleted(namespace: string, name: string, at = new Date().toISOString()): WorkflowRecipe | null {
     const k = key(namespace, name)
     const recipe = this.recipes.get(k)
     if (!recipe) return null
@@ -183,6 +196,15 @@ export class FakeKube implements Kube {
       recipe.metadata.resourceVersion = String(++this.rv)
     }
     return clone(recipe)
+  }
+
+  /**
+   * Grants `verb` (or `*`) on `resource` (or `*`, e.g. `workflowrecipes`, `secrets`) to a user
+   * or a group name, in one namespace (any when omitted) and on one name (any when omitted).
+   */
+  allow(subject: string, verb: string, resource: string, namespace?: string, name?: string): this {
+    this.grants.push({ subject, verb, resource, ...(namespace !== undefined ? { namespace } : {}), ...(name !== undefined ? { name } : {}) })
+    return this
   }
 
   recipe(namespace: string, name: string): WorkflowRecipe | undefined {
@@ -798,6 +820,119 @@ export class FakeKube implements Kube {
     if (this.configMaps.delete(key(namespace, name))) this.writes.push(`delete ConfigMap/${name}`)
   }
 
+  async reviewToken(token: string, audiences?: string[]): Promise<TokenIdentity | null> {
+    this.enter('reviewToken')
+    const entry = this.tokens.get(token)
+    const fits = entry && (!audiences?.length || !entry.audiences || audiences.some((a) => entry.audiences!.includes(a)))
+    this.tokenReviews.push({ ...(audiences ? { audiences: [...audiences] } : {}), username: fits ? entry.username : null })
+    if (!fits) return null
+    const { audiences: _issuedFor, ...identity } = entry
+    return clone(identity)
+  }
+
+  async reviewAccess(subject: TokenIdentity, attributes: AccessAttributes): Promise<boolean> {
+    this.enter('reviewAccess')
+    const names = [subject.username, ...(subject.groups ?? [])]
+    const allowed = this.grants.some((g) => names.includes(g.subject)
+      && (g.verb === '*' || g.verb === attributes.verb)
+      && (g.resource === '*' || g.resource === attributes.resource)
+      && (g.namespace === undefined || g.namespace === attributes.namespace)
+      && (g.name === undefined || g.name === attributes.name))
+    this.accessReviews.push({
+      user: subject.username,
+      ...(subject.groups ? { groups: [...subject.groups] } : {}),
+      ...(subject.uid ? { uid: subject.uid } : {}),
+      ...(subject.extra ? { extra: clone(subject.extra) } : {}),
+      ...attributes, allowed,
+    })
+    return allowed
+  }
+
+  /** Pages in `namespace/name` order; the continue token is the last key of the page. */
+  async listRecipes(options: { namespace?: string; labelSelector?: string; limit?: number; continue?: string }): Promise<{ items: WorkflowRecipe[]; continue?: string }> {
+    this.enter('listRecipes')
+    const matches = labelMatcher(options.labelSelector ?? '')
+    const after = options.continue ? Buffer.from(options.continue, 'base64url').toString() : ''
+    const all = [...this.recipes.entries()]
+      .filter(([, r]) => (options.namespace === undefined || r.metadata.namespace === options.namespace) && matches(r.metadata.labels ?? {}))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .filter(([k]) => k > after)
+    const page = options.limit ? all.slice(0, options.limit) : all
+    const more = page.length < all.length
+    return {
+      items: page.map(([, r]) => clone(r)),
+      ...(more ? { continue: Buffer.from(page[page.length - 1]![0]).toString('base64url') } : {}),
+    }
+  }
+
+  /** As the API server: the CRD schema refuses with 422 and causes; a dry run stores nothing. */
+  async createRecipe(recipe: WorkflowRecipe, options: { dryRun?: boolean } = {}): Promise<WorkflowRecipe | 'exists'> {
+    this.enter('createRecipe')
+    const { namespace, name } = recipe.metadata
+    const k = key(namespace, name)
+    if (this.recipes.has(k)) return 'exists'
+    checkRecipe(recipe)
+    const { status: _ignored, ...body } = clone(recipe)
+    const stored: WorkflowRecipe = {
+      ...body,
+      metadata: {
+        ...body.metadata, uid: `uid-recipe-${name}`, generation: 1, resourceVersion: String(this.rv + 1),
+        creationTimestamp: body.metadata.creationTimestamp ?? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      },
+    }
+    if (options.dryRun) {
+      this.dryRuns.push(`create WorkflowRecipe/${name}`)
+      return clone(stored)
+    }
+    this.rv++
+    this.recipes.set(k, stored)
+    this.record(`create WorkflowRecipe/${name}`, stored)
+    return clone(stored)
+  }
+
+  /** Guarded by resourceVersion; uid, generation (up when the spec changes) and status stay the server's. */
+  async replaceRecipe(recipe: WorkflowRecipe, options: { dryRun?: boolean } = {}): Promise<WorkflowRecipe> {
+    this.enter('replaceRecipe')
+    const { namespace, name } = recipe.metadata
+    const k = key(namespace, name)
+    const live = this.recipes.get(k)
+    if (!live || live.metadata.resourceVersion !== recipe.metadata.resourceVersion) {
+      throw new ConflictError(`WorkflowRecipe ${namespace}/${name}: the object has been modified`)
+    }
+    checkRecipe(recipe)
+    const { status: _ignored, ...body } = clone(recipe)
+    const specChanged = JSON.stringify(body.spec) !== JSON.stringify(live.spec)
+    const stored: WorkflowRecipe = {
+      ...body,
+      metadata: {
+        ...body.metadata,
+        uid: live.metadata.uid,
+        creationTimestamp: live.metadata.creationTimestamp,
+        ...(live.metadata.deletionTimestamp ? { deletionTimestamp: live.metadata.deletionTimestamp } : {}),
+        generation: (live.metadata.generation ?? 1) + (specChanged ? 1 : 0),
+        resourceVersion: String(this.rv + 1),
+      },
+      ...(live.status !== undefined ? { status: clone(live.status) } : {}),
+    }
+    if (stored.metadata.creationTimestamp === undefined) delete stored.metadata.creationTimestamp
+    if (options.dryRun) {
+      this.dryRuns.push(`replace WorkflowRecipe/${name}`)
+      return clone(stored)
+    }
+    this.rv++
+    this.recipes.set(k, stored)
+    this.record(`replace WorkflowRecipe/${name}`, stored)
+    return clone(stored)
+  }
+
+  async deleteRecipe(namespace: string, name: string): Promise<boolean> {
+    this.enter('deleteRecipe')
+    if (!this.recipes.has(key(namespace, name))) return false
+    this.writes.push(`delete WorkflowRecipe/${name}`)
+    this.markRecipeDeleted(namespace, name)
+    return true
+  }
+
   private record(what: string, stored: unknown): void {
     this.writes.push(what)
     const bytes = Buffer.byteLength(JSON.stringify(stored))
@@ -865,6 +1000,31 @@ function checkStatus(schema: { safeParse(v: unknown): { success: boolean; error?
     const issue = result.error?.issues[0]
     throw new Error(`${what} is invalid: status.${issue?.path.map(String).join('.') ?? ''}: ${issue?.message ?? 'invalid'}`)
   }
+}
+
+/** What the CRD's schema would refuse with a 422, refused here too, with the causes the API server gives. */
+function checkRecipe(recipe: WorkflowRecipe): void {
+  const result = WorkflowRecipeSchema.safeParse(recipe)
+  if (result.success) return
+  const causes = result.error.issues.map((issue) => ({ field: issue.path.map(String).join('.'), message: issue.message }))
+  const name = recipe.metadata.name ?? ''
+  throw new RefusedError(
+    `WorkflowRecipe.purko.io "${name}" is invalid: ${causes.map((c) => `${c.field}: ${c.message}`).join(', ')}`,
+    422, { causes },
+  )
+}
+
+/** Equality-based label selectors (`a=b`, `a==b`, `a!=b`, `a`, `!a`), comma-separated, all must hold. */
+function labelMatcher(selector: string): (labels: Record<string, string>) => boolean {
+  const terms = selector.split(',').map((t) => t.trim()).filter(Boolean).map((term) => {
+    const ne = /^([^!=]+)!=(.*)$/.exec(term)
+    if (ne) return (l: Record<string, string>) => l[ne[1]!.trim()] !== ne[2]!.trim()
+    const eq = /^([^!=]+)==?(.*)$/.exec(term)
+    if (eq) return (l: Record<string, string>) => l[eq[1]!.trim()] === eq[2]!.trim()
+    if (term.startsWith('!')) return (l: Record<string, string>) => !(term.slice(1).trim() in l)
+    return (l: Record<string, string>) => term in l
+  })
+  return (labels) => terms.every((t) => t(labels))
 }
 
 function key(namespace: string | undefined, name: string | undefined): string {

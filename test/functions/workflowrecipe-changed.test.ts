@@ -112,7 +112,7 @@ describe('workflowrecipe-changed', () => {
     const { kube, deps } = setup()
     kube.putRecipe(shop())
     await settle(kube, deps)
-    const deleting = kube.deleteRecipe(NS, 'shop', '2026-03-01T10:05:00Z')!
+    const deleting = kube.markRecipeDeleted(NS, 'shop', '2026-03-01T10:05:00Z')!
     const app = createApp(deps)
     for (let i = 0; i < 10 && kube.recipe(NS, 'shop'); i++) {
       expect((await deliver(app, RESOURCE_UPDATE, kube.recipe(NS, 'shop') ?? deleting, RECIPES)).status).toBe(202)

@@ -252,7 +252,7 @@ describe('FakeKube recipe verbs', () => {
     await expect(kube.patchRecipeMetadata(NS, 'shop', stored.metadata.resourceVersion!, {})).rejects.toBeInstanceOf(ConflictError)
     await expect(kube.replaceRecipeStatus(NS, 'shop', stored.metadata.resourceVersion!, { phase: 'Active' })).rejects.toBeInstanceOf(ConflictError)
 
-    const deleting = kube.deleteRecipe(NS, 'shop')!
+    const deleting = kube.markRecipeDeleted(NS, 'shop')!
     expect(deleting.metadata.deletionTimestamp).toBeDefined()
     await kube.patchRecipeMetadata(NS, 'shop', deleting.metadata.resourceVersion!, { finalizers: [] })
     expect(await kube.getRecipe(NS, 'shop')).toBeNull()
