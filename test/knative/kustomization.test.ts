@@ -24,12 +24,17 @@ describe('kubectl apply -k knative/ installs everything', () => {
     expect([...new Set(installed.flatMap((m) => (m.namespace ? [m.namespace] : [])))]).toEqual(['kinetic-system'])
   })
 
-  it('platform/ grants the functions what they need in purko-system, ai-agents and the recipe target namespaces, and never creates those namespaces', () => {
+  it('platform/ grants the functions what they need in purko-system, ai-agents and the recipe target namespaces, registers the recipes MCP server in ai-agents, and never creates those namespaces', () => {
     const platform = parse(readFileSync(join(KNATIVE_DIR, 'platform', 'kustomization.yaml'), 'utf8')) as { resources: string[] }
-    expect(platform.resources).toEqual(['access.yaml'])
+    expect(platform.resources).toEqual(['access.yaml', 'recipes-mcp.yaml'])
     const access = loadManifests().filter((m) => m.file === 'platform/access.yaml')
     expect(new Set(access.map((m) => m.kind))).toEqual(new Set(['Role', 'RoleBinding']))
     expect(new Set(access.map((m) => m.namespace))).toEqual(new Set(['purko-system', 'ai-agents', 'mcp-server', 'sandbox-recipes']))
+    // The registration of the recipes MCP server for agents, in the agent namespace.
+    const registration = loadManifests().filter((m) => m.file === 'platform/recipes-mcp.yaml')
+    expect(registration.map((m) => [m.kind, m.namespace, m.name])).toEqual([
+      ['ServiceAccount', 'ai-agents', 'recipes-mcp-client'], ['Secret', 'ai-agents', 'recipes-mcp-token'], ['MCPServer', 'ai-agents', 'recipes'],
+    ])
     // The namespaces themselves only for a cluster without them, applied by hand, in no kustomization.
     expect(loadManifests().filter((m) => m.file === 'platform/namespaces.yaml').map((m) => m.name)).toEqual(['purko-system', 'ai-agents', 'mcp-server', 'sandbox-recipes'])
   })

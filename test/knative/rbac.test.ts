@@ -108,6 +108,15 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
   'kinetic-mcpservers-source': { serviceAccount: 'mcpservers-source', grants: { 'purko.io/mcpservers': ['get', 'list', 'watch'] } },
   'kinetic-mcp-deployments-source': { serviceAccount: 'mcp-deployments-source', grants: { 'apps/deployments': ['get', 'list', 'watch'] } },
   'kinetic-recipes': { serviceAccount: RECIPE_FUNCTIONS, grants: RECIPE_GRANTS },
+  // Its caller's token and rights are checked by the API server; recipes only, no Secret (recipes CONTRACT §14.2).
+  'kinetic-recipes-mcp': {
+    serviceAccount: 'recipes-mcp',
+    grants: {
+      'authentication.k8s.io/tokenreviews': ['create'],
+      'authorization.k8s.io/subjectaccessreviews': ['create'],
+      'purko.io/workflowrecipes': ['create', 'delete', 'get', 'list', 'patch', 'update'],
+    },
+  },
   'kinetic-workflowrecipes-source': { serviceAccount: 'workflowrecipes-source', grants: { 'purko.io/workflowrecipes': ['get', 'list', 'watch'] } },
   'kinetic-workflowrecipepolicies-source': { serviceAccount: 'workflowrecipepolicies-source', grants: { 'purko.io/workflowrecipepolicies': ['get', 'list', 'watch'] } },
   'kinetic-recipe-children-source': {
@@ -296,6 +305,13 @@ describe('least-privilege RBAC', () => {
       const env = ofKind(manifests, 'serving.knative.dev/v1', 'Service').find((m) => m.name === fn)!.doc.spec.template.spec.containers[0].env as Array<{ name: string; value: string }>
       expect(['KINETIC_RECIPES_MCP_NAMESPACE', 'KINETIC_RECIPES_SANDBOX_NAMESPACE'].map((n) => env.find((e) => e.name === n)?.value), fn).toEqual(RECIPE_TARGET_NAMESPACES)
     }
+  })
+
+  it('recipes-mcp holds no Secret right and no Role anywhere: a deploy naming Secrets is authorized for the caller', () => {
+    const bound = [...bindings, ...ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'RoleBinding')]
+      .filter((b) => b.doc.subjects.some((s: { name: string; namespace: string }) => s.name === 'recipes-mcp' && s.namespace === 'kinetic-system'))
+    expect(bound.map((b) => [b.kind, b.doc.roleRef.name])).toEqual([['ClusterRoleBinding', 'kinetic-recipes-mcp']])
+    expect(grantsOf(clusterRoles.find((m) => m.name === 'kinetic-recipes-mcp')!)).not.toHaveProperty(['/secrets'])
   })
 
   it('the dead-letter account has no role and mounts no API token', () => {

@@ -1,12 +1,14 @@
 import { Cron } from 'croner'
 import { describe, expect, it } from 'vitest'
 import { featureFlaggedFields, loadCrdSchema, loadCrdValidators } from './crd-schemas.js'
-import { loadManifests, ofKind, type Manifest } from './manifests.js'
+import { join } from 'node:path'
+import { loadManifests, ofKind, ROOT, type Manifest } from './manifests.js'
 
 const manifests = loadManifests()
-const validators = loadCrdValidators()
+// Knative's CRDs, and ours for the one purko.io object platform/ ships (the MCPServer registering recipes-mcp).
+const validators = new Map([...loadCrdValidators(), ...loadCrdValidators(join(ROOT, 'crds'))])
 const CORE_KINDS = new Set([
-  'v1/Namespace', 'v1/ServiceAccount', 'rbac.authorization.k8s.io/v1/ClusterRole', 'rbac.authorization.k8s.io/v1/ClusterRoleBinding',
+  'v1/Namespace', 'v1/ServiceAccount', 'v1/Secret', 'rbac.authorization.k8s.io/v1/ClusterRole', 'rbac.authorization.k8s.io/v1/ClusterRoleBinding',
   'rbac.authorization.k8s.io/v1/Role', 'rbac.authorization.k8s.io/v1/RoleBinding',
   'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy', 'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding',
 ])
@@ -32,6 +34,7 @@ describe("every Knative document validates against Knative's own CRD schema", ()
     expect([...kinds].sort()).toEqual([
       'eventing.knative.dev/v1/Broker',
       'eventing.knative.dev/v1/Trigger',
+      'purko.io/v1alpha1/MCPServer',
       'serving.knative.dev/v1/Service',
       'sources.knative.dev/v1/ApiServerSource',
       'sources.knative.dev/v1/PingSource',
@@ -114,7 +117,9 @@ describe('core kinds carry the fields they need', () => {
     const clusterScoped = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'])
     // Rights held only in one namespace (the mcp-servers registry of the agent namespace, recipe children, say) are granted there.
     const grantedThere = (m: Manifest) => (m.kind === 'Role' || m.kind === 'RoleBinding') && ['ai-agents', 'purko-system', 'mcp-server', 'sandbox-recipes'].includes(m.namespace ?? '')
-    const misplaced = manifests.filter((m) => !clusterScoped.has(m.kind) && m.namespace !== 'kinetic-system' && !grantedThere(m))
+    // And the registration of the recipes MCP server, which the agents of ai-agents use.
+    const registersRecipesMcp = (m: Manifest) => m.file === 'platform/recipes-mcp.yaml' && m.namespace === 'ai-agents'
+    const misplaced = manifests.filter((m) => !clusterScoped.has(m.kind) && m.namespace !== 'kinetic-system' && !grantedThere(m) && !registersRecipesMcp(m))
     expect(misplaced.map(label)).toEqual([])
     const namespacedCluster = manifests.filter((m) => clusterScoped.has(m.kind) && m.namespace !== undefined)
     expect(namespacedCluster.map(label)).toEqual([])

@@ -9,8 +9,11 @@ const sources = [
   ...ofKind(manifests, 'sources.knative.dev/v1', 'PingSource'),
 ]
 const serviceNames = new Set(services.map((m) => m.name))
-/** Functions that are a sink of the delivery machinery itself, never a Trigger subscriber. */
-const WITHOUT_TRIGGER = new Set(['dead-letter'])
+/**
+ * Functions no Trigger subscribes to: the sink of the delivery machinery itself, and the recipes
+ * MCP server, which MCP clients call over HTTP (recipes CONTRACT §14.1).
+ */
+const WITHOUT_TRIGGER = new Set(['dead-letter', 'recipes-mcp'])
 const DIALECTS = ['exact', 'prefix', 'suffix', 'all', 'any', 'not', 'cesql']
 
 type Filter = Record<string, any>
@@ -249,5 +252,40 @@ describe('Services scale to zero and run locked down', () => {
       const service = services.find((s) => s.name === t.doc.spec.subscriber.ref.name)!
       expect(seconds(t.doc.spec.delivery.timeout), t.name).toBeLessThanOrEqual(service.doc.spec.template.spec.timeoutSeconds)
     }
+  })
+})
+
+describe('the recipes MCP server (recipes CONTRACT §14)', () => {
+  const service = services.find((m) => m.name === 'recipes-mcp')!
+  const env = service.doc.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>
+
+  it('checks callers with the cluster\'s TokenReview, for the API server\'s audiences unless an audience is configured', () => {
+    expect(env.find((e) => e.name === 'KINETIC_RECIPES_MCP_AUTH')?.value).toBe('kubernetes')
+    // Unset (not empty): the shipped client token is a ServiceAccount token Secret, valid only for the API server's audiences.
+    expect(env.map((e) => e.name)).not.toContain('KINETIC_RECIPES_MCP_AUDIENCE')
+  })
+
+  it('no Trigger or source sends it anything: it is called over HTTP', () => {
+    expect(triggers.filter((t) => t.doc.spec.subscriber.ref.name === 'recipes-mcp').map((t) => t.name)).toEqual([])
+    expect(sources.filter((s) => s.doc.spec.sink?.ref?.name === 'recipes-mcp').map((s) => s.name)).toEqual([])
+  })
+
+  it('is registered for agents by an unmanaged bearer MCPServer in ai-agents at the Service\'s cluster-local address', () => {
+    const servers = ofKind(manifests, 'purko.io/v1alpha1', 'MCPServer')
+    expect(servers.map((m) => [m.file, m.namespace, m.name])).toEqual([['platform/recipes-mcp.yaml', 'ai-agents', 'recipes']])
+    const spec = servers[0]!.doc.spec
+    expect(spec).toMatchObject({
+      managed: false, transport: 'http', auth: 'bearer',
+      url: `http://${service.name}.${service.namespace}.svc.cluster.local/mcp`,
+    })
+    // The token: a ServiceAccount token Secret beside it, for an account of its own that mounts nothing.
+    const secret = ofKind(manifests, 'v1', 'Secret').find((m) => m.namespace === 'ai-agents' && m.name === spec.secretRef)!
+    expect(secret.doc.type).toBe('kubernetes.io/service-account-token')
+    const account = ofKind(manifests, 'v1', 'ServiceAccount').find((m) => m.namespace === 'ai-agents' && m.name === secret.doc.metadata.annotations['kubernetes.io/service-account.name'])
+    expect(account?.doc.automountServiceAccountToken).toBe(false)
+    // Its only rights are those a platform team binds: Kinetic binds nothing to it.
+    const bound = manifests.filter((m) => m.kind.endsWith('RoleBinding'))
+      .filter((b) => (b.doc.subjects ?? []).some((s: { name: string; namespace?: string }) => s.name === account!.name && s.namespace === 'ai-agents'))
+    expect(bound.map((b) => b.name)).toEqual([])
   })
 })
