@@ -30,15 +30,27 @@ export interface RunResult {
 
 const PREVIEW_CHARS = 100
 
-interface ToolBox {
-  offered: ToolSpec[]
-  routes: Map<string, { tool: DiscoveredTool; conn: McpConnection }>
-  /** Tools that exist but the autonomy level forbids, with the message the model gets. */
-  blocked: Map<string, { server: string; reason: string }>
+interface Route {
+  tool: DiscoveredTool
+  conn: McpConnection
 }
 
+interface ToolBox {
+  offered: ToolSpec[]
+  routes: Map<string, Route>
+  /** Tools that exist but the autonomy level forbids, with the message the model gets. */
+  blocked: Map<string, { server: string; reason: string }>
+  /**
+   * The same choice per server (key `server/tool`), for calls that name their server: a tool
+   * another server's tool of the same name shadows for the model is still reachable this way.
+   */
+  qualified: Map<string, { route: Route } | { blocked: { server: string; reason: string } }>
+}
+
+const qualifiedKey = (server: string, tool: string): string => `${server}/${tool}`
+
 async function openTools(cfg: ExecutorConfig, deps: RunDeps, deadline: Deadline, connections: McpConnection[]): Promise<ToolBox> {
-  const box: ToolBox = { offered: [], routes: new Map(), blocked: new Map() }
+  const box: ToolBox = { offered: [], routes: new Map(), blocked: new Map(), qualified: new Map() }
   // Manual autonomy offers nothing, so there is no reason to open sessions.
   if (cfg.mcpServers.length === 0 || cfg.autonomy === 'manual') return box
   const opened = await Promise.all(
@@ -80,6 +92,12 @@ async function openTools(cfg: ExecutorConfig, deps: RunDeps, deadline: Deadline,
     box.routes.set(tool.name, { tool, conn })
     box.offered.push({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })
   }
+  for (const conn of conns.values()) {
+    for (const tool of selectTools(cfg.agentTools, conn.tools).tools) {
+      const reason = blockReason(cfg.autonomy, tool)
+      box.qualified.set(qualifiedKey(conn.server, tool.name), reason !== null ? { blocked: { server: conn.server, reason } } : { route: { tool, conn } })
+    }
+  }
   deps.log.info(
     { autonomy: cfg.autonomy, offered: box.offered.map((t) => t.name), blocked: [...box.blocked.keys()] },
     'Tools selected',
@@ -95,9 +113,10 @@ async function callTool(
   deadline: Deadline,
 ): Promise<{ result: ToolResult; entry: ToolLogEntry }> {
   const preview = JSON.stringify(call.arguments).slice(0, PREVIEW_CHARS)
-  const route = box.routes.get(call.name)
+  const named = call.server !== undefined ? box.qualified.get(qualifiedKey(call.server, call.name)) : undefined
+  const route = call.server !== undefined ? (named !== undefined && 'route' in named ? named.route : undefined) : box.routes.get(call.name)
   if (route === undefined) {
-    const blocked = box.blocked.get(call.name)
+    const blocked = call.server !== undefined ? (named !== undefined && 'blocked' in named ? named.blocked : undefined) : box.blocked.get(call.name)
     const reason =
       blocked?.reason ??
       (cfg.autonomy === 'manual' ? `Manual autonomy — tool '${call.name}' not allowed. Provide analysis without tools.` : null)
@@ -108,19 +127,22 @@ async function callTool(
         entry: { tool: call.name, server: blocked?.server ?? '', elapsed_s: 0, input_preview: preview, result_bytes: 0, status: 'blocked', reason },
       }
     }
-    const content = `Tool '${call.name}' is not available`
+    const content =
+      call.server !== undefined ? `Tool '${call.name}' is not available on MCP server '${call.server}'` : `Tool '${call.name}' is not available`
     return {
       result: { callId: call.id, name: call.name, content, isError: true },
-      entry: { tool: call.name, server: '', elapsed_s: 0, input_preview: preview, result_bytes: 0, status: 'error', reason: content },
+      entry: { tool: call.name, server: call.server ?? '', elapsed_s: 0, input_preview: preview, result_bytes: 0, status: 'error', reason: content },
     }
   }
   const started = deps.now()
   let content: string
   let isError: boolean
+  let structuredContent: Record<string, unknown> | undefined
   try {
     const outcome = await route.conn.call(call.name, call.arguments, deadline.signal)
     content = outcome.content
     isError = outcome.isError
+    structuredContent = outcome.structuredContent
   } catch (err) {
     if (deadline.signal.aborted) throw deadline.error()
     // A failing tool is the model's problem to work around, as with any tool error result.
@@ -130,7 +152,7 @@ async function callTool(
   const elapsed = Math.round((deps.now() - started) / 100) / 10
   deps.log.info({ tool: call.name, server: route.tool.server, isError, elapsed_s: elapsed }, 'Tool call finished')
   return {
-    result: { callId: call.id, name: call.name, content, isError },
+    result: { callId: call.id, name: call.name, content, isError, ...(structuredContent !== undefined ? { structuredContent } : {}) },
     entry: {
       tool: call.name,
       server: route.tool.server,

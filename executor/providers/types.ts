@@ -16,6 +16,8 @@ export interface ToolCall {
   id: string
   name: string
   arguments: Record<string, unknown>
+  /** The MCP server that must answer it. Only the offline provider's `mcp` directive names one; model APIs cannot. */
+  server?: string
 }
 
 /** A tool's answer to one call, sent back to the model. */
@@ -24,6 +26,8 @@ export interface ToolResult {
   name: string
   content: string
   isError: boolean
+  /** The MCP result's structuredContent; the model APIs get `content` only, the offline provider copies this into its answer. */
+  structuredContent?: Record<string, unknown>
 }
 
 /** One turn of the conversation: the task, the model's reply, or the tools' answers. */

@@ -12,10 +12,11 @@ export interface DiscoveredTool {
   destructiveHint?: boolean
 }
 
-/** A tool's answer flattened to text for the model. */
+/** A tool's answer flattened to text for the model, with its structuredContent when it sent one. */
 export interface ToolOutcome {
   content: string
   isError: boolean
+  structuredContent?: Record<string, unknown>
 }
 
 /** An open session with one MCP server. */
@@ -84,7 +85,14 @@ export const connectMcp: McpConnector = async (entry, signal) => {
         const result = await client.callTool({ name, arguments: args }, undefined, {
           signal: AbortSignal.any([callSignal, AbortSignal.timeout(REQUEST_TIMEOUT_MS * 8)]),
         })
-        return { content: flatten(result as { content?: unknown; structuredContent?: unknown }), isError: result.isError === true }
+        const structured = result.structuredContent
+        return {
+          content: flatten(result as { content?: unknown; structuredContent?: unknown }),
+          isError: result.isError === true,
+          ...(structured !== null && typeof structured === 'object' && !Array.isArray(structured)
+            ? { structuredContent: structured as Record<string, unknown> }
+            : {}),
+        }
       },
       close: () => client.close(),
     }
