@@ -86,6 +86,8 @@ export interface LocalFunction {
   kubeconfigPath: string
   /** `system:serviceaccount:<ns>:<sa>` with `cluster`; undefined on the embedded API server (its admin). */
   identity?: string
+  /** An MCP server function (recipes-mcp): its endpoint and how it checks callers here. */
+  mcp?: { url: string; auth: string }
 }
 
 /** The running plane. */
@@ -224,9 +226,12 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
       const fn = functions.get(svc.metadata.name) as LocalFunction
       const out = createWriteStream(fn.logFile, { flags: 'a' })
       streams.push(out)
+      const fromService = serviceEnv(svc, (ns, name) => knative.brokerUrl(ns, name))
+      const callerAuth = callerAuthEnv(fromService, opts.cluster !== undefined)
       const env: Record<string, string> = {
         ...stringEnv(process.env),
-        ...serviceEnv(svc, (ns, name) => knative.brokerUrl(ns, name)),
+        ...fromService,
+        ...callerAuth,
         ...(opts.executorImage ? { KINETIC_EXECUTOR_IMAGE: opts.executorImage } : {}),
         ...(opts.functionEnv ?? {}),
         PORT: String(port),
@@ -239,6 +244,10 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
       })
       children.set(svc.metadata.name, child)
       fn.pid = child.pid
+      if (env[CALLER_AUTH] !== undefined) {
+        fn.mcp = { url: `${fn.url}/mcp`, auth: env[CALLER_AUTH] }
+        if (callerAuth[CALLER_AUTH] === 'none') log.info({ service: fn.name }, `The embedded API server has no TokenReview: ${fn.name} runs with ${CALLER_AUTH}=none and allows every call as anonymous`)
+      }
       child.stdout?.pipe(out, { end: false })
       child.stderr?.pipe(out, { end: false })
       child.on('exit', (code, signal) => {
@@ -271,6 +280,7 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
       cleanups.splice(1, 0, async () => controllers.stop())
     }
     await knative.ready
+    if (apiServer) await registerLocalMcpServers(kube, manifests.others, functions, log)
     knative.startSchedules()
     return { ...(apiServer ? { apiServer } : {}), server: kube.server, kubeConfig, kubeconfigPath, kube, knative, ...(jobs ? { jobs } : {}), ...(workloads ? { workloads } : {}), functions, stop }
   } catch (err) {
@@ -325,7 +335,9 @@ const SUPPORTING_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 
 // (there a failure is an error: a function without its RBAC cannot work).
 async function applySupportingObjects(kube: KubeHttp, others: Manifest[], log: Logger, strict: boolean): Promise<void> {
   const wanted = others.filter((o) => SUPPORTING_KINDS.has(o.kind))
-  for (const o of others) if (!SUPPORTING_KINDS.has(o.kind)) log.warn({ kind: o.kind, name: o.metadata.name, file: o.file }, 'Not installing an object of knative/ the local plane does not handle')
+  // On the embedded server an MCPServer registering one of our functions is installed once that function runs (registerLocalMcpServers).
+  const later = (o: Manifest) => o.kind === 'MCPServer' && !strict
+  for (const o of others) if (!SUPPORTING_KINDS.has(o.kind) && !later(o)) log.warn({ kind: o.kind, name: o.metadata.name, file: o.file }, 'Not installing an object of knative/ the local plane does not handle')
   const ordered = [...wanted].sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'))
   const namespaces = new Set(wanted.filter((o) => o.kind !== 'Namespace' && !o.kind.startsWith('Cluster')).map((o) => o.metadata.namespace))
   for (const ns of namespaces) {
@@ -350,6 +362,56 @@ async function applySupportingObjects(kube: KubeHttp, others: Manifest[], log: L
     }
   }
   log.info({ objects: ordered.map((m) => `${m.kind}/${m.metadata.name}`) }, 'Installed the supporting objects of knative/')
+}
+
+/** The variable by which a function checks its callers with TokenReview and SubjectAccessReview (recipes-mcp). */
+export const CALLER_AUTH = 'KINETIC_RECIPES_MCP_AUTH'
+
+/**
+ * Pure: the embedded API server serves neither TokenReview nor SubjectAccessReview, so there a
+ * function that checks its callers with them runs with auth `none` (every call allowed, logged
+ * as anonymous). Against a cluster it keeps its Service's setting (`kubernetes`).
+ */
+export function callerAuthEnv(serviceEnv: Record<string, string>, onCluster: boolean): Record<string, string> {
+  return serviceEnv[CALLER_AUTH] !== undefined && !onCluster ? { [CALLER_AUTH]: 'none' } : {}
+}
+
+/** `http://<service>.<namespace>.svc.cluster.local[:port]/<path>` -> the Service, or null. */
+function clusterLocalService(url: string): { name: string; namespace: string; path: string } | null {
+  const m = /^http:\/\/([a-z0-9-]+)\.([a-z0-9-]+)\.svc\.cluster\.local(?::\d+)?(\/.*)?$/.exec(url)
+  return m ? { name: m[1] as string, namespace: m[2] as string, path: m[3] ?? '' } : null
+}
+
+/**
+ * Pure: an unmanaged MCPServer of knative/ whose url is one of our Knative Services (the
+ * recipes MCP server's registration, platform/recipes-mcp.yaml), pointed at that function's
+ * local process instead. The local function checks no token (auth `none`, above), so the
+ * registration needs none either: no Secret holds a ServiceAccount token on the embedded server.
+ */
+export function localMcpServer(m: Manifest, functionUrl: (service: string, namespace: string) => string | undefined): KubeObject | null {
+  const spec = m.spec as { managed?: boolean; url?: string; auth?: string; secretRef?: string }
+  if (m.kind !== 'MCPServer' || spec.managed !== false || !spec.url) return null
+  const target = clusterLocalService(spec.url)
+  const base = target ? functionUrl(target.name, target.namespace) : undefined
+  if (!target || !base) return null
+  const { secretRef: _secret, ...rest } = spec
+  return { ...m.raw, spec: { ...rest, url: `${base}${target.path}`, auth: 'none' } } as KubeObject
+}
+
+// The embedded plane serves the recipes MCP server on 127.0.0.1; its registration in knative/
+// names the in-cluster address, so it is installed with the local one (agents' steps run here too).
+async function registerLocalMcpServers(kube: KubeHttp, others: Manifest[], functions: Map<string, LocalFunction>, log: Logger): Promise<void> {
+  const urlOf = (service: string, namespace: string) => (namespace === 'kinetic-system' ? functions.get(service)?.url : undefined)
+  for (const m of others) {
+    const local = localMcpServer(m, urlOf)
+    if (!local) continue
+    try {
+      await kube.apply(local)
+      log.info({ mcpServer: `${m.metadata.namespace}/${m.metadata.name}`, url: (local.spec as { url: string }).url }, 'Registered a local MCP server from knative/')
+    } catch (err) {
+      log.warn({ mcpServer: `${m.metadata.namespace}/${m.metadata.name}`, err: String(err) }, 'Could not register a local MCP server from knative/')
+    }
+  }
 }
 
 function readYamlDir(dir: string): KubeObject[] {

@@ -164,6 +164,11 @@ async function main(): Promise<number> {
   for (const fn of plane.functions.values()) {
     print(`  function    ${fn.name.padEnd(18)} ${fn.url}  (log: ${relative(process.cwd(), fn.logFile)}${fn.identity ? `; as ${fn.identity}` : ''})`)
   }
+  for (const fn of plane.functions.values()) {
+    if (!fn.mcp) continue
+    const auth = fn.mcp.auth === 'none' ? 'none locally: every call allowed as anonymous' : `${fn.mcp.auth}: send Authorization: Bearer <a ServiceAccount token of the cluster>`
+    print(`  recipes MCP ${fn.mcp.url}  (auth: ${auth}${cluster ? '' : '; agents reach it as MCPServer ai-agents/recipes'})`)
+  }
   if (cluster) {
     const image = args.executorImage ?? 'the Services\' KINETIC_EXECUTOR_IMAGE (kinetic)'
     print(`  step Jobs   run on the cluster's nodes with image ${image}${args.executorImage ? '' : '; set --executor-image to an image the nodes can pull'}`)
