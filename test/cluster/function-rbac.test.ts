@@ -11,6 +11,7 @@ import type { V1ConfigMap, V1Deployment, V1Job, V1Secret, V1Service } from '@kub
 import { ConflictError, RefusedError } from '../../shared/errors.js'
 import { KubeClient } from '../../shared/kube/client.js'
 import type { Kube } from '../../shared/kube/port.js'
+import { WorkflowRecipeSchema, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
 import { loadManifests, ROOT, type Manifest } from '../knative/manifests.js'
 import type { AuditEvent, ControlPlane } from './control-plane.js'
 import { describeCluster, useControlPlane } from './tier.js'
@@ -209,9 +210,28 @@ const PORT_CALLS: PortCalls = {
     () => k.deleteChild('Workflow', NS, `rbac-child-${t}`, { propagationPolicy: 'Background' }),
   ),
   deleteConfigMap: (k, t) => k.deleteConfigMap(NS, `rbac-${t}`),
+  // The recipes MCP server's: a token that does not authenticate still needs the create right.
+  reviewToken: (k) => k.reviewToken('not-a-token'),
+  reviewAccess: (k) => k.reviewAccess({ username: 'rbac-caller', groups: ['system:authenticated'] }, { verb: 'get', group: 'purko.io', resource: 'workflowrecipes', namespace: NS, name: 'rbac-recipe' }),
+  listRecipes: (k) => k.listRecipes({ namespace: NS, limit: 5 }),
+  // Created, replaced and deleted again within one function's turn (no finalizer: no controller runs here).
+  createRecipe: (k, t) => k.createRecipe(mcpRecipe(t)),
+  replaceRecipe: async (k, t) => {
+    const live = await k.getRecipe(NS, `rbac-${t}`)
+    return k.replaceRecipe({ ...mcpRecipe(t), metadata: { ...mcpRecipe(t).metadata, resourceVersion: live?.metadata.resourceVersion ?? '1' } })
+  },
+  deleteRecipe: (k, t) => k.deleteRecipe(NS, `rbac-${t}`),
 }
 
 type Method = keyof Kube
+// What deploy-recipe writes (as recipes-mcp): a recipe of the caller's, marked as deployed over MCP.
+function mcpRecipe(tag: string): WorkflowRecipe {
+  return WorkflowRecipeSchema.parse({
+    apiVersion: 'purko.io/v1alpha1', kind: 'WorkflowRecipe',
+    metadata: { name: `rbac-${tag}`, namespace: NS, annotations: { 'purko.io/deployed-via': 'mcp', 'purko.io/deployed-by': 'rbac-caller' } },
+    spec: { workloads: [{ name: 'web', kind: 'Deployment', image: 'kinetic' }] },
+  })
+}
 /**
  * The workflow engine's methods: runs, Jobs, outputs, the MCP registry, Events; no Secret at all
  * (keys are secretKeyRefs; the Namespace's opt-in label tells whether the copy is there).
@@ -247,6 +267,7 @@ const RECIPE: Method[] = [
   'getNamespace', 'getSecret', 'getAgent', 'listPods', 'readJobLog', 'createEvent',
 ]
 const RECIPE_ALSO: Partial<Record<Method, string>> = {
+  listRecipes: 'list workflowrecipes, cluster-wide (listAllRecipes: the resync tick lists them in every namespace)',
   getWorkflow: 'get workflows: getChild reads the child Workflow, in any recipe namespace',
   listWorkflows: 'list workflows, cluster-wide (listChildren lists child Workflows in every recipe namespace)',
   patchWorkflowMetadata: 'patch workflows: applyChild server-side applies the child Workflow',
@@ -309,6 +330,11 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
   'workflowrecipe-changed': { methods: RECIPE, alsoAllowed: { ...RECIPE_ALSO, replaceRecipePolicyStatus: RECIPE_POLICY_STATUS } },
   'recipe-child-changed': { methods: RECIPE, alsoAllowed: { ...RECIPE_ALSO, replaceRecipePolicyStatus: RECIPE_POLICY_STATUS } },
   'recipe-policy-changed': { methods: [...RECIPE, 'replaceRecipePolicyStatus'], alsoAllowed: RECIPE_ALSO },
+  // TokenReview and SubjectAccessReviews for its callers, then recipes only (recipes CONTRACT §14.2): no Secret.
+  'recipes-mcp': {
+    methods: ['reviewToken', 'reviewAccess', 'listRecipes', 'getRecipe', 'createRecipe', 'replaceRecipe', 'deleteRecipe', 'patchRecipeMetadata'],
+    alsoAllowed: { listAllRecipes: 'list workflowrecipes, cluster-wide (list-recipes without a namespace lists them all)' },
+  },
 }
 
 const manifests = loadManifests()
