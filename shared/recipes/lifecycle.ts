@@ -287,7 +287,12 @@ function testFailure(ctx: Ctx, results: TestFact[]): Failure | undefined {
 function approvalMessage(ctx: Ctx, requiredBy: string[]): string {
   const ns = ctx.recipe.metadata.namespace ?? 'default'
   const name = ctx.recipe.metadata.name ?? ''
-  return `Waiting for approval of generation ${ctx.G} (required by ${requiredBy.join(', ')}): kubectl annotate -n ${ns} workflowrecipe/${name} ${ANNOTATION_APPROVE}=${ctx.G}`
+  return `Waiting for approval of generation ${ctx.G} (required by ${requiredBy.join(', ')}): ${approveCommand(ns, name, ctx.G)}`
+}
+
+/** Pure: the command a person runs to approve generation G (§7.5; the recipes MCP server shows it too). */
+export function approveCommand(namespace: string, name: string, generation: number): string {
+  return `kubectl annotate -n ${namespace} workflowrecipe/${name} ${ANNOTATION_APPROVE}=${generation}`
 }
 
 function policyStatusOf(facts: LifecycleFacts): Status['policy'] | undefined {
