@@ -335,8 +335,10 @@ const SUPPORTING_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 
 // (there a failure is an error: a function without its RBAC cannot work).
 async function applySupportingObjects(kube: KubeHttp, others: Manifest[], log: Logger, strict: boolean): Promise<void> {
   const wanted = others.filter((o) => SUPPORTING_KINDS.has(o.kind))
-  // On the embedded server an MCPServer registering one of our functions is installed once that function runs (registerLocalMcpServers).
-  const later = (o: Manifest) => o.kind === 'MCPServer' && !strict
+  // On the embedded server an MCPServer registering one of our functions is installed once that
+  // function runs (registerLocalMcpServers), without the ServiceAccount token Secret it names on a
+  // cluster (the embedded server has no token controller to fill one).
+  const later = (o: Manifest) => !strict && (o.kind === 'MCPServer' || (o.kind === 'Secret' && o.raw.type === 'kubernetes.io/service-account-token'))
   for (const o of others) if (!SUPPORTING_KINDS.has(o.kind) && !later(o)) log.warn({ kind: o.kind, name: o.metadata.name, file: o.file }, 'Not installing an object of knative/ the local plane does not handle')
   const ordered = [...wanted].sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'))
   const namespaces = new Set(wanted.filter((o) => o.kind !== 'Namespace' && !o.kind.startsWith('Cluster')).map((o) => o.metadata.namespace))
