@@ -8,7 +8,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js'
 import type { Context, Hono } from 'hono'
-import { ConflictError, TransientError } from '../../shared/errors.js'
+import { ConflictError, RefusedError, TransientError } from '../../shared/errors.js'
 import { baseApp } from '../../shared/http/app.js'
 import type { AccessAttributes, Kube, TokenIdentity } from '../../shared/kube/port.js'
 import type { Logger } from '../../shared/log.js'
@@ -157,6 +157,10 @@ async function listRecipes(call: Call, args: ListRecipesArgs): Promise<Record<st
     ...(args.labelSelector ? { labelSelector: args.labelSelector } : {}),
     limit: args.limit,
     ...(args.continue ? { continue: args.continue } : {}),
+  }).catch((err: unknown) => {
+    // The API server refused the selector or the continue token (expired: start over).
+    if (err instanceof RefusedError) throw new ToolError('InvalidArguments', err.message, undefined, { cause: err })
+    throw err
   })
   // phase and kind are filtered within the page, so a page may hold fewer than `limit` items.
   const items = page.items.filter((r) => matchesListFilters(r, args)).map(recipeSummary)

@@ -573,10 +573,15 @@ export class KubeClient implements Kube {
       ...(options.continue ? { _continue: options.continue } : {}),
     }
     const { namespace } = options
-    const list = await this.call(
-      () => (namespace ? this.custom.listNamespacedCustomObject({ ...query, namespace }) : this.custom.listClusterCustomObject(query)),
-      `list WorkflowRecipes${namespace ? ` in ${namespace}` : ''}`,
-    )
+    let list: unknown
+    try {
+      list = await (namespace ? this.custom.listNamespacedCustomObject({ ...query, namespace }) : this.custom.listClusterCustomObject(query))
+    } catch (err) {
+      // A malformed label selector (400) or an expired continue token (410) is the caller's to fix.
+      const code = apiStatus(err)
+      if (code === 400 || code === 410) throw new RefusedError(apiMessage({ cause: err }), code, { cause: err })
+      throw classifyApiError(err, `Could not list WorkflowRecipes${namespace ? ` in ${namespace}` : ''}`)
+    }
     const next = (list as { metadata?: { continue?: unknown } }).metadata?.continue
     return {
       items: itemsOf(list).flatMap((item) => parseOrSkip(WorkflowRecipeSchema, item)),

@@ -1017,6 +1017,8 @@ function checkRecipe(recipe: WorkflowRecipe): void {
 /** Equality-based label selectors (`a=b`, `a==b`, `a!=b`, `a`, `!a`), comma-separated, all must hold. */
 function labelMatcher(selector: string): (labels: Record<string, string>) => boolean {
   const terms = selector.split(',').map((t) => t.trim()).filter(Boolean).map((term) => {
+    // As the API server: a requirement it cannot parse is a 400.
+    if (!/^!?[A-Za-z0-9._/-]+((==?|!=)[A-Za-z0-9._-]*)?$/.test(term)) throw new RefusedError(`unable to parse requirement: ${JSON.stringify(term)}`, 400)
     const ne = /^([^!=]+)!=(.*)$/.exec(term)
     if (ne) return (l: Record<string, string>) => l[ne[1]!.trim()] !== ne[2]!.trim()
     const eq = /^([^!=]+)==?(.*)$/.exec(term)

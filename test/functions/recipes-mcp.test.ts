@@ -457,6 +457,7 @@ describe('recipes-mcp: list, get and status', () => {
     expect((await ok(client, 'list-recipes', { namespace: NS, kind: 'instances', labelSelector: 'app=shop' })).items).toHaveLength(3)
     expect((await ok(client, 'list-recipes', { phase: ['Failed'] })).items.map((i: Structured) => i.name)).toEqual(['b1'])
     expect(kube.accessReviews.at(-2)).toMatchObject({ verb: 'list', namespace: NS })
+    expect(await refused(client, 'list-recipes', { labelSelector: 'app shop' })).toMatchObject({ code: 'InvalidArguments', message: expect.stringContaining('unable to parse') })
   })
 
   it('refuses a list the caller may not make (Forbidden, namespace in the details)', async () => {

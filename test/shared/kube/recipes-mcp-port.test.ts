@@ -90,6 +90,7 @@ describe('KubeClient recipe writes for recipes-mcp on the embedded API server', 
     const all = await kube.listRecipes({})
     expect(all.items.map((r) => r.metadata.name)).toEqual(expect.arrayContaining(['shop', 'p1', 'p2', 'p3']))
     expect((await kube.listRecipes({ labelSelector: 'app=shop' })).items.map((r) => r.metadata.name)).toEqual(['shop'])
+    await expect(kube.listRecipes({ labelSelector: 'app in (' })).rejects.toMatchObject({ name: 'RefusedError', code: 400 })
   })
 
   it('deletes a recipe (true), and answers false for one that is not there', async () => {
