@@ -34,9 +34,11 @@ describeCluster('npm run demo -- --kubeconfig <file> against an existing cluster
 
     expect(out, out).toMatch(/^Demo Succeeded in [\d.]+ s: the run Succeeded and ai-agents\/shop is Active\.$/m)
     expect(code).toBe(0)
-    for (const fn of ['workflow-changed', 'step-job-finished', 'resync-tick', 'dead-letter']) {
+    for (const fn of ['workflow-changed', 'step-job-finished', 'resync-tick', 'dead-letter', 'recipes-mcp']) {
       expect(out).toContain(`as system:serviceaccount:kinetic-system:${fn})`)
     }
+    // Against a cluster the recipes MCP server checks callers with its TokenReview, as in-cluster.
+    expect(out).toMatch(/^ {2}recipes MCP http:\/\/127\.0\.0\.1:\d+\/mcp {2}\(auth: kubernetes: /m)
     const admin = cp.current.admin
     const crds = await admin.request<{ items: Array<{ metadata: { name: string } }> }>('GET', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions')
     expect(crds.items.map((c) => c.metadata.name)).toEqual(expect.arrayContaining(['agents.purko.io', 'workflows.purko.io']))
