@@ -66,11 +66,17 @@ export function parseManifest(text: string, namespace: string, name: string): Re
   if (bytes > MAX_MANIFEST_BYTES) throw new ToolError('InvalidArguments', `manifest is ${bytes} bytes, more than the ${MAX_MANIFEST_BYTES} allowed`)
   const docs = parseAllDocuments(text, { prettyErrors: false })
   if (!Array.isArray(docs)) throw new ToolError('InvalidArguments', 'manifest is empty')
-  const present = docs.filter((d) => d.contents !== null || d.errors.length > 0)
-  const broken = present.find((d) => d.errors.length > 0)
+  const broken = docs.find((d) => d.errors.length > 0)
   if (broken) throw new ToolError('InvalidArguments', `manifest is not valid YAML or JSON: ${broken.errors[0]!.message}`)
-  if (present.length !== 1) throw new ToolError('InvalidArguments', `manifest must hold exactly one WorkflowRecipe, found ${present.length} documents`)
-  const object = present[0]!.toJS({ maxAliasCount: 100 }) as unknown
+  let values: unknown[]
+  try {
+    // Empty documents (a leading comment, a trailing ---) are no documents.
+    values = docs.map((d) => d.toJS({ maxAliasCount: 100 }) as unknown).filter((v) => v !== null && v !== undefined)
+  } catch (err) {
+    throw new ToolError('InvalidArguments', `manifest is not valid YAML or JSON: ${err instanceof Error ? err.message : String(err)}`)
+  }
+  if (values.length !== 1) throw new ToolError('InvalidArguments', `manifest must hold exactly one WorkflowRecipe, found ${values.length} documents`)
+  const object = values[0]
   if (!isObject(object)) throw new ToolError('InvalidArguments', 'manifest must be a WorkflowRecipe object')
   if (object.apiVersion !== API_VERSION || object.kind !== 'WorkflowRecipe') {
     throw new ToolError('InvalidArguments', `manifest is a ${String(object.kind ?? 'object without kind')} (${String(object.apiVersion ?? 'no apiVersion')}), not a ${API_VERSION} WorkflowRecipe`)
