@@ -399,6 +399,20 @@ describe('recipes-mcp: deploy-recipe', () => {
     kube.failNext('getRecipe', new TransientError('Could not get WorkflowRecipe: 503'))
     expect(await refused(client, 'get-recipe', { namespace: NS, name: 'shop' })).toMatchObject({ code: 'Unavailable' })
   })
+
+  it('anything else is Internal: the caller gets the request id only, the log has the error under the same id', async () => {
+    const kube = kubeWith({}, ['*', 'workflowrecipes'])
+    const { url, lines } = await start(kube)
+    const client = await connect(url)
+    kube.failNext('getRecipe', new Error('WorkflowRecipe team-a/shop does not match its schema'))
+    const error = await refused(client, 'get-recipe', { namespace: NS, name: 'shop' })
+    const requestId = /^Internal error \(request (\d+)\)$/.exec(error.message)?.[1]
+    expect(error.code).toBe('Internal')
+    expect(requestId).toBeDefined()
+    const logged = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'Tool call failed unexpectedly')
+    expect(logged).toMatchObject({ level: 50, tool: 'get-recipe', user: 'alice', requestId, namespace: NS, name: 'shop', outcome: 'Internal', err: 'WorkflowRecipe team-a/shop does not match its schema' })
+    expect(lines.join('\n')).not.toContain(TOKEN)
+  })
 })
 
 describe('recipes-mcp: schema violations are JSON-RPC -32602', () => {
