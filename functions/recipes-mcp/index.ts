@@ -226,8 +226,10 @@ async function deployRecipe(call: Call, args: DeployRecipeArgs): Promise<Record<
   if (!outcome) throw lastConflict ?? new ConflictError(`WorkflowRecipe ${args.namespace}/${args.name} kept changing`)
 
   const { existing, written } = outcome
-  const { policies, labels } = await policyContext(call, args.namespace)
+  const { policies, labels, unread } = await policyContext(call, args.namespace)
   const evaluation = evaluateDeployment(written, call.deps.recipes, policies, labels)
+  // Say what the evaluation could not see, rather than a silent "compliant"; the controller sees it all.
+  if (unread.length > 0) evaluation.policy = { ...evaluation.policy, unavailable: `recipes-mcp could not read ${unread.join(' or ')}; the controller evaluates them` }
   return {
     namespace: args.namespace,
     name: args.name,
@@ -245,12 +247,14 @@ async function deployRecipe(call: Call, args: DeployRecipeArgs): Promise<Record<
  * function's ServiceAccount no access to them; where it has none (or they cannot be read),
  * the evaluation runs without them and `policy.evaluated` says which policies it saw.
  */
-async function policyContext(call: Call, namespace: string): Promise<{ policies: WorkflowRecipePolicy[]; labels: NamespaceLabels }> {
+async function policyContext(call: Call, namespace: string): Promise<{ policies: WorkflowRecipePolicy[]; labels: NamespaceLabels; unread: string[] }> {
   const { kube } = call.deps
+  const unread: string[] = []
   let policies: WorkflowRecipePolicy[] = []
   try {
     policies = await kube.listRecipePolicies()
   } catch (err) {
+    unread.push('WorkflowRecipePolicies')
     call.log.warn({ err: err instanceof Error ? err.message : String(err), transient: err instanceof TransientError }, 'WorkflowRecipePolicies could not be read; deploy-recipe evaluates without them')
   }
   const labels: Record<string, Record<string, string> | undefined> = {}
@@ -258,10 +262,10 @@ async function policyContext(call: Call, namespace: string): Promise<{ policies:
     try {
       labels[ns] = (await kube.getNamespace(ns))?.metadata?.labels
     } catch {
-      labels[ns] = undefined
+      if (!unread.includes('namespace labels')) unread.push('namespace labels')
     }
   }
-  return { policies, labels }
+  return { policies, labels, unread }
 }
 
 async function deleteRecipe(call: Call, args: DeleteRecipeArgs): Promise<Record<string, unknown>> {

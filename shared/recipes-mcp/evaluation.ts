@@ -16,7 +16,8 @@ import type { WorkflowRecipePolicy } from '../schemas/workflowrecipepolicy.js'
 export interface DeployEvaluation {
   specValid: boolean
   errors: SpecError[]
-  policy: { compliant: boolean; evaluated: string[]; violations: PolicyViolation[] }
+  /** `unavailable` says what the server could not read to evaluate (policies, namespace labels). */
+  policy: { compliant: boolean; evaluated: string[]; violations: PolicyViolation[]; unavailable?: string }
   approvalRequired: boolean
   approveCommand?: string
   objects: { kind: string; namespace: string; name: string }[]

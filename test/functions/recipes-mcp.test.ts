@@ -381,6 +381,12 @@ describe('recipes-mcp: deploy-recipe', () => {
     expect(broken).toMatchObject({ specValid: false, objects: [], approvalRequired: false })
     expect(broken.errors[0]).toMatchObject({ message: expect.stringContaining('missing') })
 
+    expect(result.policy).not.toHaveProperty('unavailable')
+    // Without read access to policies (§14.2 gives the function none), the result says so.
+    kube.failNext('listRecipePolicies', new Error('workflowrecipepolicies.purko.io is forbidden'))
+    const blind = await ok(client, 'deploy-recipe', { namespace: NS, name: 'blind', spec: WEB })
+    expect(blind.policy).toEqual({ compliant: true, evaluated: [], violations: [], unavailable: 'recipes-mcp could not read WorkflowRecipePolicies; the controller evaluates them' })
+
     kube.writes.length = 0
     const error = await refused(client, 'deploy-recipe', { namespace: NS, name: 'pod', spec: { workloads: [{ name: 'web', kind: 'Pod', image: 'x:1' }] } })
     expect(error).toMatchObject({ code: 'Invalid', details: { causes: [expect.objectContaining({ field: expect.stringContaining('kind'), message: expect.any(String) })] } })
