@@ -141,6 +141,10 @@ export function recipeToWrite(desired: WorkflowRecipe, existing: WorkflowRecipe 
   if (!isManagedByMcp(existing)) {
     throw new ToolError('NotManagedByMcp', `WorkflowRecipe ${existing.metadata.namespace}/${existing.metadata.name} was not deployed through MCP (it lacks ${ANNOTATION_DEPLOYED_VIA}: ${DEPLOYED_VIA_MCP}); it is not replaced`)
   }
+  if (existing.metadata.deletionTimestamp) {
+    // Its spec would be ignored and the recipe gone moments later: try again once it is.
+    throw new ToolError('Conflict', `WorkflowRecipe ${existing.metadata.namespace}/${existing.metadata.name} is being deleted; deploy it again once it is gone`)
+  }
   const { [ANNOTATION_RECIPE_TEMPLATE]: _stale, ...kept } = existing.metadata.annotations ?? {}
   const labels = { ...(existing.metadata.labels ?? {}), ...(desired.metadata.labels ?? {}) }
   const { status: _status, ...rest } = existing

@@ -84,6 +84,8 @@ describe('desiredRecipe and recipeToWrite', () => {
     })
     expect(next.spec).toEqual({ workloads: [] })
     expect(next).not.toHaveProperty('status')
+    const deleting = stored({ 'purko.io/deployed-via': 'mcp' }, { deletionTimestamp: '2026-03-01T10:00:00Z' })
+    expect(() => recipeToWrite(desired, deleting)).toThrow(expect.objectContaining({ code: 'Conflict', message: expect.stringContaining('is being deleted') }))
     for (const foreign of [stored({}), stored({ 'purko.io/deployed-via': 'kubectl' })]) {
       expect(() => recipeToWrite(desired, foreign)).toThrow(expect.objectContaining({ code: 'NotManagedByMcp' }))
     }
