@@ -332,7 +332,7 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
   'recipe-policy-changed': { methods: [...RECIPE, 'replaceRecipePolicyStatus'], alsoAllowed: RECIPE_ALSO },
   // TokenReview and SubjectAccessReviews for its callers, then recipes only (recipes CONTRACT §14.2): no Secret.
   'recipes-mcp': {
-    methods: ['reviewToken', 'reviewAccess', 'listRecipes', 'getRecipe', 'createRecipe', 'replaceRecipe', 'deleteRecipe', 'patchRecipeMetadata'],
+    methods: ['reviewToken', 'reviewAccess', 'listRecipes', 'getRecipe', 'createRecipe', 'replaceRecipe', 'deleteRecipe', 'patchRecipeMetadata', 'listRecipePolicies', 'getNamespace'],
     alsoAllowed: { listAllRecipes: 'list workflowrecipes, cluster-wide (list-recipes without a namespace lists them all)' },
   },
 }

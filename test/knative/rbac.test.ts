@@ -115,6 +115,9 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
       'authentication.k8s.io/tokenreviews': ['create'],
       'authorization.k8s.io/subjectaccessreviews': ['create'],
       'purko.io/workflowrecipes': ['create', 'delete', 'get', 'list', 'patch', 'update'],
+      // deploy-recipe evaluates policies and Pod Security in-process (§14.3).
+      'purko.io/workflowrecipepolicies': ['list'],
+      '/namespaces': ['get'],
     },
   },
   'kinetic-workflowrecipes-source': { serviceAccount: 'workflowrecipes-source', grants: { 'purko.io/workflowrecipes': ['get', 'list', 'watch'] } },
