@@ -6,12 +6,12 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer as createHttpServer, request, type Server } from 'node:http'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { CloudEvent, HTTP } from 'cloudevents'
+import { freePort } from '../local/free-port.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const RUNS = 7
@@ -139,16 +139,6 @@ export async function startStubApiServer(): Promise<{ url: string; requests: () 
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
 
 function post(port: number, event: EncodedEvent): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -11,7 +11,6 @@
 // Run: node --import tsx bench/recipes-mcp.ts   (BENCH_RECIPES_MCP_RUNS=7, _CALLS=200, _SECONDS=3)
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -21,6 +20,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { startApiServer } from '../local/apiserver/index.js'
 import { median, timeToFirstAnswer, unrelatedJobEvent } from './cold-start.js'
+import { freePort } from '../local/free-port.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const RUNS = Number(process.env.BENCH_RECIPES_MCP_RUNS ?? 7)
@@ -68,16 +68,6 @@ async function call(client: Client, req: { name: string; arguments: Record<strin
   if (result.isError || result.structuredContent === undefined) throw new Error(`${req.name} answered ${JSON.stringify(result).slice(0, 300)}`)
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
 
 /** A running recipes-mcp process, and how long it took from spawn to its first answered tools/call. */
 async function startFunction(script: string, kubeconfig: string): Promise<{ url: string; connectedMs: number; coldMs: number; stop: () => Promise<void> }> {

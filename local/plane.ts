@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, type WriteStream } from 'node:fs'
-import { createServer } from 'node:net'
 import { dirname, join } from 'node:path'
 import type { KubeConfig } from '@kubernetes/client-node'
 import { parseAllDocuments } from 'yaml'
@@ -13,6 +12,7 @@ import { startKnativeEmulation, type KnativeEmulation } from './knative/emulatio
 import { KubeHttp, type KubeObject } from './knative/kube-http.js'
 import { loadKnativeManifests, type Manifest } from './knative/manifests.js'
 import { startWorkloadControllers, type WorkloadControllers } from './workloads/controllers.js'
+import { freePort } from './free-port.js'
 
 /** An existing cluster to run against instead of the embedded API server. */
 export interface ClusterTarget {
@@ -475,14 +475,3 @@ function terminate(child: ChildProcess): Promise<void> {
   })
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address()
-      const port = typeof addr === 'object' && addr ? addr.port : 0
-      srv.close(() => resolve(port))
-    })
-  })
-}

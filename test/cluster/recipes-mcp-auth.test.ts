@@ -7,7 +7,6 @@
 // (no audience), one with KINETIC_RECIPES_MCP_AUDIENCE set.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -17,6 +16,7 @@ import { loadManifests, ROOT } from '../knative/manifests.js'
 import { eventually } from '../support/eventually.js'
 import type { AuditEvent } from './control-plane.js'
 import { describeCluster, useControlPlane } from './tier.js'
+import { freePort } from '../../local/free-port.js'
 
 const NS = 'mcp-team'
 const AGENTS = 'ai-agents'
@@ -257,13 +257,3 @@ async function startFunction(env: Record<string, string>): Promise<Running> {
   return { url: `${base}/mcp`, child, output: () => output }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address()
-      srv.close(() => resolve(typeof addr === 'object' && addr ? addr.port : 0))
-    })
-  })
-}
