@@ -263,12 +263,17 @@ function refsOf(children: readonly RecipeChild[]): ChildRef[] {
   return children.map((c) => ({ kind: c.kind, namespace: c.namespace, name: c.name }))
 }
 
+/**
+ * What a deploy or rollback of `revision` prunes from (§7.11, §7.9): every other revision whose
+ * snapshot is kept. Not only `currentRevision`, which becomes N with N's first write, so the
+ * revision N replaces would be forgotten half-way; and an abandoned revision's leftovers go too.
+ * Names are mostly stable across revisions, so this adds few reads; nothing is deleted that N
+ * declares, that is not of a kind Kinetic creates, or that lacks this recipe's UID. Settled
+ * phases prune nothing.
+ */
 function previousInventory(work: RecipeWork, st: WorkflowRecipeStatus, revision: number): InventoryEntry[] {
-  const from = st.phase === 'RollingBack' ? [st.revision ?? 0, st.currentRevision ?? 0] : [st.currentRevision ?? 0]
-  return [...new Set(from)].filter((n) => n > 0 && n !== revision).flatMap((n) => {
-    const s = work.snapshots.get(n)
-    return s ? snapshotInventory(s.snapshot) : []
-  })
+  if (st.phase !== 'Deploying' && st.phase !== 'RollingBack') return []
+  return [...work.snapshots.keys()].filter((n) => n !== revision).sort((a, b) => b - a).flatMap((n) => snapshotInventory(work.snapshots.get(n)!.snapshot))
 }
 
 /** What one planning pass was told, and what it needs to act on it. */

@@ -302,4 +302,23 @@ describe('reconcileRecipe on FakeKube', () => {
     const r = await settle(kube, deps)
     expect(r.status?.phase).toBe('Active')
   })
+
+  it('prunes what the next revision no longer declares: a removed workload, its Service and the old test Job', async () => {
+    const { kube, deps } = setup()
+    kube.putRecipe(recipe(webDb))
+    await settle(kube, deps)
+    const r1 = kube.recipe(NS, 'shop')!
+    kube.putRecipe({ ...r1, spec: recipe({ ...webDb, workloads: [{ ...webDb.workloads[1], dependsOn: [] }] }).spec })
+    const r = await settle(kube, deps)
+    expect(r.status?.phase).toBe('Active')
+    expect(r.status?.currentRevision).toBe(2)
+    expect(kube.children('StatefulSet')).toEqual([])
+    expect(kube.children('Service').map((s) => s.metadata?.name)).toEqual(['team-a-shop-web'])
+    expect(kube.children('Job').map((j) => j.metadata?.name)).toEqual(['team-a-shop-test-smoke-r2'])
+    expect(kube.events.filter((e) => e.reason === 'WorkloadDeleted').map((e) => e.message).sort()).toEqual([
+      'deleted Job sandbox-recipes/team-a-shop-test-smoke-r1',
+      'deleted Service sandbox-recipes/team-a-shop-db',
+      'deleted StatefulSet sandbox-recipes/team-a-shop-db',
+    ])
+  })
 })
