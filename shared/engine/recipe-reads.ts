@@ -10,12 +10,18 @@ export interface ChildRef { kind: string; namespace: string; name: string }
 /** Reads at most this many objects at once: one reconcile must not flood the API server. */
 const READ_CONCURRENCY = 8
 
-/** A revision snapshot with the ConfigMap it came from (its resourceVersion guards `completed-jobs`). */
+/** A revision snapshot with the ConfigMap it came from. */
 export interface StoredSnapshot {
   snapshot: RevisionSnapshot
   configMapName: string
-  resourceVersion: string
   data: Record<string, string>
+}
+
+/** A revision ConfigMap as a snapshot, or why it is not one. */
+export function storedSnapshotOf(cm: { metadata?: { name?: string; namespace?: string; labels?: Record<string, string> }; data?: Record<string, string> }): StoredSnapshot | { damaged: string } {
+  const data = cm.data ?? {}
+  const parsed = parseSnapshot({ metadata: { name: cm.metadata?.name ?? '', namespace: cm.metadata?.namespace ?? '', labels: cm.metadata?.labels ?? {} }, data })
+  return parsed.ok ? { snapshot: parsed.snapshot, configMapName: cm.metadata?.name ?? '', data } : { damaged: parsed.message }
 }
 
 /**
@@ -102,9 +108,9 @@ export class RecipeReads {
     const byRevision = new Map<number, StoredSnapshot>()
     const damaged: string[] = []
     for (const cm of maps) {
-      const parsed = parseSnapshot({ metadata: { name: cm.metadata?.name ?? '', namespace: cm.metadata?.namespace ?? '', labels: cm.metadata?.labels ?? {} }, data: cm.data ?? {} })
-      if (!parsed.ok) { damaged.push(parsed.message); continue }
-      byRevision.set(parsed.snapshot.revision, { snapshot: parsed.snapshot, configMapName: cm.metadata?.name ?? '', resourceVersion: cm.metadata?.resourceVersion ?? '', data: cm.data ?? {} })
+      const stored = storedSnapshotOf(cm)
+      if ('damaged' in stored) damaged.push(stored.damaged)
+      else byRevision.set(stored.snapshot.revision, stored)
     }
     return { byRevision, damaged }
   }

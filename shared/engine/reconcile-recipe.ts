@@ -2,13 +2,12 @@ import type { V1ConfigMap } from '@kubernetes/client-node'
 import { ConflictError, RefusedError, TransientError } from '../errors.js'
 import type { ChildKind, ChildObject } from '../kube/port.js'
 import { recipeCloudEvents } from '../recipes/cloud-events.js'
-import type { RecipeConfig } from '../recipes/config.js'
 import { isOwnedBy, objectKey, planDeploy, readinessFromLive, type DeployPlan, type InventoryEntry, type PlannedDelete, type PlannedWrite } from '../recipes/deploy-plan.js'
 import { canonicalJson } from '../recipes/digest.js'
 import { planDrift, type DriftPlan } from '../recipes/drift.js'
 import type { LifecycleFacts, PolicyFacts, RenderFacts, WorkloadFact } from '../recipes/lifecycle-facts.js'
 import { selectorLabels } from '../recipes/labels.js'
-import { FINALIZER, planLifecycle, type LifecyclePlan, type RecipeTransition } from '../recipes/lifecycle.js'
+import { FINALIZER, observedRevision, planLifecycle, type LifecyclePlan, type RecipeTransition } from '../recipes/lifecycle.js'
 import { buildManifests } from '../recipes/manifests.js'
 import type { RecipeChild, TestObjects } from '../recipes/objects.js'
 import { podWaitingDetail, prerequisiteProblems, readinessFacts, testsFacts, workflowFacts, type RevisionObjects } from '../recipes/observe.js'
@@ -23,7 +22,7 @@ import { kubernetesEventFor } from '../reconcile/kube-events.js'
 import type { WorkflowRecipe, WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
 import { retryingConflicts } from './controller.js'
 import type { RecipeDeps } from './recipe-deps.js'
-import { RecipeReads, type ChildRef, type StoredSnapshot } from './recipe-reads.js'
+import { RecipeReads, storedSnapshotOf, type ChildRef, type StoredSnapshot } from './recipe-reads.js'
 import { deleteRecipe } from './recipe-deletion.js'
 
 export type { RecipeDeps } from './recipe-deps.js'
@@ -85,6 +84,10 @@ export interface RecipeWork {
   now: string
   /** Digest of the latest generation's render (the snapshot `digest` it would write), when valid. */
   renderDigest?: string
+  /** The latest generation's objects, built once (prerequisites look at their names and sources). */
+  latest?: RevisionObjects
+  /** Fresh builds of this generation by revision (revision numbers only change labels). */
+  builds: Map<number, RevisionObjects>
 }
 
 /**
@@ -105,7 +108,7 @@ async function reconcileOnce(deps: RecipeDeps, namespace: string, name: string):
   const work: RecipeWork = {
     deps, recipe, namespace, name, uid,
     resourceVersion: recipe.metadata.resourceVersion ?? '',
-    reads, snapshots: new Map(), transitions: [], writes: 0,
+    reads, snapshots: new Map(), transitions: [], writes: 0, builds: new Map(),
     now: deps.now().toISOString(),
   }
   if (recipe.metadata.deletionTimestamp) {
@@ -117,18 +120,22 @@ async function reconcileOnce(deps: RecipeDeps, namespace: string, name: string):
   }
   const template = isTemplate(recipe)
   // A snapshot of a revision status never recorded is a crash's leftover, possibly of an older generation: not a fact.
-  if (!template) work.snapshots = new Map([...(await reads.snapshots(uid)).byRevision].filter(([n]) => n <= (recipe.status?.revision ?? 0)))
+  if (!template) {
+    const { byRevision, damaged } = await reads.snapshots(uid)
+    // Never guessed at: a damaged snapshot is no revision to deploy, roll back to or prune from.
+    for (const message of damaged) deps.log.warn({ namespace, name }, message)
+    work.snapshots = new Map([...byRevision].filter(([n]) => n <= (recipe.status?.revision ?? 0)))
+  }
 
   const rendered = renderRecipe(recipe, deps.recipes)
-  const render = renderFactsOf(recipe, rendered, deps.recipes)
-  if (render.ok) work.renderDigest = render.digest
+  const render = renderFactsOf(work, rendered)
   const policy = await policyFactsOf(work, rendered)
 
   let status: WorkflowRecipeStatus = recipe.status ?? {}
   const failures = new Map<string, string>()
   let warned = false
   for (let pass = 0; pass < MAX_PASSES; pass++) {
-    const current: WorkflowRecipe = { ...recipe, metadata: { ...recipe.metadata }, status }
+    const current: WorkflowRecipe = { ...work.recipe, status }
     const gathered = await gather(work, current, rendered, render, policy.facts, failures)
     const plan = planLifecycle(current, gathered.facts, work.now)
     work.transitions.push(...plan.transitions)
@@ -172,10 +179,15 @@ function note(work: RecipeWork, reason: string, message: string, type: 'Normal' 
 // ---------------------------------------------------------------------------------------------
 // Facts
 
-function renderFactsOf(recipe: WorkflowRecipe, rendered: ReturnType<typeof renderRecipe>, config: RecipeConfig): RenderFacts {
+/** §1 steps 1-6 of the latest generation as the planner's facts; keeps the digest and the built objects. */
+function renderFactsOf(work: RecipeWork, rendered: ReturnType<typeof renderRecipe>): RenderFacts {
+  const { recipe } = work
   if (!rendered.ok) return { ok: false, errors: rendered.errors }
-  const snap = snapshot(recipe, rendered, config, 1)
+  const snap = snapshot(recipe, rendered, work.deps.recipes, 1)
   if (!snap.ok) return { ok: false, errors: [snap.error] }
+  work.renderDigest = snap.digest
+  work.latest = snap.objects
+  work.builds.set(1, snap.objects)
   const order = new Set(rendered.order)
   return {
     ok: true,
@@ -217,17 +229,6 @@ async function policyFactsOf(work: RecipeWork, rendered: ReturnType<typeof rende
   }
 }
 
-/** The revision the phase looks at (the planner's own rule, lifecycle.ts). */
-function observedRevision(st: WorkflowRecipeStatus): number {
-  if (st.phase === 'Pending' || st.phase === 'Deploying' || st.phase === 'Testing') return st.revision ?? 0
-  if (st.phase === 'RollingBack') return rollbackTarget(st)
-  return st.currentRevision ?? 0
-}
-
-function rollbackTarget(st: WorkflowRecipeStatus): number {
-  return st.reason === 'ManualRollback' ? Number(st.observedRollback) : (st.lastGoodRevision ?? 0)
-}
-
 /**
  * Revision N's objects: its snapshot once written; before that, only for the revision just
  * allocated for this generation, a fresh build (the snapshot will record exactly that).
@@ -240,7 +241,11 @@ function objectsOf(work: RecipeWork, st: WorkflowRecipeStatus, revision: number,
   // The revision being deployed for this generation: the fresh build is what its snapshot
   // recorded (same digest) and keeps the real dependency graph, so independent workloads go in
   // parallel (§7.11); a snapshot alone only knows the order (rollbacks follow it strictly).
-  if (fresh && (!stored || stored.snapshot.digest === work.renderDigest)) return buildManifests(work.recipe, rendered, work.deps.recipes, revision)
+  if (fresh && (!stored || stored.snapshot.digest === work.renderDigest)) {
+    let built = work.builds.get(revision)
+    if (!built) work.builds.set(revision, (built = buildManifests(work.recipe, rendered, work.deps.recipes, revision)))
+    return built
+  }
   return stored ? fromSnapshot(stored.snapshot) : undefined
 }
 
@@ -294,10 +299,7 @@ async function gather(
   if (isTemplate(recipe)) return out
 
   // Prerequisites of the latest valid generation (§7.4), also re-checked when settled.
-  if (rendered.ok && render.ok) {
-    const latest = buildManifests(recipe, rendered, work.deps.recipes, Math.max(1, st.revision ?? 0))
-    facts.prerequisites = await prerequisitesOf(work, rendered, latest)
-  }
+  if (rendered.ok && work.latest) facts.prerequisites = await prerequisitesOf(work, rendered, work.latest)
 
   const revision = observedRevision(st)
   const objects = revision > 0 ? objectsOf(work, st, revision, rendered) : undefined
@@ -463,26 +465,25 @@ async function act(
   }
 }
 
-/** The snapshot ConfigMap of revision N, before any child of N (§7.9). */
+/**
+ * The snapshot ConfigMap of revision N, before any child of N (§7.9). One already there is a
+ * crash's leftover: the same content is kept; another generation's (N was never recorded in
+ * status, so N is ours to write) is replaced.
+ */
 async function writeSnapshot(work: RecipeWork, rendered: RenderOk, revision: number): Promise<void> {
   const snap = snapshot(work.recipe, rendered, work.deps.recipes, revision)
   if (!snap.ok) return
-  const created = await work.deps.kube.createConfigMap(snap.configMap as unknown as V1ConfigMap)
-  work.writes++
-  if (created === 'exists') {
-    // A crash after this write and before the status write: the same revision, re-read.
-    work.snapshots = (await work.reads.snapshots(work.uid)).byRevision
-    const stale = work.snapshots.get(revision)
-    if (!stale || stale.data.digest === snap.configMap.data?.digest) return
-    // ...but of an earlier generation: N was never recorded in status, so its snapshot is this one.
-    const cm = await work.deps.kube.getConfigMap(work.namespace, stale.configMapName)
-    if (cm) await work.deps.kube.replaceConfigMap({ ...cm, metadata: { ...cm.metadata, labels: snap.configMap.metadata?.labels ?? {} }, data: snap.configMap.data ?? {} } as V1ConfigMap)
-    work.writes++
-    work.snapshots = (await work.reads.snapshots(work.uid)).byRevision
-    return
+  const { kube } = work.deps
+  const wanted = snap.configMap as unknown as V1ConfigMap
+  if ((await kube.createConfigMap(wanted)) === 'exists') {
+    const found = await kube.getConfigMap(work.namespace, snap.configMap.metadata.name)
+    if (found && found.data?.digest !== snap.configMap.data.digest) {
+      await kube.replaceConfigMap({ ...found, metadata: { ...found.metadata, labels: snap.configMap.metadata.labels }, data: snap.configMap.data })
+    }
   }
-  const parsedAgain = (await work.reads.snapshots(work.uid)).byRevision
-  work.snapshots = parsedAgain
+  work.writes++
+  const stored = storedSnapshotOf(snap.configMap)
+  if (!('damaged' in stored)) work.snapshots.set(revision, stored)
 }
 
 /** §7.6: an abandoned revision's test Jobs are deleted and its child Workflow cancelled; its workloads stay. */
@@ -614,7 +615,6 @@ async function recordCompletedJobs(work: RecipeWork, revision: number, objects: 
   work.writes++
   stored.data = updated.data ?? data
   stored.snapshot = { ...stored.snapshot, completedJobs: (data['completed-jobs'] ?? '').split('\n').filter((n) => n.length > 0) }
-  stored.resourceVersion = updated.metadata?.resourceVersion ?? stored.resourceVersion
 }
 
 // ---------------------------------------------------------------------------------------------

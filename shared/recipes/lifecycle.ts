@@ -131,14 +131,15 @@ function reachedActive(st: Status, revision: number): boolean {
   return revision > 0 && (revision === st.lastGoodRevision || e?.state === 'Active' || e?.state === 'Superseded')
 }
 
-/** The revision whose readiness the phase observes. */
-function observedRevision(st: Status): number {
+/** The revision whose readiness the phase observes (the shell gathers facts for this one). */
+export function observedRevision(st: Status): number {
   if (st.phase === 'Pending' || st.phase === 'Deploying' || st.phase === 'Testing') return st.revision ?? 0
   if (st.phase === 'RollingBack') return rollbackTarget(st)
   return st.currentRevision ?? 0
 }
 
-function rollbackTarget(st: Status): number {
+/** Where a rollback goes: the requested revision, else the last good one. */
+export function rollbackTarget(st: Status): number {
   return st.reason === 'ManualRollback' ? Number(st.observedRollback) : (st.lastGoodRevision ?? 0)
 }
 
