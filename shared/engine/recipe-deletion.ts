@@ -28,14 +28,15 @@ export async function deleteRecipe(work: RecipeWork): Promise<void> {
   targets.delete(work.namespace)
   const labelled: ChildObject[] = []
   const byUid = { [LABEL_RECIPE_UID]: uid }
+  const list = async (kind: ChildKind, ns: string) => {
+    work.reads.calls.reads++
+    labelled.push(...(await deps.kube.listChildren(kind, ns, byUid)).map((o) => ({ kind, ...o })))
+  }
   for (const ns of targets) {
     if ((await work.reads.namespace(ns)) === null) continue
-    for (const kind of KINETIC_KINDS.filter((k) => k !== 'Workflow')) {
-      labelled.push(...(await deps.kube.listChildren(kind as ChildKind, ns, byUid)).map((o) => ({ kind, ...o })))
-    }
+    for (const kind of KINETIC_KINDS.filter((k) => k !== 'Workflow')) await list(kind, ns)
   }
-  labelled.push(...(await deps.kube.listChildren('Workflow', work.namespace, byUid)).map((o) => ({ kind: 'Workflow', ...o })))
-  work.reads.calls.reads += targets.size * (KINETIC_KINDS.length - 1) + 1
+  await list('Workflow', work.namespace)
   const live = new Map<string, LiveObject>()
   for (const o of labelled) {
     const key = objectKey(o.kind ?? '', o.metadata?.namespace ?? '', o.metadata?.name ?? '')
