@@ -85,6 +85,8 @@ export const CHILD_RESOURCES: Record<ChildKind, { group: string; version: string
   CronJob: { group: 'batch', version: 'v1', plural: 'cronjobs' },
   MCPServer: { group: API_GROUP, version: API_VERSION_NAME, plural: 'mcpservers' },
   Workflow: { group: API_GROUP, version: API_VERSION_NAME, plural: 'workflows' },
+  // A scheduled template's own PingSource (Knative Eventing).
+  PingSource: { group: 'sources.knative.dev', version: 'v1', plural: 'pingsources' },
 }
 
 /** The CustomObjectsApi coordinates of a child kind, and the per-call options that reach it. */
@@ -424,6 +426,58 @@ export class KubeClient implements Kube {
       `update status of Workflow ${namespace}/${name}`,
     )
     return parseAs(WorkflowSchema, raw, `Workflow ${namespace}/${name}`)
+  }
+
+  async createWorkflow(workflow: Workflow): Promise<Workflow | 'exists'> {
+    const namespace = workflow.metadata.namespace ?? 'default'
+    const name = workflow.metadata.name ?? ''
+    const { status: _status, ...rest } = workflow
+    const body = { ...rest, apiVersion: `${API_GROUP}/${API_VERSION_NAME}`, kind: 'Workflow' }
+    try {
+      const raw = await this.custom.createNamespacedCustomObject({ ...WORKFLOWS, namespace, body, fieldManager: FIELD_MANAGER })
+      return parseAs(WorkflowSchema, raw, `Workflow ${namespace}/${name}`)
+    } catch (err) {
+      if (apiStatus(err) === 409) return 'exists'
+      const code = apiStatus(err)
+      if (code === 400 || code === 422) throw new RefusedError(apiMessage({ cause: err }), code, { cause: err })
+      throw classifyApiError(err, `Could not create Workflow ${namespace}/${name}`)
+    }
+  }
+
+  async listWorkflowsIn(namespace: string, labels: Record<string, string>): Promise<Workflow[]> {
+    const list = await this.call(
+      () => this.custom.listNamespacedCustomObject({ ...WORKFLOWS, namespace, labelSelector: selector(labels) }),
+      `list Workflows in ${namespace}`,
+    )
+    return itemsOf(list).flatMap((item) => parseOrSkip(WorkflowSchema, item))
+  }
+
+  async deleteWorkflow(namespace: string, name: string, opts: { uid?: string } = {}): Promise<void> {
+    await this.deleteChild('Workflow', namespace, name, { propagationPolicy: 'Background', ...(opts.uid ? { uid: opts.uid } : {}) })
+  }
+
+  async patchWorkflow(
+    namespace: string, name: string, resourceVersion: string,
+    patch: { annotations?: Record<string, string | null>; parameters?: Record<string, string | null> },
+  ): Promise<Workflow> {
+    const body = {
+      metadata: { resourceVersion, ...(patch.annotations ? { annotations: patch.annotations } : {}) },
+      ...(patch.parameters ? { spec: { parameters: patch.parameters } } : {}),
+    }
+    const raw = await this.call(
+      () => this.custom.patchNamespacedCustomObject({ ...WORKFLOWS, namespace, name, body }, MERGE_PATCH),
+      `patch Workflow ${namespace}/${name}`,
+    )
+    return parseAs(WorkflowSchema, raw, `Workflow ${namespace}/${name}`)
+  }
+
+  async listEvents(namespace: string, involved: { kind: string; name: string }): Promise<CoreV1Event[]> {
+    const list = await this.call(
+      () => this.core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.kind=${involved.kind},involvedObject.name=${involved.name}` }),
+      `list Events of ${involved.kind} ${namespace}/${involved.name}`,
+    )
+    const time = (e: CoreV1Event) => new Date(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp ?? 0).getTime()
+    return [...list.items].sort((a, b) => time(a) - time(b))
   }
 
   async createEvent(event: CoreV1Event): Promise<void> {

@@ -25,10 +25,12 @@ export interface AccessAttributes {
   resource: string
   namespace?: string
   name?: string
+  /** e.g. `log` for `pods/log`. */
+  subresource?: string
 }
 
 /** The kinds a WorkflowRecipe creates as children (CONTRACT §5), read and written generically. */
-export type ChildKind = 'Secret' | 'Service' | 'Deployment' | 'StatefulSet' | 'DaemonSet' | 'Job' | 'CronJob' | 'MCPServer' | 'Workflow'
+export type ChildKind = 'Secret' | 'Service' | 'Deployment' | 'StatefulSet' | 'DaemonSet' | 'Job' | 'CronJob' | 'MCPServer' | 'Workflow' | 'PingSource'
 
 /** A child as the API server returns it: plain JSON (timestamps as strings). */
 export type ChildObject = {
@@ -155,10 +157,26 @@ export interface Kube {
     resourceVersion: string,
     metadata: { annotations?: Record<string, string | null>; finalizers?: string[] },
   ): Promise<Workflow>
+  /** Creates a Workflow (a run from a template); 'exists' when the name is taken (a duplicate fire or delivery). */
+  createWorkflow(workflow: Workflow): Promise<Workflow | 'exists'>
+  /** The Workflows of one namespace, by labels (a template's runs). */
+  listWorkflowsIn(namespace: string, labels: Record<string, string>): Promise<Workflow[]>
+  /** Deletes a Workflow (background); with `uid`, only that object. Already gone is not an error. */
+  deleteWorkflow(namespace: string, name: string, options?: { uid?: string }): Promise<void>
+  /**
+   * JSON merge patch of a Workflow's annotations and `spec.parameters` together (a rerun with
+   * parameter overrides), guarded by resourceVersion. `null` removes a key.
+   */
+  patchWorkflow(
+    namespace: string, name: string, resourceVersion: string,
+    patch: { annotations?: Record<string, string | null>; parameters?: Record<string, string | null> },
+  ): Promise<Workflow>
   /** Replaces `.status` through the status subresource, guarded by resourceVersion. */
   patchWorkflowStatus(namespace: string, name: string, resourceVersion: string, status: WorkflowStatus): Promise<Workflow>
 
   createEvent(event: CoreV1Event): Promise<void>
+  /** Kubernetes Events about one object (by involvedObject kind and name), oldest first. */
+  listEvents(namespace: string, involved: { kind: string; name: string }): Promise<CoreV1Event[]>
 
   getRecipe(namespace: string, name: string): Promise<WorkflowRecipe | null>
   /** Every WorkflowRecipe in every namespace (resync tick, policy re-evaluation). */

@@ -44,3 +44,28 @@ export const LABEL_AGENT_TYPE = 'purko.io/agent-type'
 export const LABEL_MANAGED_BY = 'purko.io/managed-by'
 /** Finalizer purko put on Agents; Kinetic cleans up by ownerReferences and removes it. */
 export const FINALIZER_AGENT = 'purko.io/agent-finalizer'
+
+/** Annotation on a run naming the template it was created from (purko's scheduler and webhook). */
+export const ANNOTATION_WORKFLOW_TEMPLATE = 'purko.io/workflow-template'
+/** Annotation on a run saying what started it: `schedule`, `webhook` or `manual`. */
+export const ANNOTATION_TRIGGER_TYPE = 'purko.io/trigger-type'
+/** Annotation on a run: the cron (schedule), the source (webhook), or the user (manual). */
+export const ANNOTATION_TRIGGER_SOURCE = 'purko.io/trigger-source'
+/** Annotation on a webhook run: how its template was chosen (`explicit`, `rule:<name>`). */
+export const ANNOTATION_TRIGGER_ROUTE = 'purko.io/trigger-route'
+/** Annotation on a scheduled run: the fire time it stands for (RFC 3339, UTC). */
+export const ANNOTATION_SCHEDULED_TIME = 'kinetic.dev/scheduled-time'
+/** Annotation on a webhook run: the delivery id the sender gave (so a redelivery makes no second run). */
+export const ANNOTATION_DELIVERY_ID = 'kinetic.dev/delivery-id'
+/** Label on a run naming its template (label-safe), so a template's runs are listed by selector. */
+export const LABEL_TEMPLATE = 'kinetic.dev/template'
+/**
+ * Prefix of the verified record of a step decision (`kinetic.dev/decision-<step>`): JSON
+ * `{verdict: "approved"|"denied", user, time, reason?}` written by run-control beside purko's
+ * approve/deny annotation.
+ */
+export const ANNOTATION_DECISION_PREFIX = 'kinetic.dev/decision-'
+/** Annotation saying why a run was cancelled when not by a person (concurrency `replace`). */
+export const ANNOTATION_CANCEL_REASON = 'kinetic.dev/cancel-reason'
+/** Annotation recording who asked for a cancel or rerun through run-control: JSON `{user, time, reason?}`. */
+export const ANNOTATION_REQUESTED_BY = 'kinetic.dev/requested-by'

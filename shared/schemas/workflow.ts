@@ -134,10 +134,16 @@ export const TriggerSchema = z.looseObject({
     cron: z.string().optional().describe('Cron expression.'),
     timezone: z.string().optional().describe('IANA time zone of the cron expression.'),
     suspend: z.boolean().optional().describe('Whether the schedule is suspended.'),
+    catchUp: z.enum(['latest', 'none']).optional()
+      .describe('Fires missed while nothing ran (a lost tick, a late PingSource): latest (default) starts one run for the latest missed fire within startingDeadlineSeconds; none starts none.'),
+    startingDeadlineSeconds: z.number().int().min(1).max(31_622_400).optional()
+      .describe('How late a missed fire may still start its run (default 3600).'),
   }).optional().describe('Schedule-based trigger.'),
   webhook: z.looseObject({
     path: z.string().optional().describe('HTTP path for the webhook endpoint.'),
-    secret: SecretKeyRefSchema.optional().describe('Secret holding the HMAC key for webhook validation.'),
+    secret: SecretKeyRefSchema.optional().describe('Secret holding the HMAC key for webhook validation (key default: secret).'),
+    allowUnauthenticated: z.boolean().optional()
+      .describe('UNSAFE: accept webhook calls without a signature. Anyone who can reach the endpoint can start runs.'),
   }).optional().describe('Webhook trigger configuration.'),
   event: z.looseObject({
     source: z.string().optional().describe('Event source identifier.'),
@@ -145,6 +151,10 @@ export const TriggerSchema = z.looseObject({
     filter: z.string().optional().describe('CEL expression to filter events.'),
   }).optional().describe('Event-based trigger configuration.'),
   eventTriggers: z.array(z.looseObject({})).optional().describe('Event-based triggers.'),
+  successfulRunsHistoryLimit: z.number().int().min(0).max(1000).optional()
+    .describe('Finished successful runs of this template that are kept (default 3); older ones are deleted.'),
+  failedRunsHistoryLimit: z.number().int().min(0).max(1000).optional()
+    .describe('Finished unsuccessful runs (failed, cancelled, completed with errors) that are kept (default 1).'),
 })
 export type Trigger = z.infer<typeof TriggerSchema>
 
@@ -171,6 +181,8 @@ export const WorkflowSpecSchema = z.looseObject({
   concurrency: z.looseObject({
     policy: z.string().optional().describe('Concurrency policy (e.g. allow, forbid, replace).'),
     maxParallel: z.number().int().min(1).optional().describe('Maximum number of parallel workflow instances.'),
+    whenBusy: z.enum(['wait', 'skip']).optional()
+      .describe('forbid only: wait (default) queues the new run until the active one ends; skip ends it at once as Cancelled.'),
   }).optional().describe('Concurrency control for workflow execution.'),
   errorHandling: z.looseObject({
     strategy: z.string().optional(),
@@ -206,6 +218,19 @@ export const StepStatusSchema = z.looseObject({
 })
 export type StepStatus = z.infer<typeof StepStatusSchema>
 
+/** Most runs a template's status lists. */
+export const MAX_RECENT_RUNS = 10
+
+/** One run of a template, as the template's status lists it. */
+export const RecentRunSchema = z.looseObject({
+  name: z.string().describe('Name of the run Workflow.'),
+  phase: z.string().optional().describe('Phase of the run.'),
+  trigger: z.string().optional().describe('What started it: schedule, webhook or manual.'),
+  startTime: dateTime().optional().describe('When the run started.'),
+  completionTime: dateTime().optional().describe('When the run finished.'),
+})
+export type RecentRun = z.infer<typeof RecentRunSchema>
+
 /** Observed state of a Workflow run. */
 export const WorkflowStatusSchema = z.looseObject({
   phase: z.enum(WORKFLOW_PHASES).optional().describe('Current phase of the workflow.'),
@@ -225,6 +250,9 @@ export const WorkflowStatusSchema = z.looseObject({
   activeRuns: z.number().int().optional().describe('Number of runs in progress.'),
   lastTriggerTime: dateTime().optional().describe('Last time a trigger started a run.'),
   nextRunTime: dateTime().optional().describe('Next scheduled run.'),
+  lastScheduleTime: dateTime().optional().describe('Templates: the latest schedule fire handled (a run started, or skipped by policy).'),
+  recentRuns: z.array(RecentRunSchema).max(MAX_RECENT_RUNS).optional().describe('Templates: the newest runs, newest first.'),
+  queuePosition: z.number().int().min(1).optional().describe('Queued runs: place in the queue of runs of the same template (1 starts next).'),
 }).describe('WorkflowStatus defines the observed state of a Workflow.')
 export type WorkflowStatus = z.infer<typeof WorkflowStatusSchema>
 

@@ -124,6 +124,18 @@ const PORT_CALLS: PortCalls = {
     const wf = await k.getWorkflow(NS, 'rbac')
     return k.patchWorkflowMetadata(NS, 'rbac', wf?.metadata.resourceVersion ?? '', { annotations: { 'purko.io/touched': 'yes' } })
   },
+  createWorkflow: (k, t) => k.createWorkflow({
+    apiVersion: 'purko.io/v1alpha1', kind: 'Workflow',
+    metadata: { name: `rbac-run-${t}`, namespace: NS, labels: { 'kinetic.dev/template': 'rbac' } },
+    spec: { steps: [{ name: 'a', agentRef: { name: 'x' } }] },
+  } as never),
+  listWorkflowsIn: (k) => k.listWorkflowsIn(NS, { 'kinetic.dev/template': 'rbac' }),
+  deleteWorkflow: (k, t) => k.deleteWorkflow(NS, `rbac-run-${t}`),
+  patchWorkflow: async (k) => {
+    const wf = await k.getWorkflow(NS, 'rbac')
+    return k.patchWorkflow(NS, 'rbac', wf?.metadata.resourceVersion ?? '', { annotations: { 'purko.io/touched': 'yes' }, parameters: { touched: 'yes' } }).catch(conflictIsFine)
+  },
+  listEvents: (k) => k.listEvents(NS, { kind: 'Workflow', name: 'rbac' }),
   patchWorkflowStatus: async (k) => {
     const wf = await k.getWorkflow(NS, 'rbac')
     return k.patchWorkflowStatus(NS, 'rbac', wf?.metadata.resourceVersion ?? '', { phase: 'Pending' } as never)

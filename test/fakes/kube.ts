@@ -674,6 +674,67 @@ export class FakeKube implements Kube {
     return clone(wf)
   }
 
+  async createWorkflow(workflow: Workflow): Promise<Workflow | 'exists'> {
+    this.enter('createWorkflow')
+    const k = key(workflow.metadata.namespace, workflow.metadata.name)
+    if (this.workflows.has(k)) return 'exists'
+    const { status: _status, ...rest } = clone(workflow)
+    const stored = WorkflowSchema.parse(rest)
+    stored.metadata.uid = this.newUid('Workflow', workflow.metadata.name)
+    stored.metadata.generation = 1
+    stored.metadata.creationTimestamp ??= new Date().toISOString()
+    stored.metadata.resourceVersion = String(++this.rv)
+    this.workflows.set(k, stored)
+    this.record(`create Workflow/${workflow.metadata.name}`, stored)
+    return clone(stored)
+  }
+
+  async listWorkflowsIn(namespace: string, labels: Record<string, string>): Promise<Workflow[]> {
+    this.enter('listWorkflowsIn')
+    return [...this.workflows.values()]
+      .filter((wf) => wf.metadata.namespace === namespace && Object.entries(labels).every(([k, v]) => wf.metadata.labels?.[k] === v))
+      .map(clone)
+  }
+
+  async deleteWorkflow(namespace: string, name: string, options: { uid?: string } = {}): Promise<void> {
+    this.enter('deleteWorkflow')
+    const k = key(namespace, name)
+    const wf = this.workflows.get(k)
+    if (!wf || (options.uid && wf.metadata.uid !== options.uid)) return
+    this.workflows.delete(k)
+    this.record(`delete Workflow/${name}`, {})
+  }
+
+  async patchWorkflow(
+    namespace: string, name: string, resourceVersion: string,
+    patch: { annotations?: Record<string, string | null>; parameters?: Record<string, string | null> },
+  ): Promise<Workflow> {
+    this.enter('patchWorkflow')
+    const wf = this.guarded(namespace, name, resourceVersion)
+    const merge = (into: Record<string, string>, changes: Record<string, string | null> | undefined) => {
+      for (const [k, v] of Object.entries(changes ?? {})) {
+        if (v === null) delete into[k]
+        else into[k] = v
+      }
+      return into
+    }
+    wf.metadata.annotations = merge({ ...(wf.metadata.annotations ?? {}) }, patch.annotations)
+    if (patch.parameters) {
+      wf.spec.parameters = merge({ ...(wf.spec.parameters ?? {}) }, patch.parameters)
+      wf.metadata.generation = (wf.metadata.generation ?? 1) + 1
+    }
+    wf.metadata.resourceVersion = String(++this.rv)
+    this.record(`patch Workflow/${name}`, { patch })
+    return clone(wf)
+  }
+
+  async listEvents(namespace: string, involved: { kind: string; name: string }): Promise<CoreV1Event[]> {
+    this.enter('listEvents')
+    return this.events
+      .filter((e) => (e.metadata?.namespace ?? e.involvedObject?.namespace) === namespace && e.involvedObject?.kind === involved.kind && e.involvedObject?.name === involved.name)
+      .map(clone)
+  }
+
   async createEvent(event: CoreV1Event): Promise<void> {
     this.enter('createEvent')
     if (this.events.some((e) => e.metadata?.name === event.metadata?.name)) return
