@@ -11,6 +11,7 @@ import { REPO_ROOT } from './jobs/step-process.js'
 import { startKnativeEmulation, type KnativeEmulation } from './knative/emulation.js'
 import { KubeHttp, type KubeObject } from './knative/kube-http.js'
 import { loadKnativeManifests, type Manifest } from './knative/manifests.js'
+import { ensurePingSourceKind } from './knative/pingsource-crd.js'
 import { startWorkloadControllers, type WorkloadControllers } from './workloads/controllers.js'
 import { freePort } from './free-port.js'
 
@@ -165,6 +166,8 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
     const kube = new KubeHttp(kubeConfig)
 
     await installCrds(kube, opts.crdsDir ?? join(root, 'crds'), log)
+    // Templates' schedules are PingSources made at run time; an API server without Knative gets our own kind.
+    await ensurePingSourceKind(kube, log)
 
     const manifests = loadKnativeManifests(join(root, 'knative'))
     await applySupportingObjects(kube, manifests.others, log, opts.cluster !== undefined)
@@ -244,9 +247,9 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
       })
       children.set(svc.metadata.name, child)
       fn.pid = child.pid
-      if (env[CALLER_AUTH] !== undefined) {
-        fn.mcp = { url: `${fn.url}/mcp`, auth: env[CALLER_AUTH] }
-        if (callerAuth[CALLER_AUTH] === 'none') log.info({ service: fn.name }, `The embedded API server has no TokenReview: ${fn.name} runs with ${CALLER_AUTH}=none and allows every call as anonymous`)
+      if (env[CALLER_AUTH] !== undefined) fn.mcp = { url: `${fn.url}/mcp`, auth: env[CALLER_AUTH] }
+      for (const variable of Object.keys(callerAuth)) {
+        log.info({ service: fn.name }, `The embedded API server has no TokenReview: ${fn.name} runs with ${variable}=none and allows every call as anonymous`)
       }
       child.stdout?.pipe(out, { end: false })
       child.stderr?.pipe(out, { end: false })
@@ -366,8 +369,10 @@ async function applySupportingObjects(kube: KubeHttp, others: Manifest[], log: L
   log.info({ objects: ordered.map((m) => `${m.kind}/${m.metadata.name}`) }, 'Installed the supporting objects of knative/')
 }
 
-/** The variable by which a function checks its callers with TokenReview and SubjectAccessReview (recipes-mcp). */
+/** The variable by which the recipes MCP server checks its callers with TokenReview and SubjectAccessReview. */
 export const CALLER_AUTH = 'KINETIC_RECIPES_MCP_AUTH'
+/** Every function's variable for checking callers with TokenReview and SubjectAccessReview (recipes-mcp, run-control). */
+export const CALLER_AUTH_VARIABLES: readonly string[] = [CALLER_AUTH, 'KINETIC_RUN_CONTROL_AUTH']
 
 /**
  * Pure: the embedded API server serves neither TokenReview nor SubjectAccessReview, so there a
@@ -375,7 +380,8 @@ export const CALLER_AUTH = 'KINETIC_RECIPES_MCP_AUTH'
  * as anonymous). Against a cluster it keeps its Service's setting (`kubernetes`).
  */
 export function callerAuthEnv(serviceEnv: Record<string, string>, onCluster: boolean): Record<string, string> {
-  return serviceEnv[CALLER_AUTH] !== undefined && !onCluster ? { [CALLER_AUTH]: 'none' } : {}
+  if (onCluster) return {}
+  return Object.fromEntries(CALLER_AUTH_VARIABLES.filter((v) => serviceEnv[v] !== undefined).map((v) => [v, 'none']))
 }
 
 /** `http://<service>.<namespace>.svc.cluster.local[:port]/<path>` -> the Service, or null. */
