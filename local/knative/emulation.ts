@@ -8,6 +8,7 @@ import { ADAPTER_RETRY_POLICY, deliver, type Destination } from './delivery.js'
 import { KubeHttp } from './kube-http.js'
 import { loadKnativeManifests, type ApiServerSourceSpec, type KnativeManifests, type Manifest } from './manifests.js'
 import { startPingSource, type RunningPing } from './ping-source.js'
+import { watchRuntimePings, type RuntimePings } from './runtime-pings.js'
 
 /** What the emulation needs to run. */
 export interface KnativeEmulationOptions {
@@ -26,6 +27,11 @@ export interface KnativeEmulationOptions {
   pingIntervalMs?: number
   /** Start PingSource schedules at once (default true); otherwise call `startSchedules()`. */
   schedulePings?: boolean
+  /**
+   * Also run the PingSources created on the API server at run time (every namespace; those of
+   * knative/ excepted). Default true.
+   */
+  runtimePingSources?: boolean
 }
 
 /** A running emulation of the Knative objects in knative/. */
@@ -39,8 +45,13 @@ export interface KnativeEmulation {
   onRetry(listener: (record: RetryRecord) => void): void
   /** Every event a Broker accepted (sources, replies and events functions send to `K_SINK`). */
   onIngress(listener: (record: { broker: string; event: KEvent }) => void): void
-  /** Fires one tick of the named PingSource now. */
+  /**
+   * Fires one tick of the named PingSource now: one of knative/ by name, or one created at run
+   * time by `namespace/name` (or by name when only one namespace has it).
+   */
   firePing(name: string): Promise<number>
+  /** `namespace/name` of every PingSource created at run time that the emulation has seen. */
+  runtimePingSources(): string[]
   /** Starts every PingSource's schedule (when `schedulePings: false` held them back). */
   startSchedules(): void
   /** Fast-forwards every PingSource to this interval from now on (undefined: their schedules). */
@@ -49,7 +60,7 @@ export interface KnativeEmulation {
   setFault(hook: FaultHook | undefined): void
   /** Counters summed over all Brokers. */
   stats(): BrokerStats
-  /** Resolves once every ApiServerSource is watching. */
+  /** Resolves once every ApiServerSource is watching and the PingSources of the API server are listed. */
   ready: Promise<void>
   stop(): Promise<void>
 }
@@ -68,7 +79,13 @@ export async function startKnativeEmulation(opts: KnativeEmulationOptions): Prom
 
   const resolve = (dest: Destination, namespace: string): string | null => {
     const ref = dest.ref
-    if (!ref) return dest.uri && /^https?:\/\//.test(dest.uri) ? dest.uri : null
+    if (!ref) {
+      if (!dest.uri || !/^https?:\/\//.test(dest.uri)) return null
+      // The in-cluster Broker ingress (a function's KINETIC_EVENT_SINK) is the local Broker here.
+      const inCluster = /^https?:\/\/broker-ingress\.[^/]+\/([^/]+)\/([^/]+)\/?$/.exec(dest.uri)
+      if (inCluster && ingress && brokers.has(`${inCluster[1]}/${inCluster[2]}`)) return `${ingress.url}/${inCluster[1]}/${inCluster[2]}`
+      return dest.uri
+    }
     const ns = ref.namespace ?? namespace
     let base: string | undefined
     if (ref.kind === 'Broker' && ingress && brokers.has(`${ns}/${ref.name}`)) base = `${ingress.url}/${ns}/${ref.name}`
@@ -113,7 +130,14 @@ export async function startKnativeEmulation(opts: KnativeEmulationOptions): Prom
   })
   const pings = new Map<string, RunningPing>()
   for (const p of manifests.pingSources) pings.set(p.metadata.name, startPingSource(p, sinkFor(p), log, opts.pingIntervalMs))
-  const startSchedules = () => { for (const p of pings.values()) p.start() }
+  const isStatic = (namespace: string, name: string) => manifests.pingSources.some((p) => p.metadata.namespace === namespace && p.metadata.name === name)
+  const runtime: RuntimePings | undefined = (opts.runtimePingSources ?? true)
+    ? watchRuntimePings({ kube, isStatic, sinkFor, log, ...(opts.pingIntervalMs !== undefined ? { intervalMs: opts.pingIntervalMs } : {}) })
+    : undefined
+  const startSchedules = () => {
+    for (const p of pings.values()) p.start()
+    runtime?.start()
+  }
   if (opts.schedulePings ?? true) startSchedules()
   log.info({
     brokers: [...brokers.keys()],
@@ -130,21 +154,29 @@ export async function startKnativeEmulation(opts: KnativeEmulationOptions): Prom
     onRetry: (listener) => { for (const b of brokers.values()) b.feed.on('retry', listener) },
     onIngress: (listener) => { for (const b of brokers.values()) b.feed.on('ingress', listener) },
     async firePing(name) {
-      const p = pings.get(name)
-      if (!p) throw new Error(`No PingSource named ${name} in knative/ (have: ${[...pings.keys()].join(', ') || 'none'})`)
+      const p = pings.get(name) ?? runtime?.find(name)
+      if (!p) {
+        const have = [...pings.keys(), ...(runtime?.keys() ?? [])]
+        throw new Error(`No PingSource named ${name} in knative/ or on the API server (have: ${have.join(', ') || 'none'})`)
+      }
       return p.fire()
     },
+    runtimePingSources: () => runtime?.keys() ?? [],
     startSchedules,
-    setPingInterval(ms) { for (const p of pings.values()) p.setInterval(ms) },
+    setPingInterval(ms) {
+      for (const p of pings.values()) p.setInterval(ms)
+      runtime?.setInterval(ms)
+    },
     setFault(hook) { for (const b of brokers.values()) b.fault = hook },
     stats() {
       const total: BrokerStats = { ingressed: 0, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, replies: 0, ttlExhausted: 0, faultLost: 0, faultDuplicated: 0 }
       for (const b of brokers.values()) for (const k of Object.keys(total) as Array<keyof BrokerStats>) total[k] += b.stats[k]
       return total
     },
-    ready: Promise.all(sources.map((s) => s.ready)).then(() => undefined),
+    ready: Promise.all([...sources.map((s) => s.ready), runtime?.ready]).then(() => undefined),
     async stop() {
       for (const p of pings.values()) p.stop()
+      await runtime?.stop()
       for (const b of brokers.values()) b.close()
       await Promise.all(sources.map((s) => s.stop()))
       await ingress?.close()

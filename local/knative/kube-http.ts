@@ -316,7 +316,12 @@ export async function listAndWatch(kube: KubeHttp, path: string, query: string, 
         continue
       }
       handlers.onError?.(err)
-      await new Promise((r) => setTimeout(r, retryMs))
+      // The wait ends early when the loop is stopped, so stopping never waits out a retry.
+      await new Promise<void>((r) => {
+        const done = () => { clearTimeout(t); signal.removeEventListener('abort', done); r() }
+        const t = setTimeout(done, retryMs)
+        signal.addEventListener('abort', done, { once: true })
+      })
     }
   }
 }
