@@ -49,7 +49,6 @@ export function pingEvent(source: Manifest<PingSourceSpec>, now: Date): KEvent {
  */
 export function startPingSource(source: Manifest<PingSourceSpec>, sink: EventSink, log: Logger, intervalMs?: number): RunningPing {
   const schedule = (source.spec.schedule ?? '* * * * *').trim()
-  if (schedule.startsWith('@every')) throw new Error(`PingSource ${source.metadata.name}: @every is not accepted by Knative`)
   const plog = log.child({ source: source.metadata.name })
   let running = Promise.resolve(0)
   const fire = (): Promise<number> => {
@@ -67,9 +66,15 @@ export function startPingSource(source: Manifest<PingSourceSpec>, sink: EventSin
     return running
   }
   const tick = () => { void fire() }
-  const opts = source.spec.timezone ? { timezone: source.spec.timezone } : {}
+  // robfig/cron (Knative's parser) also takes the zone as a `CRON_TZ=<zone> ` (or `TZ=`) prefix.
+  const prefixed = /^(?:CRON_TZ|TZ)=(\S+)\s+(.+)$/.exec(schedule)
+  if (prefixed && source.spec.timezone) throw new Error(`PingSource ${source.metadata.name}: the schedule names a time zone and spec.timezone is set too`)
+  const zone = prefixed?.[1] ?? source.spec.timezone
+  const expression = prefixed?.[2] ?? schedule
+  if (expression.startsWith('@every')) throw new Error(`PingSource ${source.metadata.name}: @every is not accepted by Knative`)
+  const opts = zone ? { timezone: zone } : {}
   // Built paused so a bad schedule or time zone throws here, at load time.
-  const cron = new Cron(schedule, { ...opts, paused: true }, tick)
+  const cron = new Cron(expression, { ...opts, paused: true }, tick)
   let timer: NodeJS.Timeout | undefined
   let started = false
   let every = intervalMs

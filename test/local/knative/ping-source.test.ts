@@ -44,6 +44,14 @@ describe('PingSource', () => {
     expect(() => startPingSource(aPing({ schedule: '* * * * *', timezone: 'Mars/Olympus' }), async () => 202, silentLogger)).toThrow()
   })
 
+  it('takes the time zone from a CRON_TZ= or TZ= prefix as robfig/cron does, refusing a zone named twice or unknown and @every behind a prefix', () => {
+    const sink = async () => 202
+    for (const schedule of ['CRON_TZ=Europe/Berlin 0 3 * * *', 'TZ=America/New_York */2 * * * * *']) startPingSource(aPing({ schedule }), sink, silentLogger).stop()
+    expect(() => startPingSource(aPing({ schedule: 'CRON_TZ=Europe/Berlin 0 3 * * *', timezone: 'UTC' }), sink, silentLogger)).toThrow(/time zone and spec.timezone/)
+    expect(() => startPingSource(aPing({ schedule: 'CRON_TZ=Mars/Olympus 0 3 * * *' }), sink, silentLogger)).toThrow()
+    expect(() => startPingSource(aPing({ schedule: 'CRON_TZ=UTC @every 1m' }), sink, silentLogger)).toThrow(/@every/)
+  })
+
   it('sends nothing until started, and fires one tick on demand with the sink status', async () => {
     const got: KEvent[] = []
     const ping = startPingSource(aPing({ schedule: '* * * * * *' }), async (e) => { got.push(e); return 202 }, silentLogger, 1)
