@@ -35,11 +35,22 @@ export function isRetriableSpecFailure(wf: RunView): boolean {
   return invalid !== undefined && wf.status?.observedGeneration !== wf.metadata.generation
 }
 
+/** Pure: a status of a run held back by its concurrency policy (phase Pending, a queue position, no run id yet). */
+export function isQueuedStatus(status: NonNullable<Workflow['status']>): boolean {
+  return status.runId === undefined && status.phase === 'Pending' && status.queuePosition !== undefined
+}
+
 /** Pure: whether a Workflow (as seen in an event) may need anything done at all. */
 export function mayNeedWork(workflow: RunView): boolean {
   const meta = workflow.metadata
   if (meta.deletionTimestamp || meta.annotations?.[ANNOTATION_TEMPLATE] === 'true') return false
   const status = workflow.status
+  // A run queued by its concurrency policy: the echo of its queued status needs nothing, while an
+  // edit or a run-control annotation does. A sibling that finishes wakes it, and every resync
+  // tick re-evaluates it (the tick reconciles every unfinished run).
+  if (status && isQueuedStatus(status)) {
+    return status.observedGeneration !== meta.generation || status.runControl !== runControlDigest(meta.annotations)
+  }
   if (!status?.runId) return true
   if (status.runId !== currentRunId(workflow)) return true
   // A finished run only moves again for a rerun or a fixed spec, as planWorkflow decides; anything

@@ -4,9 +4,10 @@ import { agentServiceAccountName } from '../agent/names.js'
 import type { Agent } from '../schemas/agent.js'
 import type { Condition, StepPhase, Workflow, WorkflowPhase, WorkflowStatus, WorkflowStep } from '../schemas/workflow.js'
 import {
-  ANNOTATION_APPROVE_PREFIX, ANNOTATION_CANCEL, ANNOTATION_DENY_PREFIX, ANNOTATION_RERUN, ANNOTATION_RUN_ID,
-  ANNOTATION_RESET_COST, ANNOTATION_TEMPLATE,
+  ANNOTATION_APPROVE_PREFIX, ANNOTATION_CANCEL, ANNOTATION_CANCEL_REASON, ANNOTATION_DECISION_PREFIX, ANNOTATION_DENY_PREFIX,
+  ANNOTATION_RERUN, ANNOTATION_REQUESTED_BY, ANNOTATION_RUN_ID, ANNOTATION_RESET_COST, ANNOTATION_TEMPLATE,
 } from '../schemas/labels.js'
+import { admitRun, type Admission, type RunCancel } from '../triggers/concurrency.js'
 import { evaluateCondition } from './condition.js'
 import { setCondition } from './conditions.js'
 import { topologicalOrder, validateSteps } from './dag.js'
@@ -16,7 +17,7 @@ import { stepJobName } from './job-builder.js'
 import type { OutputWrite } from './outputs.js'
 import { retryDecision } from './retry.js'
 import { runIdFor } from './run-id.js'
-import { currentRunId, isRetriableSpecFailure, isTerminalPhase, mayNeedWork, runControlDigest } from './run-status.js'
+import { currentRunId, isQueuedStatus, isRetriableSpecFailure, isTerminalPhase, mayNeedWork, runControlDigest } from './run-status.js'
 import { decodeStepStates, DETAILED_STATUS_MAX_STEPS, encodeStepStates, stepListChanged, type StepState } from './step-states.js'
 
 /**
@@ -59,6 +60,11 @@ export interface WorkflowFacts {
   credentialWaits?: ReadonlyMap<string, string>
   /** Provider choices (by `choiceKeyOf`) whose starting steps carry this message in their status. */
   stepNotes?: ReadonlyMap<string, string>
+  /**
+   * The other runs of this run's template (same namespace), read only when its concurrency policy
+   * decides whether it may start (`needsSiblings`); absent means none.
+   */
+  siblings?: readonly Workflow[]
 }
 
 /** A step Job the plan wants created. */
@@ -77,7 +83,7 @@ export interface FinishedAttempt extends AttemptRecord {
 
 /** A state transition worth telling users about (Kubernetes Event and CloudEvent). */
 export interface Transition {
-  kind: 'run.started' | 'run.finished' | 'step.started' | 'step.finished' | 'step.waiting' | 'spec.invalid'
+  kind: 'run.started' | 'run.queued' | 'run.finished' | 'step.started' | 'step.approved' | 'step.finished' | 'step.waiting' | 'spec.invalid'
   type: 'Normal' | 'Warning'
   reason: string
   message: string
@@ -96,11 +102,13 @@ export interface WorkflowPlan {
   annotations: Record<string, string> | null
   status: WorkflowStatus | null
   transitions: Transition[]
+  /** Active runs of the same template a concurrency `replace` cancels before this run starts. */
+  cancelRuns: RunCancel[]
 }
 
 /** The plan that writes nothing. */
 export const NO_CHANGES: WorkflowPlan = Object.freeze({
-  runId: null, deleteJobs: [], startJobs: [], outputWrites: [], finishedAttempts: [], annotations: null, status: null, transitions: [],
+  runId: null, deleteJobs: [], startJobs: [], outputWrites: [], finishedAttempts: [], annotations: null, status: null, transitions: [], cancelRuns: [],
 }) as WorkflowPlan
 
 const DONE_STEP: ReadonlySet<string> = new Set(['Succeeded', 'Skipped', 'Failed', 'RolledBack'])
@@ -147,7 +155,12 @@ export function planWorkflow(facts: WorkflowFacts, now: string): WorkflowPlan {
     const rerun = previous.runId !== undefined && previous.runId !== runId
     // A rerun supersedes a run still in progress: its Jobs would only burn resources now.
     if (rerun && !isTerminalPhase(previous.phase)) run.killJobsOf(decodeStepStates({ ...wf, status: previous }))
-    run.start(rerun)
+    // A cancelled run is not held back: it starts only to end at once.
+    const admission: Admission = annotations[ANNOTATION_CANCEL] === 'true' ? { kind: 'start' } : admitRun(wf, facts.siblings ?? [])
+    if (admission.kind === 'wait') return run.queue(admission.position, admission.message)
+    if (admission.kind === 'skip') return run.skip(admission.reason, admission.message)
+    if (admission.kind === 'replace') run.plan.cancelRuns.push(...admission.cancel)
+    run.start(rerun, admission.kind === 'start' ? admission.warning : undefined)
   }
   if (annotations[ANNOTATION_CANCEL] === 'true') return run.cancel(facts)
   if (sameRun && stepListChanged(wf)) return run.stepsChanged(facts)
@@ -186,18 +199,55 @@ class RunBuilder {
     this.status = { ...previous }
     this.phase = previous.phase
     this.states = decodeStepStates({ ...wf, status: previous })
-    this.plan = { runId, deleteJobs: [], startJobs: [], outputWrites: [], finishedAttempts: [], annotations: null, status: null, transitions: [] }
+    this.plan = { runId, deleteJobs: [], startJobs: [], outputWrites: [], finishedAttempts: [], annotations: null, status: null, transitions: [], cancelRuns: [] }
   }
 
-  start(rerun: boolean): void {
-    this.status = { runId: this.runId, startTime: this.now }
+  start(rerun: boolean, warning?: string): void {
+    this.reset()
     this.phase = 'Running'
-    for (const step of this.steps) this.states.set(step.name, { retryCount: 0 })
     if (this.annotations[ANNOTATION_RUN_ID] !== this.runId) this.plan.annotations = { [ANNOTATION_RUN_ID]: this.runId }
     this.transition({
       kind: 'run.started', type: 'Normal', reason: rerun ? 'RunRestarted' : 'RunStarted',
       message: `Started run ${this.runId} of ${this.steps.length} steps`,
     })
+    if (warning) this.transition({ kind: 'run.started', type: 'Warning', reason: 'UnknownConcurrencyPolicy', message: warning })
+  }
+
+  /** A fresh run's status: only the fields a template's own reconciler keeps survive. */
+  private reset(): void {
+    this.status = { ...templateFields(this.wf.status), runId: this.runId, startTime: this.now }
+    for (const step of this.steps) this.states.set(step.name, { retryCount: 0 })
+  }
+
+  /**
+   * The run waits for its template's concurrency policy: phase Pending with its queue position
+   * and no run id yet. Announced once; a new position only updates the status.
+   */
+  queue(position: number, message: string): WorkflowPlan {
+    const previous = this.wf.status ?? {}
+    const wasQueued = isQueuedStatus(previous)
+    const status: WorkflowStatus = {
+      ...templateFields(previous),
+      phase: 'Pending',
+      message,
+      queuePosition: position,
+      observedGeneration: this.wf.metadata.generation,
+      runControl: runControlDigest(this.annotations),
+      conditions: setCondition(wasQueued ? previous.conditions : undefined, { type: 'Complete', status: 'False', reason: 'Queued', message }, this.now),
+    }
+    if (!wasQueued) this.transition({ kind: 'run.queued', type: 'Normal', reason: 'Queued', message, phase: 'Pending' })
+    const unchanged = sameJson(status, this.wf.status)
+    if (unchanged && this.plan.deleteJobs.length === 0) return NO_CHANGES
+    return { ...this.plan, runId: null, status: unchanged ? null : status }
+  }
+
+  /** The run ends before it starts: concurrency forbid with whenBusy skip, or replaced by a newer run. */
+  skip(reason: string, message: string): WorkflowPlan {
+    this.reset()
+    this.status.completionTime = this.now
+    this.setPhase('Cancelled', reason, message)
+    this.transition({ kind: 'run.finished', type: 'Normal', reason, message, phase: 'Cancelled' })
+    return this.finish()
   }
 
   invalid(issues: { reason: string; message: string }[]): WorkflowPlan {
@@ -246,8 +296,9 @@ class RunBuilder {
       }
     }
     this.status.completionTime = this.now
-    this.setPhase('Cancelled', 'UserCancelled', 'Workflow cancelled via purko.io/cancel annotation')
-    this.transition({ kind: 'run.finished', type: 'Normal', reason: 'UserCancelled', message: 'Workflow cancelled via purko.io/cancel annotation', phase: 'Cancelled' })
+    const { reason, message } = cancelCause(this.annotations)
+    this.setPhase('Cancelled', reason, message)
+    this.transition({ kind: 'run.finished', type: 'Normal', reason, message, phase: 'Cancelled' })
     return this.finish()
   }
 
@@ -376,11 +427,13 @@ class RunBuilder {
   }
 
   private deny(step: WorkflowStep, state: StepState): void {
+    const record = decisionOf(this.annotations, step.name, 'denied')
     state.phase = 'Failed'
     state.completionTime = this.now
-    state.error = 'Denied by user'
+    state.error = record ? `Denied by ${record.user}${record.reason ? `: ${record.reason}` : ''}` : 'Denied by user'
     delete state.nextAttemptAt
-    this.transition({ kind: 'step.finished', type: 'Warning', reason: 'StepDenied', message: `Step ${step.name} denied`, step: step.name, phase: 'Failed' })
+    const message = record ? `Step ${step.name} denied by ${record.user}${record.reason ? `: ${record.reason}` : ''}` : `Step ${step.name} denied`
+    this.transition({ kind: 'step.finished', type: 'Warning', reason: 'StepDenied', message, step: step.name, phase: 'Failed' })
   }
 
   failedCount(): number {
@@ -584,6 +637,13 @@ class RunBuilder {
       if (note) state.message = note
       else delete state.message
       this.plan.startJobs.push({ step: step.name, attempt: state.retryCount, jobName, agentKey })
+      if (agent.spec.guardrails?.humanApprovalRequired === true && state.retryCount === 0) {
+        const record = decisionOf(this.annotations, step.name, 'approved')
+        this.transition({
+          kind: 'step.approved', type: 'Normal', reason: 'StepApproved', step: step.name, phase: 'Running',
+          message: record ? `Step ${step.name} approved by ${record.user}${record.reason ? `: ${record.reason}` : ''}` : `Step ${step.name} approved`,
+        })
+      }
       this.transition({ kind: 'step.started', type: 'Normal', reason: 'StepStarted', message: `Started step ${step.name} as Job ${jobName}`, step: step.name, phase: 'Running' })
     }
     this.summarise('StepsInProgress', `${this.countPhase('Succeeded') + this.countPhase('Skipped')}/${this.steps.length} steps completed, ${this.countPhase('Running')} running${waiting > 0 ? `, ${waiting} waiting` : ''}`)
@@ -728,6 +788,48 @@ export function workflowTimeoutSeconds(wf: Workflow): number {
   }
   if (timeout && typeof timeout.timeoutSeconds === 'number' && timeout.timeoutSeconds > 0) return timeout.timeoutSeconds
   return DEFAULT_WORKFLOW_TIMEOUT_SECONDS
+}
+
+/** Status fields a template's own reconciler writes; a run of the same object keeps them when it (re)starts. */
+const TEMPLATE_FIELDS = ['lastTriggerTime', 'lastScheduleTime', 'nextRunTime', 'activeRuns', 'recentRuns'] as const
+
+function templateFields(status: WorkflowStatus | undefined): WorkflowStatus {
+  const kept: WorkflowStatus = {}
+  for (const field of TEMPLATE_FIELDS) if (status?.[field] !== undefined) (kept as Record<string, unknown>)[field] = status[field]
+  return kept
+}
+
+/** A verified decision record (`kinetic.dev/decision-<step>`), as run-control writes it. */
+interface DecisionRecord { verdict: 'approved' | 'denied'; user: string; time: string; reason?: string }
+
+/**
+ * The decision record of `step` when it is valid JSON of the expected shape and agrees with the
+ * verdict acted on; anything else is ignored, as purko ignores what it does not know.
+ */
+function decisionOf(annotations: Readonly<Record<string, string>>, step: string, verdict: DecisionRecord['verdict']): DecisionRecord | null {
+  const raw = annotations[`${ANNOTATION_DECISION_PREFIX}${step}`]
+  if (raw === undefined) return null
+  const value = safeParse(raw) as Partial<DecisionRecord> | undefined
+  if (!value || typeof value !== 'object' || value.verdict !== verdict) return null
+  if (typeof value.user !== 'string' || value.user === '' || typeof value.time !== 'string') return null
+  const reason = typeof value.reason === 'string' && value.reason.trim() !== '' ? value.reason.trim() : undefined
+  return { verdict, user: value.user, time: value.time, ...(reason ? { reason } : {}) }
+}
+
+/**
+ * Why a run is cancelled: the controller's own reason (`kinetic.dev/cancel-reason`, written by a
+ * concurrency `replace`), else who asked through run-control (`kinetic.dev/requested-by`), else
+ * purko's wording for the bare annotation.
+ */
+function cancelCause(annotations: Readonly<Record<string, string>>): { reason: string; message: string } {
+  const controller = annotations[ANNOTATION_CANCEL_REASON]?.trim()
+  if (controller) return { reason: 'ReplacedByConcurrency', message: controller }
+  const requested = safeParse(annotations[ANNOTATION_REQUESTED_BY] ?? '') as { user?: unknown; reason?: unknown } | undefined
+  if (requested && typeof requested === 'object' && typeof requested.user === 'string' && requested.user !== '') {
+    const reason = typeof requested.reason === 'string' && requested.reason.trim() !== '' ? `: ${requested.reason.trim()}` : ''
+    return { reason: 'UserCancelled', message: `Cancelled by ${requested.user}${reason}` }
+  }
+  return { reason: 'UserCancelled', message: 'Workflow cancelled via purko.io/cancel annotation' }
 }
 
 /** Waits a person has to act on (create something, raise a limit); approval is the normal kind. */
