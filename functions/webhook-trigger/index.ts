@@ -1,0 +1,222 @@
+// Serves: POST /api/trigger/{namespace}[/{workflow}], purko's webhook trigger (SPEC Appendix A,
+// §4.18), called from outside the cluster by PagerDuty, GitHub, Slack or anyone. No Trigger.
+// Reads: the template Workflow, the namespace's `trigger-rules` ConfigMap, the template's webhook Secret.
+// Writes: one run Workflow per accepted call (one per delivery id), Warning Events on refused calls.
+import type { Context, Hono } from 'hono'
+import { ConflictError, RefusedError, TransientError, apiMessage } from '../../shared/errors.js'
+import { baseApp } from '../../shared/http/app.js'
+import type { Kube } from '../../shared/kube/port.js'
+import type { Logger } from '../../shared/log.js'
+import { kubernetesEventFor } from '../../shared/reconcile/kube-events.js'
+import { ANNOTATION_DELIVERY_ID, ANNOTATION_WORKFLOW_TEMPLATE } from '../../shared/schemas/labels.js'
+import type { Workflow } from '../../shared/schemas/workflow.js'
+import { isTemplate, randomSuffix } from '../../shared/triggers/run-builder.js'
+import { planAuth, secretValue, verifyRequest, type Acceptance, type Refusal } from '../../shared/webhook/auth.js'
+import { detectSource, invalidSourceHeader, normalize, type Normalized, type Payload } from '../../shared/webhook/normalize.js'
+import { RateLimiter } from '../../shared/webhook/rate-limit.js'
+import {
+  deliveryIdOf, isObjectName, MAX_BODY_BYTES, MAX_RUN_BYTES, parsePayload, parseTriggerPath, runBytes, webhookRun,
+} from '../../shared/webhook/request.js'
+import { INTENT_WORKFLOW, matchRule, parseRules, RULES_CONFIGMAP } from '../../shared/webhook/rules.js'
+import { GITHUB_SIGNATURE_HEADER, KINETIC_SIGNATURE_HEADER, type SignatureHeaders } from '../../shared/webhook/signature.js'
+
+export interface WebhookTriggerDeps {
+  kube: Kube
+  log: Logger
+  now: () => Date
+  /** Per-process token buckets, one per template (and one per namespace's rule route). */
+  limiter: RateLimiter
+  /** The run name's tail when the sender gives no delivery id. */
+  randomSuffix?: () => string
+}
+
+/** A random run name is tried this many times before giving up (a collision of 8 hex digits). */
+const NAME_ATTEMPTS = 3
+
+/** The answer to a call that does not authenticate: the same bytes whatever went wrong. */
+const UNAUTHORIZED = { error: 'unauthorized' } as const
+
+/** The webhook-trigger function: purko's trigger endpoint, authenticated, rate- and size-limited. */
+export function createApp(deps: WebhookTriggerDeps): Hono {
+  const app = baseApp(deps.log)
+  const handler = (c: Context) => trigger(deps, c).catch((err: unknown) => failure(deps.log, c, err))
+  app.all('/api/trigger', handler)
+  app.all('/api/trigger/*', handler)
+  return app
+}
+
+async function trigger(deps: WebhookTriggerDeps, c: Context): Promise<Response> {
+  if (c.req.method !== 'POST') return c.json({ error: 'POST required' }, 405, { Allow: 'POST' })
+  const target = parseTriggerPath(c.req.path)
+  if ('error' in target) return c.json({ error: target.error }, 400)
+
+  // Before any API call, so a flood costs the API server nothing.
+  const admission = deps.limiter.take(`${target.namespace}/${target.workflow ?? ''}`, deps.now().getTime())
+  if (!admission.allowed) {
+    return c.json({ error: 'rate limit exceeded', retryAfterSeconds: admission.retryAfterSeconds }, 429, { 'Retry-After': String(admission.retryAfterSeconds) })
+  }
+
+  const raw = await readBody(c.req.raw, MAX_BODY_BYTES)
+  if (raw === 'too-large') return c.json({ error: `body larger than ${MAX_BODY_BYTES} bytes (1 MiB)` }, 413)
+  const parsed = parsePayload(raw)
+  if ('error' in parsed) return c.json({ error: parsed.error }, 400)
+  const { payload } = parsed
+  const sourceHeader = c.req.header('x-trigger-source')
+  const badSource = invalidSourceHeader(sourceHeader)
+  if (badSource) return c.json({ error: badSource }, 400)
+  const delivery = deliveryIdOf((name) => c.req.header(name))
+  if ('error' in delivery) return c.json({ error: delivery.error }, 400)
+
+  const normalized = normalize(detectSource(payload, sourceHeader), payload)
+  const log = deps.log.child({ namespace: target.namespace, source: normalized.source, ...(delivery.id ? { deliveryId: delivery.id } : {}) })
+
+  // The template: named by the path, or by the first rule that matches the payload.
+  let workflow = target.workflow
+  let route = 'explicit'
+  if (workflow === undefined) {
+    const configMap = await deps.kube.getConfigMap(target.namespace, RULES_CONFIGMAP)
+    const rules = parseRules(configMap?.data)
+    if (rules.invalid) log.warn({ configMap: RULES_CONFIGMAP, problem: rules.invalid }, 'Rules ConfigMap does not decode; using the default rules')
+    const rule = matchRule(rules.rules, normalized)
+    if (!rule) return c.json({ error: 'no matching rule found' }, 404)
+    if (rule.workflow === INTENT_WORKFLOW) return c.json({ error: 'the _intent fallback requires Purko Pro' }, 501)
+    workflow = rule.workflow
+    route = `rule:${rule.name}`
+  }
+  const notFound = () => c.json({ error: `workflow "${workflow}" not found`, route }, 404)
+  if (!isObjectName(workflow)) return notFound()
+  const template = await deps.kube.getWorkflow(target.namespace, workflow)
+  if (!template) return notFound()
+
+  const headers: SignatureHeaders = { github: c.req.header(GITHUB_SIGNATURE_HEADER), kinetic: c.req.header(KINETIC_SIGNATURE_HEADER) }
+  const auth = await authenticate(deps, template, raw, headers)
+  if (auth.outcome === 'refuse') {
+    log.warn({ name: workflow, reason: auth.reason, problem: auth.message }, 'Refused a webhook call')
+    await warn(deps, log, template, auth)
+    return c.json(UNAUTHORIZED, 401)
+  }
+  if (auth.scheme === 'unauthenticated') {
+    log.warn({ name: workflow }, 'Accepted an unauthenticated webhook call (spec.trigger.webhook.allowUnauthenticated: true, unsafe)')
+  }
+  if (!isTemplate(template)) {
+    return c.json({ error: `workflow "${workflow}" is not a template: annotate it purko.io/template: "true" (or give it a schedule) to trigger runs of it`, route }, 400)
+  }
+
+  return createRun(deps, c, log, { template, payload, normalized, route, auth, ...(delivery.id ? { deliveryId: delivery.id } : {}) })
+}
+
+interface Accepted {
+  template: Workflow
+  payload: Payload
+  normalized: Normalized
+  route: string
+  auth: Acceptance
+  deliveryId?: string
+}
+
+async function createRun(deps: WebhookTriggerDeps, c: Context, log: Logger, a: Accepted): Promise<Response> {
+  const namespace = a.template.metadata.namespace ?? ''
+  const template = a.template.metadata.name ?? ''
+  const answer = (status: 'triggered' | 'duplicate', run: string, code: 200 | 201) =>
+    c.json({ status, run, namespace, template, route: a.route, source: a.normalized.source, normalized: a.normalized }, code)
+
+  for (let attempt = 1; ; attempt++) {
+    const run = webhookRun({ ...a, randomSuffix: (deps.randomSuffix ?? randomSuffix)() })
+    const name = run.metadata.name ?? ''
+    const bytes = runBytes(run)
+    if (bytes > MAX_RUN_BYTES) {
+      return c.json({ error: `the run would be ${bytes} bytes, more than ${MAX_RUN_BYTES}: the payload is copied into the input of every step without one; send a smaller payload` }, 413)
+    }
+    let created: Workflow | 'exists'
+    try {
+      created = await deps.kube.createWorkflow(run)
+    } catch (err) {
+      if (!(err instanceof RefusedError)) throw err
+      log.warn({ name: template, run: name, problem: err.message }, 'The API server refused the run')
+      return c.json({ error: 'the API server refused the run', message: err.message }, 422)
+    }
+    if (created !== 'exists') {
+      log.info({ name: template, run: name, route: a.route, auth: a.auth.scheme }, 'Triggered a run')
+      return answer('triggered', name, 201)
+    }
+    if (a.deliveryId !== undefined) {
+      const existing = await deps.kube.getWorkflow(namespace, name)
+      const annotations = existing?.metadata.annotations ?? {}
+      // Gone again (pruned) still means this delivery made its run.
+      if (!existing || (annotations[ANNOTATION_DELIVERY_ID] === a.deliveryId && annotations[ANNOTATION_WORKFLOW_TEMPLATE] === template)) {
+        log.info({ name: template, run: name }, 'Delivery already made its run')
+        return answer('duplicate', name, 200)
+      }
+      return c.json({ error: `run name "${name}" is taken by another Workflow` }, 409)
+    }
+    if (attempt >= NAME_ATTEMPTS) return c.json({ error: `could not find a free run name for "${template}"` }, 409)
+  }
+}
+
+/** The verdict on a call: from the template alone, or after reading its Secret. */
+async function authenticate(deps: WebhookTriggerDeps, template: Workflow, raw: Uint8Array, headers: SignatureHeaders): Promise<Acceptance | Refusal> {
+  const plan = planAuth(template, headers)
+  if (plan.outcome !== 'verify') return plan
+  const secret = secretValue(await deps.kube.getSecret(plan.namespace, plan.name), plan)
+  if (!(secret instanceof Uint8Array)) return secret
+  return verifyRequest(secret, raw, headers, deps.now())
+}
+
+/**
+ * A Warning Event on the template saying why a call was refused. At most one per reason and
+ * message a minute (the name is derived from them and the minute), so a flood of bad calls
+ * writes few Events; best effort, a failure to record it does not change the answer.
+ */
+async function warn(deps: WebhookTriggerDeps, log: Logger, template: Workflow, refusal: Refusal): Promise<void> {
+  const now = deps.now()
+  const minute = Math.floor(now.getTime() / 60_000)
+  const event = kubernetesEventFor({ kind: 'Workflow', metadata: template.metadata }, `${template.metadata.uid ?? ''}|webhook|${minute}`,
+    { type: 'Warning', reason: refusal.reason, message: refusal.message }, now.toISOString())
+  try {
+    await deps.kube.createEvent(event)
+  } catch (err) {
+    log.warn({ name: template.metadata.name, reason: refusal.reason, err: (err as Error).message }, 'Could not record the refusal as an Event')
+  }
+}
+
+/** The body, at most `max` bytes ('too-large' beyond, read no further). */
+async function readBody(req: Request, max: number): Promise<Uint8Array | 'too-large'> {
+  const declared = Number(req.headers.get('content-length') ?? '')
+  if (Number.isFinite(declared) && declared > max) return 'too-large'
+  if (!req.body) return new Uint8Array(0)
+  const reader = req.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > max) {
+      await reader.cancel().catch(() => undefined)
+      return 'too-large'
+    }
+    chunks.push(value)
+  }
+  const out = new Uint8Array(size)
+  let at = 0
+  for (const chunk of chunks) {
+    out.set(chunk, at)
+    at += chunk.byteLength
+  }
+  return out
+}
+
+/**
+ * Unexpected failures: an API outage or a lost race is 503 (the sender may retry), anything
+ * else 500; neither tells an outside caller more than that.
+ */
+function failure(log: Logger, c: Context, err: unknown): Response {
+  const e = err instanceof Error ? err : new Error(String(err))
+  const cause = e.cause instanceof Error ? e.cause.message : undefined
+  if (err instanceof TransientError || err instanceof ConflictError) {
+    log.warn({ path: c.req.path, error: e.name, reason: e.message, cause }, 'The Kubernetes API is unavailable; answered 503')
+    return c.json({ error: 'the Kubernetes API is unavailable; retry later' }, 503, { 'Retry-After': '5' })
+  }
+  log.error({ path: c.req.path, error: e.name, reason: e.message, cause, apiMessage: apiMessage(err) }, 'Webhook call failed unexpectedly')
+  return c.json({ error: 'internal error' }, 500)
+}
