@@ -1,0 +1,205 @@
+/**
+ * What each run-control action checks on the object it acts on, and the one patch it writes:
+ * purko's annotations, beside the verified identity of the person who asked. Pure: the user and
+ * the time come in as arguments.
+ */
+import type { CoreV1Event } from '@kubernetes/client-node'
+import { kubernetesEventFor, type ObjectRef } from '../reconcile/kube-events.js'
+import { currentRunId, isTerminalPhase } from '../reconcile/run-status.js'
+import { decodeStepStates } from '../reconcile/step-states.js'
+import type { Agent } from '../schemas/agent.js'
+import { SHU_HA_RI_LEVELS } from '../schemas/agent.js'
+import {
+  ANNOTATION_APPROVE_PREFIX, ANNOTATION_APPROVE_PROMOTION, ANNOTATION_CANCEL, ANNOTATION_CANCEL_REASON,
+  ANNOTATION_DECISION_PREFIX, ANNOTATION_DENY_PREFIX, ANNOTATION_REQUESTED_BY, ANNOTATION_RERUN, ANNOTATION_TEMPLATE,
+} from '../schemas/labels.js'
+import type { Workflow, WorkflowStatus } from '../schemas/workflow.js'
+import { badRequest, conflict, notFound } from './errors.js'
+import type { PromotionLevel } from './request.js'
+
+/** Who asked, as the TokenReview said, and when. */
+export interface Actor {
+  user: string
+  now: string
+}
+
+/** A step decision as `kinetic.dev/decision-<step>` records it (JSON). */
+export interface DecisionRecord {
+  verdict: 'approved' | 'denied'
+  user: string
+  time: string
+  reason?: string
+}
+
+/** Who asked for a cancel or rerun, as `kinetic.dev/requested-by` records it (JSON). */
+export interface RequestRecord {
+  user: string
+  time: string
+  reason?: string
+}
+
+/** The Event component run-control's Events name. */
+export const EVENT_COMPONENT = 'kinetic-run-control'
+
+/** Most characters of a promotion approval value the autonomy engine keeps. */
+export const MAX_PROMOTION_VALUE = 253
+
+const path = (wf: Workflow) => `${wf.metadata.namespace}/${wf.metadata.name}`
+
+/** Pure: the status of the Workflow's current run, or undefined when the run has not started (or a rerun is about to start). */
+export function currentRunStatus(wf: Workflow): WorkflowStatus | undefined {
+  const status = wf.status
+  if (!status) return undefined
+  if (status.runId !== undefined && status.runId !== currentRunId(wf)) return undefined
+  return status
+}
+
+function refuseTemplate(wf: Workflow, what: string): void {
+  if (wf.metadata.annotations?.[ANNOTATION_TEMPLATE] === 'true') {
+    throw badRequest(`Workflow ${path(wf)} is a template (purko.io/template: "true"), which never runs itself, so it has nothing to ${what}; start a run of it with POST /api/run/${wf.metadata.namespace}/${wf.metadata.name}`)
+  }
+}
+
+/**
+ * Pure: refuses a decision that cannot take effect: 400 for a template, 404 for a step the
+ * spec does not have, 409 when the run or the step has already finished or started (a step not
+ * reached yet may be decided ahead of its turn).
+ */
+export function checkDecision(wf: Workflow, step: string): void {
+  refuseTemplate(wf, 'approve or deny')
+  if (!wf.spec.steps.some((s) => s.name === step)) throw notFound(`Workflow ${path(wf)} has no step "${step}"`)
+  const status = currentRunStatus(wf)
+  if (!status) return
+  if (isTerminalPhase(status.phase)) throw conflict(`Workflow ${path(wf)} has already finished (${status.phase}); its steps can no longer be approved or denied`)
+  const phase = decodeStepStates({ ...wf, status }).get(step)?.phase
+  if (phase !== undefined && phase !== 'Pending') throw conflict(`Step "${step}" of Workflow ${path(wf)} is already ${phase}; only a step that has not started can be approved or denied`)
+}
+
+/** Pure: the decision record, JSON as `kinetic.dev/decision-<step>` holds it. */
+export function decisionRecord(verdict: DecisionRecord['verdict'], actor: Actor, reason?: string): string {
+  const record: DecisionRecord = { verdict, user: actor.user, time: actor.now, ...(reason ? { reason } : {}) }
+  return JSON.stringify(record)
+}
+
+/**
+ * Pure: the one merge patch of a decision: purko's `purko.io/approve-<step>` or `deny-<step>`
+ * set to "true", the opposite one removed (the latest decision counts), and the decision record.
+ */
+export function decisionAnnotations(wf: Workflow, step: string, verdict: DecisionRecord['verdict'], actor: Actor, reason?: string): Record<string, string | null> {
+  const [own, opposite] = verdict === 'approved'
+    ? [ANNOTATION_APPROVE_PREFIX, ANNOTATION_DENY_PREFIX]
+    : [ANNOTATION_DENY_PREFIX, ANNOTATION_APPROVE_PREFIX]
+  const annotations: Record<string, string | null> = {
+    [`${own}${step}`]: 'true',
+    [`${ANNOTATION_DECISION_PREFIX}${step}`]: decisionRecord(verdict, actor, reason),
+  }
+  if (wf.metadata.annotations?.[`${opposite}${step}`] !== undefined) annotations[`${opposite}${step}`] = null
+  return annotations
+}
+
+/** Pure: 400 for a template, 409 when the run has already finished. */
+export function checkCancel(wf: Workflow): void {
+  refuseTemplate(wf, 'cancel')
+  const status = currentRunStatus(wf)
+  if (status && isTerminalPhase(status.phase)) throw conflict(`Workflow ${path(wf)} has already finished (${status.phase}); there is nothing to cancel`)
+}
+
+/** Pure: the `kinetic.dev/requested-by` JSON. */
+export function requestRecord(actor: Actor, reason?: string): string {
+  const record: RequestRecord = { user: actor.user, time: actor.now, ...(reason ? { reason } : {}) }
+  return JSON.stringify(record)
+}
+
+/** Pure: purko's `purko.io/cancel: "true"` and who asked. */
+export function cancelAnnotations(actor: Actor, reason?: string): Record<string, string> {
+  return { [ANNOTATION_CANCEL]: 'true', [ANNOTATION_REQUESTED_BY]: requestRecord(actor, reason) }
+}
+
+/** Pure: 400 for a template (a rerun of a template is a new run: POST /api/run). */
+export function checkRerun(wf: Workflow): void {
+  refuseTemplate(wf, 'rerun')
+}
+
+/**
+ * Pure: the one patch of a rerun: `purko.io/rerun=<now>` (a fresh run id), who asked, the
+ * parameter overrides, and every annotation that steered the previous run removed: cancel, its
+ * reason, and each step's approve/deny/decision.
+ */
+export function rerunPatch(wf: Workflow, parameters: Record<string, string>, actor: Actor, reason?: string): {
+  annotations: Record<string, string | null>
+  parameters?: Record<string, string>
+} {
+  const annotations: Record<string, string | null> = {}
+  for (const key of Object.keys(wf.metadata.annotations ?? {})) {
+    if (key === ANNOTATION_CANCEL || key === ANNOTATION_CANCEL_REASON
+      || key.startsWith(ANNOTATION_APPROVE_PREFIX) || key.startsWith(ANNOTATION_DENY_PREFIX) || key.startsWith(ANNOTATION_DECISION_PREFIX)) {
+      annotations[key] = null
+    }
+  }
+  // A rerun within the same millisecond as the previous one must still get a fresh run id.
+  const previous = wf.metadata.annotations?.[ANNOTATION_RERUN]
+  annotations[ANNOTATION_RERUN] = previous === actor.now ? new Date(Date.parse(actor.now) + 1).toISOString() : actor.now
+  annotations[ANNOTATION_REQUESTED_BY] = requestRecord(actor, reason)
+  return Object.keys(parameters).length > 0 ? { annotations, parameters } : { annotations }
+}
+
+/** Pure: `<level> <user>[: reason]`, the `purko.io/approve-promotion` value the autonomy engine reads as "<level>[ free text]". */
+export function promotionValue(level: PromotionLevel, actor: Actor, reason?: string): string {
+  const value = `${level} ${actor.user}${reason ? `: ${reason}` : ''}`
+  if (value.length > MAX_PROMOTION_VALUE) throw badRequest(`The approval "<level> <user>: <reason>" must fit ${MAX_PROMOTION_VALUE} characters; shorten the reason`)
+  return value
+}
+
+/**
+ * Pure: refuses a promotion approval that would be ignored or would overwrite another one: 409
+ * when the Agent's level is known and `level` is not the next one, or when an earlier approval
+ * is still waiting to be recorded by the autonomy engine.
+ */
+export function checkPromotion(agent: Agent, level: PromotionLevel, value: string): void {
+  const where = `${agent.metadata.namespace}/${agent.metadata.name}`
+  const pending = agent.metadata.annotations?.[ANNOTATION_APPROVE_PROMOTION]
+  if (pending !== undefined && pending !== value) {
+    throw conflict(`Agent ${where} has an approval the autonomy engine has not recorded yet ("${pending.slice(0, 200)}"); try again in a few seconds`)
+  }
+  const current = agent.status?.shuHaRi?.currentLevel
+  if (current === undefined) return
+  const next = SHU_HA_RI_LEVELS[SHU_HA_RI_LEVELS.indexOf(current) + 1]
+  if (next === undefined) throw conflict(`Agent ${where} is already at ${current}, the highest level`)
+  if (next !== level) throw conflict(`Agent ${where} is at ${current}: only a promotion to ${next} can be approved`)
+}
+
+/** Pure: a Kubernetes Event by run-control about a Workflow or an Agent, naming the user. */
+export function runControlEvent(object: ObjectRef, reason: string, message: string, actor: Actor, type: 'Normal' | 'Warning' = 'Normal'): CoreV1Event {
+  const event = kubernetesEventFor(object, `${actor.user}|${actor.now}`, { type, reason, message }, actor.now)
+  return { ...event, source: { component: EVENT_COMPONENT }, reportingComponent: EVENT_COMPONENT, reportingInstance: EVENT_COMPONENT }
+}
+
+const withReason = (message: string, reason?: string) => (reason ? `${message}: ${reason}` : message)
+
+/** Pure: "<user> approved step <step>[: reason]" (StepApproved) or "<user> denied step <step>[: reason]" (StepDenied). */
+export function decisionEvent(wf: Workflow, step: string, verdict: DecisionRecord['verdict'], actor: Actor, reason?: string): CoreV1Event {
+  const reasonCode = verdict === 'approved' ? 'StepApproved' : 'StepDenied'
+  return runControlEvent({ kind: 'Workflow', metadata: wf.metadata }, reasonCode, withReason(`${actor.user} ${verdict} step ${step}`, reason), actor)
+}
+
+/** Pure: "<user> cancelled the run[: reason]" (CancelRequested). */
+export function cancelEvent(wf: Workflow, actor: Actor, reason?: string): CoreV1Event {
+  return runControlEvent({ kind: 'Workflow', metadata: wf.metadata }, 'CancelRequested', withReason(`${actor.user} cancelled the run`, reason), actor)
+}
+
+/** Pure: "<user> asked for a rerun[ with parameters a, b][: reason]" (RerunRequested). */
+export function rerunEvent(wf: Workflow, parameters: Record<string, string>, actor: Actor, reason?: string): CoreV1Event {
+  const names = Object.keys(parameters)
+  const message = `${actor.user} asked for a rerun${names.length > 0 ? ` with parameters ${names.join(', ')}` : ''}`
+  return runControlEvent({ kind: 'Workflow', metadata: wf.metadata }, 'RerunRequested', withReason(message, reason), actor)
+}
+
+/** Pure: "<user> started run <run>" on the template (RunTriggered). */
+export function runEvent(template: Workflow, run: string, actor: Actor): CoreV1Event {
+  return runControlEvent({ kind: 'Workflow', metadata: template.metadata }, 'RunTriggered', `${actor.user} started run ${run}`, actor)
+}
+
+/** Pure: "<user> approved promotion to <level>[: reason]" on the Agent (PromotionApproved). */
+export function promotionEvent(agent: Agent, level: PromotionLevel, actor: Actor, reason?: string): CoreV1Event {
+  return runControlEvent({ kind: 'Agent', metadata: agent.metadata }, 'PromotionApproved', withReason(`${actor.user} approved promotion to ${level}`, reason), actor)
+}
