@@ -9,6 +9,8 @@ export interface ReceivedEvent<T> {
   type: string
   source: string
   subject: string | undefined
+  /** The event's `time` attribute (a PingSource's send time), when it has one. */
+  time: string | undefined
   extensions: Record<string, unknown>
   data: T
 }
@@ -44,8 +46,8 @@ export function parseCloudEvent<S extends z.ZodType>(headers: Record<string, str
     const where = issue && issue.path.length > 0 ? ` at ${issue.path.join('.')}` : ''
     throw new BadEventError(`Invalid data in CloudEvent ${event.id} (${event.type})${where}: ${issue?.message ?? 'invalid'}`)
   }
-  const { id, type, source, subject, specversion: _sv, time: _t, datacontenttype: _dct, dataschema: _ds, data: _d, data_base64: _db, ...rest } = event as unknown as Record<string, unknown>
-  return { id: String(id), type: String(type), source: String(source), subject: subject as string | undefined, extensions: rest, data: result.data }
+  const { id, type, source, subject, specversion: _sv, time, datacontenttype: _dct, dataschema: _ds, data: _d, data_base64: _db, ...rest } = event as unknown as Record<string, unknown>
+  return { id: String(id), type: String(type), source: String(source), subject: subject as string | undefined, time: time === undefined ? undefined : String(time), extensions: rest, data: result.data }
 }
 
 function tryJson(text: string): unknown {
