@@ -3,7 +3,7 @@ import type { V1Job } from '@kubernetes/client-node'
 import { ConflictError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
-import { LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_WORKFLOW } from '../schemas/labels.js'
+import { ANNOTATION_CANCEL, ANNOTATION_CANCEL_REASON, LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_WORKFLOW } from '../schemas/labels.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
 import type { Workflow } from '../schemas/workflow.js'
 import { failureFromLog, jobFactFrom, resultFromLog, type JobFact } from '../reconcile/job-facts.js'
@@ -20,6 +20,9 @@ import { isOptedIn, LLM_CREDENTIALS_SECRET } from '../llm/credential-copies.js'
 import { parseRegistry, REGISTRY_CONFIGMAP, REGISTRY_KEY, type RegistryEntry } from '../mcp/registry.js'
 import { memoryBehavior } from '../reconcile/memory-env.js'
 import { agentServiceAccountName } from '../agent/names.js'
+import { isActiveRun, isWaiting, needsSiblings, queueOrder, type RunCancel } from '../triggers/concurrency.js'
+import { templateOf, templateRunSelector } from '../triggers/run-builder.js'
+import { isTerminalPhase } from '../reconcile/run-status.js'
 import { recordAgentMetrics } from './agent-metrics.js'
 import { providersVisibleFrom } from './providers.js'
 import { reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps, type Transition } from './controller.js'
@@ -47,6 +50,8 @@ interface WorkflowFacts {
   outputs: Map<string, string>
   /** What a step about to start needs (provider, key, registry); null when no step may start. */
   start: StartFacts | null
+  /** The other runs of the template, listed only when the concurrency policy must admit this run. */
+  siblings?: Workflow[]
 }
 
 /** Read once per reconcile in which a step may start, for the planner and the Job builder. */
@@ -64,18 +69,93 @@ interface WorkflowWork extends ControllerPlan {
   /** Where each fresh output went (`outputRef` of its step status). */
   placed: Map<string, string>
   created: string[]
+  /** The run's template (`purko.io/workflow-template`), whose queue a finished run wakes. */
+  template?: string
 }
+
+/** How one reconcile may reach beyond its own run. */
+export interface ReconcileOptions {
+  /**
+   * After this run reaches a terminal phase, reconcile the head of its template's queue at once
+   * (default true). Off for the in-process reconciles that waking and `replace` do themselves.
+   */
+  wake?: boolean
+}
+
+/** Queued runs one finished run reconciles at most; the resync tick is the safety net for the rest. */
+const MAX_WAKE = 10
 
 /**
  * Reads a Workflow run fresh, plans, and applies the plan: outputs and Jobs first, annotations,
  * status last (resourceVersion-guarded), then Events. A lost race throws ConflictError so the
  * Broker redelivers and the next attempt re-plans from fresh state.
  */
-export async function reconcileWorkflow(deps: EngineDeps, namespace: string, name: string, trigger: Trigger): Promise<ReconcileOutcome> {
+export async function reconcileWorkflow(
+  deps: EngineDeps, namespace: string, name: string, trigger: Trigger, options: ReconcileOptions = {},
+): Promise<ReconcileOutcome> {
   const done = await reconcile(workflowController(trigger), deps, namespace, name)
   if (done.result !== 'applied' || !done.plan) return { result: done.result, created: [], deleted: [] }
-  const { plan, created } = done.plan
+  const { plan, created, template } = done.plan
+  if (template !== undefined && options.wake !== false && isTerminalPhase(plan.status?.phase)) {
+    await wakeQueued(deps, namespace, name, template)
+  }
   return { result: 'applied', created, deleted: plan.deleteJobs, ...(plan.status?.phase ? { phase: plan.status.phase } : {}) }
+}
+
+/**
+ * A run of `template` just finished: its queued siblings are reconciled at once, oldest first,
+ * while they start (one freed slot usually starts one run). Best effort: failures are logged, and
+ * the resync tick re-evaluates every queued run anyway.
+ */
+async function wakeQueued(deps: EngineDeps, namespace: string, finished: string, template: string): Promise<void> {
+  let queue: Workflow[]
+  try {
+    queue = (await deps.kube.listWorkflowsIn(namespace, templateRunSelector(template)))
+      .filter((w) => w.metadata.name !== finished && templateOf(w) === template && isWaiting(w))
+      .sort(queueOrder)
+      .slice(0, MAX_WAKE)
+  } catch (err) {
+    deps.log.warn({ namespace, name: finished, err: (err as Error).message }, `Could not list the queued runs of template ${namespace}/${template}`)
+    return
+  }
+  for (const run of queue) {
+    const name = run.metadata.name ?? ''
+    try {
+      const outcome = await reconcileWorkflow(deps, namespace, name, { kind: 'full' }, { wake: false })
+      // Still queued: every run behind it is too.
+      if (outcome.result !== 'applied' || outcome.phase === 'Pending') return
+    } catch (err) {
+      deps.log.warn({ namespace, name, err: (err as Error).message }, `Could not start queued Workflow ${namespace}/${name}`)
+    }
+  }
+}
+
+/**
+ * Cancels the active runs a concurrency `replace` supersedes, as a cancel annotation would, and
+ * reconciles each at once so its Jobs are deleted before this run's start. A lost race re-reads
+ * the run once (it may have finished meanwhile); a second loss reaches the Broker as a 409.
+ */
+async function cancelReplaced(deps: EngineDeps, namespace: string, cancels: readonly RunCancel[]): Promise<void> {
+  for (const cancel of cancels) {
+    const patch = { annotations: { [ANNOTATION_CANCEL]: 'true', [ANNOTATION_CANCEL_REASON]: cancel.reason } }
+    try {
+      await deps.kube.patchWorkflowMetadata(namespace, cancel.name, cancel.resourceVersion, patch)
+    } catch (err) {
+      if (!(err instanceof ConflictError)) throw err
+      const fresh = await deps.kube.getWorkflow(namespace, cancel.name)
+      if (!fresh || !isActiveRun(fresh)) continue
+      const annotations = fresh.metadata.annotations ?? {}
+      if (annotations[ANNOTATION_CANCEL] !== 'true' || annotations[ANNOTATION_CANCEL_REASON] !== cancel.reason) {
+        await deps.kube.patchWorkflowMetadata(namespace, cancel.name, fresh.metadata.resourceVersion ?? '', patch)
+      }
+    }
+    try {
+      await reconcileWorkflow(deps, namespace, cancel.name, { kind: 'full' }, { wake: false })
+    } catch (err) {
+      // The annotation is there: the run's own event (or the resync tick) finishes the cancel.
+      deps.log.warn({ namespace, name: cancel.name, err: (err as Error).message }, `Could not cancel replaced Workflow ${namespace}/${cancel.name} at once`)
+    }
+  }
 }
 
 function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFacts, WorkflowWork> {
@@ -96,23 +176,33 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       if (trigger.kind === 'job' && jobsNeedingResults(workflow, jobs).length === 0) return UNCHANGED
       await attachResults(kube, namespace, workflow, jobs)
       const [agents, shards] = await Promise.all([loadAgents(kube, workflow), kube.listConfigMaps(namespace, outputShardSelector(name))])
-      const [identities, start] = await Promise.all([loadIdentities(kube, workflow, agents), loadStartFacts(deps, workflow, agents)])
-      return { runId, jobs, agents, identities, shards, outputs: readOutputs(shards, runId), start }
+      const [identities, start, siblings] = await Promise.all([
+        loadIdentities(kube, workflow, agents), loadStartFacts(deps, workflow, agents),
+        // Only a run its concurrency policy must admit pays for this list.
+        needsSiblings(workflow) ? kube.listWorkflowsIn(namespace, templateRunSelector(templateOf(workflow)!)) : undefined,
+      ])
+      return { runId, jobs, agents, identities, shards, outputs: readOutputs(shards, runId), start, ...(siblings ? { siblings } : {}) }
     },
     plan(workflow, facts, now) {
       const credentialWaits = new Map<string, string>()
       for (const [key, choice] of facts.start?.choices ?? []) if (choice.wait) credentialWaits.set(key, choice.wait)
       const plan = planWorkflow({
         workflow, jobs: facts.jobs, jobsComplete: trigger.kind === 'full', agents: facts.agents, identities: facts.identities, outputs: facts.outputs,
-        credentialWaits, stepNotes: facts.start?.notes ?? new Map(),
+        credentialWaits, stepNotes: facts.start?.notes ?? new Map(), ...(facts.siblings ? { siblings: facts.siblings } : {}),
       }, now)
       if (plan === NO_CHANGES) return UNCHANGED
-      return { plan, placed: new Map(), created: [], transitions: plan.transitions.map((t) => announced(t, plan.runId)) }
+      const template = templateOf(workflow)
+      return {
+        plan, placed: new Map(), created: [], transitions: plan.transitions.map((t) => announced(t, plan.runId)),
+        ...(template !== undefined ? { template } : {}),
+      }
     },
     async writeChildren(deps, workflow, facts, work) {
       const { kube } = deps
       const { plan } = work
       const namespace = workflow.metadata.namespace ?? 'default'
+      // The runs this one replaces end (and lose their Jobs) before it starts.
+      await cancelReplaced(deps, namespace, plan.cancelRuns)
       // Outputs before anything that may read them, then Jobs.
       const placed = await writeOutputs(kube, workflow, facts.runId, facts.shards, plan)
       await writeMemories(kube, workflow, facts.runId, plan, facts.agents)
@@ -166,7 +256,8 @@ function announced(t: WorkflowTransition, runId: string | null): Transition {
     type: t.type,
     reason: t.reason,
     message: t.message,
-    record: t.type === 'Warning' || t.kind === 'run.started' || t.kind === 'run.finished' || t.kind === 'step.waiting',
+    record: t.type === 'Warning' || t.kind === 'run.started' || t.kind === 'run.queued' || t.kind === 'run.finished'
+      || t.kind === 'step.waiting' || t.kind === 'step.approved',
     ...(t.step ? { fieldPath: `spec.steps{${t.step}}` } : {}),
     data: { runId, ...(t.step ? { step: t.step } : {}), ...(t.phase ? { phase: t.phase } : {}) },
   }

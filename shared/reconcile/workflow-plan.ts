@@ -147,7 +147,7 @@ export function planWorkflow(facts: WorkflowFacts, now: string): WorkflowPlan {
   if (sameRun && isTerminalPhase(previous.phase)) return NO_CHANGES
 
   const order = topologicalOrder(wf.spec.steps)
-  const run = new RunBuilder(wf, runId, sameRun ? previous : {}, now, order ?? [])
+  const run = new RunBuilder(wf, runId, sameRun ? previous : templateFields(previous), now, order ?? [])
   const issues = validateSteps(wf.spec.steps, order)
   if (issues.length > 0) return run.invalid(issues)
 
@@ -238,7 +238,7 @@ class RunBuilder {
     if (!wasQueued) this.transition({ kind: 'run.queued', type: 'Normal', reason: 'Queued', message, phase: 'Pending' })
     const unchanged = sameJson(status, this.wf.status)
     if (unchanged && this.plan.deleteJobs.length === 0) return NO_CHANGES
-    return { ...this.plan, runId: null, status: unchanged ? null : status }
+    return { ...this.plan, status: unchanged ? null : status }
   }
 
   /** The run ends before it starts: concurrency forbid with whenBusy skip, or replaced by a newer run. */
