@@ -1,0 +1,74 @@
+import { ConflictError } from '../shared/errors.js'
+import { KubeClient } from '../shared/kube/client.js'
+import type { Kube } from '../shared/kube/port.js'
+import type { FlagSpec, ParsedArgs } from './args.js'
+import { CliError, explainKubeError, type KubeAction } from './errors.js'
+import type { ResolvedIo } from './io.js'
+import { resolveConfig, type ResolvedConfig } from './kubeconfig.js'
+import type { OutputFormat } from './output.js'
+
+/** One `kinetic <command>`. */
+export interface Command {
+  name: string
+  /** Positional arguments as help shows them, e.g. `<workflow> [step]`. */
+  args: string
+  /** Least and most positionals. */
+  arity: [number, number]
+  summary: string
+  /** Longer help text (paragraphs). */
+  description: string
+  flags: FlagSpec[]
+  examples: string[]
+  run(session: Session, args: ParsedArgs): Promise<number>
+}
+
+/** What a command runs with: io, output format, and the cluster (resolved on first use). */
+export class Session {
+  private resolved: ResolvedConfig | undefined
+  private client: Kube | undefined
+
+  constructor(
+    readonly io: ResolvedIo,
+    readonly format: OutputFormat,
+    private readonly flags: { kubeconfig?: string; context?: string; namespace?: string },
+  ) {}
+
+  /** The kubeconfig in effect; resolving it is what fails without one. */
+  get config(): ResolvedConfig {
+    this.resolved ??= resolveConfig({ ...this.flags, env: this.io.env, ...(this.io.home ? { home: this.io.home } : {}) })
+    return this.resolved
+  }
+
+  get namespace(): string {
+    return this.config.namespace
+  }
+
+  get kube(): Kube {
+    this.client ??= new KubeClient(this.config.kc)
+    return this.client
+  }
+
+  /**
+   * Runs one Kubernetes call; a failure becomes a message naming the verb, resource and server.
+   * With `conflicts`, a lost race (ConflictError) is rethrown as it is, for the caller to retry.
+   */
+  async call<T>(action: KubeAction, fn: (kube: Kube) => Promise<T>, opts: { conflicts?: boolean } = {}): Promise<T> {
+    const kube = this.kube
+    try {
+      return await fn(kube)
+    } catch (err) {
+      if (err instanceof CliError) throw err
+      if (opts.conflicts && err instanceof ConflictError) throw err
+      const { context, user, server } = this.config
+      throw explainKubeError(err, action, { context, user, server })
+    }
+  }
+
+  out(text: string): void {
+    this.io.stdout(text)
+  }
+
+  warn(text: string): void {
+    this.io.stderr(text.endsWith('\n') ? text : `${text}\n`)
+  }
+}

@@ -1,0 +1,41 @@
+import { isTerminalPhase } from '../../shared/reconcile/run-status.js'
+import { ANNOTATION_CANCEL } from '../../shared/schemas/labels.js'
+import { isTemplate } from '../../shared/triggers/run-builder.js'
+import type { ParsedArgs } from '../args.js'
+import type { Command, Session } from '../command.js'
+import { CliError } from '../errors.js'
+import { formatObjects } from '../output.js'
+import { postRunControl, runControlUrl, segments, SERVER_FLAG } from '../run-control.js'
+import { guardedWrite } from '../workflows.js'
+
+export const cancelCommand: Command = {
+  name: 'cancel',
+  args: '<workflow>',
+  arity: [1, 1],
+  summary: 'Cancel a run in progress',
+  description: 'Writes purko.io/cancel: "true": the engine deletes the run\'s Jobs, marks unfinished steps Skipped and ends the '
+    + 'run as Cancelled. A run that already finished is refused. With --server (or $KINETIC_RUN_CONTROL_URL) the request goes '
+    + 'through run-control, which records who asked.',
+  flags: [SERVER_FLAG],
+  examples: ['kinetic cancel incident-42'],
+  async run(session: Session, args: ParsedArgs): Promise<number> {
+    const name = args.positionals[0]!
+    const server = runControlUrl(session, args)
+    if (server) {
+      const answer = await postRunControl(session, server, `/api/cancel${segments(session.namespace, name)}`, {},
+        `"patch" on workflows.purko.io in namespace ${session.namespace}`)
+      if (session.format === 'table') session.out(`workflow ${name} cancel requested\n`)
+      else session.out(formatObjects(session.format, answer))
+      return 0
+    }
+    const updated = await guardedWrite(session, name, 'patch', (kube, _wf, rv) =>
+      kube.patchWorkflowMetadata(session.namespace, name, rv, { annotations: { [ANNOTATION_CANCEL]: 'true' } }),
+    (wf) => {
+      if (isTemplate(wf)) throw new CliError(`workflow ${name} is a template and has no run of its own; cancel one of its runs (see \`kinetic status ${name}\`)`)
+      if (isTerminalPhase(wf.status?.phase)) throw new CliError(`workflow ${name} already finished (${wf.status?.phase}); nothing to cancel`)
+    })
+    if (session.format === 'table') session.out(`workflow ${name} cancel requested\n`)
+    else session.out(formatObjects(session.format, updated))
+    return 0
+  },
+}

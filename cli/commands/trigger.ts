@@ -1,0 +1,28 @@
+import { isTemplate } from '../../shared/triggers/run-builder.js'
+import { parseParams, type ParsedArgs } from '../args.js'
+import type { Command, Session } from '../command.js'
+import { requireWorkflow } from '../workflows.js'
+import { printRerun, rerunWorkflow } from './rerun.js'
+import { createManualRun, PARAM_FLAG, printRun } from './run.js'
+
+export const triggerCommand: Command = {
+  name: 'trigger',
+  args: '<workflow>',
+  arity: [1, 1],
+  summary: 'Start a template\'s run, or rerun a plain Workflow (purkoctl\'s trigger)',
+  description: 'For a template, does what `run` does and prints the new run\'s name. For a plain Workflow, does what '
+    + '`rerun` does: a fresh run with --param values merged into spec.parameters.',
+  flags: [PARAM_FLAG],
+  examples: ['kinetic trigger weekly-capacity-review', 'kinetic trigger incident-42 --param severity=high'],
+  async run(session: Session, args: ParsedArgs): Promise<number> {
+    const name = args.positionals[0]!
+    const parameters = parseParams(args.flags.get('param') ?? [])
+    const wf = await requireWorkflow(session, name)
+    if (isTemplate(wf)) {
+      printRun(session, await createManualRun(session, wf, parameters))
+      return 0
+    }
+    printRerun(session, await rerunWorkflow(session, name, parameters), name)
+    return 0
+  },
+}
