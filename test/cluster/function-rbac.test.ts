@@ -347,6 +347,10 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
     methods: ['reviewToken', 'reviewAccess', 'listRecipes', 'getRecipe', 'createRecipe', 'replaceRecipe', 'deleteRecipe', 'patchRecipeMetadata', 'listRecipePolicies', 'getNamespace'],
     alsoAllowed: { listAllRecipes: 'list workflowrecipes, cluster-wide (list-recipes without a namespace lists them all)' },
   },
+  // TokenReview and SubjectAccessReviews for its callers, then the Workflow or Agent acted on, a step's Jobs, pod and log, Events.
+  'run-control': {
+    methods: ['reviewToken', 'reviewAccess', 'getWorkflow', 'patchWorkflowMetadata', 'patchWorkflow', 'createWorkflow', 'listJobs', 'listPods', 'readJobLog', 'getAgent', 'patchAgent', 'createEvent'],
+  },
 }
 
 const manifests = loadManifests()

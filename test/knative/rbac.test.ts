@@ -120,6 +120,20 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
       '/namespaces': ['get'],
     },
   },
+  // Callers checked by TokenReview/SubjectAccessReview; then purko's annotations, manual runs, step logs, promotion approvals.
+  'kinetic-run-control': {
+    serviceAccount: 'run-control',
+    grants: {
+      'authentication.k8s.io/tokenreviews': ['create'],
+      'authorization.k8s.io/subjectaccessreviews': ['create'],
+      'purko.io/workflows': ['create', 'get', 'patch'],
+      'purko.io/agents': ['get', 'patch'],
+      'batch/jobs': ['list'],
+      '/pods': ['list'],
+      '/pods/log': ['get'],
+      '/events': ['create'],
+    },
+  },
   'kinetic-workflowrecipes-source': { serviceAccount: 'workflowrecipes-source', grants: { 'purko.io/workflowrecipes': ['get', 'list', 'watch'] } },
   'kinetic-workflowrecipepolicies-source': { serviceAccount: 'workflowrecipepolicies-source', grants: { 'purko.io/workflowrecipepolicies': ['get', 'list', 'watch'] } },
   'kinetic-recipe-children-source': {

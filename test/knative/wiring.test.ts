@@ -13,7 +13,7 @@ const serviceNames = new Set(services.map((m) => m.name))
  * Functions no Trigger subscribes to: the sink of the delivery machinery itself, and the recipes
  * MCP server, which MCP clients call over HTTP (recipes CONTRACT §14.1).
  */
-const WITHOUT_TRIGGER = new Set(['dead-letter', 'recipes-mcp'])
+const WITHOUT_TRIGGER = new Set(['dead-letter', 'recipes-mcp', 'run-control'])
 const DIALECTS = ['exact', 'prefix', 'suffix', 'all', 'any', 'not', 'cesql']
 
 type Filter = Record<string, any>
