@@ -351,6 +351,8 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
   'run-control': {
     methods: ['reviewToken', 'reviewAccess', 'getWorkflow', 'patchWorkflowMetadata', 'patchWorkflow', 'createWorkflow', 'listJobs', 'listPods', 'readJobLog', 'getAgent', 'patchAgent', 'createEvent'],
   },
+  // The template, its run, trigger-rules, the webhook Secret, Events on refused calls: nothing else.
+  'webhook-trigger': { methods: ['getWorkflow', 'createWorkflow', 'getConfigMap', 'getSecret', 'createEvent'] },
 }
 
 const manifests = loadManifests()

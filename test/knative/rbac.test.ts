@@ -134,6 +134,11 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
       '/events': ['create'],
     },
   },
+  // The template and its run, the namespace's trigger-rules, the template's webhook Secret, Events on refusals.
+  'kinetic-webhook-trigger': {
+    serviceAccount: 'webhook-trigger',
+    grants: { 'purko.io/workflows': ['create', 'get'], '/configmaps': ['get'], '/secrets': ['get'], '/events': ['create'] },
+  },
   'kinetic-workflowrecipes-source': { serviceAccount: 'workflowrecipes-source', grants: { 'purko.io/workflowrecipes': ['get', 'list', 'watch'] } },
   'kinetic-workflowrecipepolicies-source': { serviceAccount: 'workflowrecipepolicies-source', grants: { 'purko.io/workflowrecipepolicies': ['get', 'list', 'watch'] } },
   'kinetic-recipe-children-source': {

@@ -13,7 +13,9 @@ const serviceNames = new Set(services.map((m) => m.name))
  * Functions no Trigger subscribes to: the sink of the delivery machinery itself, and the recipes
  * MCP server, which MCP clients call over HTTP (recipes CONTRACT §14.1).
  */
-const WITHOUT_TRIGGER = new Set(['dead-letter', 'recipes-mcp', 'run-control'])
+const WITHOUT_TRIGGER = new Set(['dead-letter', 'recipes-mcp', 'webhook-trigger', 'run-control'])
+/** Services reachable from outside the cluster: the webhook trigger, which senders on the internet call. */
+const PUBLIC = new Set(['webhook-trigger'])
 const DIALECTS = ['exact', 'prefix', 'suffix', 'all', 'any', 'not', 'cesql']
 
 type Filter = Record<string, any>
@@ -218,7 +220,7 @@ describe('Services scale to zero and run locked down', () => {
     expect(annotations['autoscaling.knative.dev/min-scale']).toBe('0')
     expect(Number(annotations['autoscaling.knative.dev/max-scale'])).toBeGreaterThanOrEqual(1)
     expect(Object.keys(m.doc.metadata.annotations ?? {}).filter((k) => k.startsWith('autoscaling.knative.dev/'))).toEqual([])
-    expect(m.doc.metadata.labels['networking.knative.dev/visibility']).toBe('cluster-local')
+    expect(m.doc.metadata.labels['networking.knative.dev/visibility']).toBe(PUBLIC.has(m.name) ? undefined : 'cluster-local')
 
     const spec = m.doc.spec.template.spec
     expect(spec.serviceAccountName).toBe(m.name)
