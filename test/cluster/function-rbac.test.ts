@@ -252,6 +252,8 @@ const WORKFLOW: Method[] = [
   'getWorkflow', 'listWorkflows', 'listAgents', 'getAgent', 'listLLMProviders', 'listAllMCPServers', 'listJobs', 'createJob', 'deleteJob', 'readJobLog',
   'getConfigMap', 'listConfigMaps', 'createConfigMap', 'replaceConfigMap', 'getNamespace',
   'patchWorkflowMetadata', 'patchWorkflowStatus', 'createEvent',
+  // The other runs of a template, for its concurrency policy and the queue a finished run wakes.
+  'listWorkflowsIn',
   // Agent metrics, the identity gate of steps, and the immediate demotion under the namespace's policy.
   'replaceAgentStatus', 'getServiceAccount', 'listAutonomyPolicies', 'patchAgent',
 ]
