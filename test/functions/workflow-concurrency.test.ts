@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest'
+import { createApp as resyncTick } from '../../functions/resync-tick/index.js'
 import { createApp as stepJobFinished } from '../../functions/step-job-finished/index.js'
 import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
-import { ConflictError } from '../../shared/errors.js'
+import { ConflictError, TransientError } from '../../shared/errors.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 import { FakeKube } from '../fakes/kube.js'
-import { deliver, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
+import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
 
@@ -28,7 +29,7 @@ function setup(runs: Workflow[]) {
     lists++
     return list(namespace, labels)
   }
-  return { kube, changed: workflowChanged(deps), finished: stepJobFinished(deps), lists: () => lists }
+  return { kube, changed: workflowChanged(deps), finished: stepJobFinished(deps), tick: resyncTick(deps), lists: () => lists }
 }
 
 const jobOf = (kube: FakeKube, run: string) => `${run}-work-${kube.workflow('team', run).status?.runId}`
@@ -60,6 +61,20 @@ describe('concurrency of a template\'s runs', () => {
     expect(started.status).toMatchObject({ phase: 'Running' })
     expect(started.status?.queuePosition).toBeUndefined()
     expect(kube.createdJobs).toEqual([jobOf(kube, 'r1'), jobOf(kube, 'r2')])
+  })
+
+  it('still answers 202 when waking the queue fails, and the resync tick starts the queued run', async () => {
+    const { kube, changed, finished, tick } = setup([runOf('r1', 0, { policy: 'forbid' }), runOf('r2', 1, { policy: 'forbid' })])
+    await deliver(changed, RESOURCE_ADD, kube.workflow('team', 'r1'))
+    await deliver(changed, RESOURCE_ADD, kube.workflow('team', 'r2'))
+    kube.failNext('listWorkflowsIn', new TransientError('connection reset'))
+
+    expect((await deliver(finished, RESOURCE_UPDATE, kube.finishJob(jobOf(kube, 'r1'), 'Succeeded', 'OUTPUT:{}'))).status).toBe(202)
+    expect(kube.workflow('team', 'r1').status?.phase).toBe('Succeeded')
+    expect(kube.workflow('team', 'r2').status?.phase).toBe('Pending')
+
+    expect((await deliver(tick, PING, { reason: 'resync' })).status).toBe(202)
+    expect(kube.workflow('team', 'r2').status?.phase).toBe('Running')
   })
 
   it('forbid with whenBusy skip ends the second run at once as Cancelled', async () => {
