@@ -1,3 +1,4 @@
+import type { CoreV1Event } from '@kubernetes/client-node'
 import { stringify } from 'yaml'
 import { has, type ParsedArgs } from '../args.js'
 import { cloudEventOf, type StructuredCloudEvent } from '../cloud-events.js'
@@ -6,10 +7,25 @@ import { pause } from '../io.js'
 import { table } from '../output.js'
 import { requireWorkflow } from '../workflows.js'
 
+/**
+ * Pure: Events oldest first. One reconcile records all its transitions with the same timestamp,
+ * so ties keep the order they were created in (resourceVersion, when the server's are numbers).
+ */
+export function inRecordedOrder(events: readonly CoreV1Event[]): CoreV1Event[] {
+  const time = (e: CoreV1Event) => new Date(e.lastTimestamp ?? e.eventTime ?? e.firstTimestamp ?? e.metadata?.creationTimestamp ?? 0).getTime()
+  const rv = (e: CoreV1Event) => Number(e.metadata?.resourceVersion ?? Number.NaN)
+  return [...events].sort((a, b) => {
+    const byTime = time(a) - time(b)
+    if (byTime !== 0 && !Number.isNaN(byTime)) return byTime
+    const byRv = rv(a) - rv(b)
+    return Number.isNaN(byRv) ? 0 : byRv
+  })
+}
+
 async function read(session: Session, name: string): Promise<StructuredCloudEvent[]> {
   const namespace = session.namespace
   const events = await session.call({ verb: 'list', resource: 'events', namespace }, (kube) => kube.listEvents(namespace, { kind: 'Workflow', name }))
-  return events.map(cloudEventOf)
+  return inRecordedOrder(events).map(cloudEventOf)
 }
 
 function print(session: Session, events: readonly StructuredCloudEvent[], header: boolean): void {

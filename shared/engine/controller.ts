@@ -3,7 +3,7 @@ import { ConflictError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { Logger } from '../log.js'
 import { kubernetesEventFor, type ObjectRef } from '../reconcile/kube-events.js'
-import type { KineticEvents } from './kinetic-events.js'
+import { kineticEventsFor, type KineticEvents } from './kinetic-events.js'
 
 /** What every controller function needs: the API, a logger, a clock, config and an event sink. */
 export interface EngineDeps {
@@ -96,11 +96,14 @@ export async function announce(
   if (transitions.length === 0) return
   const ref: ObjectRef = { kind, metadata: object.metadata }
   const now = deps.now().toISOString()
-  for (const t of transitions) {
+  // The same type and id the published CloudEvents carry (the source does not enter either).
+  const cloudEvents = kineticEventsFor('/kinetic', ref, seed, transitions)
+  for (const [i, t] of transitions.entries()) {
     deps.log.info({ kind, namespace: object.metadata.namespace, name: object.metadata.name, reason: t.reason, ...(t.fieldPath ? { fieldPath: t.fieldPath } : {}) }, t.message)
     if (!t.record) continue
     try {
-      await deps.kube.createEvent(kubernetesEventFor(ref, seed, t, now))
+      const ce = cloudEvents[i]
+      await deps.kube.createEvent(kubernetesEventFor(ref, seed, t, now, ce ? { type: ce.type, id: ce.id } : undefined))
     } catch (err) {
       deps.log.warn({ err: (err as Error).message, reason: t.reason }, `Could not record Event for ${kind} ${object.metadata.namespace}/${object.metadata.name}`)
     }

@@ -69,3 +69,7 @@ export const ANNOTATION_DECISION_PREFIX = 'kinetic.dev/decision-'
 export const ANNOTATION_CANCEL_REASON = 'kinetic.dev/cancel-reason'
 /** Annotation recording who asked for a cancel or rerun through run-control: JSON `{user, time, reason?}`. */
 export const ANNOTATION_REQUESTED_BY = 'kinetic.dev/requested-by'
+/** Annotation on Kinetic's Kubernetes Events: the type of the CloudEvent published for the same transition. */
+export const ANNOTATION_CLOUDEVENT_TYPE = 'kinetic.dev/cloudevent-type'
+/** Annotation on Kinetic's Kubernetes Events: the id of the CloudEvent published for the same transition. */
+export const ANNOTATION_CLOUDEVENT_ID = 'kinetic.dev/cloudevent-id'
