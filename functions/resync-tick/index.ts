@@ -1,6 +1,7 @@
 // Handles: dev.knative.sources.ping from the resync PingSource (every minute).
 // Trigger: knative/triggers/resync-tick.yaml (source kineticsource=resync).
-// Writes: whatever each unfinished Workflow needs: timeouts, due retries, results of lost events.
+// Writes: whatever each unfinished Workflow needs: timeouts, due retries, results of lost events;
+// then every scheduled template's catch-up (a run for a missed fire), PingSource and status.
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import { reconcileWorkflow, type EngineDeps } from '../../shared/engine/reconcile-workflow.js'
@@ -8,6 +9,8 @@ import { baseApp } from '../../shared/http/app.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { sweep } from '../../shared/engine/limited.js'
 import { isTerminalPhase, mayNeedWork } from '../../shared/reconcile/run-status.js'
+import { reconcileTemplate } from '../../shared/engine/reconcile-template.js'
+import { isTemplate } from '../../shared/triggers/run-builder.js'
 
 /** Ping data is free-form (and absent when the PingSource sets none). */
 const PingData = z.unknown()
@@ -21,10 +24,15 @@ export function createApp(deps: EngineDeps): Hono {
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, PingData)
     const log = deps.log.child({ ceId: event.id, ceType: event.type })
-    const workflows = (await deps.kube.listWorkflows()).filter((wf) => !isTerminalPhase(wf.status?.phase) || mayNeedWork(wf))
+    const all = await deps.kube.listWorkflows()
+    const workflows = all.filter((wf) => !isTerminalPhase(wf.status?.phase) || mayNeedWork(wf))
     const { applied, failed } = await sweep(workflows, CONCURRENCY, log, 'Could not resync Workflow', async (wf) =>
       (await reconcileWorkflow(deps, wf.metadata.namespace ?? 'default', wf.metadata.name ?? '', { kind: 'full' })).result === 'applied')
-    log.info({ workflows: workflows.length, applied, failed }, 'Resync finished')
+    // Catch-up: a ping that never came (adapter down, event lost) still gets its run here.
+    const templates = all.filter((wf) => isTemplate(wf) && Boolean(wf.spec.trigger?.schedule?.cron?.trim()))
+    const caught = await sweep(templates, CONCURRENCY, log, 'Could not resync template', async (wf) =>
+      (await reconcileTemplate(deps, wf.metadata.namespace ?? 'default', wf.metadata.name ?? '', { kind: 'changed' })).result === 'applied')
+    log.info({ workflows: workflows.length, applied, failed, templates: templates.length, templatesApplied: caught.applied, templatesFailed: caught.failed }, 'Resync finished')
     return c.body(null, 202)
   })
   return app

@@ -342,7 +342,8 @@ export function planTemplate(input: TemplateInput): TemplatePlan {
   return plan
 }
 
-function recentRunOf(run: Workflow): RecentRun {
+/** Pure: how a template's status lists one of its runs. */
+export function recentRunOf(run: Workflow): RecentRun {
   const entry: RecentRun = { name: run.metadata.name ?? '', phase: run.status?.phase ?? 'Pending' }
   const trigger = run.metadata.annotations?.[ANNOTATION_TRIGGER_TYPE]
   if (trigger) entry.trigger = trigger
