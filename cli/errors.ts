@@ -1,4 +1,3 @@
-import { ApiException } from '@kubernetes/client-node'
 import { apiMessage, ConflictError, RefusedError, TransientError } from '../shared/errors.js'
 
 /** A failure the user can act on: its message goes to stderr as it is, exit code 1. */
@@ -35,8 +34,10 @@ export interface Target {
 /** The HTTP status of an API failure, wherever the adapter put it. */
 export function apiStatusOf(err: unknown): number | undefined {
   for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof ApiException) return e.code
     if (e instanceof RefusedError) return e.code
+    // client-node's ApiException (not imported: the CLI loads client-node only when it needs the cluster).
+    const code = (e as { code?: unknown; body?: unknown }).code
+    if (typeof code === 'number' && 'body' in (e as object)) return code
   }
   return undefined
 }

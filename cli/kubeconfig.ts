@@ -76,13 +76,3 @@ export function resolveConfig(inputs: ConfigInputs): ResolvedConfig {
     server: cluster.server,
   }
 }
-
-/** The `Authorization` header the kubeconfig user sends (token, token file, exec plugin, ...), if any. */
-export async function bearerHeader(kc: KubeConfig): Promise<string | undefined> {
-  const options = await kc.applyToFetchOptions({})
-  const headers = options.headers as Record<string, string> | { get?(name: string): string | null } | undefined
-  if (!headers) return undefined
-  if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(name: string): string | null }).get('Authorization') ?? undefined
-  const record = headers as Record<string, string>
-  return record.Authorization ?? record.authorization
-}

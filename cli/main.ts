@@ -97,7 +97,7 @@ export async function main(argv: readonly string[], cliIo: CliIo): Promise<numbe
       ...(kubeconfig !== undefined ? { kubeconfig } : {}),
       ...(context !== undefined ? { context } : {}),
     })
-    return await command.run(session, args)
+    return await command.run(await session.init(), args)
   } catch (err) {
     if (err instanceof UsageError) {
       io.stderr(`error: ${err.message}\nSee \`${program}${command ? ` ${command.name}` : ''} --help\`.\n`)

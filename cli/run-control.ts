@@ -1,7 +1,7 @@
 import { flag, type ParsedArgs } from './args.js'
 import type { Session } from './command.js'
 import { CliError } from './errors.js'
-import { bearerHeader } from './kubeconfig.js'
+import type { KubeConfig } from '@kubernetes/client-node'
 
 /** Environment variable naming the run-control base URL (same as --server). */
 export const RUN_CONTROL_ENV = 'KINETIC_RUN_CONTROL_URL'
@@ -58,4 +58,14 @@ export async function postRunControl(
 /** Path segments, escaped. */
 export function segments(...parts: string[]): string {
   return parts.map((p) => `/${encodeURIComponent(p)}`).join('')
+}
+
+/** The `Authorization` header the kubeconfig user sends (token, token file, exec plugin, ...), if any. */
+export async function bearerHeader(kc: KubeConfig): Promise<string | undefined> {
+  const options = await kc.applyToFetchOptions({})
+  const headers = options.headers as Record<string, string> | { get?(name: string): string | null } | undefined
+  if (!headers) return undefined
+  if (typeof (headers as { get?: unknown }).get === 'function') return (headers as { get(name: string): string | null }).get('Authorization') ?? undefined
+  const record = headers as Record<string, string>
+  return record.Authorization ?? record.authorization
 }
