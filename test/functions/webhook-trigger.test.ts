@@ -169,6 +169,37 @@ describe('webhook-trigger (FakeKube)', () => {
     expect(kube.calls).toBe(0)
   })
 
+  it('413 at once when Content-Length declares more than 1 MiB, without reading the body', async () => {
+    const kube = fakeWith()
+    const { app } = appFor(kube)
+    let pulled = 0
+    const body = new ReadableStream<Uint8Array>({ pull(controller) { pulled++; controller.enqueue(new Uint8Array(1024)) } })
+    const res = await app.request('/api/trigger/team/deploy', { method: 'POST', body, headers: { 'content-length': String(2 * 1024 * 1024) }, duplex: 'half' } as RequestInit)
+    expect(res.status).toBe(413)
+    expect(pulled).toBeLessThanOrEqual(1)
+    expect(kube.calls).toBe(0)
+  })
+
+  it('413 for a streamed body without Content-Length once it passes 1 MiB, reading no further', async () => {
+    const kube = fakeWith()
+    const { app } = appFor(kube)
+    let pulled = 0
+    const body = new ReadableStream<Uint8Array>({ pull(controller) { pulled++; controller.enqueue(new Uint8Array(64 * 1024)) } })
+    const res = await app.request('/api/trigger/team/deploy', { method: 'POST', body, duplex: 'half' } as RequestInit)
+    expect(res.status).toBe(413)
+    expect(pulled).toBeLessThan(20)
+  })
+
+  it('X-Trigger-Source names the source (rules and the trigger-source annotation); a bad one is 400', async () => {
+    const kube = fakeWith()
+    const { app } = appFor(kube)
+    const res = await post(app, '/api/trigger/team/deploy', BODY, signed(BODY, { 'x-trigger-source': 'alertmanager' }))
+    const { run, source } = await res.json() as { run: string; source: string }
+    expect(source).toBe('alertmanager')
+    expect(kube.workflow(NS, run).metadata.annotations?.['purko.io/trigger-source']).toBe('alertmanager')
+    expect((await post(app, '/api/trigger/team/deploy', BODY, signed(BODY, { 'x-trigger-source': 'x'.repeat(64) }))).status).toBe(400)
+  })
+
   it('413 when the run would be too large to store (the payload copied into every step without input)', async () => {
     const wf = workflowOf('fan', [{ name: 'a' }, { name: 'b' }, { name: 'c' }], { trigger: { webhook: { secret: { name: 'hook' } } } })
     wf.metadata.annotations = { 'purko.io/template': 'true' }
