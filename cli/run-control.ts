@@ -45,7 +45,7 @@ export async function postRunControl(
     if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) answer = parsed as Record<string, unknown>
   } catch { /* not JSON: the status says enough */ }
   if (res.ok) return answer
-  const said = typeof answer.error === 'string' ? answer.error : typeof answer.message === 'string' ? answer.message : text.slice(0, 300)
+  const said = typeof answer.message === 'string' ? answer.message : typeof answer.error === 'string' ? answer.error : text.slice(0, 300)
   if (res.status === 401) {
     throw new CliError(`run-control at ${base} did not accept your credentials (401); it needs the bearer token of the kubeconfig user "${session.config.user}" (context ${session.config.context})`)
   }
@@ -54,6 +54,9 @@ export async function postRunControl(
   }
   throw new CliError(`run-control answered ${res.status} to POST ${path}${said ? `: ${said}` : ''}`)
 }
+
+/** `--reason`, for the commands whose run-control request records one. */
+export const REASON_FLAG = { name: 'reason', value: 'text', description: 'why (recorded by run-control with your name; needs --server)' }
 
 /** Path segments, escaped. */
 export function segments(...parts: string[]): string {

@@ -1,11 +1,11 @@
 import { isTerminalPhase } from '../../shared/reconcile/run-status.js'
 import { ANNOTATION_CANCEL } from '../../shared/schemas/labels.js'
 import { isTemplate } from '../../shared/triggers/run-builder.js'
-import type { ParsedArgs } from '../args.js'
+import { flag, type ParsedArgs } from '../args.js'
 import type { Command, Session } from '../command.js'
 import { CliError } from '../errors.js'
 import { formatObjects } from '../output.js'
-import { postRunControl, runControlUrl, segments, SERVER_FLAG } from '../run-control.js'
+import { postRunControl, REASON_FLAG, runControlUrl, segments, SERVER_FLAG } from '../run-control.js'
 import { guardedWrite } from '../workflows.js'
 
 export const cancelCommand: Command = {
@@ -16,18 +16,20 @@ export const cancelCommand: Command = {
   description: 'Writes purko.io/cancel: "true": the engine deletes the run\'s Jobs, marks unfinished steps Skipped and ends the '
     + 'run as Cancelled. A run that already finished is refused. With --server (or $KINETIC_RUN_CONTROL_URL) the request goes '
     + 'through run-control, which records who asked.',
-  flags: [SERVER_FLAG],
+  flags: [REASON_FLAG, SERVER_FLAG],
   examples: ['kinetic cancel incident-42'],
   async run(session: Session, args: ParsedArgs): Promise<number> {
     const name = args.positionals[0]!
     const server = runControlUrl(session, args)
+    const reason = flag(args, 'reason')
     if (server) {
-      const answer = await postRunControl(session, server, `/api/cancel${segments(session.namespace, name)}`, {},
+      const answer = await postRunControl(session, server, `/api/cancel${segments(session.namespace, name)}`, reason !== undefined ? { reason } : {},
         `"patch" on workflows.purko.io in namespace ${session.namespace}`)
       if (session.format === 'table') session.out(`workflow ${name} cancel requested\n`)
       else session.out(formatObjects(session.format, answer))
       return 0
     }
+    if (reason !== undefined) session.warn('note: --reason is recorded only through run-control (--server); the annotation carries no reason')
     const updated = await guardedWrite(session, name, 'patch', (kube, _wf, rv) =>
       kube.patchWorkflowMetadata(session.namespace, name, rv, { annotations: { [ANNOTATION_CANCEL]: 'true' } }),
     (wf) => {

@@ -4,11 +4,11 @@ import {
 } from '../../shared/schemas/labels.js'
 import { isTemplate } from '../../shared/triggers/run-builder.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
-import { parseParams, type ParsedArgs } from '../args.js'
+import { flag, parseParams, type ParsedArgs } from '../args.js'
 import type { Command, Session } from '../command.js'
 import { CliError } from '../errors.js'
 import { formatObjects } from '../output.js'
-import { postRunControl, runControlUrl, segments, SERVER_FLAG } from '../run-control.js'
+import { postRunControl, REASON_FLAG, runControlUrl, segments, SERVER_FLAG } from '../run-control.js'
 import { guardedWrite } from '../workflows.js'
 import { PARAM_FLAG } from './run.js'
 
@@ -53,18 +53,21 @@ export const rerunCommand: Command = {
     + 'approvals and denials are removed, and --param values are merged into spec.parameters. A run still in progress is '
     + 'superseded (its Jobs are stopped). With --server (or $KINETIC_RUN_CONTROL_URL) the request goes through run-control, '
     + 'which records who asked.',
-  flags: [PARAM_FLAG, SERVER_FLAG],
+  flags: [PARAM_FLAG, REASON_FLAG, SERVER_FLAG],
   examples: ['kinetic rerun incident-42', 'kinetic rerun incident-42 --param severity=high'],
   async run(session: Session, args: ParsedArgs): Promise<number> {
     const name = args.positionals[0]!
     const parameters = parseParams(args.flags.get('param') ?? [])
     const server = runControlUrl(session, args)
+    const reason = flag(args, 'reason')
     if (server) {
-      const answer = await postRunControl(session, server, `/api/rerun${segments(session.namespace, name)}`,
-        Object.keys(parameters).length > 0 ? { parameters } : {}, `"patch" on ${'workflows.purko.io'} in namespace ${session.namespace}`)
+      const body = { ...(Object.keys(parameters).length > 0 ? { parameters } : {}), ...(reason !== undefined ? { reason } : {}) }
+      const answer = await postRunControl(session, server, `/api/rerun${segments(session.namespace, name)}`, body,
+        `"patch" on workflows.purko.io in namespace ${session.namespace}`)
       printRerun(session, answer, name)
       return 0
     }
+    if (reason !== undefined) session.warn('note: --reason is recorded only through run-control (--server); the annotation carries no reason')
     printRerun(session, await rerunWorkflow(session, name, parameters), name)
     return 0
   },

@@ -6,6 +6,7 @@ import type { Command, Session } from '../command.js'
 import { CliError } from '../errors.js'
 import { pause } from '../io.js'
 import { between, formatObjects } from '../output.js'
+import { postRunControl, runControlUrl, segments, SERVER_FLAG } from '../run-control.js'
 import { requireWorkflow, WORKFLOWS } from '../workflows.js'
 
 /** `--param k=v`, repeatable. */
@@ -20,6 +21,13 @@ export async function createManualRun(session: Session, template: Workflow, para
     if (created !== 'exists') return created
   }
   throw new CliError(`could not find a free run name for template ${template.metadata.name}; try again`)
+}
+
+/** Asks run-control for a manual run of a template (it records the verified user); returns the run's name. */
+export async function createRunThroughServer(session: Session, server: string, template: string, parameters: Record<string, string>): Promise<{ name: string; answer: Record<string, unknown> }> {
+  const answer = await postRunControl(session, server, `/api/run${segments(session.namespace, template)}`,
+    Object.keys(parameters).length > 0 ? { parameters } : {}, `"create" on workflows.purko.io and "get" on ${template} in namespace ${session.namespace}`)
+  return { name: typeof answer.run === 'string' ? answer.run : '', answer }
 }
 
 /** Prints a created run: its name, or the object with -o. */
@@ -65,11 +73,18 @@ export const runCommand: Command = {
   description: 'Creates a run of the template Workflow (a Workflow annotated purko.io/template: "true", or one with a schedule) '
     + 'named <template>-run-<8 hex>, with --param values merged over its parameters, and prints the run\'s name. '
     + 'The run records you (the kubeconfig user) as its trigger source. With --wait, waits for the run to end and '
-    + 'exits 0 only when it succeeded.',
-  flags: [PARAM_FLAG, { name: 'wait', description: 'wait for the run to finish; exit 1 unless it succeeded' }],
+    + 'exits 0 only when it succeeded. With --server (or $KINETIC_RUN_CONTROL_URL) run-control creates the run and records '
+    + 'your verified identity.',
+  flags: [PARAM_FLAG, { name: 'wait', description: 'wait for the run to finish; exit 1 unless it succeeded' }, SERVER_FLAG],
   examples: ['kinetic run nightly-report', 'kinetic run nightly-report --param region=eu --param day=monday --wait'],
   async run(session: Session, args: ParsedArgs): Promise<number> {
     const parameters = parseParams(args.flags.get('param') ?? [])
+    const server = runControlUrl(session, args)
+    if (server) {
+      const { name, answer } = await createRunThroughServer(session, server, args.positionals[0]!, parameters)
+      session.out(session.format === 'table' ? `${name}\n` : formatObjects(session.format, answer))
+      return has(args, 'wait') ? waitForRun(session, name) : 0
+    }
     const template = await requireWorkflow(session, args.positionals[0]!)
     requireTemplate(template)
     const run = await createManualRun(session, template, parameters)
