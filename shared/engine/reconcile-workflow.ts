@@ -20,7 +20,7 @@ import { isOptedIn, LLM_CREDENTIALS_SECRET } from '../llm/credential-copies.js'
 import { parseRegistry, REGISTRY_CONFIGMAP, REGISTRY_KEY, type RegistryEntry } from '../mcp/registry.js'
 import { memoryBehavior } from '../reconcile/memory-env.js'
 import { agentServiceAccountName } from '../agent/names.js'
-import { isActiveRun, isWaiting, needsSiblings, queueOrder, type RunCancel } from '../triggers/concurrency.js'
+import { admitRun, isActiveRun, isWaiting, needsSiblings, queueOrder, type RunCancel } from '../triggers/concurrency.js'
 import { templateOf, templateRunSelector } from '../triggers/run-builder.js'
 import { isTerminalPhase } from '../reconcile/run-status.js'
 import { recordAgentMetrics } from './agent-metrics.js'
@@ -167,6 +167,13 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       const namespace = workflow.metadata.namespace ?? 'default'
       const name = workflow.metadata.name ?? ''
       const runId = currentRunId(workflow)
+      // Only a run its concurrency policy must admit pays for this list; one that has to keep
+      // waiting needs nothing else (it has no Jobs, and no step starts), so a queued run costs
+      // each resync tick a GET and a list.
+      const siblings = needsSiblings(workflow) ? await kube.listWorkflowsIn(namespace, templateRunSelector(templateOf(workflow)!)) : undefined
+      if (siblings && admitRun(workflow, siblings).kind === 'wait') {
+        return { runId, jobs: [], agents: new Map(), identities: new Set(), shards: [], outputs: new Map(), start: null, siblings }
+      }
       const jobs = trigger.kind === 'job'
         ? [trigger.job].filter((j) => j.runId === runId)
         : (await kube.listJobs(namespace, { [LABEL_WORKFLOW]: labelValue(name), [LABEL_RUN_ID]: runId }))
@@ -176,11 +183,7 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       if (trigger.kind === 'job' && jobsNeedingResults(workflow, jobs).length === 0) return UNCHANGED
       await attachResults(kube, namespace, workflow, jobs)
       const [agents, shards] = await Promise.all([loadAgents(kube, workflow), kube.listConfigMaps(namespace, outputShardSelector(name))])
-      const [identities, start, siblings] = await Promise.all([
-        loadIdentities(kube, workflow, agents), loadStartFacts(deps, workflow, agents),
-        // Only a run its concurrency policy must admit pays for this list.
-        needsSiblings(workflow) ? kube.listWorkflowsIn(namespace, templateRunSelector(templateOf(workflow)!)) : undefined,
-      ])
+      const [identities, start] = await Promise.all([loadIdentities(kube, workflow, agents), loadStartFacts(deps, workflow, agents)])
       return { runId, jobs, agents, identities, shards, outputs: readOutputs(shards, runId), start, ...(siblings ? { siblings } : {}) }
     },
     plan(workflow, facts, now) {

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createApp as resyncTick } from '../../functions/resync-tick/index.js'
 import { createApp as stepJobFinished } from '../../functions/step-job-finished/index.js'
 import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
+import { reconcileWorkflow } from '../../shared/engine/reconcile-workflow.js'
 import { ConflictError, TransientError } from '../../shared/errors.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 import { FakeKube } from '../fakes/kube.js'
@@ -52,6 +53,12 @@ describe('concurrency of a template\'s runs', () => {
     const calls = kube.calls
     expect((await deliver(changed, RESOURCE_UPDATE, queued)).status).toBe(202)
     expect(kube.calls).toBe(calls)
+
+    // Re-evaluating it while the other run goes on (what each resync tick does) is a GET and a list.
+    const writes = kube.writes.length
+    expect((await reconcileWorkflow(testDeps(kube), 'team', 'r2', { kind: 'full' })).result).toBe('unchanged')
+    expect(kube.calls - calls).toBe(2)
+    expect(kube.writes.length).toBe(writes)
 
     const job = kube.finishJob(jobOf(kube, 'r1'), 'Succeeded', 'OUTPUT:{}')
     expect((await deliver(finished, RESOURCE_UPDATE, job)).status).toBe(202)
