@@ -5,22 +5,13 @@ import { ConflictError, TransientError } from '../../shared/errors.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 import { runName, scheduleSuffix } from '../../shared/triggers/run-builder.js'
 import { FakeKube } from '../fakes/kube.js'
+import { ClockedKube } from '../support/clocked-kube.js'
 import { deliver, PING } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { workflowOf } from '../support/objects.js'
 
 const SINK = 'http://broker-ingress.knative-eventing.svc.cluster.local/kinetic-system/default'
 
-/** FakeKube whose new Workflows get the test clock's creation time, as the API server would stamp it. */
-class ClockedKube extends FakeKube {
-  constructor(readonly clock: { now: Date }, objects: ConstructorParameters<typeof FakeKube>[0]) {
-    super(objects)
-  }
-
-  override async createWorkflow(workflow: Workflow): Promise<Workflow | 'exists'> {
-    return super.createWorkflow({ ...workflow, metadata: { ...workflow.metadata, creationTimestamp: this.clock.now.toISOString() } })
-  }
-}
 
 function scheduled(name: string, schedule: Record<string, unknown>, extra: Record<string, unknown> = {}): Workflow {
   const wf = workflowOf(name, [{ name: 'collect' }], { description: 'Nightly report', trigger: { schedule, ...extra } })

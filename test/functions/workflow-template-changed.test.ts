@@ -4,6 +4,7 @@ import { TransientError } from '../../shared/errors.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 import { buildRun } from '../../shared/triggers/run-builder.js'
 import { FakeKube } from '../fakes/kube.js'
+import { ClockedKube } from '../support/clocked-kube.js'
 import { deliver, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { workflowOf } from '../support/objects.js'
@@ -11,15 +12,6 @@ import { workflowOf } from '../support/objects.js'
 const SINK = 'http://broker-ingress.knative-eventing.svc.cluster.local/kinetic-system/default'
 const RESOURCE_DELETE = 'dev.knative.apiserver.resource.delete'
 
-class ClockedKube extends FakeKube {
-  constructor(readonly clock: { now: Date }, objects: ConstructorParameters<typeof FakeKube>[0]) {
-    super(objects)
-  }
-
-  override async createWorkflow(workflow: Workflow): Promise<Workflow | 'exists'> {
-    return super.createWorkflow({ ...workflow, metadata: { ...workflow.metadata, creationTimestamp: this.clock.now.toISOString() } })
-  }
-}
 
 function template(name: string, trigger?: Record<string, unknown>, annotated = true): Workflow {
   const wf = workflowOf(name, [{ name: 'collect' }], { description: 'Report', ...(trigger ? { trigger } : {}) })
