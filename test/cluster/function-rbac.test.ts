@@ -266,6 +266,7 @@ const WORKFLOW_ALSO: Partial<Record<Method, string>> = {
   listAllLLMProviders: 'list llmproviders, cluster-wide (the ClusterRole lists them for listLLMProviders in every namespace)',
   listAllConfigMaps: 'list configmaps, cluster-wide (the ClusterRole lists them for listConfigMaps in every namespace)',
   listPods: 'list pods: readJobLog finds a Job\'s pod by its job-name label',
+  patchWorkflow: 'patch workflows (patchWorkflowMetadata writes the run-id annotation and the finalizer)',
 }
 /**
  * The recipe controller's methods (all three recipe functions run it): recipes and policies,
@@ -288,6 +289,21 @@ const RECIPE_ALSO: Partial<Record<Method, string>> = {
   listAllConfigMaps: 'list configmaps, cluster-wide (listConfigMaps lists revision snapshots in every recipe namespace)',
 }
 const RECIPE_POLICY_STATUS = 'workflowrecipepolicies/status update: the ClusterRole kinetic-recipes is shared with recipe-policy-changed'
+/** The template reconciler's methods (workflow-template-changed, schedule-fired, resync-tick's catch-up). */
+const TEMPLATE: Method[] = ['getWorkflow', 'listWorkflowsIn', 'createWorkflow', 'deleteWorkflow', 'patchWorkflowStatus', 'createEvent']
+const TEMPLATE_ALSO: Partial<Record<Method, string>> = {
+  listWorkflows: 'list workflows, cluster-wide (the ClusterRole lists them for listWorkflowsIn in every namespace)',
+}
+/**
+ * The generic child methods, which the template functions use for the template's PingSource
+ * only (sources.knative.dev pingsources): the calls here are about recipe children (a
+ * StatefulSet), which they are refused.
+ */
+const PINGSOURCE_ONLY: Partial<Record<Method, string>> = {
+  getChild: 'a template\'s PingSource only; recipe children are refused',
+  applyChild: 'a template\'s PingSource only; recipe children are refused',
+  deleteChild: 'a template\'s PingSource only; recipe children are refused',
+}
 /**
  * `elsewhere`: methods the function uses only in namespaces that grant them by a RoleBinding of
  * their own (with the reason); in the test namespace, which grants nothing, they must be refused.
@@ -295,7 +311,11 @@ const RECIPE_POLICY_STATUS = 'workflowrecipepolicies/status update: the ClusterR
 const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Method, string>>; elsewhere?: Partial<Record<Method, string>> }> = {
   'workflow-changed': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
   'step-job-finished': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
-  'resync-tick': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
+  // And every scheduled template's catch-up: a run for a missed fire, prunes, its PingSource.
+  'resync-tick': { methods: [...WORKFLOW, 'createWorkflow', 'deleteWorkflow'], alsoAllowed: WORKFLOW_ALSO, elsewhere: PINGSOURCE_ONLY },
+  // A template, its runs, its status, its PingSource, Events: nothing else.
+  'workflow-template-changed': { methods: TEMPLATE, alsoAllowed: TEMPLATE_ALSO, elsewhere: PINGSOURCE_ONLY },
+  'schedule-fired': { methods: TEMPLATE, alsoAllowed: TEMPLATE_ALSO, elsewhere: PINGSOURCE_ONLY },
   'agent-changed': {
     methods: [
       'getAgent', 'listAllAgents', 'patchAgent', 'replaceAgentStatus', 'listLLMProviders', 'getMemoryProvider', 'getSecret', 'createEvent',

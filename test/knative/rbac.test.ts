@@ -32,6 +32,26 @@ const FUNCTION_GRANTS: Grants = {
   '/events': ['create'],
 }
 
+/** resync-tick also catches up every scheduled template: runs for missed fires, history limits, the PingSource. */
+const RESYNC_GRANTS: Grants = {
+  ...FUNCTION_GRANTS,
+  'purko.io/workflows': ['create', 'delete', 'get', 'list', 'patch'],
+  'sources.knative.dev/pingsources': ['create', 'delete', 'get', 'patch'],
+}
+
+/**
+ * The template functions (workflow-template-changed, schedule-fired): a template and its runs
+ * (create scheduled runs, delete finished ones beyond the history limits), its status, its
+ * PingSource, Events. No Job, no ConfigMap, no Secret, no finalizers (nothing is owned with
+ * blockOwnerDeletion).
+ */
+const TEMPLATE_GRANTS: Grants = {
+  'purko.io/workflows': ['create', 'delete', 'get', 'list'],
+  'purko.io/workflows/status': ['update'],
+  'sources.knative.dev/pingsources': ['create', 'delete', 'get', 'patch'],
+  '/events': ['create'],
+}
+
 /** agent-changed's verbs (list: the recheck tick); configmaps get/list are what its per-agent Roles grant (the escalation check). */
 const AGENT_CHANGED_GRANTS: Grants = {
   'purko.io/agents': ['get', 'list', 'patch'],
@@ -160,7 +180,9 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
   'kinetic-agents-source': { serviceAccount: 'agents-source', grants: { 'purko.io/agents': ['get', 'list', 'watch'] } },
   'kinetic-workflow-changed': { serviceAccount: 'workflow-changed', grants: FUNCTION_GRANTS },
   'kinetic-step-job-finished': { serviceAccount: 'step-job-finished', grants: FUNCTION_GRANTS },
-  'kinetic-resync-tick': { serviceAccount: 'resync-tick', grants: FUNCTION_GRANTS },
+  'kinetic-resync-tick': { serviceAccount: 'resync-tick', grants: RESYNC_GRANTS },
+  'kinetic-workflow-template-changed': { serviceAccount: 'workflow-template-changed', grants: TEMPLATE_GRANTS },
+  'kinetic-schedule-fired': { serviceAccount: 'schedule-fired', grants: TEMPLATE_GRANTS },
   'kinetic-autonomy-tick': {
     serviceAccount: 'autonomy-tick',
     grants: {
@@ -241,7 +263,7 @@ describe('least-privilege RBAC', () => {
   })
 
   it('no workflow function may touch any Secret', () => {
-    for (const name of ['kinetic-workflow-changed', 'kinetic-step-job-finished', 'kinetic-resync-tick']) {
+    for (const name of ['kinetic-workflow-changed', 'kinetic-step-job-finished', 'kinetic-resync-tick', 'kinetic-workflow-template-changed', 'kinetic-schedule-fired']) {
       expect(grantsOf(clusterRoles.find((m) => m.name === name)!), name).not.toHaveProperty(['/secrets'])
     }
   })

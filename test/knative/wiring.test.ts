@@ -115,10 +115,10 @@ describe('Triggers', () => {
     expect(acceptedTypes(m.doc.spec.filters).length).toBeGreaterThan(0)
   })
 
-  it('no Trigger accepts Kinetic\'s own dev.kinetic.* events, and only agent-changed-identity, llmprovider-changed, mcpserver-changed-deployments, recipe-child-changed and recipe-policy-changed take deletes (of objects they keep, copies of keys, or what re-opens recipes)', () => {
+  it('no Trigger accepts Kinetic\'s own dev.kinetic.* events, and only agent-changed-identity, llmprovider-changed, mcpserver-changed-deployments, recipe-child-changed, recipe-policy-changed and workflow-template-changed take deletes (of objects they keep, copies of keys, what re-opens recipes, or a run leaving its template\'s status)', () => {
     const types = triggers.flatMap((m) => acceptedTypes(m.doc.spec.filters))
     expect(types.filter((t) => t.startsWith('dev.kinetic.'))).toEqual([])
-    expect(triggers.filter((m) => acceptedTypes(m.doc.spec.filters).some((t) => t.endsWith('.delete'))).map((m) => m.name).sort()).toEqual(['agent-changed-identity', 'llmprovider-changed', 'mcpserver-changed-deployments', 'recipe-child-changed', 'recipe-policy-changed'])
+    expect(triggers.filter((m) => acceptedTypes(m.doc.spec.filters).some((t) => t.endsWith('.delete'))).map((m) => m.name).sort()).toEqual(['agent-changed-identity', 'llmprovider-changed', 'mcpserver-changed-deployments', 'recipe-child-changed', 'recipe-policy-changed', 'workflow-template-changed'])
   })
 
   it('routes each event kind to exactly the function that handles it', () => {
@@ -130,6 +130,12 @@ describe('Triggers', () => {
       'workflow-changed': { kineticsource: 'workflows', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
       'step-job-finished': { kineticsource: 'jobs', types: ['dev.knative.apiserver.resource.update'] },
       'resync-tick': { kineticsource: 'resync', types: ['dev.knative.sources.ping'] },
+      'workflow-template-changed': {
+        kineticsource: 'workflows',
+        types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update'],
+      },
+      // Templates' own PingSources, made at run time in their namespaces (not in knative/).
+      'schedule-fired': { kineticsource: 'schedule', types: ['dev.knative.sources.ping'] },
       'autonomy-tick': { kineticsource: 'autonomy', types: ['dev.knative.sources.ping'] },
       'agent-changed': { kineticsource: 'agents', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
       'agent-changed-identity': { kineticsource: 'agentidentities', types: ['dev.knative.apiserver.resource.delete'] },
@@ -163,14 +169,16 @@ describe('Triggers', () => {
 })
 
 describe('sources', () => {
-  it.each(sources.map((m) => [`${m.kind} ${m.name}`, m] as const))('%s sends to the default Broker with a kineticsource extension exactly one Trigger matches', (_, m) => {
+  it.each(sources.map((m) => [`${m.kind} ${m.name}`, m] as const))('%s sends to the default Broker with a kineticsource extension exactly one Trigger matches (Workflows: one per function that handles them)', (_, m) => {
     expect(m.doc.spec.sink.ref).toMatchObject({ apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'default' })
     const extensions = m.doc.spec.ceOverrides.extensions as Record<string, string>
     for (const key of Object.keys(extensions)) expect(key).toMatch(/^[a-z0-9]+$/)
     const value = extensions.kineticsource
     expect(value).toMatch(/^[a-z0-9]+$/)
     const matching = triggers.filter((t) => requiredExact(t.doc.spec.filters).get('kineticsource') === value)
-    expect(matching).toHaveLength(1)
+    // Workflow events feed two functions, each through its own Trigger: runs (workflow-changed)
+    // and templates (workflow-template-changed).
+    expect(matching.map((t) => t.name).sort()).toEqual(value === 'workflows' ? ['workflow-changed', 'workflow-template-changed'] : [expect.any(String)])
   })
 
   it('watches Workflows, Agents, providers, MCPServers, recipes, recipe policies, labelled step Jobs, agent identities, MCP Deployments and recipe children in every namespace, as whole objects', () => {
