@@ -27,6 +27,8 @@ const files = [
   .concat(['deploy-plan.ts', 'drift.ts', 'rollback.ts', 'deletion.ts'].map((f) => `recipes/${f}`))
   // The lifecycle planner (contract §7.1-§7.7, §7.10).
   .concat(['lifecycle.ts', 'lifecycle-facts.ts'].map((f) => `recipes/${f}`))
+  // Template schedules and the template planner (run-builder.ts beside them draws random run names).
+  .concat(['triggers/cron.ts', 'triggers/template-plan.ts'])
 
 describe('the pure core', () => {
   it.each(files)('shared/%s imports no hono, no node:* module and no value from the Kubernetes client, and reads no clock, randomness or environment', (file) => {
