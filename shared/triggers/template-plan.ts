@@ -255,7 +255,7 @@ export function planTemplate(input: TemplateInput): TemplatePlan {
     }
     if (input.fired) {
       const eventTime = ms(input.fired.time) ?? nowMs
-      const fire = schedule.latestAtOrBefore(new Date(eventTime + FIRE_TOLERANCE_MS))
+      const fire = fireOfPing(schedule, eventTime)
       let outcome: FireOutcome
       if (fire === null || (created !== undefined && fire.getTime() < created)) outcome = 'before-template'
       else if (lastSchedule !== undefined && fire.getTime() <= lastSchedule) outcome = 'duplicate'
@@ -400,3 +400,21 @@ function stableJson(value: unknown): string {
   }) ?? 'undefined'
 }
 
+/**
+ * How late a PingSource delivery may be after its fire: Knative's adapter sleeps up to 0.5 s of
+ * jitter, then retries a refused send for about 1.5 s.
+ */
+export const LATE_DELIVERY_MS = 3000
+
+/**
+ * Pure: the fire a ping stands for: the latest fire at or before its time when the ping could
+ * be that fire's (late) delivery; otherwise the next fire when it is at most FIRE_TOLERANCE_MS
+ * ahead (the sender's clock ran behind ours). A schedule that fires more often than the
+ * tolerance therefore never has its pings mapped to a fire that has not happened yet.
+ */
+export function fireOfPing(schedule: { latestAtOrBefore(t: Date): Date | null; nextAfter(t: Date): Date | null }, eventTime: number): Date | null {
+  const before = schedule.latestAtOrBefore(new Date(eventTime))
+  if (before !== null && eventTime - before.getTime() <= LATE_DELIVERY_MS) return before
+  const ahead = schedule.nextAfter(new Date(eventTime))
+  return ahead !== null && ahead.getTime() - eventTime <= FIRE_TOLERANCE_MS ? ahead : before
+}

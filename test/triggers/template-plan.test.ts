@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest'
 import type { ChildObject } from '../../shared/kube/port.js'
 import type { Workflow, WorkflowStatus } from '../../shared/schemas/workflow.js'
 import {
-  isEmptyPlan, pingSourceName, planTemplate, rfc3339, scheduledRun, type TemplateInput, type TemplatePlan,
+  fireOfPing, isEmptyPlan, pingSourceName, planTemplate, rfc3339, scheduledRun, type TemplateInput, type TemplatePlan,
 } from '../../shared/triggers/template-plan.js'
+import { parseSchedule } from '../../shared/triggers/cron.js'
 import { runName, scheduleSuffix } from '../../shared/triggers/run-builder.js'
 import { workflowOf } from '../support/objects.js'
 
@@ -417,5 +418,27 @@ describe('status', () => {
 
   it('rfc3339 writes whole seconds in UTC', () => {
     expect(rfc3339(new Date('2026-03-01T10:00:00.999Z'))).toBe('2026-03-01T10:00:00Z')
+  })
+})
+
+describe('the fire a ping stands for', () => {
+  const every2s = (() => {
+    const parsed = parseSchedule('*/2 * * * * *')
+    if (!parsed.ok) throw new Error(parsed.message)
+    return parsed.schedule
+  })()
+  const at = (iso: string) => new Date(iso).getTime()
+
+  it('is the fire just before the ping, even when the schedule fires more often than the tolerance', () => {
+    expect(fireOfPing(every2s, at('2026-03-01T10:00:00.003Z'))?.toISOString()).toBe('2026-03-01T10:00:00.000Z')
+    expect(fireOfPing(every2s, at('2026-03-01T10:00:01.400Z'))?.toISOString()).toBe('2026-03-01T10:00:00.000Z')
+  })
+
+  it('is the fire just ahead when the sender clock ran a little behind and the previous fire is long past', () => {
+    expect(fireOfPing(every2s, at('2026-03-01T10:00:01.700Z'))?.toISOString()).toBe('2026-03-01T10:00:00.000Z')
+    const hourly = parseSchedule('0 * * * *')
+    if (!hourly.ok) throw new Error(hourly.message)
+    expect(fireOfPing(hourly.schedule, at('2026-03-01T10:59:59.200Z'))?.toISOString()).toBe('2026-03-01T11:00:00.000Z')
+    expect(fireOfPing(hourly.schedule, at('2026-03-01T10:59:57.000Z'))?.toISOString()).toBe('2026-03-01T10:00:00.000Z')
   })
 })
