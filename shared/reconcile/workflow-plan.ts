@@ -824,8 +824,9 @@ function decisionOf(annotations: Readonly<Record<string, string>>, step: string,
 function cancelCause(annotations: Readonly<Record<string, string>>): { reason: string; message: string } {
   const controller = annotations[ANNOTATION_CANCEL_REASON]?.trim()
   if (controller) return { reason: 'ReplacedByConcurrency', message: controller }
-  const requested = safeParse(annotations[ANNOTATION_REQUESTED_BY] ?? '') as { user?: unknown; reason?: unknown } | undefined
-  if (requested && typeof requested === 'object' && typeof requested.user === 'string' && requested.user !== '') {
+  const requested = safeParse(annotations[ANNOTATION_REQUESTED_BY] ?? '') as { action?: unknown; user?: unknown; reason?: unknown } | undefined
+  // Only a cancel's own record names who cancelled (a rerun's record may still be there).
+  if (requested && typeof requested === 'object' && requested.action === 'cancel' && typeof requested.user === 'string' && requested.user !== '') {
     const reason = typeof requested.reason === 'string' && requested.reason.trim() !== '' ? `: ${requested.reason.trim()}` : ''
     return { reason: 'UserCancelled', message: `Cancelled by ${requested.user}${reason}` }
   }

@@ -33,6 +33,8 @@ export interface DecisionRecord {
 
 /** Who asked for a cancel or rerun, as `kinetic.dev/requested-by` records it (JSON). */
 export interface RequestRecord {
+  /** What was asked: the planner names the user in a cancel only from a cancel's record. */
+  action: 'cancel' | 'rerun'
   user: string
   time: string
   reason?: string
@@ -105,14 +107,14 @@ export function checkCancel(wf: Workflow): void {
 }
 
 /** Pure: the `kinetic.dev/requested-by` JSON. */
-export function requestRecord(actor: Actor, reason?: string): string {
-  const record: RequestRecord = { user: actor.user, time: actor.now, ...(reason ? { reason } : {}) }
+export function requestRecord(action: RequestRecord['action'], actor: Actor, reason?: string): string {
+  const record: RequestRecord = { action, user: actor.user, time: actor.now, ...(reason ? { reason } : {}) }
   return JSON.stringify(record)
 }
 
 /** Pure: purko's `purko.io/cancel: "true"` and who asked. */
 export function cancelAnnotations(actor: Actor, reason?: string): Record<string, string> {
-  return { [ANNOTATION_CANCEL]: 'true', [ANNOTATION_REQUESTED_BY]: requestRecord(actor, reason) }
+  return { [ANNOTATION_CANCEL]: 'true', [ANNOTATION_REQUESTED_BY]: requestRecord('cancel', actor, reason) }
 }
 
 /** Pure: 400 for a template (a rerun of a template is a new run: POST /api/run). */
@@ -139,7 +141,7 @@ export function rerunPatch(wf: Workflow, parameters: Record<string, string>, act
   // A rerun within the same millisecond as the previous one must still get a fresh run id.
   const previous = wf.metadata.annotations?.[ANNOTATION_RERUN]
   annotations[ANNOTATION_RERUN] = previous === actor.now ? new Date(Date.parse(actor.now) + 1).toISOString() : actor.now
-  annotations[ANNOTATION_REQUESTED_BY] = requestRecord(actor, reason)
+  annotations[ANNOTATION_REQUESTED_BY] = requestRecord('rerun', actor, reason)
   return Object.keys(parameters).length > 0 ? { annotations, parameters } : { annotations }
 }
 

@@ -226,7 +226,7 @@ describe('cancel and rerun', () => {
     expect(await json(res)).toEqual({ status: 'cancelled', workflow: 'deploy', namespace: NS, user: 'alice@example.com' })
     const annotations = kube.workflow(NS, 'deploy').metadata.annotations ?? {}
     expect(annotations['purko.io/cancel']).toBe('true')
-    expect(JSON.parse(annotations['kinetic.dev/requested-by'] ?? '')).toEqual({ user: 'alice@example.com', time: NOW.toISOString(), reason: 'wrong branch' })
+    expect(JSON.parse(annotations['kinetic.dev/requested-by'] ?? '')).toEqual({ action: 'cancel', user: 'alice@example.com', time: NOW.toISOString(), reason: 'wrong branch' })
     expect(kube.events.map((e) => [e.reason, e.message])).toEqual([['CancelRequested', 'alice@example.com cancelled the run: wrong branch']])
   })
 
@@ -251,7 +251,7 @@ describe('cancel and rerun', () => {
     expect(wf.metadata.uid).toBe('uid-deploy')
     expect(wf.metadata.annotations).toEqual({
       'purko.io/rerun': NOW.toISOString(),
-      'kinetic.dev/requested-by': JSON.stringify({ user: 'alice@example.com', time: NOW.toISOString() }),
+      'kinetic.dev/requested-by': JSON.stringify({ action: 'rerun', user: 'alice@example.com', time: NOW.toISOString() }),
     })
     expect(kube.events.map((e) => [e.reason, e.message])).toEqual([['RerunRequested', 'alice@example.com asked for a rerun with parameters env']])
   })

@@ -103,7 +103,7 @@ describe('cancel and rerun', () => {
     expect(refusal(() => checkCancel(gated(running(undefined, 'Succeeded'))))).toEqual({ status: 409, message: 'Workflow ai-agents/wf has already finished (Succeeded); there is nothing to cancel' })
     expect(cancelAnnotations(ALICE, 'wrong input')).toEqual({
       'purko.io/cancel': 'true',
-      'kinetic.dev/requested-by': '{"user":"alice","time":"2026-03-01T10:00:00.000Z","reason":"wrong input"}',
+      'kinetic.dev/requested-by': '{"action":"cancel","user":"alice","time":"2026-03-01T10:00:00.000Z","reason":"wrong input"}',
     })
   })
 
@@ -116,11 +116,11 @@ describe('cancel and rerun', () => {
       annotations: {
         'purko.io/cancel': null, 'kinetic.dev/cancel-reason': null, 'purko.io/approve-ship': null, 'purko.io/deny-plan': null, 'kinetic.dev/decision-ship': null,
         'purko.io/rerun': ALICE.now,
-        'kinetic.dev/requested-by': '{"user":"alice","time":"2026-03-01T10:00:00.000Z","reason":"flaky network"}',
+        'kinetic.dev/requested-by': '{"action":"rerun","user":"alice","time":"2026-03-01T10:00:00.000Z","reason":"flaky network"}',
       },
       parameters: { env: 'prod' },
     })
-    expect(rerunPatch(gated(), {}, ALICE)).toEqual({ annotations: { 'purko.io/rerun': ALICE.now, 'kinetic.dev/requested-by': '{"user":"alice","time":"2026-03-01T10:00:00.000Z"}' } })
+    expect(rerunPatch(gated(), {}, ALICE)).toEqual({ annotations: { 'purko.io/rerun': ALICE.now, 'kinetic.dev/requested-by': '{"action":"rerun","user":"alice","time":"2026-03-01T10:00:00.000Z"}' } })
   })
 
   it('gives a second rerun within the same millisecond its own run id', () => {

@@ -316,8 +316,9 @@ describe('verified decisions and cancel records', () => {
 
   it.each<[string, Record<string, string>, string, string]>([
     ['purko\'s annotation alone', {}, 'UserCancelled', 'Workflow cancelled via purko.io/cancel annotation'],
-    ['who asked, with a reason', { 'kinetic.dev/requested-by': JSON.stringify({ user: 'bob', time: T1, reason: 'wrong input' }) }, 'UserCancelled', 'Cancelled by bob: wrong input'],
-    ['who asked, without a reason', { 'kinetic.dev/requested-by': JSON.stringify({ user: 'bob', time: T1 }) }, 'UserCancelled', 'Cancelled by bob'],
+    ['who asked, with a reason', { 'kinetic.dev/requested-by': JSON.stringify({ action: 'cancel', user: 'bob', time: T1, reason: 'wrong input' }) }, 'UserCancelled', 'Cancelled by bob: wrong input'],
+    ['who asked, without a reason', { 'kinetic.dev/requested-by': JSON.stringify({ action: 'cancel', user: 'bob', time: T1 }) }, 'UserCancelled', 'Cancelled by bob'],
+    ['a record left by a rerun, not a cancel', { 'kinetic.dev/requested-by': JSON.stringify({ action: 'rerun', user: 'bob', time: T1 }) }, 'UserCancelled', 'Workflow cancelled via purko.io/cancel annotation'],
     ['a requested-by that is not JSON', { 'kinetic.dev/requested-by': 'bob' }, 'UserCancelled', 'Workflow cancelled via purko.io/cancel annotation'],
     ['the controller\'s own reason', { 'kinetic.dev/cancel-reason': 'Replaced by run r2 (concurrency replace)' }, 'ReplacedByConcurrency', 'Replaced by run r2 (concurrency replace)'],
   ])('a cancel with %s', (_, extra, reason, message) => {
