@@ -169,6 +169,10 @@ async function main(): Promise<number> {
     const auth = fn.mcp.auth === 'none' ? 'none locally: every call allowed as anonymous' : `${fn.mcp.auth}: send Authorization: Bearer <a ServiceAccount token of the cluster>`
     print(`  recipes MCP ${fn.mcp.url}  (auth: ${auth}${cluster ? '' : '; agents reach it as MCPServer ai-agents/recipes'})`)
   }
+  const webhook = plane.functions.get('webhook-trigger')
+  if (webhook) print(`  webhooks    POST ${webhook.url}/api/trigger/<namespace>/<template>  (HMAC-signed with the template's spec.trigger.webhook.secret)`)
+  const runControl = plane.functions.get('run-control')
+  if (runControl) print(`  run control ${runControl.url}/api/...  (kinetic approve|deny|cancel|rerun|run --server ${runControl.url}${cluster ? '' : '; auth none locally'})`)
   if (cluster) {
     const image = args.executorImage ?? 'the Services\' KINETIC_EXECUTOR_IMAGE (kinetic)'
     print(`  step Jobs   run on the cluster's nodes with image ${image}${args.executorImage ? '' : '; set --executor-image to an image the nodes can pull'}`)
@@ -177,6 +181,7 @@ async function main(): Promise<number> {
   print('')
   print('Watch it:')
   print(`  kubectl --kubeconfig ${kubeconfig} get workflows -A -w`)
+  print(`  KUBECONFIG=${kubeconfig} npx kinetic status <workflow> -n ai-agents --watch`)
   print(`  kubectl --kubeconfig ${kubeconfig} get jobs,pods -n ai-agents`)
   print(`  kubectl --kubeconfig ${kubeconfig} get workflowrecipes -A -w`)
   print(`  kubectl --kubeconfig ${kubeconfig} get statefulsets,deployments,services,jobs,pods -n sandbox-recipes`)
