@@ -6,6 +6,7 @@ import { z } from 'zod'
 import type { EngineDeps } from '../../shared/engine/reconcile-workflow.js'
 import { baseApp } from '../../shared/http/app.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
+import { objectEventData } from '../../shared/http/object-event.js'
 import { mayNeedWork, type RunView } from '../../shared/reconcile/run-status.js'
 import { ObjectMetaSchema } from '../../shared/schemas/object-meta.js'
 import { WorkflowStatusSchema } from '../../shared/schemas/workflow.js'
@@ -17,12 +18,7 @@ const RunViewSchema = z.looseObject({ metadata: ObjectMetaSchema, status: Workfl
 const engine = () => import('../../shared/engine/reconcile-workflow.js')
 
 /** Event data: a whole Workflow (Resource mode) or an ObjectReference (Reference mode). */
-const WorkflowEventData = z.looseObject({
-  kind: z.string().optional(),
-  name: z.string().optional(),
-  namespace: z.string().optional(),
-  metadata: z.looseObject({ name: z.string().min(1), namespace: z.string().min(1) }).optional(),
-}).refine((d) => d.metadata !== undefined || (d.name && d.namespace), 'neither a Workflow nor an ObjectReference')
+const WorkflowEventData = objectEventData('Workflow')
 
 /** The workflow-changed function: starts runs, acts on approve/deny/cancel/rerun, reports spec errors. */
 export function createApp(deps: EngineDeps): Hono {

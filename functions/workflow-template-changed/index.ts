@@ -8,6 +8,7 @@ import type { EngineDeps } from '../../shared/engine/controller.js'
 import { reconcileTemplate } from '../../shared/engine/reconcile-template.js'
 import { baseApp } from '../../shared/http/app.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
+import { objectEventData } from '../../shared/http/object-event.js'
 import { isTerminalPhase } from '../../shared/reconcile/run-status.js'
 import { ObjectMetaSchema } from '../../shared/schemas/object-meta.js'
 import { WorkflowStatusSchema, type Workflow } from '../../shared/schemas/workflow.js'
@@ -15,12 +16,7 @@ import { isTemplate, templateOf } from '../../shared/triggers/run-builder.js'
 import { recentRunOf } from '../../shared/triggers/template-plan.js'
 
 /** Event data: a whole Workflow (Resource mode) or an ObjectReference (Reference mode). */
-const WorkflowEventData = z.looseObject({
-  kind: z.string().optional(),
-  name: z.string().optional(),
-  namespace: z.string().optional(),
-  metadata: z.looseObject({ name: z.string().min(1), namespace: z.string().min(1) }).optional(),
-}).refine((d) => d.metadata !== undefined || (d.name && d.namespace), 'neither a Workflow nor an ObjectReference')
+const WorkflowEventData = objectEventData('Workflow')
 
 /** What the function looks at in an event's Workflow: metadata, the trigger block, the status. */
 const SeenSchema = z.looseObject({
