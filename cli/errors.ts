@@ -22,6 +22,8 @@ export interface KubeAction {
   /** e.g. `workflows.purko.io`, `pods/log`, `events`. */
   resource: string
   namespace?: string
+  /** Across every namespace (`-A`): only a ClusterRole, through a ClusterRoleBinding, grants it. */
+  allNamespaces?: boolean
 }
 
 /** Where the CLI is talking to, for error messages. */
@@ -66,13 +68,15 @@ function rootMessage(err: unknown): string {
  */
 export function explainKubeError(err: unknown, action: KubeAction, target: Target): CliError {
   if (err instanceof CliError) return err
-  const where = action.namespace ? ` in namespace ${action.namespace}` : ''
+  const where = action.namespace ? ` in namespace ${action.namespace}` : action.allNamespaces ? ' in every namespace' : ''
   const code = apiStatusOf(err)
   if (code === 403) {
+    const scope = action.namespace ? ` -n ${action.namespace}` : action.allNamespaces ? ' --all-namespaces' : ''
+    const grant = action.allNamespaces ? 'a ClusterRole (bound by a ClusterRoleBinding)' : 'a Role'
     return new CliError(
       `forbidden: user "${target.user}" may not ${action.verb} ${action.resource}${where} (context ${target.context}).\n`
       + `The API server said: ${apiMessage(err)}\n`
-      + `Ask for a Role that grants "${action.verb}" on ${action.resource}; check with: kubectl auth can-i ${action.verb} ${action.resource}${action.namespace ? ` -n ${action.namespace}` : ''}`,
+      + `Ask for ${grant} that grants "${action.verb}" on ${action.resource}; check with: kubectl auth can-i ${action.verb} ${action.resource}${scope}`,
     )
   }
   if (code === 401) {

@@ -42,7 +42,7 @@ export const agentsCommand: Command = {
     const all = has(args, 'all-namespaces')
     const namespace = session.namespace
     const agents = all
-      ? await session.call({ verb: 'list', resource: AGENTS }, (kube) => kube.listAllAgents())
+      ? await session.call({ verb: 'list', resource: AGENTS, allNamespaces: true }, (kube) => kube.listAllAgents())
       : await session.call({ verb: 'list', resource: AGENTS, namespace }, (kube) => kube.listAgents(namespace))
     if (session.format !== 'table') {
       session.out(formatObjects(session.format, asList(agents)))
