@@ -14,6 +14,7 @@ import { loadKnativeManifests, type Manifest } from './knative/manifests.js'
 import { ensurePingSourceKind } from './knative/pingsource-crd.js'
 import { startWorkloadControllers, type WorkloadControllers } from './workloads/controllers.js'
 import { freePort } from './free-port.js'
+import { PID_HEADER } from '../shared/http/app.js'
 
 /** An existing cluster to run against instead of the embedded API server. */
 export interface ClusterTarget {
@@ -194,7 +195,9 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
         log.error({ service: name }, 'Knative Service has no functions/<name>/main.ts; events for it will fail locally')
         continue
       }
-      const port = await freePort()
+      // A probe's port is free again once closed, so the OS may offer it twice: take each once.
+      let port = await freePort()
+      while (planned.some((p) => p.port === port)) port = await freePort()
       planned.push({ svc, port })
       const fn: LocalFunction = { name, url: `http://127.0.0.1:${port}`, pid: undefined, logFile: join(logDir, `${name}.log`), kubeconfigPath }
       if (identities) {
@@ -225,7 +228,8 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
 
     const broker = manifests.brokers[0]
     const sink = broker ? knative.brokerUrl(broker.metadata.namespace, broker.metadata.name) : undefined
-    await Promise.all(planned.map(async ({ svc, port }) => {
+    await Promise.all(planned.map(async ({ svc, port: chosen }) => {
+      let port = chosen
       const fn = functions.get(svc.metadata.name) as LocalFunction
       const out = createWriteStream(fn.logFile, { flags: 'a' })
       streams.push(out)
@@ -237,26 +241,56 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
         ...callerAuth,
         ...(opts.executorImage ? { KINETIC_EXECUTOR_IMAGE: opts.executorImage } : {}),
         ...(opts.functionEnv ?? {}),
-        PORT: String(port),
         KUBECONFIG: fn.kubeconfigPath,
         K_SERVICE: svc.metadata.name,
         ...(sink ? { K_SINK: sink } : {}),
       }
-      const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'run-function.ts'), svc.metadata.name], {
-        cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'],
-      })
-      children.set(svc.metadata.name, child)
-      fn.pid = child.pid
       if (env[CALLER_AUTH] !== undefined) fn.mcp = { url: `${fn.url}/mcp`, auth: env[CALLER_AUTH] }
       for (const variable of Object.keys(callerAuth)) {
         log.info({ service: fn.name }, `The embedded API server has no TokenReview: ${fn.name} runs with ${variable}=none and allows every call as anonymous`)
       }
-      child.stdout?.pipe(out, { end: false })
-      child.stderr?.pipe(out, { end: false })
-      child.on('exit', (code, signal) => {
-        if (!stopping) log.error({ service: svc.metadata.name, code, signal, logFile: fn.logFile }, 'Function process exited; events for it will fail until the plane restarts')
-      })
-      await waitReady(fn, child, opts.readinessTimeoutMs ?? 60_000)
+      // The port was free when chosen, but another process may take it before the function
+      // listens (many planes start side by side in tests): then it starts again on another.
+      for (let attempt = 1; ; attempt++) {
+        const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'run-function.ts'), svc.metadata.name], {
+          cwd: root, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'],
+        })
+        children.set(svc.metadata.name, child)
+        fn.pid = child.pid
+        // stderr is held back until the function is ready, so a start that lost its port leaves
+        // no crash trace in the function's log (the retry says what happened instead).
+        let portTaken = false
+        let held: Buffer[] | null = []
+        child.stderr?.on('data', (chunk: Buffer) => {
+          if (held === null) return void out.write(chunk)
+          held.push(chunk)
+          if (Buffer.concat(held).includes('EADDRINUSE')) portTaken = true
+        })
+        const release = () => {
+          if (held !== null && !portTaken) for (const chunk of held) out.write(chunk)
+          held = null
+        }
+        child.stdout?.pipe(out, { end: false })
+        child.on('exit', (code, signal) => {
+          if (!stopping && !portTaken) log.error({ service: svc.metadata.name, code, signal, logFile: fn.logFile }, 'Function process exited; events for it will fail until the plane restarts')
+        })
+        try {
+          await waitReady(fn, child, opts.readinessTimeoutMs ?? 60_000)
+          release()
+          break
+        } catch (err) {
+          await new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())))
+          if (!portTaken || attempt >= 3) {
+            portTaken = false
+            release()
+            throw err
+          }
+          log.info({ service: fn.name, port }, 'Port was taken before the function listened; starting it on another')
+          port = await freePort()
+          fn.url = `http://127.0.0.1:${port}`
+          if (fn.mcp) fn.mcp = { ...fn.mcp, url: `${fn.url}/mcp` }
+        }
+      }
       log.info({ service: fn.name, url: fn.url, pid: fn.pid }, 'Function ready')
     }))
 
@@ -463,7 +497,8 @@ async function waitReady(fn: LocalFunction, child: ChildProcess, timeoutMs: numb
     }
     try {
       const res = await fetch(`${fn.url}/health/readiness`, { signal: AbortSignal.timeout(1000) })
-      if (res.ok) return
+      // Only this child counts: another process may answer on a port this one failed to take.
+      if (res.ok && res.headers.get(PID_HEADER) === String(child.pid)) return
     } catch {
       // not listening yet
     }

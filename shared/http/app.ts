@@ -7,10 +7,14 @@ import { FunctionMetrics } from './metrics.js'
  * The Hono app every function starts from: health routes and the one place where an error
  * becomes a status code (400 / 409 / 503 / 500, see the error table in README).
  */
+/** Readiness answers name the process that gives them. */
+export const PID_HEADER = 'x-kinetic-pid'
+
 export function baseApp(log: Logger, ready: () => boolean = () => true): Hono {
   const app = new Hono()
   const metrics = new FunctionMetrics(String(log.bindings().function ?? 'function'))
-  app.get('/health/readiness', (c) => (ready() ? c.body(null, 204) : c.body(null, 503)))
+  // The pid lets a local plane tell its own function from another process on the same port.
+  app.get('/health/readiness', (c) => c.body(null, ready() ? 204 : 503, { [PID_HEADER]: String(process.pid) }))
   app.get('/health/liveness', (c) => c.body(null, 204))
   app.get('/healthz', (c) => c.body(null, 204))
   app.get('/metrics', (c) => c.text(metrics.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }))
