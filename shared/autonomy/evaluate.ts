@@ -205,10 +205,13 @@ export function planAutonomy(agent: Agent, policy: EffectivePolicy, now: string)
 function settledState(agent: Agent, now: string): { shuHaRi: ShuHaRiStatus; adopted: boolean; resumed: boolean; spec: NonNullable<AgentPatch['spec']> } {
   const previous = agent.status?.shuHaRi
   const level = declaredLevel(agent)
-  if (previous?.currentLevel === level && previous.levelSince && previous.levelStart) {
+  const promotedAt = agent.spec.shuHaRi?.promotedAt
+  // A spec clock newer than status's: the level changed and came back (a promotion whose status
+  // write was lost, then a hand edit back) without status seeing it, so the level was re-entered.
+  const reentered = promotedAt !== undefined && previous?.levelSince !== undefined && Date.parse(promotedAt) > Date.parse(previous.levelSince)
+  if (previous?.currentLevel === level && previous.levelSince && previous.levelStart && !reentered) {
     return { shuHaRi: previous, adopted: false, resumed: false, spec: {} }
   }
-  const promotedAt = agent.spec.shuHaRi?.promotedAt
   const spec: NonNullable<AgentPatch['spec']> = {}
   let levelSince: string
   let resumed = false

@@ -224,6 +224,13 @@ describe('Shu-Ha-Ri under random histories (fast-check)', () => {
       { shuHaRi: { progressionCriteria: { shuToHa: easy, haToRi: easy } }, rollback: { enabled: true, triggerConditions: { successRateBelow: 0.3, consecutiveFailures: 1 }, rollbackLevel: 'shu' } },
       [{ kind: 'edit', level: 'ha' }, { kind: 'tick' }, { kind: 'result', ok: false }, { kind: 'result', ok: false }, { kind: 'tick' }],
     ]
-    await fc.assert(fc.asyncProperty(policySpec, fc.array(command, { minLength: 5, maxLength: 80 }), run), { numRuns: 600, examples: [bothAtOnce] })
+    // A promotion whose status write is lost, then a hand edit back to the old level: the level
+    // was re-entered then, so its minimumDaysInLevel counts from there (found by this property).
+    const bounced: [Partial<AgentAutonomyPolicySpec>, Command[]] = [
+      { shuHaRi: { progressionCriteria: { shuToHa: { ...easy, minimumDaysInLevel: 1 }, haToRi: easy } }, rollback: { enabled: false, triggerConditions: { successRateBelow: 0.3, consecutiveFailures: 1 }, rollbackLevel: 'shu' } },
+      [{ kind: 'tick' }, { kind: 'wait', hours: 24 }, { kind: 'result', ok: false }, { kind: 'lose-status-write' }, { kind: 'tick' },
+        { kind: 'result', ok: false }, { kind: 'result', ok: false }, { kind: 'edit', level: 'shu' }, { kind: 'wait', hours: 1 }, { kind: 'tick' }],
+    ]
+    await fc.assert(fc.asyncProperty(policySpec, fc.array(command, { minLength: 5, maxLength: 80 }), run), { numRuns: 600, examples: [bothAtOnce, bounced] })
   }, 120_000)
 })
