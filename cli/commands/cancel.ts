@@ -1,6 +1,5 @@
-import { isTerminalPhase } from '../../shared/reconcile/run-status.js'
+import { cancelRefusal } from '../../shared/run-control/run-checks.js'
 import { ANNOTATION_CANCEL } from '../../shared/schemas/labels.js'
-import { isTemplate } from '../../shared/triggers/run-builder.js'
 import { flag, type ParsedArgs } from '../args.js'
 import type { Command, Session } from '../command.js'
 import { CliError } from '../errors.js'
@@ -33,8 +32,9 @@ export const cancelCommand: Command = {
     const updated = await guardedWrite(session, name, 'patch', (kube, _wf, rv) =>
       kube.patchWorkflowMetadata(session.namespace, name, rv, { annotations: { [ANNOTATION_CANCEL]: 'true' } }),
     (wf) => {
-      if (isTemplate(wf)) throw new CliError(`workflow ${name} is a template and has no run of its own; cancel one of its runs (see \`kinetic status ${name}\`)`)
-      if (isTerminalPhase(wf.status?.phase)) throw new CliError(`workflow ${name} already finished (${wf.status?.phase}); nothing to cancel`)
+      const refusal = cancelRefusal(wf)
+      if (refusal?.kind === 'template') throw new CliError(`workflow ${name} is a template and has no run of its own; cancel one of its runs (see \`kinetic status ${name}\`)`)
+      if (refusal?.kind === 'run-finished') throw new CliError(`workflow ${name} already finished (${refusal.phase}); nothing to cancel`)
     })
     if (session.format === 'table') session.out(`workflow ${name} cancel requested\n`)
     else session.out(formatObjects(session.format, updated))

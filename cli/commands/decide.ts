@@ -1,7 +1,5 @@
-import { decodeStepStates } from '../../shared/reconcile/step-states.js'
-import { isTerminalPhase } from '../../shared/reconcile/run-status.js'
+import { decisionRefusal } from '../../shared/run-control/run-checks.js'
 import { ANNOTATION_APPROVE_PREFIX, ANNOTATION_DENY_PREFIX } from '../../shared/schemas/labels.js'
-import { isTemplate } from '../../shared/triggers/run-builder.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 import { flag, type ParsedArgs } from '../args.js'
 import type { Command, Session } from '../command.js'
@@ -14,16 +12,18 @@ type Verdict = 'approve' | 'deny'
 
 const FINISHED_STEP = new Set(['Succeeded', 'Failed', 'Skipped', 'RolledBack'])
 
-/** Pure: why a step cannot be decided on any more, or undefined when it can. */
+/** Pure: why a step cannot be decided on any more (run-control's reading, in the CLI's words), or undefined when it can. */
 export function refusalFor(wf: Workflow, step: string, verdict: Verdict): string | undefined {
   const name = wf.metadata.name ?? ''
-  if (isTemplate(wf)) return `workflow ${name} is a template and never runs itself; ${verdict} the step on one of its runs`
-  const steps = wf.spec.steps.map((s) => s.name)
-  if (!steps.includes(step)) return `step ${step} not found in workflow ${name} (steps: ${steps.join(', ')})`
-  const phase = decodeStepStates(wf).get(step)?.phase
-  if (phase !== undefined && FINISHED_STEP.has(phase)) return `step ${step} of workflow ${name} already finished (${phase}); nothing to ${verdict}`
-  if (isTerminalPhase(wf.status?.phase)) return `workflow ${name} already finished (${wf.status?.phase}); nothing to ${verdict}`
-  return undefined
+  const refusal = decisionRefusal(wf, step)
+  switch (refusal?.kind) {
+    case undefined: return undefined
+    case 'template': return `workflow ${name} is a template and never runs itself; ${verdict} the step on one of its runs`
+    case 'unknown-step': return `step ${step} not found in workflow ${name} (steps: ${refusal.steps.join(', ')})`
+    case 'run-finished': return `workflow ${name} already finished (${refusal.phase}); nothing to ${verdict}`
+    case 'step-started':
+      return `step ${step} of workflow ${name} already ${FINISHED_STEP.has(refusal.phase) ? 'finished' : 'started'} (${refusal.phase}); nothing to ${verdict}`
+  }
 }
 
 function decideCommand(verdict: Verdict): Command {
@@ -35,7 +35,7 @@ function decideCommand(verdict: Verdict): Command {
     arity: [2, 2],
     summary: verdict === 'approve' ? 'Approve a step that waits for a person' : 'Deny a step that waits for a person (it fails)',
     description: `Writes ${annotation}<step>: "true" on the Workflow with your own credentials (guarded by its resourceVersion; `
-      + 'retried once when it changed meanwhile). A step that does not exist or already finished is refused. '
+      + 'retried once when it changed meanwhile). A step that does not exist or already started is refused. '
       + 'With --server (or $KINETIC_RUN_CONTROL_URL) the request goes through run-control instead, which verifies who you are '
       + `and records the ${noun} (user, time, --reason) on the Workflow and in an Event.`,
     flags: [{ name: 'reason', value: 'text', description: `why (recorded by run-control with the ${noun})` }, SERVER_FLAG],

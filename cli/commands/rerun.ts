@@ -1,8 +1,4 @@
-import {
-  ANNOTATION_APPROVE_PREFIX, ANNOTATION_CANCEL, ANNOTATION_CANCEL_REASON, ANNOTATION_DECISION_PREFIX, ANNOTATION_DENY_PREFIX,
-  ANNOTATION_RERUN, ANNOTATION_REQUESTED_BY,
-} from '../../shared/schemas/labels.js'
-import { isTemplate } from '../../shared/triggers/run-builder.js'
+import { rerunAnnotations, rerunRefusal } from '../../shared/run-control/run-checks.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 import { flag, parseParams, type ParsedArgs } from '../args.js'
 import type { Command, Session } from '../command.js'
@@ -12,29 +8,13 @@ import { postRunControl, REASON_FLAG, runControlUrl, segments, SERVER_FLAG } fro
 import { guardedWrite } from '../workflows.js'
 import { PARAM_FLAG } from './run.js'
 
-/**
- * Pure: the annotations of a rerun: a new `purko.io/rerun` value (a fresh run id), and the
- * previous run's cancel, approvals, denials and decision records removed, as purkoctl does.
- */
-export function rerunAnnotations(wf: Workflow, now: Date): Record<string, string | null> {
-  const patch: Record<string, string | null> = {}
-  for (const key of Object.keys(wf.metadata.annotations ?? {})) {
-    if (key === ANNOTATION_CANCEL || key === ANNOTATION_CANCEL_REASON || key === ANNOTATION_REQUESTED_BY
-      || key.startsWith(ANNOTATION_APPROVE_PREFIX) || key.startsWith(ANNOTATION_DENY_PREFIX) || key.startsWith(ANNOTATION_DECISION_PREFIX)) {
-      patch[key] = null
-    }
-  }
-  patch[ANNOTATION_RERUN] = now.toISOString()
-  return patch
-}
-
 /** Asks for a fresh run of a plain Workflow with parameter overrides (RV-guarded, one retry). */
 export async function rerunWorkflow(session: Session, name: string, parameters: Record<string, string>): Promise<Workflow> {
   return guardedWrite(session, name, 'patch', (kube, wf, rv) => kube.patchWorkflow(session.namespace, name, rv, {
-    annotations: rerunAnnotations(wf, session.io.now()),
+    annotations: rerunAnnotations(wf, session.io.now().toISOString()),
     ...(Object.keys(parameters).length > 0 ? { parameters } : {}),
   }), (wf) => {
-    if (isTemplate(wf)) throw new CliError(`workflow ${name} is a template and never runs itself; start a run with \`kinetic run ${name}\``)
+    if (rerunRefusal(wf)) throw new CliError(`workflow ${name} is a template and never runs itself; start a run with \`kinetic run ${name}\``)
   })
 }
 

@@ -18,9 +18,10 @@ import { conflict, notFound, refusalOf, RunControlError } from '../../shared/run
 import { requestLogFields } from '../../shared/run-control/log-line.js'
 import { chooseJob, choosePod, jobState, statusLogView, tailLines, type LogsView } from '../../shared/run-control/logs.js'
 import {
-  cancelAnnotations, cancelEvent, checkCancel, checkDecision, checkPromotion, checkRerun, currentRunStatus,
+  cancelAnnotations, cancelEvent, checkCancel, checkDecision, checkPromotion, checkRerun,
   decisionAnnotations, decisionEvent, promotionEvent, promotionValue, rerunEvent, rerunPatch, runEvent, type Actor,
 } from '../../shared/run-control/patches.js'
+import { currentRunStatus } from '../../shared/run-control/run-checks.js'
 import { MAX_BODY_BYTES, parseAction, type Action, type ActionKind } from '../../shared/run-control/request.js'
 import { manualRun, manualRunSuffix } from '../../shared/run-control/runs.js'
 import type { Agent } from '../../shared/schemas/agent.js'

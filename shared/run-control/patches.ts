@@ -5,17 +5,17 @@
  */
 import type { CoreV1Event } from '@kubernetes/client-node'
 import { kubernetesEventFor, type ObjectRef } from '../reconcile/kube-events.js'
-import { currentRunId, isTerminalPhase } from '../reconcile/run-status.js'
-import { decodeStepStates } from '../reconcile/step-states.js'
 import type { Agent } from '../schemas/agent.js'
 import { SHU_HA_RI_LEVELS } from '../schemas/agent.js'
 import {
-  ANNOTATION_APPROVE_PREFIX, ANNOTATION_APPROVE_PROMOTION, ANNOTATION_CANCEL, ANNOTATION_CANCEL_REASON,
-  ANNOTATION_DECISION_PREFIX, ANNOTATION_DENY_PREFIX, ANNOTATION_REQUESTED_BY, ANNOTATION_RERUN, ANNOTATION_TEMPLATE,
+  ANNOTATION_APPROVE_PREFIX, ANNOTATION_APPROVE_PROMOTION, ANNOTATION_CANCEL, ANNOTATION_DECISION_PREFIX, ANNOTATION_DENY_PREFIX,
+  ANNOTATION_REQUESTED_BY,
 } from '../schemas/labels.js'
-import type { Workflow, WorkflowStatus } from '../schemas/workflow.js'
+import type { Workflow } from '../schemas/workflow.js'
 import { badRequest, conflict, notFound } from './errors.js'
 import type { PromotionLevel } from './request.js'
+import { cancelRefusal, decisionRefusal, rerunAnnotations, rerunRefusal, type RunRefusal } from './run-checks.js'
+
 
 /** Who asked, as the TokenReview said, and when. */
 export interface Actor {
@@ -48,17 +48,20 @@ export const MAX_PROMOTION_VALUE = 253
 
 const path = (wf: Workflow) => `${wf.metadata.namespace}/${wf.metadata.name}`
 
-/** Pure: the status of the Workflow's current run, or undefined when the run has not started (or a rerun is about to start). */
-export function currentRunStatus(wf: Workflow): WorkflowStatus | undefined {
-  const status = wf.status
-  if (!status) return undefined
-  if (status.runId !== undefined && status.runId !== currentRunId(wf)) return undefined
-  return status
-}
-
-function refuseTemplate(wf: Workflow, what: string): void {
-  if (wf.metadata.annotations?.[ANNOTATION_TEMPLATE] === 'true') {
-    throw badRequest(`Workflow ${path(wf)} is a template (purko.io/template: "true"), which never runs itself, so it has nothing to ${what}; start a run of it with POST /api/run/${wf.metadata.namespace}/${wf.metadata.name}`)
+/** Pure: 400 for a template, 404 for a step the spec lacks, 409 for a finished run or a started step. */
+function refuse(wf: Workflow, refusal: RunRefusal | undefined, what: string, step = ''): void {
+  if (!refusal) return
+  switch (refusal.kind) {
+    case 'template':
+      throw badRequest(`Workflow ${path(wf)} is a template (purko.io/template: "true"), which never runs itself, so it has nothing to ${what}; start a run of it with POST /api/run/${wf.metadata.namespace}/${wf.metadata.name}`)
+    case 'unknown-step':
+      throw notFound(`Workflow ${path(wf)} has no step "${step}"`)
+    case 'run-finished':
+      throw conflict(what === 'cancel'
+        ? `Workflow ${path(wf)} has already finished (${refusal.phase}); there is nothing to cancel`
+        : `Workflow ${path(wf)} has already finished (${refusal.phase}); its steps can no longer be approved or denied`)
+    case 'step-started':
+      throw conflict(`Step "${step}" of Workflow ${path(wf)} is already ${refusal.phase}; only a step that has not started can be approved or denied`)
   }
 }
 
@@ -68,13 +71,7 @@ function refuseTemplate(wf: Workflow, what: string): void {
  * reached yet may be decided ahead of its turn).
  */
 export function checkDecision(wf: Workflow, step: string): void {
-  refuseTemplate(wf, 'approve or deny')
-  if (!wf.spec.steps.some((s) => s.name === step)) throw notFound(`Workflow ${path(wf)} has no step "${step}"`)
-  const status = currentRunStatus(wf)
-  if (!status) return
-  if (isTerminalPhase(status.phase)) throw conflict(`Workflow ${path(wf)} has already finished (${status.phase}); its steps can no longer be approved or denied`)
-  const phase = decodeStepStates({ ...wf, status }).get(step)?.phase
-  if (phase !== undefined && phase !== 'Pending') throw conflict(`Step "${step}" of Workflow ${path(wf)} is already ${phase}; only a step that has not started can be approved or denied`)
+  refuse(wf, decisionRefusal(wf, step), 'approve or deny', step)
 }
 
 /** Pure: the decision record, JSON as `kinetic.dev/decision-<step>` holds it. */
@@ -101,9 +98,7 @@ export function decisionAnnotations(wf: Workflow, step: string, verdict: Decisio
 
 /** Pure: 400 for a template, 409 when the run has already finished. */
 export function checkCancel(wf: Workflow): void {
-  refuseTemplate(wf, 'cancel')
-  const status = currentRunStatus(wf)
-  if (status && isTerminalPhase(status.phase)) throw conflict(`Workflow ${path(wf)} has already finished (${status.phase}); there is nothing to cancel`)
+  refuse(wf, cancelRefusal(wf), 'cancel')
 }
 
 /** Pure: the `kinetic.dev/requested-by` JSON. */
@@ -119,28 +114,15 @@ export function cancelAnnotations(actor: Actor, reason?: string): Record<string,
 
 /** Pure: 400 for a template (a rerun of a template is a new run: POST /api/run). */
 export function checkRerun(wf: Workflow): void {
-  refuseTemplate(wf, 'rerun')
+  refuse(wf, rerunRefusal(wf), 'rerun')
 }
 
-/**
- * Pure: the one patch of a rerun: `purko.io/rerun=<now>` (a fresh run id), who asked, the
- * parameter overrides, and every annotation that steered the previous run removed: cancel, its
- * reason, and each step's approve/deny/decision.
- */
+/** Pure: the one patch of a rerun: its annotations (rerunAnnotations), who asked, and the parameter overrides. */
 export function rerunPatch(wf: Workflow, parameters: Record<string, string>, actor: Actor, reason?: string): {
   annotations: Record<string, string | null>
   parameters?: Record<string, string>
 } {
-  const annotations: Record<string, string | null> = {}
-  for (const key of Object.keys(wf.metadata.annotations ?? {})) {
-    if (key === ANNOTATION_CANCEL || key === ANNOTATION_CANCEL_REASON
-      || key.startsWith(ANNOTATION_APPROVE_PREFIX) || key.startsWith(ANNOTATION_DENY_PREFIX) || key.startsWith(ANNOTATION_DECISION_PREFIX)) {
-      annotations[key] = null
-    }
-  }
-  // A rerun within the same millisecond as the previous one must still get a fresh run id.
-  const previous = wf.metadata.annotations?.[ANNOTATION_RERUN]
-  annotations[ANNOTATION_RERUN] = previous === actor.now ? new Date(Date.parse(actor.now) + 1).toISOString() : actor.now
+  const annotations = rerunAnnotations(wf, actor.now)
   annotations[ANNOTATION_REQUESTED_BY] = requestRecord('rerun', actor, reason)
   return Object.keys(parameters).length > 0 ? { annotations, parameters } : { annotations }
 }

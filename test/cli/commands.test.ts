@@ -4,7 +4,7 @@ import { CoreV1Api } from '@kubernetes/client-node'
 import { parse } from 'yaml'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { COMMANDS } from '../../cli/main.js'
-import { aWorkflow, create, setStatus, startCliPlane, workflow, type CliPlane } from './harness.js'
+import { aWorkflow, create, currentRunOf, setStatus, startCliPlane, workflow, type CliPlane } from './harness.js'
 
 let plane: CliPlane
 let core: CoreV1Api
@@ -103,7 +103,7 @@ describe('kinetic approve and deny', () => {
     for (const name of ['gate', 'gate2']) {
       await create(plane, 'workflows', aWorkflow(name, ['build', 'deploy<build']))
       await setStatus(plane, name, {
-        phase: 'Running', runId: 'r1',
+        phase: 'Running', runId: await currentRunOf(plane, name),
         stepStatuses: [{ name: 'build', phase: 'Succeeded' }, { name: 'deploy', phase: 'Pending', error: APPROVAL_WAIT }],
       })
     }
@@ -135,9 +135,24 @@ describe('kinetic approve and deny', () => {
     expect((await workflow(plane, 'gate')).metadata.resourceVersion).toBe(before.metadata.resourceVersion)
   })
 
+  it('refuses a step that already started, as run-control does, and reads a rerun about to start as not started', async () => {
+    await create(plane, 'workflows', aWorkflow('busy', ['build', 'deploy<build']))
+    await setStatus(plane, 'busy', { phase: 'Running', runId: await currentRunOf(plane, 'busy'), stepStatuses: [{ name: 'build', phase: 'Running' }] })
+    expect(await plane.cli(['approve', 'busy', 'build'])).toMatchObject({ code: 1, stderr: 'error: step build of workflow busy already started (Running); nothing to approve\n' })
+    // The status of an earlier run (a rerun not picked up yet): the new run's steps have not started.
+    await setStatus(plane, 'busy', { phase: 'Succeeded', runId: 'an-earlier-run', stepStatuses: [{ name: 'build', phase: 'Succeeded' }] })
+    expect((await plane.cli(['approve', 'busy', 'build'])).code).toBe(0)
+  })
+
+  it('decides steps of a scheduled Workflow without the template annotation: it runs itself too', async () => {
+    await create(plane, 'workflows', aWorkflow('weekly', ['review'], { spec: { trigger: { schedule: { cron: '0 9 * * 1', suspend: true } } } }))
+    expect((await plane.cli(['approve', 'weekly', 'review'])).code).toBe(0)
+    expect((await workflow(plane, 'weekly')).metadata.annotations).toMatchObject({ 'purko.io/approve-review': 'true' })
+  })
+
   it('refuses a decision on a run that already ended', async () => {
     await create(plane, 'workflows', aWorkflow('ended', ['build', 'deploy<build']))
-    await setStatus(plane, 'ended', { phase: 'Cancelled', runId: 'r1', stepStatuses: [{ name: 'build', phase: 'Succeeded' }, { name: 'deploy', phase: 'Pending' }] })
+    await setStatus(plane, 'ended', { phase: 'Cancelled', runId: await currentRunOf(plane, 'ended'), stepStatuses: [{ name: 'build', phase: 'Succeeded' }, { name: 'deploy', phase: 'Pending' }] })
     const { code, stderr } = await plane.cli(['approve', 'ended', 'deploy'])
     expect(code).toBe(1)
     expect(stderr).toContain('workflow ended already finished (Cancelled)')
@@ -147,12 +162,12 @@ describe('kinetic approve and deny', () => {
 describe('kinetic cancel and rerun', () => {
   it('cancel writes purko.io/cancel on a run in progress and refuses a finished one', async () => {
     await create(plane, 'workflows', aWorkflow('long', ['a']))
-    await setStatus(plane, 'long', { phase: 'Running', runId: 'r1', stepStatuses: [{ name: 'a', phase: 'Running' }] })
+    await setStatus(plane, 'long', { phase: 'Running', runId: await currentRunOf(plane, 'long'), stepStatuses: [{ name: 'a', phase: 'Running' }] })
     const ok = await plane.cli(['cancel', 'long'])
     expect(ok).toEqual({ code: 0, stdout: 'workflow long cancel requested\n', stderr: '' })
     expect((await workflow(plane, 'long')).metadata.annotations['purko.io/cancel']).toBe('true')
 
-    await setStatus(plane, 'long', { phase: 'Cancelled', runId: 'r1' })
+    await setStatus(plane, 'long', { phase: 'Cancelled', runId: await currentRunOf(plane, 'long') })
     const again = await plane.cli(['cancel', 'long'])
     expect(again.code).toBe(1)
     expect(again.stderr).toBe('error: workflow long already finished (Cancelled); nothing to cancel\n')

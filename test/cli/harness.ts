@@ -5,6 +5,8 @@ import { ApiextensionsV1Api, CustomObjectsApi, loadYaml, type V1CustomResourceDe
 import { stringify } from 'yaml'
 import { startApiServer, type ApiServer } from '../../local/apiserver/index.js'
 import { main, type CliIo } from '../../cli/main.js'
+import { currentRunId } from '../../shared/reconcile/run-status.js'
+import type { Workflow } from '../../shared/schemas/workflow.js'
 
 /** What one in-process CLI run printed and returned. */
 export interface CliResult {
@@ -93,6 +95,11 @@ export async function setStatus(plane: CliPlane, name: string, status: Record<st
     group: 'purko.io', version: 'v1alpha1', namespace, plural: 'workflows', name,
     body: { ...current, status },
   })
+}
+
+/** The id of the Workflow's current run, as the engine writes it in status (another id reads as a rerun about to start). */
+export async function currentRunOf(plane: CliPlane, name: string, namespace = 'ai-agents'): Promise<string> {
+  return currentRunId(await workflow(plane, name, namespace) as Workflow)
 }
 
 /** A Workflow body: steps given as `name` or `name<dep1,dep2`. */
