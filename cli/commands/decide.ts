@@ -1,3 +1,4 @@
+import { isFinishedStepPhase } from '../../shared/reconcile/run-status.js'
 import { decisionRefusal } from '../../shared/run-control/run-checks.js'
 import { ANNOTATION_APPROVE_PREFIX, ANNOTATION_DENY_PREFIX } from '../../shared/schemas/labels.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
@@ -10,8 +11,6 @@ import { guardedWrite } from '../workflows.js'
 
 type Verdict = 'approve' | 'deny'
 
-const FINISHED_STEP = new Set(['Succeeded', 'Failed', 'Skipped', 'RolledBack'])
-
 /** Pure: why a step cannot be decided on any more (run-control's reading, in the CLI's words), or undefined when it can. */
 export function refusalFor(wf: Workflow, step: string, verdict: Verdict): string | undefined {
   const name = wf.metadata.name ?? ''
@@ -22,7 +21,7 @@ export function refusalFor(wf: Workflow, step: string, verdict: Verdict): string
     case 'unknown-step': return `step ${step} not found in workflow ${name} (steps: ${refusal.steps.join(', ')})`
     case 'run-finished': return `workflow ${name} already finished (${refusal.phase}); nothing to ${verdict}`
     case 'step-started':
-      return `step ${step} of workflow ${name} already ${FINISHED_STEP.has(refusal.phase) ? 'finished' : 'started'} (${refusal.phase}); nothing to ${verdict}`
+      return `step ${step} of workflow ${name} already ${isFinishedStepPhase(refusal.phase) ? 'finished' : 'started'} (${refusal.phase}); nothing to ${verdict}`
   }
 }
 

@@ -1,5 +1,5 @@
 import { topologicalOrder } from '../../shared/reconcile/dag.js'
-import { isTerminalPhase } from '../../shared/reconcile/run-status.js'
+import { isFinishedStepPhase, isTerminalPhase } from '../../shared/reconcile/run-status.js'
 import { decodeStepStates } from '../../shared/reconcile/step-states.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 import { has, type ParsedArgs } from '../args.js'
@@ -7,8 +7,6 @@ import type { Command, Session } from '../command.js'
 import { CliError } from '../errors.js'
 import { pause } from '../io.js'
 import { requireWorkflow } from '../workflows.js'
-
-const FINISHED_STEP = new Set(['Succeeded', 'Failed', 'Skipped', 'RolledBack'])
 
 /** What has been printed of one step's log. */
 interface Cursor {
@@ -70,7 +68,7 @@ export async function showLogs(session: Session, name: string, step: string | un
   for (;;) {
     const states = decodeStepStates(wf)
     const done = step !== undefined
-      ? FINISHED_STEP.has(states.get(step)?.phase ?? '') || isTerminalPhase(wf.status?.phase)
+      ? isFinishedStepPhase(states.get(step)?.phase) || isTerminalPhase(wf.status?.phase)
       : isTerminalPhase(wf.status?.phase)
     const final = !follow || done
     let started = 0

@@ -16,6 +16,10 @@ const TERMINAL_RUN: ReadonlySet<string> = new Set(['Succeeded', 'CompletedWithEr
 /** Pure: true when the run phase is final. */
 export const isTerminalPhase = (phase: string | undefined): boolean => phase !== undefined && TERMINAL_RUN.has(phase)
 
+const FINISHED_STEP: ReadonlySet<string> = new Set(['Succeeded', 'Skipped', 'Failed', 'RolledBack'])
+/** Whether a step phase is final for its run (compensated steps included). */
+export const isFinishedStepPhase = (phase: string | undefined): boolean => phase !== undefined && FINISHED_STEP.has(phase)
+
 /** Pure: digest of the annotations that steer a run, so echoes of our own writes are cheap to spot. */
 export function runControlDigest(annotations: Readonly<Record<string, string>> | undefined): string {
   const keys = Object.keys(annotations ?? {})

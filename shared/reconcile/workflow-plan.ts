@@ -17,7 +17,7 @@ import { stepJobName } from './job-builder.js'
 import type { OutputWrite } from './outputs.js'
 import { retryDecision } from './retry.js'
 import { runIdFor } from './run-id.js'
-import { currentRunId, isQueuedStatus, isRetriableSpecFailure, isTerminalPhase, mayNeedWork, runControlDigest } from './run-status.js'
+import { currentRunId, isFinishedStepPhase, isQueuedStatus, isRetriableSpecFailure, isTerminalPhase, mayNeedWork, runControlDigest } from './run-status.js'
 import { decodeStepStates, DETAILED_STATUS_MAX_STEPS, encodeStepStates, stepListChanged, type StepState } from './step-states.js'
 
 /**
@@ -111,7 +111,6 @@ export const NO_CHANGES: WorkflowPlan = Object.freeze({
   runId: null, deleteJobs: [], startJobs: [], outputWrites: [], finishedAttempts: [], annotations: null, status: null, transitions: [], cancelRuns: [],
 }) as WorkflowPlan
 
-const DONE_STEP: ReadonlySet<string> = new Set(['Succeeded', 'Skipped', 'Failed', 'RolledBack'])
 
 
 /** Pure: the agent lookup key of a step (its own namespace, else the Workflow's). */
@@ -758,7 +757,7 @@ class RunBuilder {
 
   private countDone(): number {
     let n = 0
-    for (const s of this.states.values()) if (s.phase && DONE_STEP.has(s.phase)) n++
+    for (const s of this.states.values()) if (isFinishedStepPhase(s.phase)) n++
     return n
   }
 

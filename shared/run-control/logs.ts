@@ -3,6 +3,7 @@
  * Appendix A). Pure: the Jobs, pods and log text come in as read.
  */
 import type { V1Job, V1Pod } from '@kubernetes/client-node'
+import { isFinishedStepPhase } from '../reconcile/run-status.js'
 import type { StepPhase, StepStatus } from '../schemas/workflow.js'
 
 /** Lines of the log's end that are returned, as purko does. */
@@ -51,15 +52,13 @@ export function tailLines(log: string, n = LOG_LINES): string[] {
   return lines.slice(-n)
 }
 
-const FINISHED: ReadonlySet<StepPhase> = new Set(['Succeeded', 'Failed', 'Skipped', 'RolledBack'])
-
 /**
  * Pure: what is shown without a Job or pod to read: a finished step's error lines and its
  * `OUTPUT:` line, rebuilt from its status (status `failed` when it failed, else `complete`);
  * otherwise no lines and `no job` / `no pods`.
  */
 export function statusLogView(phase: StepPhase | undefined, step: StepStatus | undefined, missing: 'no job' | 'no pods'): LogsView {
-  if (phase === undefined || !FINISHED.has(phase)) return { lines: [], status: missing }
+  if (!isFinishedStepPhase(phase)) return { lines: [], status: missing }
   const lines = step?.error ? step.error.split('\n') : []
   const output = step?.output === undefined ? '' : JSON.stringify(step.output)
   if (output.length > 2) lines.push(`OUTPUT:${output}`)
