@@ -44,6 +44,18 @@ export class RefusedError extends Error {
   readonly causes: { field?: string; message: string }[]
 }
 
+/**
+ * The API server said 403: the identity asking (a function's ServiceAccount, or a person the
+ * console acts for) may not do this. A function answers 500 as for any other bug (missing
+ * RBAC); the console shows the person what they may not see.
+ */
+export class ForbiddenError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'ForbiddenError'
+  }
+}
+
 /** The HTTP status for any thrown value: ours carry one, everything else is a bug (500). */
 export const statusFor = (err: unknown): 400 | 409 | 500 | 503 =>
   err instanceof FunctionError ? err.status : 500

@@ -4,7 +4,7 @@ import {
   type CoreV1Event, type V1ConfigMap, type V1Deployment, type V1Job, type V1Namespace, type V1Pod, type V1Role, type V1RoleBinding,
   type V1Secret, type V1Service, type V1ServiceAccount,
 } from '@kubernetes/client-node'
-import { apiMessage, ConflictError, RefusedError, TransientError } from '../errors.js'
+import { apiMessage, ConflictError, ForbiddenError, RefusedError, TransientError } from '../errors.js'
 import { AgentSchema, type Agent, type AgentStatus } from '../schemas/agent.js'
 import { AgentAutonomyPolicySchema, type AgentAutonomyPolicy, type AgentAutonomyPolicyStatus } from '../schemas/autonomypolicy.js'
 import { API_GROUP, API_VERSION_NAME } from '../schemas/labels.js'
@@ -14,18 +14,20 @@ import { MemoryProviderSchema, type MemoryProvider, type MemoryProviderStatus } 
 import { WorkflowSchema, type Workflow, type WorkflowStatus } from '../schemas/workflow.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
 import { WorkflowRecipePolicySchema, type WorkflowRecipePolicy, type WorkflowRecipePolicyStatus } from '../schemas/workflowrecipepolicy.js'
-import type { AccessAttributes, AgentPatch, ChildKind, ChildObject, Kube, TokenIdentity } from './port.js'
+import type { AccessAttributes, AgentPatch, ChildKind, ChildObject, Kube, StreamHandle, TokenIdentity } from './port.js'
 import type { z } from 'zod'
 
 /**
  * Pure: a Kubernetes API failure as one of our errors. 409 → ConflictError (redeliver and
  * re-plan); no status, 429 and 5xx → TransientError (redeliver with backoff); any other 4xx is
- * our bug or missing RBAC → a plain Error (500). A downstream status is never passed through.
+ * our bug or missing RBAC → a plain Error (500), a 403 as ForbiddenError (still 500 in a function;
+ * the console shows a person what they may not see). A downstream status is never passed through.
  */
 export function classifyApiError(err: unknown, message: string): Error {
   const code = apiStatus(err)
   if (code === 409) return new ConflictError(message, { cause: err })
   if (code === undefined || code === 429 || code >= 500) return new TransientError(message, { cause: err })
+  if (code === 403) return new ForbiddenError(message, { cause: err })
   return new Error(message, { cause: err })
 }
 
@@ -618,6 +620,13 @@ export class KubeClient implements Kube {
     )
     return review.status?.allowed === true && review.status.denied !== true
   }
+
+  // Implemented by the console work (issue 13); until then a call is a bug.
+  async reviewSelfAccess(_attributes: readonly AccessAttributes[]): Promise<boolean[]> { throw new Error('reviewSelfAccess is not implemented yet') }
+  async whoAmI(): Promise<TokenIdentity> { throw new Error('whoAmI is not implemented yet') }
+  async watchWorkflow(_namespace: string, _name: string, _resourceVersion: string, _onChange: (workflow: Workflow | null) => void): Promise<StreamHandle> { throw new Error('watchWorkflow is not implemented yet') }
+  async followPodLog(_namespace: string, _pod: string, _options: { container?: string; tailLines?: number; limitBytes?: number }, _onChunk: (text: string) => void): Promise<StreamHandle> { throw new Error('followPodLog is not implemented yet') }
+  async listMCPServers(_namespace: string): Promise<MCPServer[]> { throw new Error('listMCPServers is not implemented yet') }
 
   async listRecipes(options: { namespace?: string; labelSelector?: string; limit?: number; continue?: string }): Promise<{ items: WorkflowRecipe[]; continue?: string }> {
     const query = {

@@ -18,6 +18,23 @@ export interface TokenIdentity {
   extra?: Record<string, string[]>
 }
 
+/**
+ * Whose rights a Kube adapter uses. `own`: the process's kubeconfig (a function's
+ * ServiceAccount). `token`: a person's bearer token instead of it. `impersonate`: the
+ * process's identity with Impersonate-User / Impersonate-Group (the console behind a trusted
+ * authenticating proxy; the ServiceAccount needs the `impersonate` verb).
+ */
+export type Credential =
+  | { kind: 'own' }
+  | { kind: 'token'; token: string }
+  | { kind: 'impersonate'; user: string; groups: string[]; uid?: string }
+
+/** A stream being read (a watch, a followed log): `stop()` ends it; `done` settles when it ended, rejecting on a failure. */
+export interface StreamHandle {
+  stop(): void
+  done: Promise<void>
+}
+
 /** What a SubjectAccessReview asks about (resource attributes). */
 export interface AccessAttributes {
   verb: string
@@ -215,6 +232,21 @@ export interface Kube {
   reviewToken(token: string, audiences?: string[]): Promise<TokenIdentity | null>
   /** SubjectAccessReview: may this caller do this? */
   reviewAccess(subject: TokenIdentity, attributes: AccessAttributes): Promise<boolean>
+  /** SelfSubjectAccessReviews: may this adapter's own identity do each of these? Same order as asked. */
+  reviewSelfAccess(attributes: readonly AccessAttributes[]): Promise<boolean[]>
+  /** SelfSubjectReview: who this adapter's credential authenticates as. */
+  whoAmI(): Promise<TokenIdentity>
+  /**
+   * Watches one Workflow from `resourceVersion` (the version already shown): `onChange` gets
+   * each newer version, or null when it was deleted. The caller re-reads and watches again when
+   * `done` settles (the server closed the watch, or 410 Gone).
+   */
+  watchWorkflow(namespace: string, name: string, resourceVersion: string, onChange: (workflow: Workflow | null) => void): Promise<StreamHandle>
+  /** Follows a pod's log (`follow=true`); `onChunk` gets text as it is written; `done` settles when the container ended. */
+  followPodLog(namespace: string, pod: string, options: { container?: string; tailLines?: number; limitBytes?: number }, onChunk: (text: string) => void): Promise<StreamHandle>
+  /** The MCPServers of one namespace. */
+  listMCPServers(namespace: string): Promise<MCPServer[]>
+
   /** One page of WorkflowRecipes (one namespace, or all), by label selector. */
   listRecipes(options: { namespace?: string; labelSelector?: string; limit?: number; continue?: string }): Promise<{ items: WorkflowRecipe[]; continue?: string }>
   /** Creates a recipe ('exists' on AlreadyExists); `dryRun` sends `dryRun=All`. A 422 throws RefusedError with causes. */

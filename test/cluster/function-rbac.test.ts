@@ -136,6 +136,11 @@ const PORT_CALLS: PortCalls = {
     return k.patchWorkflow(NS, 'rbac', wf?.metadata.resourceVersion ?? '', { annotations: { 'purko.io/touched': 'yes' }, parameters: { touched: 'yes' } }).catch(conflictIsFine)
   },
   listEvents: (k) => k.listEvents(NS, { kind: 'Workflow', name: 'rbac' }),
+  reviewSelfAccess: (k) => k.reviewSelfAccess([{ verb: 'get', group: 'purko.io', resource: 'workflows', namespace: NS, name: 'rbac' }]),
+  whoAmI: (k) => k.whoAmI(),
+  watchWorkflow: async (k) => { const h = await k.watchWorkflow(NS, 'rbac', '0', () => {}); h.stop(); await h.done.catch(() => {}) },
+  followPodLog: async (k) => { const h = await k.followPodLog(NS, 'rbac-pod', {}, () => {}); h.stop(); await h.done.catch(() => {}) },
+  listMCPServers: (k) => k.listMCPServers(NS),
   patchWorkflowStatus: async (k) => {
     const wf = await k.getWorkflow(NS, 'rbac')
     return k.patchWorkflowStatus(NS, 'rbac', wf?.metadata.resourceVersion ?? '', { phase: 'Pending' } as never)

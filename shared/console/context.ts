@@ -1,0 +1,67 @@
+/**
+ * What every console page and endpoint is handed: who is asking, a Kube adapter acting with
+ * that person's rights, the time, the configuration. Built once per request by the function.
+ */
+import type { Credential, Kube } from '../kube/port.js'
+import type { Html } from './html.js'
+
+/** How the console learns who is using it. */
+export type ConsoleAuth = 'proxy' | 'token' | 'local'
+
+export interface ConsoleConfig {
+  /** `proxy`: trusted X-Forwarded-User/Groups; `token`: a bearer token pasted once; `local`: the embedded plane's admin. */
+  auth: ConsoleAuth
+  /** CIDRs whose X-Forwarded-User / X-Forwarded-Groups are believed (proxy mode). */
+  trustedProxies: string[]
+  /** When false (the default) nobody gets action buttons or the action endpoints: read only. */
+  actions: boolean
+  /** When true, someone not signed in sees what the console's own ServiceAccount can read, and is told so. */
+  anonymousRead: boolean
+  /** run-control's base URL, e.g. http://run-control.kinetic-system.svc.cluster.local. */
+  runControlUrl?: string
+  /** Namespaces listed when the person may not list a kind across all namespaces. */
+  namespaces: string[]
+  /** purko's agent namespace (name-only paths). */
+  agentNamespace: string
+  /** AES-256-GCM key for the session cookie of token sign-in (32 bytes), from a Secret; token mode needs it. */
+  sessionKey?: Buffer
+  /** Mark cookies Secure (default true; the embedded plane serves plain HTTP on 127.0.0.1). */
+  secureCookies: boolean
+}
+
+/** The person using the console, as established for this request. */
+export interface Person {
+  /** How they were identified; `anonymous` reads with the console's own ServiceAccount. */
+  mode: ConsoleAuth | 'anonymous'
+  /** The name shown and written into requested-by (the Kubernetes username). */
+  name: string
+  groups: string[]
+  /** The rights reads and access reviews use. */
+  credential: Credential
+}
+
+/** One request being served. */
+export interface ConsoleRequest {
+  person: Person
+  /** Acting with `person.credential`: everything shown is what this person may read. */
+  kube: Kube
+  now: Date
+  config: ConsoleConfig
+  /** The request URL (query parameters for filters and paging). */
+  url: URL
+  /** URLs of the bundled assets, by logical name (`console.css`, `run.js`, ...), content-hashed. */
+  assetUrl: (name: string) => string
+}
+
+/** The section a page belongs to (the navigation highlights it). */
+export type NavKey = 'workflows' | 'agents' | 'mcpservers' | 'providers' | 'recipes' | 'signin' | 'error'
+
+/** What a page handler returns; the shell wraps it into the document. */
+export interface PageResult {
+  status: number
+  title: string
+  nav: NavKey
+  body: Html
+  /** Logical asset names of scripts the page needs beyond the common one. */
+  scripts?: string[]
+}
