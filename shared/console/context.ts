@@ -3,6 +3,7 @@
  * that person's rights, the time, the configuration. Built once per request by the function.
  */
 import type { Credential, Kube } from '../kube/port.js'
+import type { Logger } from '../log.js'
 import type { Html } from './html.js'
 
 /** How the console learns who is using it. */
@@ -64,4 +65,17 @@ export interface PageResult {
   body: Html
   /** Logical asset names of scripts the page needs beyond the common one. */
   scripts?: string[]
+}
+
+/** What the console function is built from; tests pass fakes or the embedded API server. */
+export interface ConsoleDeps {
+  config: ConsoleConfig
+  log: Logger
+  now: () => Date
+  /** A Kube adapter using these rights (kubeAs over the process's kubeconfig). */
+  kubeFor: (credential: Credential) => Kube
+  /** The console ServiceAccount's own bearer token, read on each use (it rotates); proxy-mode actions send it to run-control. */
+  ownToken?: () => Promise<string | undefined>
+  /** How run-control is reached (tests pass their own). Default: global fetch. */
+  fetch?: typeof fetch
 }
