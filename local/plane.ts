@@ -228,9 +228,12 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
 
     const broker = manifests.brokers[0]
     const sink = broker ? knative.brokerUrl(broker.metadata.namespace, broker.metadata.name) : undefined
-    await Promise.all(planned.map(async ({ svc, port: chosen }) => {
+    // The console is told run-control's URL, final only once run-control listens (its port may change).
+    const ready = new Map(planned.map(({ svc }) => [svc.metadata.name, deferred()]))
+    const startFunction = async (svc: Manifest, fn: LocalFunction, chosen: number): Promise<void> => {
       let port = chosen
-      const fn = functions.get(svc.metadata.name) as LocalFunction
+      const runControl = fn.name === 'console' ? functions.get('run-control') : undefined
+      if (runControl) await ready.get(runControl.name)?.promise
       const out = createWriteStream(fn.logFile, { flags: 'a' })
       streams.push(out)
       const fromService = serviceEnv(svc, (ns, name) => knative.brokerUrl(ns, name))
@@ -240,6 +243,7 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
         ...fromService,
         ...callerAuth,
         ...(opts.executorImage ? { KINETIC_EXECUTOR_IMAGE: opts.executorImage } : {}),
+        ...(fn.name === 'console' ? localConsoleEnv(runControl?.url) : {}),
         ...(opts.functionEnv ?? {}),
         KUBECONFIG: fn.kubeconfigPath,
         K_SERVICE: svc.metadata.name,
@@ -292,6 +296,17 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
         }
       }
       log.info({ service: fn.name, url: fn.url, pid: fn.pid }, 'Function ready')
+    }
+    await Promise.all(planned.map(async ({ svc, port: chosen }) => {
+      const fn = functions.get(svc.metadata.name) as LocalFunction
+      const readiness = ready.get(fn.name) as Deferred
+      try {
+        await startFunction(svc, fn, chosen)
+        readiness.resolve()
+      } catch (err) {
+        readiness.reject(err)
+        throw err
+      }
     }))
 
     let jobs: JobRunner | undefined
@@ -416,6 +431,30 @@ export const CALLER_AUTH_VARIABLES: readonly string[] = [CALLER_AUTH, 'KINETIC_R
 export function callerAuthEnv(serviceEnv: Record<string, string>, onCluster: boolean): Record<string, string> {
   if (onCluster) return {}
   return Object.fromEntries(CALLER_AUTH_VARIABLES.filter((v) => serviceEnv[v] !== undefined).map((v) => [v, 'none']))
+}
+
+/**
+ * Pure: the console on the local plane: the plane's admin is the person (no sign-in), actions
+ * on, cookies without Secure (plain HTTP on 127.0.0.1), actions sent to the local run-control.
+ */
+export function localConsoleEnv(runControlUrl: string | undefined): Record<string, string> {
+  return {
+    KINETIC_CONSOLE_AUTH: 'local',
+    KINETIC_CONSOLE_ACTIONS: 'true',
+    KINETIC_CONSOLE_SECURE_COOKIES: 'false',
+    ...(runControlUrl ? { KINETIC_RUN_CONTROL_URL: runControlUrl } : {}),
+  }
+}
+
+interface Deferred { promise: Promise<void>; resolve(): void; reject(err: unknown): void }
+
+function deferred(): Deferred {
+  let resolve!: () => void
+  let reject!: (err: unknown) => void
+  const promise = new Promise<void>((res, rej) => { resolve = res; reject = rej })
+  // Whoever waits sees the failure; nobody waiting is no unhandled rejection.
+  promise.catch(() => {})
+  return { promise, resolve, reject }
 }
 
 /** `http://<service>.<namespace>.svc.cluster.local[:port]/<path>` -> the Service, or null. */
