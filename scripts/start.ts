@@ -173,6 +173,8 @@ async function main(): Promise<number> {
   if (webhook) print(`  webhooks    POST ${webhook.url}/api/trigger/<namespace>/<template>  (HMAC-signed with the template's spec.trigger.webhook.secret)`)
   const runControl = plane.functions.get('run-control')
   if (runControl) print(`  run control ${runControl.url}/api/...  (kinetic approve|deny|cancel|rerun|run --server ${runControl.url}${cluster ? '' : '; auth none locally'})`)
+  const consoleFn = plane.functions.get('console')
+  if (consoleFn) print(`  console     ${consoleFn.url}/workflows  (open it in a browser; ${cluster ? `reads as ${consoleFn.identity ?? 'its ServiceAccount'}` : 'you are the local admin, actions go to run control'})`)
   if (cluster) {
     const image = args.executorImage ?? 'the Services\' KINETIC_EXECUTOR_IMAGE (kinetic)'
     print(`  step Jobs   run on the cluster's nodes with image ${image}${args.executorImage ? '' : '; set --executor-image to an image the nodes can pull'}`)
