@@ -3,6 +3,7 @@
 // under /app, and pushes the result, so the same dist/ always yields the same manifest digest.
 import { createHash } from 'node:crypto'
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { request as httpsRequest } from 'node:https'
 import { join, relative, resolve, sep } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -79,18 +80,26 @@ function splitName(name) {
   throw new Error(`path too long for a ustar archive: ${name}`)
 }
 
+const TYPE_FLAGS = { file: '0', symlink: '2', dir: '5' }
+
 function tarHeader(entry, size) {
   const header = Buffer.alloc(512)
   const { name, prefix } = splitName(entry.path)
   const put = (text, offset, length) => header.write(text, offset, length, 'utf8')
+  const flag = TYPE_FLAGS[entry.type]
+  if (!flag) throw new Error(`tar entry ${entry.path} has unknown type ${entry.type}`)
   put(name, 0, 100)
-  put(octal(entry.type === 'dir' ? 0o755 : 0o644, 8), 100, 8)
-  put(octal(0, 8), 108, 8)
-  put(octal(0, 8), 116, 8)
+  put(octal(entry.mode ?? (entry.type === 'file' ? 0o644 : entry.type === 'dir' ? 0o755 : 0o777), 8), 100, 8)
+  put(octal(entry.uid ?? 0, 8), 108, 8)
+  put(octal(entry.gid ?? 0, 8), 116, 8)
   put(octal(size, 12), 124, 12)
   put(octal(0, 12), 136, 12)
   put('        ', 148, 8)
-  put(entry.type === 'dir' ? '5' : '0', 156, 1)
+  put(flag, 156, 1)
+  if (entry.type === 'symlink') {
+    if (Buffer.byteLength(entry.target ?? '') > 100 || !entry.target) throw new Error(`symlink ${entry.path} needs a target of at most 100 bytes`)
+    put(entry.target, 157, 100)
+  }
   put('ustar\0', 257, 6)
   put('00', 263, 2)
   put('root', 265, 32)
@@ -105,14 +114,15 @@ function tarHeader(entry, size) {
 }
 
 /**
- * Writes a POSIX ustar archive of `entries` ({path, type: 'dir'|'file', data?}) in byte order of
- * their paths, with mtime 0, uid/gid 0, mode 0755 for directories and 0644 for files.
+ * Writes a POSIX ustar archive of `entries` ({path, type: 'dir'|'file'|'symlink', data?, target?,
+ * mode?, uid?, gid?}) in byte order of their paths, with mtime 0; unless an entry says otherwise,
+ * uid/gid 0, mode 0755 for directories and 0644 for files.
  */
 export function createTar(entries) {
   const sorted = [...entries].sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)))
   const blocks = []
   for (const entry of sorted) {
-    const data = entry.type === 'dir' ? Buffer.alloc(0) : Buffer.from(entry.data ?? '')
+    const data = entry.type === 'file' ? Buffer.from(entry.data ?? '') : Buffer.alloc(0)
     blocks.push(tarHeader(entry, data.length), data)
     const pad = (512 - (data.length % 512)) % 512
     if (pad) blocks.push(Buffer.alloc(pad))
@@ -122,8 +132,8 @@ export function createTar(entries) {
 }
 
 /** Gzips `data` with a header that carries no file name, mtime 0 and a fixed OS byte, so output depends only on input. */
-export function deterministicGzip(data) {
-  const gz = gzipSync(data, { level: 9 })
+export function deterministicGzip(data, level = 9) {
+  const gz = gzipSync(data, { level })
   // zlib stamps the OS it was built for; fix it to "unknown" so every platform agrees.
   gz[9] = 0xff
   return gz
@@ -185,15 +195,51 @@ function parseChallenge(header) {
   return { scheme: match[1].toLowerCase(), params }
 }
 
-/** A minimal OCI Distribution client for one registry host: anonymous, basic, or bearer tokens from the challenge. */
+const REDIRECTS = new Set([301, 302, 303, 307, 308])
+
+/**
+ * A fetch-shaped function over node:https that trusts `ca` (PEM) for https: URLs: Node 20's
+ * global fetch cannot take a CA per request, and a registry with a private CA is common.
+ * Redirects are not followed here; RegistryClient.request follows them.
+ */
+export function fetchTrusting(ca) {
+  return (input, init = {}) => {
+    const url = new URL(input)
+    if (url.protocol !== 'https:') return globalThis.fetch(url, init)
+    const method = init.method ?? 'GET'
+    return new Promise((resolve, reject) => {
+      const req = httpsRequest(url, { method, headers: init.headers, ca }, (res) => {
+        const chunks = []
+        res.on('data', (chunk) => chunks.push(chunk))
+        res.on('error', reject)
+        res.on('end', () => {
+          const headers = new Headers()
+          for (const [key, value] of Object.entries(res.headers)) {
+            for (const one of [value].flat()) if (one !== undefined) headers.append(key, one)
+          }
+          const status = res.statusCode ?? 0
+          const empty = method === 'HEAD' || status === 204 || status === 304
+          resolve(new Response(empty ? null : Buffer.concat(chunks), { status, headers }))
+        })
+      })
+      req.on('error', reject)
+      req.end(init.body)
+    })
+  }
+}
+
+/**
+ * A minimal OCI Distribution client for one registry host: anonymous, basic, or bearer tokens
+ * from the challenge; https unless the host is loopback or `insecure` (a `ca` forces https).
+ */
 export class RegistryClient {
   constructor(host, options = {}) {
     this.host = host
     const local = /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/.test(host)
-    this.base = `${options.insecure || local ? 'http' : 'https'}://${host}`
+    this.base = `${!options.ca && (options.insecure || local) ? 'http' : 'https'}://${host}`
     this.user = options.user
     this.password = options.password
-    this.fetch = options.fetch ?? globalThis.fetch
+    this.fetch = options.fetch ?? (options.ca ? fetchTrusting(options.ca) : globalThis.fetch)
     this.authorization = undefined
   }
 
@@ -203,6 +249,8 @@ export class RegistryClient {
 
   async authorize(challenge) {
     if (challenge?.scheme === 'basic' && this.user) {
+      // A second basic challenge after sending these credentials means they are wrong.
+      if (this.authorization === this.basic()) return false
       this.authorization = this.basic()
       return true
     }
@@ -222,14 +270,31 @@ export class RegistryClient {
     return true
   }
 
-  /** Sends a request to a registry path or absolute URL, answering one 401 challenge; returns the Response. */
+  /**
+   * Sends a request to a registry path or absolute URL, answering one 401 challenge and following
+   * redirects (registries send blob downloads and uploads to their storage); returns the Response.
+   */
   async request(method, pathOrUrl, init = {}) {
-    const url = new URL(pathOrUrl, this.base)
-    const send = () => {
-      const headers = { ...(init.headers ?? {}) }
-      // Upload locations may point at other hosts (storage backends); credentials stay with the registry.
-      if (this.authorization && url.origin === new URL(this.base).origin) headers.authorization = this.authorization
-      return this.fetch(url, { method, headers, body: init.body, redirect: 'follow' })
+    const registry = new URL(this.base).origin
+    const send = async () => {
+      let url = new URL(pathOrUrl, this.base)
+      let verb = method
+      let body = init.body
+      for (let hop = 0; ; hop++) {
+        const headers = { ...(init.headers ?? {}) }
+        // Storage behind a redirect authenticates by its signed URL; credentials stay with the registry.
+        if (this.authorization && url.origin === registry) headers.authorization = this.authorization
+        const response = await this.fetch(url, { method: verb, headers, body, redirect: 'manual' })
+        const location = response.headers.get('location')
+        if (!REDIRECTS.has(response.status) || !location) return response
+        await response.arrayBuffer()
+        if (hop === 5) throw new Error(`${this.host} redirected ${method} ${url.pathname} more than 5 times`)
+        url = new URL(location, url)
+        if (response.status === 303 && verb !== 'HEAD') {
+          verb = 'GET'
+          body = undefined
+        }
+      }
     }
     let response = await send()
     if (response.status === 401 && (await this.authorize(parseChallenge(response.headers.get('www-authenticate'))))) {
@@ -240,15 +305,25 @@ export class RegistryClient {
   }
 }
 
+// Registries explain failures as {errors: [{code, message}]}; anything else is shown as text.
 async function failure(response, what) {
   const text = await response.text().catch(() => '')
-  return new Error(`${what}: HTTP ${response.status}${text ? ` ${text.slice(0, 300)}` : ''}`)
+  let detail = text.slice(0, 300)
+  try {
+    const errors = JSON.parse(text).errors
+    if (Array.isArray(errors) && errors.length > 0) detail = errors.map((e) => [e.code, e.message].filter(Boolean).join(': ')).join('; ')
+  } catch {
+    // not JSON: keep the text
+  }
+  const hint = response.status === 401 ? ' (check REGISTRY_USER/REGISTRY_PASSWORD)' : ''
+  return new Error(`${what}: HTTP ${response.status}${hint}${detail ? ` ${detail}` : ''}`)
 }
 
 async function getManifest(client, repository, reference) {
+  const what = `reading manifest ${reference} from ${client.host}/${repository}`
   const response = await client.request('GET', `/v2/${repository}/manifests/${reference}`, { headers: { accept: ACCEPT } })
   if (response.status === 404) throw new Error(`base image ${client.host}/${repository}:${reference} not found (HTTP 404)`)
-  if (!response.ok) throw await failure(response, `cannot read manifest ${client.host}/${repository} ${reference}`)
+  if (!response.ok) throw await failure(response, what)
   const bytes = Buffer.from(await response.arrayBuffer())
   const digest = sha256Digest(bytes)
   if (reference.startsWith('sha256:') && digest !== reference) {
@@ -289,66 +364,98 @@ async function resolveBase(client, ref, platform) {
   return current
 }
 
-async function getBlob(client, repository, digest) {
+async function getBlob(client, repository, digest, what) {
+  const step = `${what} ${digest} from ${client.host}/${repository}`
   const response = await client.request('GET', `/v2/${repository}/blobs/${digest}`)
-  if (!response.ok) throw await failure(response, `cannot read blob ${digest} from ${client.host}/${repository}`)
+  if (!response.ok) throw await failure(response, step)
   const data = Buffer.from(await response.arrayBuffer())
-  if (sha256Digest(data) !== digest) throw new Error(`blob ${digest} from ${client.host}/${repository} does not match its digest`)
+  if (sha256Digest(data) !== digest) throw new Error(`${step}: the content does not match its digest (got ${sha256Digest(data)})`)
   return data
 }
 
-async function hasBlob(client, repository, digest) {
+async function hasBlob(client, repository, digest, what) {
   const response = await client.request('HEAD', `/v2/${repository}/blobs/${digest}`)
   if (response.status === 200) return true
   if (response.status === 404) return false
-  throw await failure(response, `cannot check blob ${digest} in ${client.host}/${repository}`)
+  throw await failure(response, `checking for ${what} ${digest} in ${client.host}/${repository}`)
 }
 
-async function finishUpload(client, location, digest, data) {
+// A registry that stored something else than what was sent says so in Docker-Content-Digest.
+function checkStoredDigest(response, expected, step) {
+  const stored = response.headers.get('docker-content-digest')
+  if (stored && stored !== expected) throw new Error(`${step}: the registry stored ${stored}, not ${expected}`)
+}
+
+async function finishUpload(client, location, digest, data, step) {
   const url = new URL(location, client.base)
   url.searchParams.set('digest', digest)
   const response = await client.request('PUT', url.href, {
-    headers: { 'content-type': 'application/octet-stream' },
+    headers: { 'content-type': 'application/octet-stream', 'content-length': String(data.length) },
     body: data,
   })
-  if (response.status !== 201) throw await failure(response, `upload of ${digest} to ${client.host} failed`)
+  if (response.status !== 201) throw await failure(response, step)
+  checkStoredDigest(response, digest, step)
   await response.arrayBuffer()
 }
 
 async function startUpload(client, repository, query = '') {
-  return client.request('POST', `/v2/${repository}/blobs/uploads/${query}`)
+  return client.request('POST', `/v2/${repository}/blobs/uploads/${query}`, { headers: { 'content-length': '0' } })
 }
 
-async function uploadBlob(client, repository, digest, data) {
+async function uploadBlob(client, repository, digest, data, what) {
+  const step = `uploading ${what} ${digest} to ${client.host}/${repository}`
   const response = await startUpload(client, repository)
-  if (response.status !== 202) throw await failure(response, `cannot start upload to ${client.host}/${repository}`)
+  if (response.status !== 202) throw await failure(response, step)
   await response.arrayBuffer()
   const location = response.headers.get('location')
-  if (!location) throw new Error(`registry ${client.host} started an upload without a Location`)
-  await finishUpload(client, location, digest, data)
+  if (!location) throw new Error(`${step}: the registry started an upload without a Location`)
+  await finishUpload(client, location, digest, data, step)
 }
 
 async function copyBaseLayer(source, target, baseRepo, toRepo, layer, log) {
-  if (await hasBlob(target, toRepo, layer.digest)) return 'present'
+  if (await hasBlob(target, toRepo, layer.digest, 'base layer')) return 'present'
+  const step = `uploading base layer ${layer.digest} to ${target.host}/${toRepo}`
   if (source.host === target.host) {
     const query = `?mount=${encodeURIComponent(layer.digest)}&from=${encodeURIComponent(baseRepo)}`
     const response = await startUpload(target, toRepo, query)
     if (response.status === 201) {
+      checkStoredDigest(response, layer.digest, `mounting base layer ${layer.digest} into ${target.host}/${toRepo}`)
       await response.arrayBuffer()
       return 'mounted'
     }
     // 202 means the registry declined the mount and opened an ordinary upload instead.
     if (response.status === 202 && response.headers.get('location')) {
       await response.arrayBuffer()
-      const data = await getBlob(source, baseRepo, layer.digest)
-      await finishUpload(target, response.headers.get('location'), layer.digest, data)
+      const data = await getBlob(source, baseRepo, layer.digest, 'reading base layer')
+      await finishUpload(target, response.headers.get('location'), layer.digest, data, step)
       return 'uploaded'
     }
-    throw await failure(response, `cannot mount ${layer.digest} into ${target.host}/${toRepo}`)
+    throw await failure(response, `mounting base layer ${layer.digest} into ${target.host}/${toRepo}`)
   }
   log(`copying base layer ${layer.digest} (${layer.size} bytes)`)
-  await uploadBlob(target, toRepo, layer.digest, await getBlob(source, baseRepo, layer.digest))
+  await uploadBlob(target, toRepo, layer.digest, await getBlob(source, baseRepo, layer.digest, 'reading base layer'), 'base layer')
   return 'uploaded'
+}
+
+/**
+ * Pushes blobs the registry lacks ({what, digest, data}), then the manifest under `reference`
+ * (a tag, or its own digest). The manifest goes last, so a failure part way leaves nothing
+ * tagged and a rerun only sends what is still missing. Resolves to the manifest digest.
+ */
+export async function pushImage(client, repository, blobs, manifestBytes, mediaType, reference) {
+  for (const blob of blobs) {
+    if (!(await hasBlob(client, repository, blob.digest, blob.what))) await uploadBlob(client, repository, blob.digest, blob.data, blob.what)
+  }
+  const digest = sha256Digest(manifestBytes)
+  const step = `pushing manifest ${digest} to ${client.host}/${repository}${reference === digest ? '' : `:${reference}`}`
+  const put = await client.request('PUT', `/v2/${repository}/manifests/${reference ?? digest}`, {
+    headers: { 'content-type': mediaType },
+    body: manifestBytes,
+  })
+  if (put.status !== 201) throw await failure(put, step)
+  checkStoredDigest(put, digest, step)
+  await put.arrayBuffer()
+  return digest
 }
 
 /**
@@ -362,13 +469,13 @@ export async function buildImage(options) {
   const baseRef = parseReference(options.base)
   const toRef = parseReference(options.to)
   if (toRef.digest) throw new Error(`--to "${options.to}" must not carry a digest; the digest is computed`)
-  const source = new RegistryClient(baseRef.host, { insecure: options.insecure, fetch: options.fetch, ...auth })
-  const target =
-    toRef.host === baseRef.host ? source : new RegistryClient(toRef.host, { insecure: options.insecure, fetch: options.fetch, ...auth })
+  const transport = { insecure: options.insecure, fetch: options.fetch, ca: options.ca }
+  const source = new RegistryClient(baseRef.host, { ...transport, ...auth })
+  const target = toRef.host === baseRef.host ? source : new RegistryClient(toRef.host, { ...transport, ...auth })
 
   const base = await resolveBase(source, baseRef, options.platform ?? 'linux/amd64')
   log(`base ${baseRef.name}@${base.digest}`)
-  const baseConfig = JSON.parse((await getBlob(source, baseRef.repository, base.manifest.config.digest)).toString('utf8'))
+  const baseConfig = JSON.parse((await getBlob(source, baseRef.repository, base.manifest.config.digest, 'reading base config')).toString('utf8'))
 
   const layer = buildAppLayer(options.dist ?? 'dist', { withSourcemaps: options.withSourcemaps })
   log(`app layer ${layer.digest} (${layer.size} bytes, diff_id ${layer.diffId})`)
@@ -397,15 +504,17 @@ export async function buildImage(options) {
   for (const baseLayer of base.manifest.layers) {
     log(`base layer ${baseLayer.digest}: ${await copyBaseLayer(source, target, baseRef.repository, toRef.repository, baseLayer, log)}`)
   }
-  for (const [blobDigest, data] of [[layer.digest, layer.gzip], [manifest.config.digest, configBytes]]) {
-    if (!(await hasBlob(target, toRef.repository, blobDigest))) await uploadBlob(target, toRef.repository, blobDigest, data)
-  }
-  const put = await target.request('PUT', `/v2/${toRef.repository}/manifests/${toRef.tag ?? digest}`, {
-    headers: { 'content-type': manifest.mediaType },
-    body: manifestBytes,
-  })
-  if (put.status !== 201) throw await failure(put, `cannot push manifest to ${toRef.name}`)
-  await put.arrayBuffer()
+  await pushImage(
+    target,
+    toRef.repository,
+    [
+      { what: 'app layer', digest: layer.digest, data: layer.gzip },
+      { what: 'image config', digest: manifest.config.digest, data: configBytes },
+    ],
+    manifestBytes,
+    manifest.mediaType,
+    toRef.tag ?? digest,
+  )
   return { reference: `${toRef.name}@${digest}`, name: toRef.name, digest, manifest, config, layer }
 }
 
@@ -431,7 +540,8 @@ export function setKustomizeImage(dir, name, digest) {
 }
 
 const USAGE = `usage: node scripts/build-image.mjs --base <registry>/<repo>(@sha256:...|:tag) --to <registry>/<repo>[:tag]
-  [--dist dist] [--platform linux/amd64] [--insecure] [--with-sourcemaps] [--set-image <dir>]`
+  [--dist dist] [--platform linux/amd64] [--insecure] [--ca <pem file>] [--with-sourcemaps] [--set-image <dir>]
+  credentials: REGISTRY_USER / REGISTRY_PASSWORD; --ca trusts a private registry CA (https even on loopback)`
 
 /** Runs the CLI with `argv`; prints the pushed reference on stdout and returns the exit code. */
 export async function main(argv) {
@@ -445,6 +555,7 @@ export async function main(argv) {
         dist: { type: 'string', default: 'dist' },
         platform: { type: 'string', default: 'linux/amd64' },
         insecure: { type: 'boolean', default: false },
+        ca: { type: 'string' },
         'with-sourcemaps': { type: 'boolean', default: false },
         'set-image': { type: 'string' },
         help: { type: 'boolean', default: false },
@@ -469,6 +580,7 @@ export async function main(argv) {
       dist: values.dist,
       platform: values.platform,
       insecure: values.insecure,
+      ca: values.ca ? readFileSync(values.ca, 'utf8') : undefined,
       withSourcemaps: values['with-sourcemaps'],
       log: (line) => process.stderr.write(`${line}\n`),
     })
