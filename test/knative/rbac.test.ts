@@ -154,6 +154,20 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
       '/events': ['create'],
     },
   },
+  // Opt-in (components/console-proxy): the console behind a proxy reads and acts as the person it impersonates.
+  'kinetic-console-impersonator': { serviceAccount: 'console', grants: { '/users': ['impersonate'], '/groups': ['impersonate'] } },
+  // Opt-in (components/console-anonymous-read): what visitors who are not signed in may see, read only.
+  'kinetic-console-reader': {
+    serviceAccount: 'console',
+    grants: {
+      ...Object.fromEntries(['workflows', 'agents', 'agentautonomypolicies', 'mcpservers', 'llmproviders', 'memoryproviders', 'workflowrecipes', 'workflowrecipepolicies']
+        .map((r) => [`purko.io/${r}`, ['get', 'list', 'watch']])),
+      '/events': ['get', 'list', 'watch'],
+      '/pods': ['get', 'list', 'watch'],
+      '/pods/log': ['get'],
+      'batch/jobs': ['get', 'list', 'watch'],
+    },
+  },
   // The template and its run, the namespace's trigger-rules, the template's webhook Secret, Events on refusals.
   'kinetic-webhook-trigger': {
     serviceAccount: 'webhook-trigger',
@@ -356,6 +370,22 @@ describe('least-privilege RBAC', () => {
       .filter((b) => b.doc.subjects.some((s: { name: string; namespace: string }) => s.name === 'recipes-mcp' && s.namespace === 'kinetic-system'))
     expect(bound.map((b) => [b.kind, b.doc.roleRef.name])).toEqual([['ClusterRoleBinding', 'kinetic-recipes-mcp']])
     expect(grantsOf(clusterRoles.find((m) => m.name === 'kinetic-recipes-mcp')!)).not.toHaveProperty(['/secrets'])
+  })
+
+  it('the base install gives the console account no role: people read with their own rights; impersonation and anonymous reads come only from opt-in components', () => {
+    const boundToConsole = [...bindings, ...ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'RoleBinding')]
+      .filter((b) => b.doc.subjects.some((s: { name: string; namespace: string }) => s.name === 'console' && s.namespace === 'kinetic-system'))
+    expect(boundToConsole.map((b) => [b.file, b.doc.roleRef.name]).sort()).toEqual([
+      ['components/console-anonymous-read/reader.yaml', 'kinetic-console-reader'],
+      ['components/console-proxy/impersonator.yaml', 'kinetic-console-impersonator'],
+    ])
+    // Only the impersonator may impersonate, and it may impersonate nothing but users and groups.
+    const impersonators = clusterRoles.filter((r) => Object.values(grantsOf(r)).flat().includes('impersonate')).map((r) => r.name)
+    expect(impersonators).toEqual(['kinetic-console-impersonator'])
+    // The reader only reads, and never a Secret or ConfigMap.
+    const reader = grantsOf(clusterRoles.find((m) => m.name === 'kinetic-console-reader')!)
+    expect(Object.values(reader).flat().filter((v) => !['get', 'list', 'watch'].includes(v))).toEqual([])
+    expect(Object.keys(reader).filter((r) => r === '/secrets' || r === '/configmaps')).toEqual([])
   })
 
   it('the dead-letter account has no role and mounts no API token', () => {

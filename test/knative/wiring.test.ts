@@ -13,9 +13,12 @@ const serviceNames = new Set(services.map((m) => m.name))
  * Functions no Trigger subscribes to: the sink of the delivery machinery itself, and the recipes
  * MCP server, which MCP clients call over HTTP (recipes CONTRACT §14.1).
  */
-const WITHOUT_TRIGGER = new Set(['dead-letter', 'recipes-mcp', 'webhook-trigger', 'run-control'])
-/** Services reachable from outside the cluster: the webhook trigger, which senders on the internet call. */
-const PUBLIC = new Set(['webhook-trigger'])
+const WITHOUT_TRIGGER = new Set(['dead-letter', 'recipes-mcp', 'webhook-trigger', 'run-control', 'console'])
+/**
+ * Services reachable from outside the cluster: the webhook trigger, which senders on the internet
+ * call, and the console, which people open in a browser (reading with their own rights).
+ */
+const PUBLIC = new Set(['webhook-trigger', 'console'])
 const DIALECTS = ['exact', 'prefix', 'suffix', 'all', 'any', 'not', 'cesql']
 
 type Filter = Record<string, any>
