@@ -5,6 +5,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { build } from 'esbuild'
+import { tsImport } from 'tsx/esm/api'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 // --outdir lets tests and benchmarks build elsewhere without replacing the shared dist/.
@@ -49,6 +50,19 @@ function entryPoints() {
 }
 
 const entries = entryPoints()
+
+// The console serves its browser scripts and stylesheets from memory: they are bundled here, with the
+// same code that bundles them under tsx (shared/console/assets.ts), and defined as a constant in the
+// console's bundle only, so the image needs no esbuild at run time.
+const CONSOLE_ENTRY = 'functions/console/main'
+async function consoleDefine() {
+  if (!entries.some((entry) => entry.out === CONSOLE_ENTRY)) return {}
+  const { bundleAssetFiles } = await tsImport(join(root, 'shared', 'console', 'assets.ts'), import.meta.url)
+  const files = await bundleAssetFiles(join(root, 'shared', 'console'))
+  console.log(`console assets: ${files.map((f) => f.name).join(', ')}`)
+  return { __KINETIC_CONSOLE_ASSETS__: JSON.stringify(files) }
+}
+const consoleAssets = await consoleDefine()
 // Only the trees this script writes, so stale bundles of removed functions do not linger.
 for (const tree of ['functions', 'executor', 'mcp-bridge']) rmSync(join(outdir, tree), { recursive: true, force: true })
 if (entries.length > 0) {
@@ -73,6 +87,7 @@ if (entries.length > 0) {
     banner: { js: banner },
     metafile: true,
     logLevel: 'warning',
+    ...(entry.out === CONSOLE_ENTRY ? { define: consoleAssets } : {}),
   })))
   for (const [i, result] of results.entries()) {
     const outputs = Object.entries(result.metafile.outputs).filter(([file]) => file.endsWith('.js'))
