@@ -1,16 +1,16 @@
 // Everything Kinetic ships, judged by a real kube-apiserver v1.31: the CRDs of crds/, purko's
 // example manifests and our own, and knative/ as `kubectl apply -k knative/` sends it (after
 // Knative's own CRDs). Each failure names the object and quotes what the server answered.
-import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { expect, it } from 'vitest'
-import { warningTexts, type KubeHttp, type KubeObject, type KubeResponse } from '../../local/knative/kube-http.js'
+import type { KubeObject } from '../../local/knative/kube-http.js'
 import { allCrds } from '../../shared/crd/definitions.js'
 import { validateAgainstCrd } from '../../shared/crd/validate.js'
-import { parseDocuments, ROOT } from '../knative/manifests.js'
+import { ROOT } from '../knative/manifests.js'
 import { referenceDir } from '../support/reference.js'
 import { carries, INVALID, INVALID_POLICIES, SCHEMA_REFUSALS } from '../crds/recipe-fixtures.js'
+import { applyProblems, createCrd, documents, label, problemsOf } from './kubectl-apply.js'
 import { renderKustomization, type RenderedObject } from './kustomize.js'
 import { describeCluster, useControlPlane } from './tier.js'
 
@@ -24,24 +24,6 @@ function anAgent(spec: Record<string, unknown> = {}, model: Record<string, unkno
 
 const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'])
 
-function yamlFilesUnder(dir: string): string[] {
-  return readdirSync(dir).sort().flatMap((f) => {
-    const p = join(dir, f)
-    if (statSync(p).isDirectory()) return yamlFilesUnder(p)
-    return f.endsWith('.yaml') || f.endsWith('.yml') ? [p] : []
-  })
-}
-
-/** Every document of the YAML files under `dir`, named relative to `base`. */
-function documents(dir: string, base: string, skip: (file: string) => boolean = () => false): RenderedObject[] {
-  return yamlFilesUnder(dir)
-    .filter((f) => !skip(f))
-    .flatMap((f) => parseDocuments(readFileSync(f, 'utf8'), f).map((object) => ({ file: relative(base, f), object: object as KubeObject })))
-}
-
-const label = ({ file, object }: RenderedObject) =>
-  `${file}: ${object.kind} ${object.metadata?.namespace ? `${object.metadata.namespace}/` : ''}${object.metadata?.name}`
-
 const purkoCrdFiles = documents(join(ROOT, 'crds'), ROOT, (f) => f.endsWith('kustomization.yaml'))
 const knativeCrdFiles = documents(join(referenceDir(), 'knative', 'crds'), referenceDir())
 const purkoExamples = documents(join(referenceDir(), 'purko', 'examples'), referenceDir())
@@ -51,63 +33,6 @@ const installTree = renderKustomization(join(ROOT, 'knative'), ROOT)
 // purko's namespaces and the functions' grants in them: applied by hand after knative/.
 const platformNamespaces = documents(join(ROOT, 'knative', 'platform'), ROOT, (f) => !f.endsWith('namespaces.yaml'))
 const platformTree = renderKustomization(join(ROOT, 'knative', 'platform'), ROOT)
-
-/** What was wrong with one answer, in words that name the object: refusal, warnings. */
-function problemsOf(what: string, res: KubeResponse): string[] {
-  const out: string[] = []
-  if (res.status < 200 || res.status >= 300) {
-    const message = (res.body as { message?: unknown } | undefined)?.message ?? res.body
-    out.push(`${what}: the API server refused it (${res.status}): ${typeof message === 'string' ? message : JSON.stringify(message)}`)
-  }
-  for (const w of warningTexts(res.headers.warning)) out.push(`${what}: the API server warned: ${w}`)
-  return out
-}
-
-const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration'
-
-/**
- * One object as `kubectl apply --validate=strict` sends it (with `--dry-run=server` when asked):
- * the object with its last-applied annotation, created when it is new, else merged into the
- * live one; strict field validation either way.
- */
-async function kubectlApply(kube: KubeHttp, obj: KubeObject, opts: { dryRun: boolean }): Promise<KubeResponse | string> {
-  const { apiVersion, kind, metadata } = obj
-  if (!apiVersion || !kind || !metadata?.name) return 'has no apiVersion, kind or metadata.name'
-  const collection = await kube.pathFor(apiVersion, kind, metadata.namespace ?? 'default')
-  if (!collection) return `the API server does not serve ${kind} in ${apiVersion}`
-  const body = { ...obj, metadata: { ...metadata, annotations: { ...metadata.annotations, [LAST_APPLIED]: `${JSON.stringify(obj)}\n` } } }
-  const query = `?fieldManager=kubectl-client-side-apply&fieldValidation=Strict${opts.dryRun ? '&dryRun=All' : ''}`
-  const item = `${collection}/${encodeURIComponent(metadata.name)}`
-  const live = await kube.send('GET', item)
-  if (live.status === 404) return kube.send('POST', collection + query, body)
-  return kube.send('PATCH', item + query, body, 'application/merge-patch+json')
-}
-
-async function applyProblems(kube: KubeHttp, doc: RenderedObject, opts: { dryRun: boolean }): Promise<string[]> {
-  const res = await kubectlApply(kube, doc.object, opts)
-  return typeof res === 'string' ? [`${label(doc)}: ${res}`] : problemsOf(label(doc), res)
-}
-
-type Condition = { type: string; status: string; reason?: string; message?: string }
-
-/** Creates a CRD (as `kubectl create` does) and waits until it is Established; the problems seen on the way. */
-async function createCrd(kube: KubeHttp, doc: RenderedObject): Promise<string[]> {
-  const res = await kube.send('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions?fieldValidation=Strict', doc.object)
-  const problems = problemsOf(label(doc), res)
-  if (problems.length > 0) return problems
-  const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${doc.object.metadata?.name}`
-  const deadline = Date.now() + 30_000
-  let conditions: Condition[] = []
-  while (Date.now() < deadline) {
-    conditions = ((await kube.request<{ status?: { conditions?: Condition[] } }>('GET', path)).status?.conditions) ?? []
-    if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) {
-      kube.forgetDiscovery()
-      return []
-    }
-    await new Promise((r) => setTimeout(r, 200))
-  }
-  return [`${label(doc)}: not Established after 30 s; conditions: ${conditions.map((c) => `${c.type}=${c.status} (${c.reason ?? ''}: ${c.message ?? ''})`).join('; ') || 'none'}`]
-}
 
 describeCluster('everything Kinetic ships is accepted by a real kube-apiserver v1.31', () => {
   const cp = useControlPlane()
