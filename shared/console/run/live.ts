@@ -1,0 +1,299 @@
+/**
+ * GET /live/workflows/:ns/:name?rv= and GET /live/logs/:ns/:name/:step: Server-Sent Events
+ * that keep an open run page and step log current. Everything is watched with the person's own
+ * rights; the streams end when the browser goes away (`signal`) and never outlive the request.
+ */
+import { ForbiddenError } from '../../errors.js'
+import type { StreamHandle } from '../../kube/port.js'
+import { labelValue } from '../../reconcile/job-builder.js'
+import { chooseJob, choosePod } from '../../run-control/logs.js'
+import { currentRunStatus } from '../../run-control/run-checks.js'
+import { LABEL_STEP, LABEL_WORKFLOW } from '../../schemas/labels.js'
+import type { Workflow } from '../../schemas/workflow.js'
+import type { ConsoleRequest } from '../context.js'
+import { durationText } from './borrowed.js'
+import { layoutGroups, MAX_DRAWN_STEPS } from './dag-layout.js'
+import { runActions, runRights, type RunActions, type RunRights } from './run-actions.js'
+import { LOG_TAIL_LINES } from './run-page.js'
+import { phaseCounts, runView, type DisplayPhase } from './run-view.js'
+
+/** A live stream's knobs; tests shorten the waits. */
+export interface LiveOptions {
+  now?: () => Date
+  /** Between heartbeat comments (proxies close idle connections): 15 s. */
+  heartbeatMs?: number
+  /** Wait before re-reading after the watch ended, by consecutive failure (0 = first). */
+  backoffMs?: (attempt: number) => number
+  /** Most log bytes one stream sends: 2 MiB. */
+  maxLogBytes?: number
+}
+
+/** Most bytes of log one stream sends; a browser tab holding more becomes slow, and `kinetic logs` has the rest. */
+export const MAX_LOG_BYTES = 2 * 1024 * 1024
+/** The EventSource reconnect delay the streams ask for. */
+export const RETRY_MS = 3000
+const HEARTBEAT_MS = 15_000
+const backoff = (attempt: number) => Math.min(30_000, 1000 * 2 ** attempt)
+
+/** One step as a patch carries it: phase, its words, duration, notes. */
+export type StepCells = [phase: DisplayPhase, label: string, duration: string, reason: string]
+
+/** What changed on the page since the last patch of this stream (the first carries every step). */
+export interface RunPatch {
+  rv: string
+  phase: string
+  finished: boolean
+  progress: { completed: number; failed: number; total: number }
+  duration: string
+  message: string
+  /** Steps whose cells changed. */
+  steps: Record<string, StepCells>
+  /** Grouped drawings (large runs): each group's phase counts, in group order. */
+  groups?: [DisplayPhase, number][][]
+  actions: RunActions
+}
+
+/**
+ * Pure: the patch that brings a page showing `shown` (step → cells, as last sent) up to `wf`
+ * at `now`, and what the page then shows.
+ */
+export function planRunPatch(wf: Workflow, now: Date, rights: RunRights, shown: ReadonlyMap<string, string>): { patch: RunPatch; shown: Map<string, string> } {
+  const view = runView(wf, now)
+  const next = new Map<string, string>()
+  const steps: Record<string, StepCells> = {}
+  for (const s of view.steps) {
+    const cells: StepCells = [s.phase, s.label, s.durationMs === undefined ? '' : durationText(s.durationMs), s.reason ?? '']
+    const key = JSON.stringify(cells)
+    next.set(s.name, key)
+    if (shown.get(s.name) !== key) steps[s.name] = cells
+  }
+  const patch: RunPatch = {
+    rv: view.resourceVersion,
+    phase: view.phase,
+    finished: view.finished,
+    progress: view.progress,
+    duration: view.durationMs === undefined ? '' : durationText(view.durationMs),
+    message: view.message ?? '',
+    steps,
+    actions: runActions(wf, view, rights),
+  }
+  if (view.steps.length > MAX_DRAWN_STEPS) {
+    patch.groups = layoutGroups(wf.spec.steps).groups.map((g) => phaseCounts(g.steps.map((i) => view.steps[i]!)))
+  }
+  return { patch, shown: next }
+}
+
+/** Pure: one SSE message (`data` split over lines as the format requires). */
+export function sseMessage(event: string, data: string, id?: string): string {
+  const lines = data.split(/\r\n|\r|\n/).map((l) => `data: ${l}`).join('\n')
+  return `${id === undefined ? '' : `id: ${id}\n`}event: ${event}\n${lines}\n\n`
+}
+
+/** An SSE body being written; closes once, stops its timers and whatever it was reading. */
+class SseWriter {
+  private controller!: ReadableStreamDefaultController<Uint8Array>
+  private readonly encoder = new TextEncoder()
+  private heartbeat: ReturnType<typeof setInterval> | undefined
+  private readonly cleanups: (() => void)[] = []
+  closed = false
+  readonly stream: ReadableStream<Uint8Array>
+
+  constructor(signal: AbortSignal, heartbeatMs: number) {
+    this.stream = new ReadableStream<Uint8Array>({
+      start: (c) => { this.controller = c },
+      cancel: () => this.close(),
+    })
+    this.write(`retry: ${RETRY_MS}\n\n`)
+    this.heartbeat = setInterval(() => this.write(': heartbeat\n\n'), heartbeatMs)
+    if (signal.aborted) this.close()
+    else signal.addEventListener('abort', () => this.close(), { once: true })
+  }
+
+  write(text: string): void {
+    if (this.closed) return
+    try {
+      this.controller.enqueue(this.encoder.encode(text))
+    } catch {
+      this.close() // the reader went away
+    }
+  }
+
+  send(event: string, data: unknown, id?: string): void {
+    this.write(sseMessage(event, typeof data === 'string' ? data : JSON.stringify(data), id))
+  }
+
+  onClose(cleanup: () => void): void {
+    if (this.closed) cleanup()
+    else this.cleanups.push(cleanup)
+  }
+
+  close(): void {
+    if (this.closed) return
+    this.closed = true
+    clearInterval(this.heartbeat)
+    for (const cleanup of this.cleanups.splice(0)) cleanup()
+    try {
+      this.controller.close()
+    } catch {
+      // already closed or cancelled by the reader
+    }
+  }
+
+  response(): Response {
+    return new Response(this.stream, {
+      status: 200,
+      headers: {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        // Reverse proxies that buffer responses would hold the events back.
+        'x-accel-buffering': 'no',
+      },
+    })
+  }
+}
+
+function sleep(ms: number, writer: SseWriter): Promise<void> {
+  return new Promise((resolve) => {
+    if (writer.closed) return resolve()
+    const timer = setTimeout(resolve, ms)
+    writer.onClose(() => { clearTimeout(timer); resolve() })
+  })
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}
+
+/**
+ * SSE of one run: `event: run` with a RunPatch (id = resourceVersion) on each change,
+ * `event: gone` when it is deleted, `event: error` when the person may not watch it. When the
+ * watch ends (the server closed it, 410 Gone, a network failure) it re-reads the run and
+ * watches again, waiting longer after each failure in a row.
+ */
+export async function runEventsResponse(
+  req: ConsoleRequest, namespace: string, name: string, resourceVersion: string, signal: AbortSignal, options: LiveOptions = {},
+): Promise<Response> {
+  const writer = new SseWriter(signal, options.heartbeatMs ?? HEARTBEAT_MS)
+  const now = options.now ?? (() => new Date())
+  const wait = options.backoffMs ?? backoff
+  let rv = resourceVersion
+  let shown = new Map<string, string>()
+  let rights: RunRights | undefined
+  // Changes arrive by callback; patches are built in order, one after the other.
+  let queue = Promise.resolve()
+  const emit = (wf: Workflow) => {
+    queue = queue.then(async () => {
+      if (writer.closed) return
+      rights ??= await runRights(req, wf)
+      const planned = planRunPatch(wf, now(), rights, shown)
+      shown = planned.shown
+      writer.send('run', planned.patch, planned.patch.rv)
+    }).catch((err: unknown) => fail(err))
+  }
+  const fail = (err: unknown) => {
+    writer.send('error', { message: err instanceof ForbiddenError ? err.message : `The run cannot be followed: ${messageOf(err)}` })
+    writer.close()
+  }
+  const gone = () => {
+    writer.send('gone', { message: `Workflow ${namespace}/${name} was deleted` })
+    writer.close()
+  }
+
+  const follow = async () => {
+    let failures = 0
+    while (!writer.closed) {
+      let handle: StreamHandle | undefined
+      try {
+        handle = await req.kube.watchWorkflow(namespace, name, rv, (wf) => {
+          if (wf === null) {
+            void queue.then(gone)
+            return
+          }
+          rv = wf.metadata.resourceVersion ?? rv
+          emit(wf)
+        })
+        writer.onClose(() => handle?.stop())
+        await handle.done
+        failures = 0
+      } catch (err) {
+        if (err instanceof ForbiddenError) return fail(err)
+        failures++
+      }
+      await queue
+      if (writer.closed) return
+      await sleep(wait(failures), writer)
+      if (writer.closed) return
+      try {
+        const wf = await req.kube.getWorkflow(namespace, name)
+        if (!wf) return await queue.then(gone)
+        if (wf.metadata.resourceVersion !== rv) {
+          rv = wf.metadata.resourceVersion ?? rv
+          emit(wf)
+        }
+      } catch (err) {
+        if (err instanceof ForbiddenError) return fail(err)
+        failures++
+      }
+    }
+  }
+  void follow().catch(fail)
+  return writer.response()
+}
+
+/**
+ * SSE of a step's pod log: `event: reset` (the page's lines are replaced by the stream's,
+ * which start with the last LOG_TAIL_LINES), `event: line` per line, `event: truncated` when
+ * the byte cap is reached, `event: end` when the container ended or there is nothing to follow.
+ */
+export async function logEventsResponse(
+  req: ConsoleRequest, namespace: string, name: string, step: string, signal: AbortSignal, options: LiveOptions = {},
+): Promise<Response> {
+  const writer = new SseWriter(signal, options.heartbeatMs ?? HEARTBEAT_MS)
+  const cap = options.maxLogBytes ?? MAX_LOG_BYTES
+  const end = (message: string) => {
+    writer.send('end', { message })
+    writer.close()
+  }
+  const fail = (err: unknown) => {
+    writer.send('error', { message: err instanceof ForbiddenError ? err.message : `The log cannot be followed: ${messageOf(err)}` })
+    writer.close()
+  }
+  const follow = async () => {
+    const wf = await req.kube.getWorkflow(namespace, name)
+    if (!wf) return end(`Workflow ${namespace}/${name} was not found`)
+    if (!wf.spec.steps.some((s) => s.name === step)) return end(`Workflow ${namespace}/${name} has no step ${step}`)
+    const current = currentRunStatus(wf)?.stepStatuses?.find((s) => s.name === step)?.jobName
+    const job = chooseJob(await req.kube.listJobs(namespace, { [LABEL_WORKFLOW]: labelValue(name), [LABEL_STEP]: labelValue(step) }), current)
+    const jobName = job?.metadata?.name
+    if (!jobName) return end('No Job has run this step yet; reload the page once it started.')
+    const pod = choosePod(await req.kube.listPods(namespace, { 'job-name': jobName }))?.metadata?.name
+    if (!pod) return end(`Job ${jobName} has no pod to follow.`)
+    let sent = 0
+    let partial = ''
+    let handle: StreamHandle | undefined
+    const line = (text: string) => {
+      if (writer.closed) return
+      const bytes = Buffer.byteLength(text, 'utf8') + 1
+      if (sent + bytes > cap) {
+        writer.send('truncated', { message: `Stopped after ${sent} bytes; the rest of the log is in kinetic logs or kubectl logs ${pod}.` })
+        handle?.stop()
+        writer.close()
+        return
+      }
+      sent += bytes
+      writer.send('line', text)
+    }
+    writer.send('reset', { pod })
+    handle = await req.kube.followPodLog(namespace, pod, { tailLines: LOG_TAIL_LINES }, (chunk) => {
+      const parts = (partial + chunk).split(/\r?\n/)
+      partial = parts.pop() ?? ''
+      for (const p of parts) line(p)
+    })
+    writer.onClose(() => handle?.stop())
+    await handle.done
+    if (partial !== '') line(partial)
+    end(`Pod ${pod}: the container ended.`)
+  }
+  void follow().catch(fail)
+  return writer.response()
+}
