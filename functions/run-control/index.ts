@@ -1,7 +1,8 @@
 // Serves: purko's dashboard run-control endpoints, done safely (SPEC Appendix A, §4.16, §4.17):
 // approve/deny a step, cancel, rerun, a manual run of a template, step logs, agent promotion
 // approvals. No Trigger: people, the CLI and dashboards call it over HTTP.
-// Reads: TokenReview and SubjectAccessReview for the caller, then the Workflow or Agent acted on
+// Reads: TokenReview and SubjectAccessReview for the caller (and for its impersonation of a
+// person, Impersonate-User/-Group/-Uid, as kube-apiserver checks it), then the Workflow or Agent acted on
 // (Jobs, pods and a pod log for logs). Writes: one merge patch of purko's annotations beside the
 // verified identity (kinetic.dev/decision-<step>, kinetic.dev/requested-by), a run Workflow, Events.
 import type { Context, Hono } from 'hono'
@@ -13,6 +14,7 @@ import type { Logger } from '../../shared/log.js'
 import { labelValue } from '../../shared/reconcile/job-builder.js'
 import { decodeStepStates } from '../../shared/reconcile/step-states.js'
 import { accessFor, forbiddenMessage } from '../../shared/run-control/access.js'
+import { impersonatedIdentity, impersonationAccess, impersonationForbiddenMessage, impersonationOf } from '../../shared/run-control/impersonation.js'
 import type { RunControlConfig } from '../../shared/run-control/config.js'
 import { conflict, notFound, refusalOf, RunControlError } from '../../shared/run-control/errors.js'
 import { requestLogFields } from '../../shared/run-control/log-line.js'
@@ -44,6 +46,7 @@ export interface RunControlDeps {
 /** One request being served: who asks and when. */
 interface Call {
   deps: RunControlDeps
+  /** Whose rights the action is checked against: the caller, or the person it impersonates. */
   caller: TokenIdentity
   actor: Actor
 }
@@ -103,25 +106,30 @@ async function serve(deps: RunControlDeps, kind: ActionKind, c: Context): Promis
   const start = performance.now()
   let action: Action | undefined
   let caller: TokenIdentity | undefined
+  let via: string | undefined
   try {
-    caller = await authenticate(deps, c.req.header('authorization'))
+    const authenticated = await authenticate(deps, c.req.header('authorization'))
+    caller = authenticated
+    const acting = await impersonate(deps, authenticated, c.req.raw.headers)
+    caller = acting.subject
+    via = acting.via
     action = parseAction(kind, {
       params: c.req.param() as Record<string, string>,
       idempotencyKey: c.req.header('idempotency-key'),
       body: kind === 'logs' ? '' : await c.req.text(),
     }, deps.config.agentNamespace)
     await authorize(deps, caller, accessFor(action))
-    const call: Call = { deps, caller, actor: { user: caller.username, now: deps.now().toISOString() } }
+    const call: Call = { deps, caller, actor: { user: caller.username, ...(via ? { via } : {}), now: deps.now().toISOString() } }
     const answer = await (HANDLERS[kind] as Handler<Action>)(call, action)
-    deps.log.info(requestLogFields(kind, action, caller.username, answer.status, 'ok', performance.now() - start), 'Run-control request')
+    deps.log.info(withVia(requestLogFields(kind, action, caller.username, answer.status, 'ok', performance.now() - start), via), 'Run-control request')
     return c.json(answer.body, answer.status)
   } catch (err) {
     const refusal = refusalOf(err)
     if (!refusal) {
-      deps.log.error({ ...requestLogFields(kind, action, caller?.username, 500, 'error', performance.now() - start), err: err instanceof Error ? err.message : String(err) }, 'Run-control request failed unexpectedly')
+      deps.log.error({ ...withVia(requestLogFields(kind, action, caller?.username, 500, 'error', performance.now() - start), via), err: err instanceof Error ? err.message : String(err) }, 'Run-control request failed unexpectedly')
       throw err
     }
-    const fields = requestLogFields(kind, action, caller?.username, refusal.status, refusal.code, performance.now() - start)
+    const fields = withVia(requestLogFields(kind, action, caller?.username, refusal.status, refusal.code, performance.now() - start), via)
     if (refusal.code === 'unavailable') deps.log.warn({ ...fields, reason: causeOf(err) }, 'Run-control request refused: the Kubernetes API is unavailable')
     else deps.log.info({ ...fields, ...(refusal.detail ? { reason: refusal.detail } : {}) }, 'Run-control request refused')
     const headers: Record<string, string> = {}
@@ -146,12 +154,31 @@ async function authenticate(deps: RunControlDeps, header: string | undefined): P
 }
 
 /** Every SubjectAccessReview must allow, before anything is read or written for the caller; the first denied one is told. */
-async function authorize(deps: RunControlDeps, caller: TokenIdentity, checks: AccessAttributes[]): Promise<void> {
+async function authorize(
+  deps: RunControlDeps, caller: TokenIdentity, checks: AccessAttributes[],
+  message: (user: string, denied: AccessAttributes) => string = forbiddenMessage,
+): Promise<void> {
   if (deps.config.auth === 'none') return
   const answers = await Promise.all(checks.map((a) => deps.kube.reviewAccess(caller, a)))
   const denied = checks.find((_, i) => !answers[i])
-  if (denied) throw new RunControlError('forbidden', forbiddenMessage(caller.username, denied))
+  if (denied) throw new RunControlError('forbidden', message(caller.username, denied))
 }
+
+/**
+ * With Impersonate-User, the authenticated caller acts as the person it names once it passes
+ * the `impersonate` reviews (403 naming the first one denied); `via` is the caller, for the
+ * records. With auth none the header is believed as it is (local development: everything is
+ * allowed anyway), so records name the local admin; there is no verified caller to name as `via`.
+ */
+async function impersonate(deps: RunControlDeps, caller: TokenIdentity, headers: Headers): Promise<{ subject: TokenIdentity; via?: string }> {
+  const request = impersonationOf(headers)
+  if (!request) return { subject: caller }
+  if (deps.config.auth === 'none') return { subject: impersonatedIdentity(request) }
+  await authorize(deps, caller, impersonationAccess(request), impersonationForbiddenMessage)
+  return { subject: impersonatedIdentity(request), via: caller.username }
+}
+
+const withVia = <T extends object>(fields: T, via: string | undefined): T => (via ? { ...fields, via } : fields)
 
 /**
  * Reads the Workflow, lets `plan` check it and say what to write, and writes it guarded by the

@@ -20,13 +20,22 @@ import { cancelRefusal, decisionRefusal, rerunAnnotations, rerunRefusal, type Ru
 /** Who asked, as the TokenReview said, and when. */
 export interface Actor {
   user: string
+  /** The authenticated caller that acted for `user` by impersonation (e.g. the console's ServiceAccount). */
+  via?: string
   now: string
+}
+
+/** Pure: the actor as Event messages name them: "<user>", or "<user> via <caller>" when impersonated. */
+export function actorName(actor: Actor): string {
+  return actor.via ? `${actor.user} via ${actor.via}` : actor.user
 }
 
 /** A step decision as `kinetic.dev/decision-<step>` records it (JSON). */
 export interface DecisionRecord {
   verdict: 'approved' | 'denied'
   user: string
+  /** The caller that acted for `user` by impersonation. */
+  via?: string
   time: string
   reason?: string
 }
@@ -36,6 +45,8 @@ export interface RequestRecord {
   /** What was asked: the planner names the user in a cancel only from a cancel's record. */
   action: 'cancel' | 'rerun'
   user: string
+  /** The caller that acted for `user` by impersonation. */
+  via?: string
   time: string
   reason?: string
 }
@@ -76,7 +87,7 @@ export function checkDecision(wf: Workflow, step: string): void {
 
 /** Pure: the decision record, JSON as `kinetic.dev/decision-<step>` holds it. */
 export function decisionRecord(verdict: DecisionRecord['verdict'], actor: Actor, reason?: string): string {
-  const record: DecisionRecord = { verdict, user: actor.user, time: actor.now, ...(reason ? { reason } : {}) }
+  const record: DecisionRecord = { verdict, user: actor.user, ...(actor.via ? { via: actor.via } : {}), time: actor.now, ...(reason ? { reason } : {}) }
   return JSON.stringify(record)
 }
 
@@ -103,7 +114,7 @@ export function checkCancel(wf: Workflow): void {
 
 /** Pure: the `kinetic.dev/requested-by` JSON. */
 export function requestRecord(action: RequestRecord['action'], actor: Actor, reason?: string): string {
-  const record: RequestRecord = { action, user: actor.user, time: actor.now, ...(reason ? { reason } : {}) }
+  const record: RequestRecord = { action, user: actor.user, ...(actor.via ? { via: actor.via } : {}), time: actor.now, ...(reason ? { reason } : {}) }
   return JSON.stringify(record)
 }
 
@@ -160,30 +171,30 @@ export function runControlEvent(object: ObjectRef, reason: string, message: stri
 
 const withReason = (message: string, reason?: string) => (reason ? `${message}: ${reason}` : message)
 
-/** Pure: "<user> approved step <step>[: reason]" (StepApproved) or "<user> denied step <step>[: reason]" (StepDenied). */
+/** Pure: "<actor> approved step <step>[: reason]" (StepApproved) or "<user> denied step <step>[: reason]" (StepDenied). */
 export function decisionEvent(wf: Workflow, step: string, verdict: DecisionRecord['verdict'], actor: Actor, reason?: string): CoreV1Event {
   const reasonCode = verdict === 'approved' ? 'StepApproved' : 'StepDenied'
-  return runControlEvent({ kind: 'Workflow', metadata: wf.metadata }, reasonCode, withReason(`${actor.user} ${verdict} step ${step}`, reason), actor)
+  return runControlEvent({ kind: 'Workflow', metadata: wf.metadata }, reasonCode, withReason(`${actorName(actor)} ${verdict} step ${step}`, reason), actor)
 }
 
 /** Pure: "<user> cancelled the run[: reason]" (CancelRequested). */
 export function cancelEvent(wf: Workflow, actor: Actor, reason?: string): CoreV1Event {
-  return runControlEvent({ kind: 'Workflow', metadata: wf.metadata }, 'CancelRequested', withReason(`${actor.user} cancelled the run`, reason), actor)
+  return runControlEvent({ kind: 'Workflow', metadata: wf.metadata }, 'CancelRequested', withReason(`${actorName(actor)} cancelled the run`, reason), actor)
 }
 
 /** Pure: "<user> asked for a rerun[ with parameters a, b][: reason]" (RerunRequested). */
 export function rerunEvent(wf: Workflow, parameters: Record<string, string>, actor: Actor, reason?: string): CoreV1Event {
   const names = Object.keys(parameters)
-  const message = `${actor.user} asked for a rerun${names.length > 0 ? ` with parameters ${names.join(', ')}` : ''}`
+  const message = `${actorName(actor)} asked for a rerun${names.length > 0 ? ` with parameters ${names.join(', ')}` : ''}`
   return runControlEvent({ kind: 'Workflow', metadata: wf.metadata }, 'RerunRequested', withReason(message, reason), actor)
 }
 
 /** Pure: "<user> started run <run>" on the template (RunTriggered). */
 export function runEvent(template: Workflow, run: string, actor: Actor): CoreV1Event {
-  return runControlEvent({ kind: 'Workflow', metadata: template.metadata }, 'RunTriggered', `${actor.user} started run ${run}`, actor)
+  return runControlEvent({ kind: 'Workflow', metadata: template.metadata }, 'RunTriggered', `${actorName(actor)} started run ${run}`, actor)
 }
 
 /** Pure: "<user> approved promotion to <level>[: reason]" on the Agent (PromotionApproved). */
 export function promotionEvent(agent: Agent, level: PromotionLevel, actor: Actor, reason?: string): CoreV1Event {
-  return runControlEvent({ kind: 'Agent', metadata: agent.metadata }, 'PromotionApproved', withReason(`${actor.user} approved promotion to ${level}`, reason), actor)
+  return runControlEvent({ kind: 'Agent', metadata: agent.metadata }, 'PromotionApproved', withReason(`${actorName(actor)} approved promotion to ${level}`, reason), actor)
 }
