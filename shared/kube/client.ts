@@ -1,6 +1,8 @@
+import { StringDecoder } from 'node:string_decoder'
+import { Writable } from 'node:stream'
 import {
-  ApiException, AppsV1Api, AuthenticationV1Api, AuthorizationV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions,
-  Observable, type ConfigurationOptions, type ObservableMiddleware, type RequestContext, type ResponseContext,
+  ApiException, AppsV1Api, AuthenticationV1Api, AuthorizationV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, Log, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions,
+  Observable, Watch, type ConfigurationOptions, type ObservableMiddleware, type RequestContext, type ResponseContext,
   type CoreV1Event, type V1ConfigMap, type V1Deployment, type V1Job, type V1Namespace, type V1Pod, type V1Role, type V1RoleBinding,
   type V1Secret, type V1Service, type V1ServiceAccount,
 } from '@kubernetes/client-node'
@@ -14,7 +16,7 @@ import { MemoryProviderSchema, type MemoryProvider, type MemoryProviderStatus } 
 import { WorkflowSchema, type Workflow, type WorkflowStatus } from '../schemas/workflow.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
 import { WorkflowRecipePolicySchema, type WorkflowRecipePolicy, type WorkflowRecipePolicyStatus } from '../schemas/workflowrecipepolicy.js'
-import type { AccessAttributes, AgentPatch, ChildKind, ChildObject, Kube, StreamHandle, TokenIdentity } from './port.js'
+import type { AccessAttributes, AgentPatch, ChildKind, ChildObject, Credential, Kube, StreamHandle, TokenIdentity } from './port.js'
 import type { z } from 'zod'
 
 /**
@@ -105,6 +107,77 @@ function childApiVersion(kind: ChildKind): string {
   return group === '' ? version : `${group}/${version}`
 }
 
+/**
+ * A KubeClient using `credential`'s rights over `base`'s cluster. `own`: base as it is. `token`:
+ * the same cluster (server, CA, TLS settings) and a user holding only that bearer token, never
+ * base's client certificate or token. `impersonate`: base's identity plus Impersonate-User, one
+ * Impersonate-Group per group and Impersonate-Uid on every request, watches and logs included.
+ */
+export function kubeAs(base: KubeConfig, credential: Credential): KubeClient {
+  if (credential.kind === 'own') return new KubeClient(base)
+  if (credential.kind === 'token') return new KubeClient(tokenKubeConfig(base, credential.token))
+  return new KubeClient(new ImpersonatingKubeConfig(base, impersonationHeaders(credential)))
+}
+
+function tokenKubeConfig(base: KubeConfig, token: string): KubeConfig {
+  const cluster = base.getCurrentCluster()
+  if (!cluster) throw new Error('The kubeconfig has no current cluster')
+  const kc = new KubeConfig()
+  kc.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: 'bearer', token }],
+    contexts: [{ name: 'bearer', cluster: cluster.name, user: 'bearer' }],
+    currentContext: 'bearer',
+  })
+  return kc
+}
+
+/** The header lines of an impersonation, one per group (the API server reads each line as one group). */
+function impersonationHeaders(credential: Extract<Credential, { kind: 'impersonate' }>): Array<[string, string]> {
+  return [
+    ['Impersonate-User', credential.user],
+    ...credential.groups.map((group): [string, string] => ['Impersonate-Group', group]),
+    ...(credential.uid ? [['Impersonate-Uid', credential.uid] as [string, string]] : []),
+  ]
+}
+
+const isImpersonation = (header: string) => header.toLowerCase().startsWith('impersonate-')
+
+/**
+ * base's cluster and user, with impersonation headers on every request. A header record holds
+ * one value per name, and client-node joins arrays into one line (which the API server would
+ * read as one group named "a,b"), so requests carry their headers as a list of lines instead:
+ * node-fetch, which sends every client-node request, takes such a list as it is. Any
+ * impersonation of base's own (a kubeconfig `as:`) is replaced, never combined.
+ */
+class ImpersonatingKubeConfig extends KubeConfig {
+  constructor(base: KubeConfig, private readonly impersonation: Array<[string, string]>) {
+    super()
+    this.loadFromOptions({
+      clusters: base.getClusters(), users: base.getUsers(), contexts: base.getContexts(), currentContext: base.getCurrentContext(),
+    })
+  }
+
+  // The API clients (makeApiClient) authenticate each request through this.
+  override async applySecurityAuthentication(context: RequestContext): Promise<void> {
+    await super.applySecurityAuthentication(context)
+    const headers = context.getHeaders()
+    // Read when sent, so headers set after authentication (Content-Type of a patch) are kept.
+    context.getHeaders = () => [
+      ...Object.entries(headers).filter(([name]) => !isImpersonation(name)),
+      ...this.impersonation,
+    ] as never
+  }
+
+  // Watch and Log build their requests from this.
+  override async applyToFetchOptions(opts: Parameters<KubeConfig['applyToFetchOptions']>[0]): ReturnType<KubeConfig['applyToFetchOptions']> {
+    const init = await super.applyToFetchOptions(opts)
+    const lines: Array<[string, string]> = []
+    new Headers(init.headers as HeadersInit).forEach((value, name) => { if (!isImpersonation(name)) lines.push([name, value]) })
+    return { ...init, headers: [...lines, ...this.impersonation] as never }
+  }
+}
+
 /** The one adapter over the Kubernetes API (client-node 1.4). */
 export class KubeClient implements Kube {
   private readonly core: CoreV1Api
@@ -115,7 +188,8 @@ export class KubeClient implements Kube {
   private readonly authn: AuthenticationV1Api
   private readonly authz: AuthorizationV1Api
 
-  constructor(kc: KubeConfig) {
+  /** Kept for the streams (Watch, Log), which take the KubeConfig rather than an API client. */
+  constructor(private readonly kc: KubeConfig) {
     this.authn = kc.makeApiClient(AuthenticationV1Api)
     this.authz = kc.makeApiClient(AuthorizationV1Api)
     this.apps = kc.makeApiClient(AppsV1Api)
@@ -127,7 +201,7 @@ export class KubeClient implements Kube {
 
   async getWorkflow(namespace: string, name: string): Promise<Workflow | null> {
     const raw = await this.orNull(() => this.custom.getNamespacedCustomObject({ ...WORKFLOWS, namespace, name }), `get Workflow ${namespace}/${name}`)
-    return raw === null ? null : parseAs(WorkflowSchema, raw, `Workflow ${namespace}/${name}`)
+    return raw === null ? null : workflowFrom(raw, namespace, name)
   }
 
   async listWorkflows(): Promise<Workflow[]> {
@@ -621,12 +695,94 @@ export class KubeClient implements Kube {
     return review.status?.allowed === true && review.status.denied !== true
   }
 
-  // Implemented by the console work (issue 13); until then a call is a bug.
-  async reviewSelfAccess(_attributes: readonly AccessAttributes[]): Promise<boolean[]> { throw new Error('reviewSelfAccess is not implemented yet') }
-  async whoAmI(): Promise<TokenIdentity> { throw new Error('whoAmI is not implemented yet') }
-  async watchWorkflow(_namespace: string, _name: string, _resourceVersion: string, _onChange: (workflow: Workflow | null) => void): Promise<StreamHandle> { throw new Error('watchWorkflow is not implemented yet') }
-  async followPodLog(_namespace: string, _pod: string, _options: { container?: string; tailLines?: number; limitBytes?: number }, _onChunk: (text: string) => void): Promise<StreamHandle> { throw new Error('followPodLog is not implemented yet') }
-  async listMCPServers(_namespace: string): Promise<MCPServer[]> { throw new Error('listMCPServers is not implemented yet') }
+  async reviewSelfAccess(attributes: readonly AccessAttributes[]): Promise<boolean[]> {
+    // One review per question, in parallel: the API has no batch form.
+    return Promise.all(attributes.map(async (attrs) => {
+      const review = await this.call(
+        () => this.authz.createSelfSubjectAccessReview({
+          body: { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { resourceAttributes: { ...attrs } } },
+        }),
+        `create SelfSubjectAccessReview (${attrs.verb} ${attrs.resource})`,
+      )
+      return review.status?.allowed === true && review.status.denied !== true
+    }))
+  }
+
+  async whoAmI(): Promise<TokenIdentity> {
+    const review = await this.call(
+      () => this.authn.createSelfSubjectReview({ body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' } }),
+      'create SelfSubjectReview',
+    )
+    const user = review.status?.userInfo
+    if (!user?.username) throw new Error('The SelfSubjectReview named no user')
+    const { username, uid, groups, extra } = user
+    return { username, ...(uid ? { uid } : {}), ...(groups ? { groups } : {}), ...(extra ? { extra } : {}) }
+  }
+
+  async watchWorkflow(namespace: string, name: string, resourceVersion: string, onChange: (workflow: Workflow | null) => void): Promise<StreamHandle> {
+    const what = `watch Workflow ${namespace}/${name}`
+    const stream = openStream()
+    // An ERROR event (410 Gone, mostly) comes in-band; the server closes the watch right after it.
+    let failure: Error | undefined
+    let controller: AbortController | undefined
+    const onEvent = (type: string, object: unknown) => {
+      if (stream.settled) return
+      try {
+        if (type === 'ADDED' || type === 'MODIFIED') onChange(workflowFrom(object, namespace, name))
+        else if (type === 'DELETED') onChange(null)
+        else if (type === 'ERROR') failure = watchEventError(object, what)
+      } catch (err) {
+        // Watch swallows what its callback throws: end the stream with it instead.
+        failure = err instanceof Error ? err : new Error(String(err))
+        controller?.abort()
+      }
+    }
+    controller = await new Watch(this.kc).watch(
+      `/apis/${API_GROUP}/${API_VERSION_NAME}/namespaces/${encodeURIComponent(namespace)}/workflows`,
+      { fieldSelector: `metadata.name=${name}`, resourceVersion, allowWatchBookmarks: true },
+      onEvent,
+      (err: unknown) => stream.end(failure ?? (err ? streamError(err, what) : undefined)),
+    )
+    return stream.handle(controller)
+  }
+
+  async followPodLog(
+    namespace: string, pod: string, options: { container?: string; tailLines?: number; limitBytes?: number }, onChunk: (text: string) => void,
+  ): Promise<StreamHandle> {
+    const what = `follow log of pod ${namespace}/${pod}`
+    const stream = openStream()
+    // Multi-byte characters may be split across chunks: decode across them.
+    const decoder = new StringDecoder('utf8')
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        const text = decoder.write(chunk)
+        if (text !== '' && !stream.settled) onChunk(text)
+        callback()
+      },
+      final(callback) {
+        const rest = decoder.end()
+        if (rest !== '' && !stream.settled) onChunk(rest)
+        callback()
+      },
+    })
+    sink.on('finish', () => stream.end())
+    let controller: AbortController
+    try {
+      // An empty container name lets the API server pick a single-container pod's container.
+      controller = await new Log(this.kc).log(namespace, pod, options.container ?? '', sink, {
+        follow: true,
+        ...(options.tailLines !== undefined ? { tailLines: options.tailLines } : {}),
+        ...(options.limitBytes !== undefined ? { limitBytes: options.limitBytes } : {}),
+      })
+    } catch (err) {
+      throw classifyApiError(err, `Could not ${what}`)
+    }
+    return stream.handle(controller)
+  }
+
+  async listMCPServers(namespace: string): Promise<MCPServer[]> {
+    return this.listCustom(namespace, 'mcpservers', MCPServerSchema)
+  }
 
   async listRecipes(options: { namespace?: string; labelSelector?: string; limit?: number; continue?: string }): Promise<{ items: WorkflowRecipe[]; continue?: string }> {
     const query = {
@@ -752,6 +908,62 @@ export class KubeClient implements Kube {
       throw classifyApiError(err, `Could not ${what}`)
     }
   }
+}
+
+/** The one reading of a Workflow from the API server (a GET or a watch event); throws when it does not match the schema. */
+function workflowFrom(raw: unknown, namespace: string, name: string): Workflow {
+  return parseAs(WorkflowSchema, raw, `Workflow ${namespace}/${name}`)
+}
+
+/**
+ * The StreamHandle bookkeeping of a watch or a followed log: `done` settles once, `stop()`
+ * resolves it at once, and a stream that failed before it was handed out throws instead.
+ */
+function openStream() {
+  let settled = false
+  let early: Error | undefined
+  let resolve!: () => void
+  let reject!: (err: Error) => void
+  const done = new Promise<void>((res, rej) => { resolve = res; reject = rej })
+  // Nobody may be waiting on `done` when the stream fails; that is not an unhandled rejection.
+  done.catch(() => {})
+  let handedOut = false
+  return {
+    get settled() { return settled },
+    end(err?: Error) {
+      if (settled) return
+      settled = true
+      if (!handedOut && err) early = err
+      if (err) reject(err)
+      else resolve()
+    },
+    handle(controller: AbortController): StreamHandle {
+      if (early) throw early
+      handedOut = true
+      return {
+        stop: () => {
+          if (!settled) { settled = true; resolve() }
+          controller.abort()
+        },
+        done,
+      }
+    },
+  }
+}
+
+/** A failed stream request (Watch reports a non-200 as `statusCode`) as one of our errors. */
+function streamError(err: unknown, what: string): Error {
+  const statusCode = (err as { statusCode?: unknown }).statusCode
+  const cause = typeof statusCode === 'number' ? new ApiException(statusCode, (err as Error).message, undefined, {}) : err
+  return classifyApiError(cause, `Could not ${what}`)
+}
+
+/** A watch's in-band ERROR event (a Status: 410 Gone when the resourceVersion is too old) as one of our errors. */
+function watchEventError(object: unknown, what: string): Error {
+  const status = object as { code?: unknown; message?: unknown } | undefined
+  const code = typeof status?.code === 'number' ? status.code : 500
+  const message = typeof status?.message === 'string' ? status.message : 'watch error'
+  return classifyApiError(new ApiException(code, message, status, {}), `Could not ${what}: ${message}`)
 }
 
 /** A recipe as the API server takes it: apiVersion/kind set, and never the status (a subresource). */

@@ -71,6 +71,17 @@ export class FakeKube implements Kube {
   readonly accessReviews: (AccessAttributes & { user: string; groups?: string[]; uid?: string; extra?: Record<string, string[]>; allowed: boolean })[] = []
   /** Dry-run recipe writes (they store nothing), e.g. `create WorkflowRecipe/shop`. */
   readonly dryRuns: string[] = []
+  /**
+   * Who this adapter's credential is (whoAmI), and the subject its SelfSubjectAccessReviews are
+   * answered for from the `allow` rules, by username and groups.
+   */
+  identity: TokenIdentity = { username: 'fake-user', groups: ['system:authenticated'] }
+  /** Every SelfSubjectAccessReview asked, in order, with the answer. */
+  readonly selfAccessReviews: (AccessAttributes & { allowed: boolean })[] = []
+  /** Open watchWorkflow streams, by `namespace/name`. */
+  private readonly workflowWatchers = new Map<string, Set<FakeStream<Workflow | null>>>()
+  /** Open followPodLog streams, by `namespace/pod`. */
+  private readonly logFollowers = new Map<string, Set<FakeStream<string>>>()
 
   /**
    * `identities: false` leaves out the per-agent ServiceAccounts that agent-changed would have
@@ -104,6 +115,7 @@ export class FakeKube implements Kube {
     stored.metadata.generation ??= existing?.metadata.generation ?? 1
     stored.metadata.resourceVersion = String(++this.rv)
     this.workflows.set(k, stored)
+    this.notifyWorkflow(k)
     return clone(stored)
   }
 
@@ -145,6 +157,7 @@ export class FakeKube implements Kube {
     const wf = this.workflows.get(key(namespace, name))!
     wf.metadata.annotations = { ...(wf.metadata.annotations ?? {}), ...annotations }
     wf.metadata.resourceVersion = String(++this.rv)
+    this.notifyWorkflow(key(namespace, name))
     return clone(wf)
   }
 
@@ -205,6 +218,28 @@ export class FakeKube implements Kube {
   allow(subject: string, verb: string, resource: string, namespace?: string, name?: string): this {
     this.grants.push({ subject, verb, resource, ...(namespace !== undefined ? { namespace } : {}), ...(name !== undefined ? { name } : {}) })
     return this
+  }
+
+  /** Writes more of a pod's log, as its container would: open followers get it at once. */
+  appendPodLog(namespace: string, pod: string, text: string): void {
+    const k = key(namespace, pod)
+    this.logs.set(k, (this.logs.get(k) ?? '') + text)
+    for (const follower of this.logFollowers.get(k) ?? []) follower.emit(text)
+  }
+
+  /** The pod's container ended: its followers' `done` resolve. */
+  endPodLog(namespace: string, pod: string): void {
+    for (const follower of [...(this.logFollowers.get(key(namespace, pod)) ?? [])]) follower.end()
+  }
+
+  /** The API server ends every open Workflow watch: cleanly (a server-side close), or with `error` (410 Gone, say). */
+  endWatches(error?: Error): void {
+    for (const watchers of this.workflowWatchers.values()) for (const watcher of [...watchers]) watcher.end(error)
+  }
+
+  /** How many watchWorkflow streams are open (a page that stopped watching closed its stream). */
+  get openWatches(): number {
+    return [...this.workflowWatchers.values()].reduce((n, set) => n + set.size, 0)
   }
 
   recipe(namespace: string, name: string): WorkflowRecipe | undefined {
@@ -662,6 +697,7 @@ export class FakeKube implements Kube {
     if (metadata.finalizers) wf.metadata.finalizers = metadata.finalizers
     wf.metadata.resourceVersion = String(++this.rv)
     this.record(`annotate Workflow/${name}`, { metadata })
+    this.notifyWorkflow(key(namespace, name))
     return clone(wf)
   }
 
@@ -671,6 +707,7 @@ export class FakeKube implements Kube {
     wf.status = clone(status)
     wf.metadata.resourceVersion = String(++this.rv)
     this.record(`status Workflow/${name}`, { metadata: { name, namespace, resourceVersion }, status })
+    this.notifyWorkflow(key(namespace, name))
     return clone(wf)
   }
 
@@ -686,6 +723,7 @@ export class FakeKube implements Kube {
     stored.metadata.resourceVersion = String(++this.rv)
     this.workflows.set(k, stored)
     this.record(`create Workflow/${workflow.metadata.name}`, stored)
+    this.notifyWorkflow(k)
     return clone(stored)
   }
 
@@ -703,6 +741,7 @@ export class FakeKube implements Kube {
     if (!wf || (options.uid && wf.metadata.uid !== options.uid)) return
     this.workflows.delete(k)
     this.record(`delete Workflow/${name}`, {})
+    this.notifyWorkflow(k)
   }
 
   async patchWorkflow(
@@ -725,6 +764,7 @@ export class FakeKube implements Kube {
     }
     wf.metadata.resourceVersion = String(++this.rv)
     this.record(`patch Workflow/${name}`, { patch })
+    this.notifyWorkflow(key(namespace, name))
     return clone(wf)
   }
 
@@ -893,12 +933,7 @@ export class FakeKube implements Kube {
 
   async reviewAccess(subject: TokenIdentity, attributes: AccessAttributes): Promise<boolean> {
     this.enter('reviewAccess')
-    const names = [subject.username, ...(subject.groups ?? [])]
-    const allowed = this.grants.some((g) => names.includes(g.subject)
-      && (g.verb === '*' || g.verb === attributes.verb)
-      && (g.resource === '*' || g.resource === attributes.resource)
-      && (g.namespace === undefined || g.namespace === attributes.namespace)
-      && (g.name === undefined || g.name === attributes.name))
+    const allowed = this.isAllowed([subject.username, ...(subject.groups ?? [])], attributes)
     this.accessReviews.push({
       user: subject.username,
       ...(subject.groups ? { groups: [...subject.groups] } : {}),
@@ -910,12 +945,73 @@ export class FakeKube implements Kube {
   }
 
   /** Pages in `namespace/name` order; the continue token is the last key of the page. */
-  // Implemented by the console work (issue 13); until then a call is a bug.
-  async reviewSelfAccess(_attributes: readonly AccessAttributes[]): Promise<boolean[]> { throw new Error('reviewSelfAccess is not implemented yet') }
-  async whoAmI(): Promise<TokenIdentity> { throw new Error('whoAmI is not implemented yet') }
-  async watchWorkflow(_namespace: string, _name: string, _resourceVersion: string, _onChange: (workflow: Workflow | null) => void): Promise<StreamHandle> { throw new Error('watchWorkflow is not implemented yet') }
-  async followPodLog(_namespace: string, _pod: string, _options: { container?: string; tailLines?: number; limitBytes?: number }, _onChunk: (text: string) => void): Promise<StreamHandle> { throw new Error('followPodLog is not implemented yet') }
-  async listMCPServers(_namespace: string): Promise<MCPServer[]> { throw new Error('listMCPServers is not implemented yet') }
+  /** Answered for `identity` from the `allow` rules, as reviewAccess answers for a subject. */
+  async reviewSelfAccess(attributes: readonly AccessAttributes[]): Promise<boolean[]> {
+    this.enter('reviewSelfAccess')
+    return attributes.map((attrs) => {
+      const allowed = this.isAllowed([this.identity.username, ...(this.identity.groups ?? [])], attrs)
+      this.selfAccessReviews.push({ ...attrs, allowed })
+      return allowed
+    })
+  }
+
+  async whoAmI(): Promise<TokenIdentity> {
+    this.enter('whoAmI')
+    return clone(this.identity)
+  }
+
+  /**
+   * Notifies `onChange` of the fake's own writes of that Workflow (null when deleted); a stored
+   * version newer than `resourceVersion` is delivered first, as a watch from an older version
+   * replays it. `endWatches` plays the server closing the watch.
+   */
+  async watchWorkflow(namespace: string, name: string, resourceVersion: string, onChange: (workflow: Workflow | null) => void): Promise<StreamHandle> {
+    this.enter('watchWorkflow')
+    const k = key(namespace, name)
+    const watchers = this.workflowWatchers.get(k) ?? new Set()
+    this.workflowWatchers.set(k, watchers)
+    const stream = new FakeStream<Workflow | null>(onChange, () => watchers.delete(stream))
+    watchers.add(stream)
+    const current = this.workflows.get(k)
+    if (current && Number(current.metadata.resourceVersion) > Number(resourceVersion)) stream.emit(clone(current))
+    return stream.handle
+  }
+
+  /**
+   * The pod's log from `logs` (by pod name, else by the Job named in its job-name label),
+   * tailLines and limitBytes applied. A Running pod in `pods` stays followed (appendPodLog,
+   * endPodLog); any other ends after what is there. A 404 without log or pod.
+   */
+  async followPodLog(
+    namespace: string, pod: string, options: { container?: string; tailLines?: number; limitBytes?: number }, onChunk: (text: string) => void,
+  ): Promise<StreamHandle> {
+    this.enter('followPodLog')
+    const k = key(namespace, pod)
+    const podObject = this.pods.get(k)
+    const job = podObject?.metadata?.labels?.['job-name']
+    const text = this.logs.get(k) ?? (job ? this.logs.get(key(namespace, job)) : undefined)
+    if (text === undefined && !podObject) throw new Error(`Could not follow log of pod ${namespace}/${pod}: not found`)
+    let shown = text ?? ''
+    if (options.tailLines !== undefined) shown = shown.split(/(?<=\n)/).slice(-options.tailLines).join('')
+    if (options.limitBytes !== undefined) shown = Buffer.from(shown).subarray(0, options.limitBytes).toString()
+    const followers = this.logFollowers.get(k) ?? new Set()
+    this.logFollowers.set(k, followers)
+    const stream = new FakeStream<string>(onChunk, () => followers.delete(stream))
+    followers.add(stream)
+    if (shown !== '') stream.emit(shown)
+    if (podObject?.status?.phase !== 'Running') stream.end()
+    return stream.handle
+  }
+
+  async listMCPServers(namespace: string): Promise<MCPServer[]> {
+    this.enter('listMCPServers')
+    return [...this.mcpServers.values()].filter((m) => m.metadata.namespace === namespace).map(clone)
+  }
+
+  private notifyWorkflow(k: string): void {
+    const wf = this.workflows.get(k)
+    for (const watcher of this.workflowWatchers.get(k) ?? []) watcher.emit(wf ? clone(wf) : null)
+  }
 
   async listRecipes(options: { namespace?: string; labelSelector?: string; limit?: number; continue?: string }): Promise<{ items: WorkflowRecipe[]; continue?: string }> {
     this.enter('listRecipes')
@@ -999,6 +1095,14 @@ export class FakeKube implements Kube {
     this.writes.push(`delete WorkflowRecipe/${name}`)
     this.markRecipeDeleted(namespace, name)
     return true
+  }
+
+  private isAllowed(names: string[], attributes: AccessAttributes): boolean {
+    return this.grants.some((g) => names.includes(g.subject)
+      && (g.verb === '*' || g.verb === attributes.verb)
+      && (g.resource === '*' || g.resource === attributes.resource)
+      && (g.namespace === undefined || g.namespace === attributes.namespace)
+      && (g.name === undefined || g.name === attributes.name))
   }
 
   private record(what: string, stored: unknown): void {
@@ -1095,6 +1199,32 @@ function labelMatcher(selector: string): (labels: Record<string, string>) => boo
     return (l: Record<string, string>) => term in l
   })
   return (labels) => terms.every((t) => t(labels))
+}
+
+/** One open fake stream: delivers while open; `done` settles once (stop, end, or end with an error). */
+class FakeStream<T> {
+  private open = true
+  private resolve!: () => void
+  private reject!: (err: Error) => void
+  readonly done = new Promise<void>((res, rej) => { this.resolve = res; this.reject = rej })
+  readonly handle: StreamHandle
+
+  constructor(private readonly deliver: (value: T) => void, private readonly forget: () => void) {
+    this.done.catch(() => {})
+    this.handle = { stop: () => this.end(), done: this.done }
+  }
+
+  emit(value: T): void {
+    if (this.open) this.deliver(value)
+  }
+
+  end(error?: Error): void {
+    if (!this.open) return
+    this.open = false
+    this.forget()
+    if (error) this.reject(error)
+    else this.resolve()
+  }
 }
 
 function key(namespace: string | undefined, name: string | undefined): string {
