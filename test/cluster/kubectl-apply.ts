@@ -70,6 +70,11 @@ export async function createCrd(kube: KubeHttp, doc: RenderedObject): Promise<st
   const res = await kube.send('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions?fieldValidation=Strict', doc.object)
   const problems = problemsOf(label(doc), res)
   if (problems.length > 0) return problems
+  return waitEstablished(kube, doc)
+}
+
+/** Waits until the CRD of `doc` is Established (then forgets discovery, so its kind is found); the problems, if it never is. */
+export async function waitEstablished(kube: KubeHttp, doc: RenderedObject): Promise<string[]> {
   const path = `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${doc.object.metadata?.name}`
   const deadline = Date.now() + 30_000
   let conditions: Condition[] = []
