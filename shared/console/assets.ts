@@ -21,7 +21,7 @@ export interface AssetFile {
 export interface ConsoleAssets {
   /** `/assets/<hash>/<name>` of a logical name; '' for a name there is no file for. */
   url(name: string): string
-  /** The file a `/assets/<hash>/<name>` path names (the hash must match), else undefined. */
+  /** The file a `/assets/<hash>/<name>` path names (or `<hash>/<name>`; the hash must match), else undefined. */
   get(path: string): { body: Uint8Array; type: string } | undefined
 }
 
@@ -45,11 +45,11 @@ export function assetsFrom(files: readonly AssetFile[]): ConsoleAssets {
     const hash = createHash('sha256').update(body).digest('hex').slice(0, 16)
     const path = `/assets/${hash}/${file.name}`
     byName.set(file.name, path)
-    byPath.set(path, { body, type: file.type })
+    byPath.set(`${hash}/${file.name}`, { body, type: file.type })
   }
   return {
     url: (name) => byName.get(name) ?? '',
-    get: (path) => byPath.get(path),
+    get: (path) => byPath.get(path.replace(/^\/?(assets\/)?/, '')),
   }
 }
 
