@@ -7,6 +7,7 @@ import { html, join, trusted, type Html } from '../html.js'
 import {
   GROUP_HEIGHT, GROUP_WIDTH, NODE_HEIGHT, NODE_WIDTH, type GroupLayout, type StepLayout,
 } from './dag-layout.js'
+import { phaseClass } from './borrowed.js'
 import { phaseCounts, type StepView } from './run-view.js'
 
 /** Characters of a step name that fit a node; the whole name is in its title. */
@@ -49,7 +50,7 @@ export function stepDagSvg(layout: StepLayout, steps: readonly StepView[], names
   })
   const nodes = layout.nodes.map((n) => {
     const s = steps[n.step]!
-    return html`<a class="node-link" href="${stepHref(namespace, name, s.name)}" data-step="${s.name}"><g class="node phase-${s.phase}" data-step="${s.name}" transform="translate(${n.x},${n.y})"><title>${s.name}: ${s.label}</title><rect width="${NODE_WIDTH}" height="${NODE_HEIGHT}" rx="6"/><text class="node-name" x="10" y="18">${clip(s.name)}</text><text class="node-phase" x="10" y="35">${clip(s.label, 26)}</text></g></a>`
+    return html`<a class="node-link" href="${stepHref(namespace, name, s.name)}" data-step="${s.name}"><g class="node phase-${phaseClass(s.phase)}" data-step="${s.name}" transform="translate(${n.x},${n.y})"><title>${s.name}: ${s.label}</title><rect width="${NODE_WIDTH}" height="${NODE_HEIGHT}" rx="6"/><text class="node-name" x="10" y="18">${clip(s.name)}</text><text class="node-phase" x="10" y="35">${clip(s.label, 26)}</text></g></a>`
   })
   return html`${svgOpen(layout.width, layout.height, dagSummary(steps, layout.layers))}${ARROW}<g class="dag-edges">${edges}</g><g class="dag-nodes">${nodes}</g></svg>`
 }
@@ -86,7 +87,7 @@ export function groupDagSvg(layout: GroupLayout, steps: readonly StepView[], bas
     const barWidth = GROUP_WIDTH - 20
     const segments = counts.map(([phase, n]) => {
       const w = (barWidth * n) / Math.max(1, members.length)
-      const seg = html`<rect class="bar phase-${phase}" data-phase="${phase}" x="${(10 + offset).toFixed(1)}" y="34" width="${w.toFixed(1)}" height="12"/>`
+      const seg = html`<rect class="bar phase-${phaseClass(phase)}" data-phase="${phase}" x="${(10 + offset).toFixed(1)}" y="34" width="${w.toFixed(1)}" height="12"/>`
       offset += w
       return seg
     })

@@ -11,7 +11,7 @@ import { currentRunStatus } from '../../run-control/run-checks.js'
 import { LABEL_STEP, LABEL_WORKFLOW } from '../../schemas/labels.js'
 import type { Workflow } from '../../schemas/workflow.js'
 import type { ConsoleRequest } from '../context.js'
-import { durationText } from './borrowed.js'
+import { durationText, phaseClass } from './borrowed.js'
 import { layoutGroups, MAX_DRAWN_STEPS } from './dag-layout.js'
 import { runActions, runRights, type RunActions, type RunRights } from './run-actions.js'
 import { LOG_TAIL_LINES } from './run-page.js'
@@ -36,7 +36,7 @@ const HEARTBEAT_MS = 15_000
 const backoff = (attempt: number) => Math.min(30_000, 1000 * 2 ** attempt)
 
 /** One step as a patch carries it: phase, its words, duration, notes. */
-export type StepCells = [phase: DisplayPhase, label: string, duration: string, reason: string]
+export type StepCells = [phaseClass: string, label: string, duration: string, reason: string]
 
 /** What changed on the page since the last patch of this stream (the first carries every step). */
 export interface RunPatch {
@@ -62,7 +62,7 @@ export function planRunPatch(wf: Workflow, now: Date, rights: RunRights, shown: 
   const next = new Map<string, string>()
   const steps: Record<string, StepCells> = {}
   for (const s of view.steps) {
-    const cells: StepCells = [s.phase, s.label, s.durationMs === undefined ? '' : durationText(s.durationMs), s.reason ?? '']
+    const cells: StepCells = [phaseClass(s.phase), s.label, s.durationMs === undefined ? '' : durationText(s.durationMs), s.reason ?? '']
     const key = JSON.stringify(cells)
     next.set(s.name, key)
     if (shown.get(s.name) !== key) steps[s.name] = cells

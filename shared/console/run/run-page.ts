@@ -14,7 +14,7 @@ import { LABEL_RUN_ID, LABEL_STEP, LABEL_WORKFLOW } from '../../schemas/labels.j
 import type { Condition, Workflow } from '../../schemas/workflow.js'
 import type { ConsoleRequest, PageResult } from '../context.js'
 import { html, join, type Html } from '../html.js'
-import { actionForm, allowedActions, durationText, notFoundPage, timeTag } from './borrowed.js'
+import { actionForm, allowedActions, durationText, notFoundPage, phaseBadge, timeTag } from './borrowed.js'
 import { layoutDag, MAX_DRAWN_STEPS } from './dag-layout.js'
 import { groupDagSvg, groupTitle, stepDagSvg, stepHref } from './dag-svg.js'
 import { actionPath, runActions, runRights, type RunActions } from './run-actions.js'
@@ -45,10 +45,6 @@ export function logLiveHref(namespace: string, name: string, step: string): stri
 }
 
 const duration = (ms: number | undefined) => (ms === undefined ? '' : durationText(ms))
-
-function phaseBadge(phase: string, label = phase): Html {
-  return html`<span class="phase phase-${phase}">${label}</span>`
-}
 
 /** The run page, or a 404 page; ForbiddenError and TransientError are left to the error page. */
 export async function runPage(req: ConsoleRequest, namespace: string, name: string): Promise<PageResult> {
@@ -88,7 +84,7 @@ function runHeader(req: ConsoleRequest, view: RunView): Html {
   const trigger = view.trigger
   return html`<header class="run-header">
 <h1><span class="kind">Workflow</span> ${view.namespace}/${view.name}</h1>
-<dl class="run-facts">
+<dl class="facts run-facts">
 <dt>Phase</dt><dd data-run-phase>${phaseBadge(view.phase)}</dd>
 <dt>Progress</dt><dd><progress data-run-progress max="${total}" value="${completed}">${completed}/${total}</progress> <span data-run-progress-text>${completed}/${total} done${failed ? `, ${failed} failed` : ''}</span></dd>
 <dt>Started</dt><dd>${view.startTime ? timeTag(view.startTime, req.now) : 'not yet'}</dd>
@@ -168,18 +164,18 @@ ${stepTable(req, view, rows)}
 
 function stepTable(req: ConsoleRequest, view: RunView, steps: readonly StepView[]): Html {
   const rows = steps.map((s) => html`<tr data-step="${s.name}"><th scope="row"><a class="step-link" href="${stepHref(view.namespace, view.name, s.name)}">${s.name}</a></th><td class="step-phase">${phaseBadge(s.phase, s.label)}</td><td class="step-started">${timeTag(s.startTime, req.now)}</td><td class="step-duration">${duration(s.durationMs)}</td><td class="step-attempts">${s.attempts}</td><td class="step-deps">${s.dependsOn.join(', ')}</td><td class="step-reason">${s.reason ?? ''}</td></tr>`)
-  return html`<table class="step-table" id="steps"><caption class="visually-hidden">Steps of ${view.name}</caption><thead><tr><th scope="col">Step</th><th scope="col">Phase</th><th scope="col">Started</th><th scope="col">Duration</th><th scope="col">Attempts</th><th scope="col">After</th><th scope="col">Notes</th></tr></thead><tbody>${rows}</tbody></table>`
+  return html`<div class="table-scroll" tabindex="0"><table class="step-table" id="steps"><caption class="visually-hidden">Steps of ${view.name}</caption><thead><tr><th scope="col">Step</th><th scope="col">Phase</th><th scope="col">Started</th><th scope="col">Duration</th><th scope="col">Attempts</th><th scope="col">After</th><th scope="col">Notes</th></tr></thead><tbody>${rows}</tbody></table></div>`
 }
 
 function parametersSection(parameters: readonly [string, string][]): Html {
   if (parameters.length === 0) return html`<section class="run-parameters"><h2>Parameters</h2><p>None.</p></section>`
-  return html`<section class="run-parameters"><h2>Parameters</h2><dl>${parameters.map(([k, v]) => html`<dt>${k}</dt><dd><code>${v}</code></dd>`)}</dl></section>`
+  return html`<section class="run-parameters"><h2>Parameters</h2><dl class="facts">${parameters.map(([k, v]) => html`<dt>${k}</dt><dd><code>${v}</code></dd>`)}</dl></section>`
 }
 
 function conditionsSection(req: ConsoleRequest, conditions: readonly Condition[]): Html {
   if (conditions.length === 0) return html`<section class="run-conditions"><h2>Conditions</h2><p>None reported.</p></section>`
   const rows = conditions.map((c) => html`<tr><th scope="row">${c.type}</th><td>${c.status}</td><td>${c.reason ?? ''}</td><td>${c.message ?? ''}</td><td>${timeTag(typeof c.lastTransitionTime === 'string' ? c.lastTransitionTime : undefined, req.now)}</td></tr>`)
-  return html`<section class="run-conditions"><h2>Conditions</h2><table><thead><tr><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Reason</th><th scope="col">Message</th><th scope="col">Changed</th></tr></thead><tbody>${rows}</tbody></table></section>`
+  return html`<section class="run-conditions"><h2>Conditions</h2><div class="table-scroll" tabindex="0"><table><thead><tr><th scope="col">Type</th><th scope="col">Status</th><th scope="col">Reason</th><th scope="col">Message</th><th scope="col">Changed</th></tr></thead><tbody>${rows}</tbody></table></div></section>`
 }
 
 function iso(value: unknown): string | undefined {
@@ -198,8 +194,8 @@ function eventsSection(req: ConsoleRequest, read: EventsRead): Html {
     return html`<tr><td><code>${ce.type}</code></td><td><code>${ce.id}</code></td><td>${timeTag(ce.time, req.now)}</td><td><code class="ce-data">${JSON.stringify(ce.data)}</code></td></tr>`
   })
   const none = html`<p>None.</p>`
-  return html`<section class="run-events"><h2>Kubernetes Events</h2>${newest.length === 0 ? none : html`<table><thead><tr><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Reason</th><th scope="col">Message</th><th scope="col">Count</th><th scope="col">From</th></tr></thead><tbody>${k8s}</tbody></table>`}${more}</section>
-<section class="run-cloudevents"><h2>Kinetic CloudEvents</h2>${newest.length === 0 ? none : html`<table><thead><tr><th scope="col">Type</th><th scope="col">Id</th><th scope="col">Time</th><th scope="col">Data</th></tr></thead><tbody>${cloud}</tbody></table>`}</section>`
+  return html`<section class="run-events"><h2>Kubernetes Events</h2>${newest.length === 0 ? none : html`<div class="table-scroll" tabindex="0"><table><thead><tr><th scope="col">Time</th><th scope="col">Type</th><th scope="col">Reason</th><th scope="col">Message</th><th scope="col">Count</th><th scope="col">From</th></tr></thead><tbody>${k8s}</tbody></table></div>`}${more}</section>
+<section class="run-cloudevents"><h2>Kinetic CloudEvents</h2>${newest.length === 0 ? none : html`<div class="table-scroll" tabindex="0"><table><thead><tr><th scope="col">Type</th><th scope="col">Id</th><th scope="col">Time</th><th scope="col">Data</th></tr></thead><tbody>${cloud}</tbody></table></div>`}</section>`
 }
 
 async function templatePage(req: ConsoleRequest, view: TemplateView, events: EventsRead): Promise<PageResult> {
@@ -209,7 +205,7 @@ async function templatePage(req: ConsoleRequest, view: TemplateView, events: Eve
   const body = html`<div class="run-page template-page" id="run" data-rv="${view.resourceVersion}">
 <header class="run-header"><h1><span class="kind">Template</span> ${view.namespace}/${view.name}</h1>
 ${view.description ? html`<p>${view.description}</p>` : ''}
-<dl class="run-facts">
+<dl class="facts run-facts">
 <dt>Schedule</dt><dd>${schedule ? html`<code>${schedule.cron}</code>${schedule.timezone ? ` (${schedule.timezone})` : ''}${schedule.suspended ? ' \u2014 suspended' : ''}` : 'none: runs start from kinetic run, a webhook or run-control'}</dd>
 <dt>Next run</dt><dd>${view.nextRunTime ? timeTag(view.nextRunTime, req.now) : '\u2014'}</dd>
 <dt>Last schedule</dt><dd>${view.lastScheduleTime ? timeTag(view.lastScheduleTime, req.now) : '\u2014'}</dd>
@@ -218,7 +214,7 @@ ${view.description ? html`<p>${view.description}</p>` : ''}
 </dl></header>
 <p>A template never runs itself; each run is its own Workflow. <a href="/workflows?namespace=${encodeURIComponent(view.namespace)}&amp;template=${encodeURIComponent(view.name)}">All runs of ${view.name}</a></p>
 ${mayRun ? html`<section class="run-actions" aria-label="Actions">${actionForm({ path: actionPath('run', view.namespace, view.name), label: `Run ${view.name}`, parameters: Object.fromEntries(view.parameters) })}</section>` : ''}
-<section class="template-runs"><h2>Recent runs</h2>${runs.length === 0 ? html`<p>None yet.</p>` : html`<table><thead><tr><th scope="col">Run</th><th scope="col">Phase</th><th scope="col">Trigger</th><th scope="col">Started</th><th scope="col">Duration</th></tr></thead><tbody>${runs}</tbody></table>`}</section>
+<section class="template-runs"><h2>Recent runs</h2>${runs.length === 0 ? html`<p>None yet.</p>` : html`<div class="table-scroll" tabindex="0"><table><thead><tr><th scope="col">Run</th><th scope="col">Phase</th><th scope="col">Trigger</th><th scope="col">Started</th><th scope="col">Duration</th></tr></thead><tbody>${runs}</tbody></table></div>`}</section>
 ${parametersSection(view.parameters)}
 ${conditionsSection(req, view.conditions)}
 ${eventsSection(req, events)}
@@ -287,7 +283,7 @@ export async function stepPage(req: ConsoleRequest, namespace: string, name: str
   const body = html`<article class="step-detail" data-step="${s.name}" aria-labelledby="step-title">
 <h1 id="step-title"><span class="kind">Step</span> ${s.name} <span class="step-phase">${phaseBadge(s.phase, s.label)}</span></h1>
 <p><a href="${runHref(namespace, name)}">Workflow ${namespace}/${name}</a> \u00b7 run ${phaseBadge(view.phase)}</p>
-<dl class="step-facts">
+<dl class="facts step-facts">
 ${s.agent ? html`<dt>Agent</dt><dd>${s.agent}</dd>` : ''}${s.type ? html`<dt>Type</dt><dd>${s.type}</dd>` : ''}
 <dt>Started</dt><dd>${s.startTime ? timeTag(s.startTime, req.now) : 'not yet'}</dd>
 <dt>Finished</dt><dd>${s.completionTime ? timeTag(s.completionTime, req.now) : '\u2014'}</dd>

@@ -1,0 +1,288 @@
+/**
+ * The run page's script (bundled for the browser by shared/console/assets.ts): keeps the page
+ * current from /live/workflows/... by changing classes and text only (every box has a fixed
+ * size, so nothing moves), announces run phase changes, opens a step's detail in a panel, and
+ * follows a step's log. Without it the page is complete as served and every step is a link.
+ */
+
+/** What one `run` event carries (shared/console/run/live.ts RunPatch). */
+interface RunPatch {
+  rv: string
+  phase: string
+  finished: boolean
+  progress: { completed: number; failed: number; total: number }
+  duration: string
+  message: string
+  steps: Record<string, [phaseClass: string, label: string, duration: string, reason: string]>
+  groups?: [string, number][][]
+  actions: { decide: string[]; cancel: boolean; rerun: boolean }
+}
+
+/** The colour class of a run phase, as the server's phaseClass maps the ones a run reports. */
+const RUN_PHASE_CLASS: Record<string, string> = {
+  Pending: 'Pending', Running: 'Running', RollingBack: 'Running', Succeeded: 'Succeeded',
+  CompletedWithErrors: 'Failed', Failed: 'Failed', Cancelled: 'Cancelled',
+}
+const RECONNECT_MS = 3000
+const LABEL_CHARS = 26
+
+function clip(text: string, chars: number): string {
+  return text.length <= chars ? text : `${text.slice(0, chars - 1)}\u2026`
+}
+
+function setPhaseClass(el: Element, phaseClass: string): void {
+  for (const c of Array.from(el.classList)) if (c.startsWith('phase-')) el.classList.remove(c)
+  el.classList.add(`phase-${phaseClass}`)
+}
+
+function setText(el: Element | null | undefined, text: string): void {
+  if (el && el.textContent !== text) el.textContent = text
+}
+
+function byStep(root: ParentNode, selector: string, step: string): HTMLElement[] {
+  return Array.from(root.querySelectorAll<HTMLElement>(`${selector}[data-step="${CSS.escape(step)}"]`))
+}
+
+function announce(root: HTMLElement, text: string): void {
+  const region = root.querySelector<HTMLElement>('[data-announce]') ?? document.getElementById('announcer')
+  if (!region) return
+  region.textContent = ''
+  window.setTimeout(() => { region.textContent = text }, 50)
+}
+
+function applyGroups(root: HTMLElement, groups: [string, number][][]): void {
+  groups.forEach((counts, index) => {
+    const node = root.querySelector<SVGGElement>(`g.node.group[data-group="${index}"]`)
+    const bar = node?.querySelector('g.group-bar')
+    const box = node?.querySelector('rect.group-box')
+    if (!node || !bar || !box) return
+    const total = counts.reduce((sum, [, n]) => sum + n, 0)
+    const width = Number(box.getAttribute('width') ?? '0') - 20
+    let offset = 0
+    const rects = counts.map(([phase, n]) => {
+      const rect = document.createElementNS('http://www.w3.org/2000/svg', 'rect')
+      const w = (width * n) / Math.max(1, total)
+      rect.setAttribute('class', `bar phase-${phase}`)
+      rect.setAttribute('x', (10 + offset).toFixed(1))
+      rect.setAttribute('y', '34')
+      rect.setAttribute('width', w.toFixed(1))
+      rect.setAttribute('height', '12')
+      offset += w
+      return rect
+    })
+    bar.replaceChildren(...rects)
+  })
+}
+
+function applyPatch(root: HTMLElement, patch: RunPatch): void {
+  const previous = root.dataset.phase
+  root.dataset.rv = patch.rv
+  root.dataset.phase = patch.phase
+  const badge = root.querySelector('[data-run-phase] .badge')
+  if (badge) {
+    setPhaseClass(badge, RUN_PHASE_CLASS[patch.phase] ?? 'Unknown')
+    setText(badge, patch.phase)
+  }
+  if (previous !== patch.phase) announce(root, `Run is now ${patch.phase}`)
+  const progress = root.querySelector<HTMLProgressElement>('[data-run-progress]')
+  if (progress) {
+    progress.max = patch.progress.total
+    progress.value = patch.progress.completed
+  }
+  const { completed, failed, total } = patch.progress
+  setText(root.querySelector('[data-run-progress-text]'), `${completed}/${total} done${failed ? `, ${failed} failed` : ''}`)
+  setText(root.querySelector('[data-run-duration]'), patch.duration || '\u2014')
+  setText(root.querySelector('[data-run-message]'), patch.message)
+  for (const [step, [phaseClass, label, duration, reason]] of Object.entries(patch.steps)) {
+    for (const node of byStep(root, 'g.node', step)) {
+      setPhaseClass(node, phaseClass)
+      setText(node.querySelector('.node-phase'), clip(label, LABEL_CHARS))
+      setText(node.querySelector('title'), `${step}: ${label}`)
+    }
+    for (const row of byStep(root, 'tr', step)) {
+      const cell = row.querySelector('.step-phase .badge')
+      if (cell) {
+        setPhaseClass(cell, phaseClass)
+        setText(cell, label)
+      }
+      setText(row.querySelector('.step-duration'), duration)
+      setText(row.querySelector('.step-reason'), reason)
+    }
+  }
+  if (patch.groups) applyGroups(root, patch.groups)
+  applyActions(root, patch.actions)
+}
+
+function applyActions(root: HTMLElement, actions: RunPatch['actions']): void {
+  const toggle = (el: Element | null, show: boolean) => { if (el instanceof HTMLElement) el.hidden = !show }
+  toggle(root.querySelector('[data-action="cancel"]'), actions.cancel)
+  toggle(root.querySelector('[data-action="rerun"]'), actions.rerun)
+  const shown = new Set<string>()
+  for (const el of Array.from(root.querySelectorAll<HTMLElement>('[data-action="decide"]'))) {
+    const step = el.dataset.step ?? ''
+    shown.add(step)
+    toggle(el, actions.decide.includes(step))
+  }
+  // A step newly waiting for approval has no form on this page yet: say so instead of moving the page.
+  toggle(root.querySelector('[data-action-stale]'), actions.decide.some((s) => !shown.has(s)))
+}
+
+function followRun(root: HTMLElement): void {
+  const base = root.dataset.live
+  if (!base) return
+  let source: EventSource | undefined
+  let live = false
+  const open = () => {
+    // The page's current resourceVersion, so a reconnect starts where the page is.
+    const url = new URL(base, window.location.href)
+    url.searchParams.set('rv', root.dataset.rv ?? '')
+    source = new EventSource(url.toString())
+    source.addEventListener('open', () => { live = true })
+    source.addEventListener('run', (e) => applyPatch(root, JSON.parse((e as MessageEvent<string>).data) as RunPatch))
+    source.addEventListener('gone', () => {
+      stop()
+      announce(root, 'This run was deleted')
+    })
+    source.addEventListener('error', (e) => {
+      const data = (e as MessageEvent<string>).data
+      stop()
+      if (typeof data === 'string' && data !== '') {
+        announce(root, (JSON.parse(data) as { message?: string }).message ?? 'Live updates stopped')
+        return
+      }
+      // A dropped connection: reopen with the latest resourceVersion rather than the first URL.
+      window.setTimeout(open, RECONNECT_MS)
+    })
+  }
+  const stop = () => {
+    live = false
+    source?.close()
+    source = undefined
+  }
+  // The stream shows the effect of an action; the common script need not reload the page.
+  document.addEventListener('kinetic:action', (e) => { if (live) e.preventDefault() })
+  open()
+}
+
+function followLog(panel: HTMLElement): () => void {
+  const url = panel.dataset.logLive
+  const pre = panel.querySelector<HTMLElement>('[data-log]')
+  const follow = panel.querySelector<HTMLInputElement>('[data-log-follow]')
+  const status = panel.querySelector<HTMLElement>('[data-log-status]')
+  if (!url || !pre) return () => {}
+  let source: EventSource | undefined
+  let ended = false
+  let pending: string[] = []
+  let frame = 0
+  const flush = () => {
+    frame = 0
+    if (pending.length === 0) return
+    pre.append(document.createTextNode(pending.join('')))
+    pending = []
+    if (follow?.checked) pre.scrollTop = pre.scrollHeight
+  }
+  const finish = (text: string) => {
+    ended = true
+    source?.close()
+    source = undefined
+    flush()
+    setText(status, text)
+  }
+  const open = () => {
+    if (ended || source) return
+    source = new EventSource(url)
+    source.addEventListener('reset', () => {
+      pending = []
+      pre.textContent = ''
+      setText(status, 'Following the log.')
+    })
+    source.addEventListener('line', (e) => {
+      // A line's text may have been split over several data fields; they come back joined by \n.
+      pending.push(`${(e as MessageEvent<string>).data}\n`)
+      if (!frame) frame = window.requestAnimationFrame(flush)
+    })
+    for (const name of ['end', 'truncated'] as const) {
+      source.addEventListener(name, (e) => finish((JSON.parse((e as MessageEvent<string>).data) as { message: string }).message))
+    }
+    source.addEventListener('error', (e) => {
+      const data = (e as MessageEvent<string>).data
+      if (typeof data === 'string' && data !== '') finish((JSON.parse(data) as { message?: string }).message ?? 'The log stream stopped.')
+      // Otherwise the connection dropped: EventSource reconnects by itself, and `reset` replaces the lines.
+    })
+  }
+  const close = () => {
+    source?.close()
+    source = undefined
+  }
+  // A hidden tab keeps no connection open; showing it again resumes from the log's end.
+  const onVisibility = () => (document.hidden ? close() : open())
+  document.addEventListener('visibilitychange', onVisibility)
+  follow?.addEventListener('change', () => { if (follow.checked) pre.scrollTop = pre.scrollHeight })
+  if (!document.hidden) open()
+  return () => {
+    document.removeEventListener('visibilitychange', onVisibility)
+    ended = true
+    close()
+  }
+}
+
+function stepPanel(root: HTMLElement): void {
+  const panel = root.querySelector<HTMLElement>('#step-panel')
+  if (!panel) return
+  let stopLog = () => {}
+  const show = async (href: string) => {
+    const url = new URL(href, window.location.href)
+    url.searchParams.set('fragment', '1')
+    const response = await fetch(url.toString(), { credentials: 'same-origin' })
+    if (!response.ok) {
+      window.location.assign(href)
+      return
+    }
+    stopLog()
+    panel.innerHTML = await response.text()
+    const close = document.createElement('button')
+    close.type = 'button'
+    close.className = 'button panel-close'
+    close.textContent = 'Close step'
+    close.addEventListener('click', () => {
+      stopLog()
+      panel.hidden = true
+      panel.replaceChildren()
+    })
+    panel.prepend(close)
+    panel.hidden = false
+    for (const button of Array.from(panel.querySelectorAll<HTMLButtonElement>('button[data-needs-script]'))) button.disabled = false
+    const heading = panel.querySelector<HTMLElement>('h1')
+    if (heading) {
+      heading.tabIndex = -1
+      heading.focus()
+    }
+    const log = panel.querySelector<HTMLElement>('.log-panel[data-log-live]')
+    stopLog = log ? followLog(log) : () => {}
+  }
+  root.addEventListener('click', (event) => {
+    const me = event as MouseEvent
+    if (me.button !== 0 || me.metaKey || me.ctrlKey || me.shiftKey || me.altKey) return
+    const target = event.target instanceof Element ? event.target.closest('a.step-link, a.node-link[data-step]') : null
+    if (!target) return
+    const href = target.getAttribute('href')
+    if (!href) return
+    event.preventDefault()
+    void show(href).catch(() => window.location.assign(href))
+  })
+}
+
+function start(): void {
+  const root = document.getElementById('run')
+  if (root?.dataset.live) {
+    followRun(root)
+    stepPanel(root)
+  }
+  // The step page on its own (no JS panel): follow its log directly.
+  for (const panel of Array.from(document.querySelectorAll<HTMLElement>('article.step-detail .log-panel[data-log-live]'))) {
+    if (!panel.closest('#step-panel')) followLog(panel)
+  }
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start)
+else start()
