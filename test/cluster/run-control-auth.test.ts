@@ -3,6 +3,8 @@
 // callers are ServiceAccounts with TokenRequest tokens, checked by real TokenReviews, and every
 // action by real SubjectAccessReviews for the caller against examples/rbac/run-control-team.yaml
 // (applied as shipped) and a Role without the approve verb. What is recorded names the real user.
+// A ServiceAccount allowed to impersonate (the console's shape) acts for users and groups whose
+// own RBAC decides; the records name the person "via" the ServiceAccount.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -27,9 +29,9 @@ describeCluster('run-control authenticates and authorizes every caller with the 
   let fn: Running
   const tokens = new Map<string, string>()
 
-  const call = (method: string, path: string, account: string | null, body?: unknown) => fetch(`${fn.url}${path}`, {
+  const call = (method: string, path: string, account: string | null, body?: unknown, extra: Record<string, string> = {}) => fetch(`${fn.url}${path}`, {
     method,
-    headers: { 'content-type': 'application/json', ...(account === null ? {} : { authorization: `Bearer ${tokens.get(account) ?? account}` }) },
+    headers: { 'content-type': 'application/json', ...(account === null ? {} : { authorization: `Bearer ${tokens.get(account) ?? account}` }), ...extra },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   })
   const workflow = async (name: string) => (await cp.current.admin.get<KubeObject & { spec: Record<string, any> }>(`${WORKFLOWS}/${name}`))!
@@ -68,11 +70,23 @@ describeCluster('run-control authenticates and authorizes every caller with the 
     await bind('lead', 'ClusterRole', 'kinetic-run-control-team')
     await bind('approver', 'ClusterRole', 'kinetic-run-control-approver')
     await bind('editor', 'Role', 'workflow-editor')
-    for (const account of ['lead', 'approver', 'editor', 'outsider']) tokens.set(account, (await cp.current.serviceAccountKubeconfig(NS, account)).token)
+    // impersonator: may impersonate alice, bob and mallory and the group rc-leads, nothing else (the console's shape).
+    // alice has the team role as a user, rc-leads the decide-only role as a group, mallory nothing.
+    await admin.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'rc-test-impersonator' }, rules: [
+      { apiGroups: [''], resources: ['users'], verbs: ['impersonate'], resourceNames: ['alice', 'bob', 'mallory'] },
+      { apiGroups: [''], resources: ['groups'], verbs: ['impersonate'], resourceNames: ['rc-leads'] },
+    ] })
+    await admin.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'rc-test-impersonator' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'rc-test-impersonator' }, subjects: [{ kind: 'ServiceAccount', name: 'impersonator', namespace: NS }] })
+    await admin.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'alice', namespace: NS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kinetic-run-control-team' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'alice' }] })
+    await admin.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'rc-leads', namespace: NS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kinetic-run-control-approver' }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: 'rc-leads' }] })
+    for (const account of ['lead', 'approver', 'editor', 'outsider', 'impersonator']) tokens.set(account, (await cp.current.serviceAccountKubeconfig(NS, account)).token)
     for (let i = 0; i < 100 && !(await admin.get('/apis/purko.io/v1alpha1')); i++) await new Promise((r) => setTimeout(r, 100))
     admin.forgetDiscovery()
     const steps = [{ name: 'plan', agentRef: { name: 'planner' } }, { name: 'ship', agentRef: { name: 'shipper' }, dependsOn: ['plan'] }]
-    for (const name of ['deploy', 'hotfix']) await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name, namespace: NS }, spec: { parameters: { env: 'dev' }, steps } })
+    for (const name of ['deploy', 'hotfix', 'release']) await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name, namespace: NS }, spec: { parameters: { env: 'dev' }, steps } })
     await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name: 'nightly', namespace: NS, annotations: { 'purko.io/template': 'true' } }, spec: { steps } })
     await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'Agent', metadata: { name: 'reviewer', namespace: NS }, spec: { model: { provider: 'p', name: 'm' } } })
 
@@ -172,6 +186,40 @@ describeCluster('run-control authenticates and authorizes every caller with the 
     const agent = await cp.current.admin.get<KubeObject>(`/apis/purko.io/v1alpha1/namespaces/${NS}/agents/reviewer`)
     expect(agent?.metadata?.annotations?.['purko.io/approve-promotion']).toBe(`ha ${user('lead')}: ready`)
     expect((await eventsOf('Agent', 'reviewer')).map((e) => e.message)).toEqual([`${user('lead')} approved promotion to ha: ready`])
+  })
+
+  it('a ServiceAccount allowed to impersonate acts for alice: her role decides, the records name her via the ServiceAccount', async () => {
+    const impersonator = user('impersonator')
+    const res = await call('POST', `/api/approve/${NS}/release/ship`, 'impersonator', { reason: 'looks good' }, { 'impersonate-user': 'alice' })
+    expect([res.status, await res.json()]).toEqual([200, { status: 'approved', workflow: 'release', step: 'ship', namespace: NS, user: 'alice' }])
+    expect(JSON.parse((await annotations('release'))['kinetic.dev/decision-ship'] ?? '{}')).toMatchObject({ verdict: 'approved', user: 'alice', via: impersonator, reason: 'looks good' })
+    expect((await eventsOf('Workflow', 'release')).map((e) => e.message)).toContainEqual(`alice via ${impersonator} approved step ship: looks good`)
+    // The impersonator itself has no rights on workflows: only alice's count.
+    expect((await call('POST', `/api/approve/${NS}/release/ship`, 'impersonator')).status).toBe(403)
+  })
+
+  it("a person the ServiceAccount may impersonate but who has no role is refused with their own name; a group's role counts", async () => {
+    const mallory = await call('POST', `/api/approve/${NS}/release/plan`, 'impersonator', undefined, { 'impersonate-user': 'mallory' })
+    expect([mallory.status, await mallory.json()]).toEqual([403, { error: 'forbidden', message: `mallory may not approve workflows.purko.io ${NS}/release` }])
+    const bob = await call('POST', `/api/deny/${NS}/release/plan`, 'impersonator', { reason: 'not yet' }, { 'impersonate-user': 'bob', 'impersonate-group': 'rc-leads' })
+    expect(bob.status).toBe(200)
+    expect(JSON.parse((await annotations('release'))['kinetic.dev/decision-plan'] ?? '{}')).toMatchObject({ verdict: 'denied', user: 'bob', via: user('impersonator') })
+    // The decide-only role of the group: bob may not cancel.
+    const cancel = await call('POST', `/api/cancel/${NS}/release`, 'impersonator', undefined, { 'impersonate-user': 'bob', 'impersonate-group': 'rc-leads' })
+    expect([cancel.status, ((await cancel.json()) as { message: string }).message]).toEqual([403, `bob may not patch workflows.purko.io ${NS}/release`])
+  })
+
+  it('a ServiceAccount without impersonate, or asking for a user or group it may not impersonate, gets 403 naming it, and nothing is written', async () => {
+    const before = (await workflow('release')).metadata?.resourceVersion
+    for (const [account, headers, message] of [
+      ['lead', { 'impersonate-user': 'alice' }, `${user('lead')} may not impersonate users alice`],
+      ['impersonator', { 'impersonate-user': 'carol' }, `${user('impersonator')} may not impersonate users carol`],
+      ['impersonator', { 'impersonate-user': 'alice', 'impersonate-group': 'system:masters' }, `${user('impersonator')} may not impersonate groups system:masters`],
+    ] as const) {
+      const res = await call('POST', `/api/cancel/${NS}/release`, account, undefined, headers)
+      expect([res.status, await res.json()], message).toEqual([403, { error: 'forbidden', message }])
+    }
+    expect((await workflow('release')).metadata?.resourceVersion).toBe(before)
   })
 })
 
