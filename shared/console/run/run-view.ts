@@ -141,9 +141,8 @@ export function stepView(wf: Workflow, index: number, state: StepState | undefin
     Object.assign(view, { phase: 'Waiting', label: 'Retry pending', reason: `attempt ${retries + 1} after ${state.nextAttemptAt}${error ? `; last error: ${firstLine(error)}` : ''}` })
   } else if (phase === 'Pending' && error) {
     Object.assign(view, { phase: 'Waiting', label: 'Waiting', reason: firstLine(error) })
-  } else if (phase === 'Pending') {
-    const waitingOn = view.dependsOn
-    if (waitingOn.length > 0) view.reason = `after ${waitingOn.join(', ')}`
+  } else if (phase === 'Pending' || phase === undefined) {
+    if (view.dependsOn.length > 0) view.reason = `after ${view.dependsOn.join(', ')}`
   } else if (phase === 'Skipped') {
     view.reason = firstLine(error) ?? 'its condition is false'
   } else if (phase === 'Failed' && error) {
