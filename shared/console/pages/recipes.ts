@@ -40,7 +40,8 @@ function complianceText(recipe: WorkflowRecipe): Html {
   const policy = recipe.status?.policy
   if (!policy || policy.compliant === undefined) return html`<span class="muted">not evaluated</span>`
   if (policy.compliant) return phaseBadge('Succeeded', 'compliant')
-  return phaseBadge('Failed', `${policy.totalViolations ?? policy.violations?.length ?? 0} violations`)
+  const count = policy.totalViolations ?? policy.violations?.length ?? 0
+  return phaseBadge('Failed', `${count} ${count === 1 ? 'violation' : 'violations'}`)
 }
 
 /** GET /recipes. */
