@@ -1,5 +1,6 @@
 import { standardVerbs } from './builtin-resources.js'
 import type { ResourceRegistry } from './resource-registry.js'
+import { REVIEW_RESOURCES } from './reviews.js'
 import { apiVersionOf, type ResourceType } from './resource-type.js'
 
 /** The Kubernetes version this server reports at /version and in OpenAPI documents. */
@@ -44,8 +45,10 @@ function resourceEntries(rt: ResourceType): object[] {
 /** GET /api/v1 or /apis/<group>/<version>; undefined when nothing is served there. */
 export function resourceList(registry: ResourceRegistry, group: string, version: string): object | undefined {
   const rts = registry.all().filter((rt) => rt.group === group && rt.versions.includes(version))
-  if (!rts.length && !(group === '' && version === 'v1')) return undefined
-  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(group, version), resources: rts.flatMap(resourceEntries) }
+  const reviews = REVIEW_RESOURCES.filter((r) => r.group === group && r.version === version)
+    .map((r) => ({ name: r.plural, singularName: r.singular, namespaced: false, kind: r.kind, verbs: ['create'] }))
+  if (!rts.length && !reviews.length && !(group === '' && version === 'v1')) return undefined
+  return { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: apiVersionOf(group, version), resources: [...rts.flatMap(resourceEntries), ...reviews] }
 }
 
 function groupVersions(registry: ResourceRegistry): Map<string, string[]> {
@@ -64,14 +67,21 @@ function groupEntry(name: string, versions: string[]): object {
   return { name, versions: list, preferredVersion: list[0] }
 }
 
+/** The stored kinds' groups plus the self reviews' (which store nothing and have no OpenAPI document). */
+function discoveredGroups(registry: ResourceRegistry): Map<string, string[]> {
+  const groups = groupVersions(registry)
+  for (const r of REVIEW_RESOURCES) if (!groups.has(r.group)) groups.set(r.group, [r.version])
+  return groups
+}
+
 /** GET /apis */
 export function groupList(registry: ResourceRegistry): object {
-  return { kind: 'APIGroupList', apiVersion: 'v1', groups: [...groupVersions(registry)].map(([g, vs]) => groupEntry(g, vs)) }
+  return { kind: 'APIGroupList', apiVersion: 'v1', groups: [...discoveredGroups(registry)].map(([g, vs]) => groupEntry(g, vs)) }
 }
 
 /** GET /apis/<group>; undefined for an unknown group. */
 export function apiGroup(registry: ResourceRegistry, group: string): object | undefined {
-  const versions = groupVersions(registry).get(group)
+  const versions = discoveredGroups(registry).get(group)
   return versions ? { kind: 'APIGroup', apiVersion: 'v1', ...groupEntry(group, versions) } : undefined
 }
 

@@ -8,6 +8,7 @@ import { openApiV3Document, openApiV3Index } from './openapi.js'
 import { decodeProtobufObject } from './protobuf.js'
 import { bodyHint } from './decoding.js'
 import { apiVersionOf, groupResource } from './resource-type.js'
+import { answerReview, reviewAt } from './reviews.js'
 import { parseFieldSelector, parseLabelSelector } from './selectors.js'
 import { toTable, type IncludeObject } from './table.js'
 import type { KubeObject, WatchEventType } from './types.js'
@@ -295,13 +296,23 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     const name = r.name as string
     const tail = q.get('tailLines')
     const text = store.podLog(ns, name, tail !== null ? { tailLines: Number(tail) } : {})
+    // limitBytes caps everything served, the followed part included, as on a real kubelet.
+    const limit = Number(q.get('limitBytes') ?? 0)
+    let left = Number.isFinite(limit) && limit > 0 ? limit : Infinity
+    const capped = (chunk: string): string => {
+      if (left === Infinity) return chunk
+      const bytes = Buffer.from(chunk)
+      const kept = bytes.subarray(0, left)
+      left -= kept.length
+      return kept.toString()
+    }
     if (!bool(q, 'follow')) {
       res.writeHead(200, { 'Content-Type': 'text/plain' })
-      res.end(text)
+      res.end(capped(text))
       return
     }
     res.writeHead(200, { 'Content-Type': 'text/plain', 'Transfer-Encoding': 'chunked' })
-    res.write(text)
+    res.write(capped(text))
     let stop: () => void = () => {}
     const finish = (): void => {
       stop()
@@ -310,7 +321,15 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     }
     streams.add(finish)
     res.on('close', finish)
-    stop = store.followPodLog(ns, name, (chunk) => (chunk === null ? finish() : res.write(chunk)))
+    if (left <= 0) {
+      finish()
+      return
+    }
+    stop = store.followPodLog(ns, name, (chunk) => {
+      if (chunk === null) return finish()
+      res.write(capped(chunk))
+      if (left <= 0) finish()
+    })
   }
 
   function orphanDependentsFalse(body: unknown, q: URLSearchParams): boolean {
@@ -453,6 +472,14 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     const q = new URLSearchParams(qAt < 0 ? '' : url.slice(qAt + 1))
     const segs = path.split('/').filter((s) => s.length > 0).map(decodeURIComponent)
     const normalized = `/${segs.join('/')}`
+    const review = reviewAt(segs)
+    if (review) {
+      if (req.method !== 'POST') throw methodNotAllowed()
+      const raw = await readBody(req)
+      const body = parseBody(raw, String(req.headers['content-type'] ?? 'application/json'), review.kind, false)
+      sendJson(res, 201, JSON.stringify(answerReview(review, body, req.headersDistinct)))
+      return
+    }
     const isResource = (segs[0] === 'api' && segs.length > 2) || (segs[0] === 'apis' && segs.length > 3)
     if (!isResource) {
       if (req.method !== 'GET' && req.method !== 'HEAD') throw methodNotAllowed()
