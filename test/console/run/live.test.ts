@@ -1,0 +1,203 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import type { Person } from '../../../shared/console/context.js'
+import { logEventsResponse, runEventsResponse, type LiveOptions } from '../../../shared/console/run/live.js'
+import { ForbiddenError } from '../../../shared/errors.js'
+import { currentRunId } from '../../../shared/reconcile/run-status.js'
+import { LABEL_STEP, LABEL_WORKFLOW } from '../../../shared/schemas/labels.js'
+import type { StepStatus, Workflow } from '../../../shared/schemas/workflow.js'
+import { FakeKube } from '../../fakes/kube.js'
+import { eventually } from '../../support/eventually.js'
+import { aStep, aWorkflow, NAMESPACE } from '../../fixtures/workflows.js'
+import { requestFor } from '../pages/support.js'
+
+const LOCAL_ADMIN: Person = { mode: 'local', name: 'kinetic-local-admin', groups: ['system:masters'], credential: { kind: 'own' } }
+const FAST: LiveOptions = { backoffMs: () => 5, now: () => new Date('2026-12-01T12:00:00Z') }
+
+function aRun(statuses: StepStatus[]): Workflow {
+  const wf = aWorkflow({ spec: { steps: [aStep('build'), aStep('review', { dependsOn: ['build'] })] } })
+  wf.status = { phase: 'Running', runId: currentRunId(wf), startTime: '2026-12-01T11:50:00Z', stepStatuses: statuses, totalSteps: 2, completedSteps: 0 }
+  return wf
+}
+
+interface SseEvent { event: string; data: string; id?: string }
+
+/** Reads an SSE body as it arrives: the parsed events, the comments, and whether it ended. */
+class SseReader {
+  events: SseEvent[] = []
+  comments: string[] = []
+  retry?: number
+  ended = false
+  private buffer = ''
+
+  constructor(response: Response) {
+    void this.read(response.body!.getReader())
+  }
+
+  private async read(reader: ReadableStreamDefaultReader<Uint8Array>) {
+    const decoder = new TextDecoder()
+    for (;;) {
+      const { value, done } = await reader.read()
+      if (done) break
+      this.buffer += decoder.decode(value, { stream: true })
+      let end: number
+      while ((end = this.buffer.indexOf('\n\n')) >= 0) {
+        const block = this.buffer.slice(0, end)
+        this.buffer = this.buffer.slice(end + 2)
+        const message: SseEvent = { event: 'message', data: '' }
+        const data: string[] = []
+        for (const line of block.split('\n')) {
+          if (line.startsWith(':')) this.comments.push(line.slice(1).trim())
+          else if (line.startsWith('retry: ')) this.retry = Number(line.slice(7))
+          else if (line.startsWith('event: ')) message.event = line.slice(7)
+          else if (line.startsWith('data: ')) data.push(line.slice(6))
+          else if (line.startsWith('id: ')) message.id = line.slice(4)
+        }
+        if (data.length > 0) this.events.push({ ...message, data: data.join('\n') })
+      }
+    }
+    this.ended = true
+  }
+
+  named(event: string): SseEvent[] {
+    return this.events.filter((e) => e.event === event)
+  }
+
+  json<T = Record<string, unknown>>(event: string): T[] {
+    return this.named(event).map((e) => JSON.parse(e.data) as T)
+  }
+}
+
+const aborts: AbortController[] = []
+afterEach(() => { for (const a of aborts.splice(0)) a.abort() })
+function signal(): AbortController {
+  const a = new AbortController()
+  aborts.push(a)
+  return a
+}
+
+async function openRun(kube: FakeKube, options: LiveOptions = FAST, person?: Person, rv?: string) {
+  const abort = signal()
+  const wf = kube.workflows.get(`${NAMESPACE}/wf`)
+  const response = await runEventsResponse(requestFor(kube, '/live', person ? { person, config: { actions: true } } : {}), NAMESPACE, 'wf', rv ?? wf?.metadata.resourceVersion ?? '0', abort.signal, options)
+  return { response, reader: new SseReader(response), abort }
+}
+
+describe('the live run stream', () => {
+  it('is an uncached event stream that tells the browser how soon to reconnect', async () => {
+    const { response, reader } = await openRun(new FakeKube({ workflows: [aRun([])] }))
+    expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
+    expect(response.headers.get('cache-control')).toContain('no-cache')
+    await eventually('the retry hint', () => reader.retry === 3000, 2000, 5)
+  })
+
+  it('sends what changed on each change, the first with every step, later ones only the changed steps', async () => {
+    const kube = new FakeKube({ workflows: [aRun([])] })
+    const { reader } = await openRun(kube)
+    kube.putWorkflow(aRun([{ name: 'build', phase: 'Running', startTime: '2026-12-01T11:59:00Z' }]))
+    await eventually('the first patch', () => reader.named('run').length === 1, 2000, 5)
+    kube.putWorkflow(aRun([{ name: 'build', phase: 'Succeeded', startTime: '2026-12-01T11:59:00Z', completionTime: '2026-12-01T11:59:30Z' }]))
+    await eventually('the second patch', () => reader.named('run').length === 2, 2000, 5)
+    const [first, second] = reader.json<{ rv: string; steps: Record<string, string[]>; phase: string }>('run')
+    expect(first!.steps).toEqual({ build: ['Running', 'Running', '1 min', ''], review: ['Pending', 'Not started', '', 'after build'] })
+    expect(second!.steps).toEqual({ build: ['Succeeded', 'Succeeded', '30 s', ''] })
+    expect(reader.named('run')[1]!.id).toBe(kube.workflows.get(`${NAMESPACE}/wf`)!.metadata.resourceVersion)
+  })
+
+  it('says which action forms apply as the run moves', async () => {
+    const kube = new FakeKube({ workflows: [aRun([])] })
+    const { reader } = await openRun(kube, FAST, LOCAL_ADMIN)
+    kube.putWorkflow(aRun([{ name: 'build', phase: 'Succeeded' }, { name: 'review', phase: 'Pending', error: 'Waiting for human approval (set annotation purko.io/approve-review=true)' }]))
+    await eventually('a patch', () => reader.named('run').length === 1, 2000, 5)
+    expect(reader.json('run')[0]!.actions).toEqual({ decide: ['review'], cancel: true, rerun: true })
+  })
+
+  it('says the run is gone when it is deleted, and ends', async () => {
+    const kube = new FakeKube({ workflows: [aRun([])] })
+    const { reader } = await openRun(kube)
+    await kube.deleteWorkflow(NAMESPACE, 'wf')
+    await eventually('the end of the stream', () => reader.ended, 2000, 5)
+    expect(reader.named('gone')).toHaveLength(1)
+    expect(kube.openWatches).toBe(0)
+  })
+
+  it.each([
+    ['the server closes the watch', undefined],
+    ['the watch fails (410 Gone)', new Error('410 Gone')],
+  ])('reads the run again and watches again when %s', async (_, error) => {
+    const kube = new FakeKube({ workflows: [aRun([])] })
+    const { reader } = await openRun(kube)
+    await eventually('the watch', () => kube.openWatches === 1, 2000, 5)
+    // A change made while no watch is open is found by the re-read.
+    kube.endWatches(error)
+    kube.putWorkflow(aRun([{ name: 'build', phase: 'Running' }]))
+    await eventually('the missed change', () => reader.named('run').length === 1, 2000, 5)
+    await eventually('a new watch', () => kube.openWatches === 1, 2000, 5)
+    kube.putWorkflow(aRun([{ name: 'build', phase: 'Failed', error: 'exit 1' }]))
+    await eventually('a change on the new watch', () => reader.named('run').length === 2, 2000, 5)
+    expect(reader.json<{ steps: Record<string, string[]> }>('run')[1]!.steps.build![0]).toBe('Failed')
+  })
+
+  it('tells the person when they may not watch the run, and ends', async () => {
+    const kube = new FakeKube({ workflows: [aRun([])] }).failNext('watchWorkflow', new ForbiddenError('alice may not watch workflows.purko.io ai-agents/wf'))
+    const { reader } = await openRun(kube)
+    await eventually('the end of the stream', () => reader.ended, 2000, 5)
+    expect(reader.json('error')).toEqual([{ message: 'alice may not watch workflows.purko.io ai-agents/wf' }])
+  })
+
+  it('stops watching when the browser goes away', async () => {
+    const kube = new FakeKube({ workflows: [aRun([])] })
+    const { reader, abort } = await openRun(kube)
+    await eventually('the watch', () => kube.openWatches === 1, 2000, 5)
+    abort.abort()
+    await eventually('the end of the stream', () => reader.ended, 2000, 5)
+    expect(kube.openWatches).toBe(0)
+  })
+
+  it('sends a heartbeat comment while nothing changes', async () => {
+    const { reader } = await openRun(new FakeKube({ workflows: [aRun([])] }), { ...FAST, heartbeatMs: 10 })
+    await eventually('a heartbeat', () => reader.comments.includes('heartbeat'), 2000, 5)
+  })
+})
+
+describe('the live log stream', () => {
+  function withPod(kube: FakeKube, log: string, phase = 'Running') {
+    kube.jobs.set('ai-agents/wf-build-1', { metadata: { name: 'wf-build-1', namespace: NAMESPACE, labels: { [LABEL_WORKFLOW]: 'wf', [LABEL_STEP]: 'build' } } })
+    kube.pods.set('ai-agents/wf-build-1-x', { metadata: { name: 'wf-build-1-x', namespace: NAMESPACE, labels: { 'job-name': 'wf-build-1' } }, status: { phase } })
+    kube.logs.set('ai-agents/wf-build-1-x', log)
+  }
+  async function openLog(kube: FakeKube, options: LiveOptions = FAST) {
+    const abort = signal()
+    return new SseReader(await logEventsResponse(requestFor(kube), NAMESPACE, 'wf', 'build', abort.signal, options))
+  }
+
+  it('sends each line once whole, however the chunks split it, then says the container ended', async () => {
+    const kube = new FakeKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
+    withPod(kube, 'one\ntw')
+    const reader = await openLog(kube)
+    await eventually('the first line', () => reader.named('line').length === 1, 2000, 5)
+    kube.appendPodLog(NAMESPACE, 'wf-build-1-x', 'o\nthree')
+    kube.endPodLog(NAMESPACE, 'wf-build-1-x')
+    await eventually('the end', () => reader.ended, 2000, 5)
+    expect(reader.events.map((e) => e.event)).toEqual(['reset', 'line', 'line', 'line', 'end'])
+    expect(reader.named('line').map((e) => e.data)).toEqual(['one', 'two', 'three'])
+    expect(reader.json('end')[0]!.message).toBe('Pod wf-build-1-x: the container ended.')
+  })
+
+  it('stops at the byte cap and says so', async () => {
+    const kube = new FakeKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
+    withPod(kube, Array.from({ length: 100 }, (_, i) => `line ${String(i).padStart(3, '0')}\n`).join(''))
+    const reader = await openLog(kube, { ...FAST, maxLogBytes: 50 })
+    await eventually('the end', () => reader.ended, 2000, 5)
+    // Each line is 8 characters and its newline: five fit in 50 bytes.
+    expect(reader.named('line')).toHaveLength(5)
+    expect(reader.json('truncated')[0]!.message).toContain('Stopped after 45 bytes')
+    expect(reader.named('end')).toHaveLength(0)
+  })
+
+  it('ends at once with the reason when the step has no Job yet', async () => {
+    const kube = new FakeKube({ workflows: [aRun([])] })
+    const reader = await openLog(kube)
+    await eventually('the end', () => reader.ended, 2000, 5)
+    expect(reader.json('end')).toEqual([{ message: 'No Job has run this step yet; reload the page once it started.' }])
+  })
+})
