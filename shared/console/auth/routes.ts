@@ -9,8 +9,8 @@ import { deleteCookie, setCookie } from 'hono/cookie'
 import { TransientError } from '../../errors.js'
 import type { ConsoleDeps, PageResult } from '../context.js'
 import { html, type Html } from '../html.js'
+import { renderDocument } from '../shell.js'
 import { hasOwnOrigin } from './csrf.js'
-import { renderAuthPage } from './page.js'
 import { isFromTrustedProxy } from './person.js'
 import { newSession, sealSession, SESSION_COOKIE, SESSION_TTL_SECONDS, type Session } from './session.js'
 
@@ -71,7 +71,7 @@ export function signInRoutes(deps: ConsoleDeps, options: SignInOptions = {}): Ho
     // A page without its stylesheet still signs people in.
     const assets = await options.assets?.().catch(() => undefined)
     const assetUrl = assets ? (name: string) => assets.url(name) : () => ''
-    return c.html(renderAuthPage({ config: deps.config, now: deps.now(), assetUrl }, result), result.status as 200, { 'cache-control': 'no-store' })
+    return c.html(renderDocument({ config: deps.config, now: deps.now(), assetUrl }, result), result.status as 200, { 'cache-control': 'no-store' })
   }
   const form = (next: string, status: number, problem?: string): PageResult =>
     ({ status, title: 'Sign in', nav: 'signin', body: signInForm(next, problem) })
