@@ -112,6 +112,19 @@ describe('run-control with the workflow engine on the embedded API server', () =
     expect(again.status?.stepStatuses?.[0]).toMatchObject({ phase: 'Pending', error: expect.stringContaining('Waiting for human approval') })
   })
 
+  it("the console's local admin, named by Impersonate-User, is who the decision, the Event and the engine's message name", async () => {
+    await create('canary')
+    const res = await control.request(`/api/deny/${NS}/canary/ship`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'impersonate-user': 'kinetic-local-admin', 'impersonate-group': 'system:masters' },
+      body: JSON.stringify({ reason: 'not today' }),
+    })
+    expect(await res.json()).toMatchObject({ status: 'denied', user: 'kinetic-local-admin' })
+    expect(JSON.parse((await read('canary')).metadata.annotations?.['kinetic.dev/decision-ship'] ?? '{}')).toMatchObject({ verdict: 'denied', user: 'kinetic-local-admin' })
+    expect((await kube.listEvents(NS, { kind: 'Workflow', name: 'canary' })).map((e) => e.message)).toContain('kinetic-local-admin denied step ship: not today')
+    expect((await deliver(engine, RESOURCE_UPDATE, await read('canary'))).status).toBe(202)
+    expect((await read('canary')).status?.stepStatuses?.[0]).toMatchObject({ phase: 'Failed', error: 'Denied by kinetic-local-admin: not today' })
+  })
+
   it('a manual run of a template is created and accepted by the CRD', async () => {
     await custom.createNamespacedCustomObject({ ...WORKFLOWS, body: {
       apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name: 'nightly', annotations: { 'purko.io/template': 'true' } },
