@@ -160,12 +160,14 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
   'kinetic-console-reader': {
     serviceAccount: 'console',
     grants: {
-      ...Object.fromEntries(['workflows', 'agents', 'agentautonomypolicies', 'mcpservers', 'llmproviders', 'memoryproviders', 'workflowrecipes', 'workflowrecipepolicies']
-        .map((r) => [`purko.io/${r}`, ['get', 'list', 'watch']])),
-      '/events': ['get', 'list', 'watch'],
-      '/pods': ['get', 'list', 'watch'],
+      'purko.io/workflows': ['get', 'list', 'watch'],
+      ...Object.fromEntries(['agents', 'mcpservers', 'llmproviders', 'memoryproviders', 'workflowrecipes', 'workflowrecipepolicies']
+        .map((r) => [`purko.io/${r}`, ['get', 'list']])),
+      'purko.io/agentautonomypolicies': ['list'],
+      '/events': ['list'],
+      '/pods': ['list'],
       '/pods/log': ['get'],
-      'batch/jobs': ['get', 'list', 'watch'],
+      'batch/jobs': ['list'],
     },
   },
   // The template and its run, the namespace's trigger-rules, the template's webhook Secret, Events on refusals.
