@@ -9,7 +9,8 @@ import { tsImport } from 'tsx/esm/api'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 // --outdir lets tests and benchmarks build elsewhere without replacing the shared dist/.
-const { values: options } = parseArgs({ options: { outdir: { type: 'string', default: join(root, 'dist') } } })
+// --only <function> builds that function alone (the console's asset test builds just the console).
+const { values: options } = parseArgs({ options: { outdir: { type: 'string', default: join(root, 'dist') }, only: { type: 'string' } } })
 const outdir = resolve(options.outdir)
 
 /** Functions every image is expected to carry; any other folder with a main.ts is built too. */
@@ -49,7 +50,7 @@ function entryPoints() {
   return entries
 }
 
-const entries = entryPoints()
+const entries = entryPoints().filter((entry) => options.only === undefined || entry.out === `functions/${options.only}/main`)
 
 // The console serves its browser scripts and stylesheets from memory: they are bundled here, with the
 // same code that bundles them under tsx (shared/console/assets.ts), and defined as a constant in the
@@ -64,7 +65,8 @@ async function consoleDefine() {
 }
 const consoleAssets = await consoleDefine()
 // Only the trees this script writes, so stale bundles of removed functions do not linger.
-for (const tree of ['functions', 'executor', 'mcp-bridge']) rmSync(join(outdir, tree), { recursive: true, force: true })
+const trees = options.only === undefined ? ['functions', 'executor', 'mcp-bridge'] : [`functions/${options.only}`]
+for (const tree of trees) rmSync(join(outdir, tree), { recursive: true, force: true })
 if (entries.length > 0) {
   // One build per entry point: a layout shared across entry points would make each Service
   // load code it never runs, and per-file output is what knative/services/*.yaml name.

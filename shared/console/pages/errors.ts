@@ -55,11 +55,12 @@ export function errorPage(err: unknown, person?: Person): PageResult {
 
 /** Pure: the 404 page for something that is not there (or that this person may not see). */
 export function notFoundPage(what: string): PageResult {
+  const subject = what.charAt(0).toUpperCase() + what.slice(1)
   return {
     status: 404,
     title: 'Not found',
     nav: 'error',
-    body: html`<h1>Not found</h1><p>${what} was not found, or you may not see it.</p><p><a href="/workflows">Go to the workflows</a></p>`,
+    body: html`<h1>Not found</h1><p>${subject} was not found, or you may not see it.</p><p><a href="/workflows">Go to the workflows</a></p>`,
   }
 }
 
