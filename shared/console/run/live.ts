@@ -201,14 +201,20 @@ export async function runEventsResponse(
 
   const follow = async () => {
     let failures = 0
+    // The first watch starts at the page's version, so nothing between the page and the stream
+    // is missed. Later ones start after a fresh read, from "now" (no version): the server sends
+    // the current object first, so nothing between the read and the watch is missed either, and
+    // an unchanged object's old version can never be too old for the server (410 over and over).
+    let from = resourceVersion
     while (!writer.closed) {
       let handle: StreamHandle | undefined
       try {
-        handle = await req.kube.watchWorkflow(namespace, name, rv, (wf) => {
+        handle = await req.kube.watchWorkflow(namespace, name, from, (wf) => {
           if (wf === null) {
             void queue.then(gone)
             return
           }
+          if (wf.metadata.resourceVersion === rv) return // the version the page already shows
           rv = wf.metadata.resourceVersion ?? rv
           emit(wf)
         })
@@ -230,6 +236,7 @@ export async function runEventsResponse(
           rv = wf.metadata.resourceVersion ?? rv
           emit(wf)
         }
+        from = ''
       } catch (err) {
         if (err instanceof ForbiddenError) return fail(err)
         failures++
