@@ -6,11 +6,20 @@
 // A ServiceAccount allowed to impersonate (the console's shape) acts for users and groups whose
 // own RBAC decides; the records name the person "via" the ServiceAccount.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { Hono } from 'hono'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { KubeObject } from '../../local/knative/kube-http.js'
 import { freePort } from '../../local/free-port.js'
+import { actionRoutes } from '../../shared/console/auth/actions.js'
+import { consoleConfig } from '../../shared/console/auth/config.js'
+import { signInRoutes } from '../../shared/console/auth/routes.js'
+import type { ConsoleDeps } from '../../shared/console/context.js'
+import { kubeAs } from '../../shared/kube/client.js'
+import { silentLogger } from '../../shared/log.js'
+import { listen } from '../console/auth/support.js'
 import { loadManifests, ROOT } from '../knative/manifests.js'
 import type { AuditEvent } from './control-plane.js'
 import { describeCluster, useControlPlane } from './tier.js'
@@ -86,7 +95,7 @@ describeCluster('run-control authenticates and authorizes every caller with the 
     for (let i = 0; i < 100 && !(await admin.get('/apis/purko.io/v1alpha1')); i++) await new Promise((r) => setTimeout(r, 100))
     admin.forgetDiscovery()
     const steps = [{ name: 'plan', agentRef: { name: 'planner' } }, { name: 'ship', agentRef: { name: 'shipper' }, dependsOn: ['plan'] }]
-    for (const name of ['deploy', 'hotfix', 'release']) await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name, namespace: NS }, spec: { parameters: { env: 'dev' }, steps } })
+    for (const name of ['deploy', 'hotfix', 'release', 'console-run']) await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name, namespace: NS }, spec: { parameters: { env: 'dev' }, steps } })
     await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name: 'nightly', namespace: NS, annotations: { 'purko.io/template': 'true' } }, spec: { steps } })
     await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'Agent', metadata: { name: 'reviewer', namespace: NS }, spec: { model: { provider: 'p', name: 'm' } } })
 
@@ -220,6 +229,44 @@ describeCluster('run-control authenticates and authorizes every caller with the 
       expect([res.status, await res.json()], message).toEqual([403, { error: 'forbidden', message }])
     }
     expect((await workflow('release')).metadata?.resourceVersion).toBe(before)
+  })
+
+  it("the console signs a person in with their real token and forwards their approval; behind a trusted proxy it acts for alice through its own ServiceAccount's impersonation", async () => {
+    const base = cp.current.adminKubeConfig()
+    const consoleDeps = (env: Record<string, string>, ownToken?: string): ConsoleDeps => ({
+      config: consoleConfig({ KINETIC_CONSOLE_ACTIONS: 'true', KINETIC_RUN_CONTROL_URL: fn.url, KINETIC_CONSOLE_SECURE_COOKIES: 'false', ...env }),
+      log: silentLogger, now: () => new Date(), kubeFor: (credential) => kubeAs(base, credential),
+      ...(ownToken ? { ownToken: async () => ownToken } : {}),
+    })
+    const tokenDeps = consoleDeps({ KINETIC_CONSOLE_AUTH: 'token', KINETIC_CONSOLE_SESSION_KEY: randomBytes(32).toString('base64') })
+    const app = new Hono().route('/', signInRoutes(tokenDeps)).route('/actions', actionRoutes(tokenDeps))
+    const signIn = (token: string) => app.request('/signin', {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token, next: '/workflows' }).toString(),
+    })
+    expect((await signIn(`${tokens.get('lead')!.slice(0, -6)}AAAAAA`)).status).toBe(401)
+    const signedIn = await signIn(tokens.get('lead')!)
+    expect([signedIn.status, signedIn.headers.get('location')]).toEqual([303, '/workflows'])
+    const cookie = (signedIn.headers.get('set-cookie') ?? '').split(';')[0]!
+    const approved = await app.request(`/actions/approve/${NS}/console-run/ship`, {
+      method: 'POST', headers: { 'x-kinetic-console': '1', 'content-type': 'application/json', cookie }, body: JSON.stringify({ reason: 'from the console' }),
+    })
+    expect([approved.status, await approved.json()]).toEqual([200, { status: 'approved', workflow: 'console-run', step: 'ship', namespace: NS, user: user('lead') }])
+    expect(JSON.parse((await annotations('console-run'))['kinetic.dev/decision-ship'] ?? '{}')).toEqual(expect.not.objectContaining({ via: expect.anything() }))
+
+    const proxyDeps = consoleDeps({ KINETIC_CONSOLE_AUTH: 'proxy', KINETIC_CONSOLE_TRUSTED_PROXIES: '127.0.0.1' }, tokens.get('impersonator'))
+    const server = await listen(new Hono().route('/actions', actionRoutes(proxyDeps)))
+    try {
+      const denied = await fetch(`${server.url}/actions/deny/${NS}/console-run/plan`, {
+        method: 'POST', headers: { 'x-kinetic-console': '1', 'content-type': 'application/json', 'x-forwarded-user': 'alice' }, body: JSON.stringify({ reason: 'proxy says alice' }),
+      })
+      expect([denied.status, await denied.json()]).toEqual([200, { status: 'denied', workflow: 'console-run', step: 'plan', namespace: NS, user: 'alice' }])
+      // mallory is named by the same proxy, but her own rights (none) decide.
+      const refused = await fetch(`${server.url}/actions/cancel/${NS}/console-run`, { method: 'POST', headers: { 'x-kinetic-console': '1', 'x-forwarded-user': 'mallory' } })
+      expect([refused.status, await refused.json()]).toEqual([403, { error: 'forbidden', message: `mallory may not patch workflows.purko.io ${NS}/console-run` }])
+    } finally {
+      await server.close()
+    }
+    expect(JSON.parse((await annotations('console-run'))['kinetic.dev/decision-plan'] ?? '{}')).toMatchObject({ verdict: 'denied', user: 'alice', via: user('impersonator') })
   })
 })
 
