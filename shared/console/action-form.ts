@@ -22,15 +22,21 @@ export interface ActionFormOptions {
   confirm?: string
 }
 
-let formCount = 0
+// Label ids come from what the form does, so the markup is the same on every render and two
+// different actions on one page never share an id (FNV-1a; no cryptography needed).
+function idFor(o: ActionFormOptions): string {
+  let hash = 0x811c9dc5
+  const text = `${o.path}|${o.label}`
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193)
+  return `action-${(hash >>> 0).toString(16)}`
+}
 
 /**
- * Pure apart from a counter that keeps label ids unique within a page: the form. Without the
- * client script the button is disabled and says why, since a plain form post cannot carry the
- * header the endpoint requires.
+ * Pure: the form. Without the client script the button stays disabled and a note says why, since
+ * a plain form post cannot carry the header the endpoint requires.
  */
 export function actionForm(o: ActionFormOptions): Html {
-  const id = `action-${++formCount}`
+  const id = idFor(o)
   const reason = o.reason
     ? html`<label for="${id}-reason">Reason <span class="hint">(optional)</span></label><input id="${id}-reason" name="reason" type="text" maxlength="1024" autocomplete="off">`
     : html``
