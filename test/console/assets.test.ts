@@ -1,10 +1,20 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { readFile, mkdtemp, rm } from 'node:fs/promises'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll, describe, expect, it } from 'vitest'
+import type { Browser } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { actionForm } from '../../shared/console/action-form.js'
 import { assetsFrom, bundleAssetFiles, loadAssets } from '../../shared/console/assets.js'
+import { html } from '../../shared/console/html.js'
+import { filterForm } from '../../shared/console/pages/common.js'
+import { renderDocument } from '../../shared/console/shell.js'
+import { timeTag } from '../../shared/console/time.js'
+import { findChromium, launchChromium, REQUIRE_BROWSER } from '../browser/chromium.js'
+import { ALICE, configOf } from './pages/support.js'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 const CSS_PATH = join(ROOT, 'shared', 'console', 'assets', 'console.css')
@@ -136,4 +146,101 @@ describe('the built console', () => {
       child.kill('SIGTERM')
     }
   }, 180_000)
+})
+
+// The common client script in a real browser (headless Chromium, as test/browser does): the
+// times it refreshes, the JSON it posts for an action form, the filters it applies at once.
+const chromiumLookup = findChromium()
+if (!chromiumLookup.available && REQUIRE_BROWSER) throw new Error(`KINETIC_REQUIRE_BROWSER=1 but the browser cannot start: ${chromiumLookup.reason}`)
+const describeBrowser = chromiumLookup.available ? describe : describe.skip
+
+describeBrowser('the common client script in a browser', () => {
+  const T = new Date('2026-12-01T12:00:00.000Z')
+  const posts: { headers: Record<string, string | string[] | undefined>; body: string }[] = []
+  let answer = { status: 200, body: { status: 'approved', message: 'Recorded' } as Record<string, unknown> }
+  let server: Server
+  let base = ''
+  let browser: Browser
+
+  beforeAll(async () => {
+    const assets = await loadAssets()
+    const body = html`<h1>Client</h1>
+<p>Started ${timeTag(new Date(T.getTime() - 2 * 60_000).toISOString(), T)}</p>
+${filterForm('/workflows', [{ name: 'phase', label: 'Phase', values: ['Failed', 'Running'], chosen: '', all: 'all phases' }], '/workflows')}
+${actionForm({ path: '/actions/agents/team-a/ready/approve-promotion', label: 'Approve', reason: true, parameters: { env: 'prod' }, extra: { level: 'ha' }, confirm: 'Sure?' })}`
+    const document = renderDocument({ config: configOf(), person: ALICE, now: T, assetUrl: (n) => assets.url(n) }, { status: 200, title: 'Client', nav: 'workflows', body })
+    server = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://x')
+      const asset = url.pathname.startsWith('/assets/') ? assets.get(url.pathname) : undefined
+      if (asset) {
+        res.writeHead(200, { 'content-type': asset.type })
+        res.end(asset.body)
+      } else if (req.method === 'POST') {
+        let text = ''
+        req.on('data', (c: Buffer) => { text += c.toString() })
+        req.on('end', () => {
+          posts.push({ headers: req.headers, body: text })
+          res.writeHead(answer.status, { 'content-type': 'application/json' })
+          res.end(JSON.stringify(answer.body))
+        })
+      } else {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'self'" })
+        res.end(document)
+      }
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    browser = await launchChromium((chromiumLookup as { path: string }).path)
+  }, 60_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await new Promise((resolve) => server?.close(resolve))
+  })
+
+  it('refreshes relative times, posts an action as JSON with the console header and announces the answer, and applies a filter at once', async () => {
+    const context = await browser.newContext({ viewport: { width: 320, height: 640 } })
+    const page = await context.newPage()
+    const violations: string[] = []
+    // Script errors and anything the strict Content-Security-Policy blocked.
+    page.on('pageerror', (e) => violations.push(e.message))
+    page.on('console', (m) => { if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) violations.push(m.text()) })
+    await page.clock.install({ time: T })
+    await page.goto(base)
+    const time = page.locator('time.rel')
+    await expect.poll(() => time.textContent()).toBe('2 min ago')
+    await page.clock.runFor(3 * 60_000)
+    await expect.poll(() => time.textContent()).toBe('5 min ago')
+    expect(await time.getAttribute('title')).toBe('2026-12-01 11:58:00 UTC')
+
+    // A refusal is said in words and the page stays as it is.
+    answer = { status: 409, body: { message: 'Agent team-a/ready is at ha' } }
+    page.on('dialog', (d) => void d.accept())
+    await page.getByLabel('Reason').fill('looks good')
+    await page.getByRole('button', { name: 'Approve' }).click()
+    await expect.poll(() => page.locator('.action-result').textContent()).toBe('Approve failed (409): Agent team-a/ready is at ha')
+    await page.clock.runFor(1000)
+    await expect.poll(() => page.locator('#announcer').textContent()).toBe('Approve failed (409): Agent team-a/ready is at ha')
+    expect(posts).toHaveLength(1)
+    expect(posts[0]!.headers['x-kinetic-console']).toBe('1')
+    expect(posts[0]!.headers['content-type']).toBe('application/json')
+    expect(JSON.parse(posts[0]!.body)).toEqual({ reason: 'looks good', parameters: { env: 'prod' }, level: 'ha' })
+
+    // Success reloads the page unless a kinetic:action listener takes care of it.
+    answer = { status: 200, body: { status: 'approved', message: 'Recorded' } }
+    await page.evaluate(() => document.addEventListener('kinetic:action', (e) => { e.preventDefault(); document.body.dataset.handled = 'yes' }, { once: true }))
+    await page.getByRole('button', { name: 'Approve' }).click()
+    await expect.poll(() => page.locator('body').getAttribute('data-handled')).toBe('yes')
+    expect(await page.locator('.action-result').textContent()).toBe('Approve: done. Recorded')
+    const reloaded = page.waitForEvent('load')
+    await page.getByRole('button', { name: 'Approve' }).click()
+    await page.clock.runFor(1000)
+    await reloaded
+
+    // A changed filter select applies without pressing Apply.
+    await page.getByLabel('Phase').selectOption('Failed')
+    await page.waitForURL(`${base}/workflows?phase=Failed`)
+    expect(violations).toEqual([])
+    await context.close()
+  }, 120_000)
 })
