@@ -9,7 +9,7 @@
 import { Hono, type Context } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import type { ConsoleDeps, Person } from '../context.js'
-import { isConsolePost, CONSOLE_HEADER } from './csrf.js'
+import { CONSOLE_HEADER, isConsolePost } from './csrf.js'
 import { isFromTrustedProxy, personFor } from './person.js'
 
 /** Largest action body forwarded (run-control's own limit). */

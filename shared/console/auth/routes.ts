@@ -7,6 +7,7 @@ import { Hono, type Context } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { deleteCookie, setCookie } from 'hono/cookie'
 import { TransientError } from '../../errors.js'
+import type { TokenIdentity } from '../../kube/port.js'
 import type { ConsoleDeps, PageResult } from '../context.js'
 import { html, type Html } from '../html.js'
 import { renderDocument } from '../shell.js'
@@ -98,7 +99,7 @@ export function signInRoutes(deps: ConsoleDeps, options: SignInOptions = {}): Ho
     // People paste "Bearer <token>" from a header, or a line with its newline.
     const token = (typeof body.token === 'string' ? body.token : '').trim().replace(/^Bearer\s+/i, '')
     if (token === '' || /\s/.test(token)) return render(c, form(next, 400, 'Paste a bearer token: one word, no spaces.'))
-    let identity
+    let identity: TokenIdentity
     try {
       identity = await deps.kubeFor({ kind: 'token', token }).whoAmI()
     } catch (err) {
