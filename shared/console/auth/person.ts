@@ -52,7 +52,13 @@ function trustedProxies(deps: ConsoleDeps): Cidr[] {
   return ranges
 }
 
-/** Whether the request comes straight from a trusted proxy (auth=proxy and the TCP peer inside KINETIC_CONSOLE_TRUSTED_PROXIES). */
+/**
+ * Whether the request comes straight from a trusted proxy (auth=proxy and the TCP peer inside
+ * KINETIC_CONSOLE_TRUSTED_PROXIES). Only the TCP peer counts, never X-Forwarded-For, which any
+ * sender can write. Behind Knative the peer is the pod's own queue-proxy (127.0.0.1), so there
+ * trusting it means trusting whoever can reach the Service: the console must then be reachable
+ * only through the authenticating proxy (cluster-local visibility and a NetworkPolicy).
+ */
 export function isFromTrustedProxy(deps: ConsoleDeps, c: Context): boolean {
   return deps.config.auth === 'proxy' && isInAnyCidr(peerAddress(c), trustedProxies(deps))
 }
