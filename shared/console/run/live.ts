@@ -165,10 +165,11 @@ function messageOf(err: unknown): string {
 }
 
 /**
- * SSE of one run: `event: run` with a RunPatch (id = resourceVersion) on each change,
- * `event: gone` when it is deleted, `event: error` when the person may not watch it. When the
- * watch ends (the server closed it, 410 Gone, a network failure) it re-reads the run and
- * watches again, waiting longer after each failure in a row.
+ * SSE of one run: `event: run` with a RunPatch (id = resourceVersion) on each change since
+ * `resourceVersion` (the version the page shows; a page that is already stale gets every step
+ * at once), `event: gone` when it is deleted, `event: error` when the person may not watch it.
+ * When the watch ends (the server closed it, 410 Gone, a network failure) it re-reads the run
+ * and watches again, waiting longer after each failure in a row.
  */
 export async function runEventsResponse(
   req: ConsoleRequest, namespace: string, name: string, resourceVersion: string, signal: AbortSignal, options: LiveOptions = {},
@@ -201,20 +202,39 @@ export async function runEventsResponse(
 
   const follow = async () => {
     let failures = 0
-    // The first watch starts at the page's version, so nothing between the page and the stream
-    // is missed. Later ones start after a fresh read, from "now" (no version): the server sends
-    // the current object first, so nothing between the read and the watch is missed either, and
-    // an unchanged object's old version can never be too old for the server (410 over and over).
-    let from = resourceVersion
-    while (!writer.closed) {
+    for (let first = true; !writer.closed; first = false) {
+      if (!first) {
+        await sleep(wait(failures), writer)
+        if (writer.closed) return
+      }
+      // Read, then watch from "now" (no version): the server sends the current object first, so
+      // nothing between the read and the watch is missed, and a version older than the server
+      // keeps (410 Gone) is never asked for, however long ago the object last changed.
+      try {
+        const wf = await req.kube.getWorkflow(namespace, name)
+        if (!wf) return await queue.then(gone)
+        const current = wf.metadata.resourceVersion ?? ''
+        if (first && current === resourceVersion) {
+          // The page shows this version: the first patch carries only what changes after it.
+          shown = planRunPatch(wf, req.now, { decide: false, cancel: false, rerun: false }, shown).shown
+          rv = current
+        } else if (current !== rv) {
+          rv = current
+          emit(wf)
+        }
+      } catch (err) {
+        if (err instanceof ForbiddenError) return fail(err)
+        failures++
+        continue
+      }
       let handle: StreamHandle | undefined
       try {
-        handle = await req.kube.watchWorkflow(namespace, name, from, (wf) => {
+        handle = await req.kube.watchWorkflow(namespace, name, '', (wf) => {
           if (wf === null) {
             void queue.then(gone)
             return
           }
-          if (wf.metadata.resourceVersion === rv) return // the version the page already shows
+          if (wf.metadata.resourceVersion === rv) return // the version already shown
           rv = wf.metadata.resourceVersion ?? rv
           emit(wf)
         })
@@ -226,21 +246,6 @@ export async function runEventsResponse(
         failures++
       }
       await queue
-      if (writer.closed) return
-      await sleep(wait(failures), writer)
-      if (writer.closed) return
-      try {
-        const wf = await req.kube.getWorkflow(namespace, name)
-        if (!wf) return await queue.then(gone)
-        if (wf.metadata.resourceVersion !== rv) {
-          rv = wf.metadata.resourceVersion ?? rv
-          emit(wf)
-        }
-        from = ''
-      } catch (err) {
-        if (err instanceof ForbiddenError) return fail(err)
-        failures++
-      }
     }
   }
   void follow().catch(fail)

@@ -43,22 +43,35 @@ describe('the live run stream', () => {
     await eventually('the retry hint', () => reader.retry === 3000, 2000, 5)
   })
 
-  it('sends what changed on each change, the first with every step, later ones only the changed steps', async () => {
+  it('sends only what changed since the version the page shows, on each change', async () => {
     const kube = new FakeKube({ workflows: [aRun([])] })
     const { reader } = await openRun(kube)
+    await eventually('the watch', () => kube.openWatches === 1, 2000, 5)
     kube.putWorkflow(aRun([{ name: 'build', phase: 'Running', startTime: '2026-12-01T11:59:00Z' }]))
     await eventually('the first patch', () => reader.named('run').length === 1, 2000, 5)
     kube.putWorkflow(aRun([{ name: 'build', phase: 'Succeeded', startTime: '2026-12-01T11:59:00Z', completionTime: '2026-12-01T11:59:30Z' }]))
     await eventually('the second patch', () => reader.named('run').length === 2, 2000, 5)
     const [first, second] = reader.json<{ rv: string; steps: Record<string, string[]>; phase: string }>('run')
-    expect(first!.steps).toEqual({ build: ['Running', 'Running', '1 min', ''], review: ['Pending', 'Not started', '', 'after build'] })
+    expect(first!.steps).toEqual({ build: ['Running', 'Running', '1 min', ''] })
     expect(second!.steps).toEqual({ build: ['Succeeded', 'Succeeded', '30 s', ''] })
     expect(reader.named('run')[1]!.id).toBe(kube.workflows.get(`${NAMESPACE}/wf`)!.metadata.resourceVersion)
+  })
+
+  it('brings a page that is already stale up to date at once, with every step', async () => {
+    const kube = new FakeKube({ workflows: [aRun([])] })
+    const shown = kube.workflows.get(`${NAMESPACE}/wf`)!.metadata.resourceVersion!
+    kube.putWorkflow(aRun([{ name: 'build', phase: 'Running', startTime: '2026-12-01T11:59:00Z' }]))
+    const { reader } = await openRun(kube, FAST, undefined, shown)
+    await eventually('the patch', () => reader.named('run').length === 1, 2000, 5)
+    expect(reader.json<{ steps: Record<string, string[]> }>('run')[0]!.steps).toEqual({
+      build: ['Running', 'Running', '1 min', ''], review: ['Pending', 'Not started', '', 'after build'],
+    })
   })
 
   it('says which action forms apply as the run moves', async () => {
     const kube = new FakeKube({ workflows: [aRun([])] })
     const { reader } = await openRun(kube, FAST, LOCAL_ADMIN)
+    await eventually('the watch', () => kube.openWatches === 1, 2000, 5)
     kube.putWorkflow(aRun([{ name: 'build', phase: 'Succeeded' }, { name: 'review', phase: 'Pending', error: 'Waiting for human approval (set annotation purko.io/approve-review=true)' }]))
     await eventually('a patch', () => reader.named('run').length === 1, 2000, 5)
     expect(reader.json('run')[0]!.actions).toEqual({ decide: ['review'], cancel: true, rerun: true })
@@ -67,6 +80,7 @@ describe('the live run stream', () => {
   it('says the run is gone when it is deleted, and ends', async () => {
     const kube = new FakeKube({ workflows: [aRun([])] })
     const { reader } = await openRun(kube)
+    await eventually('the watch', () => kube.openWatches === 1, 2000, 5)
     await kube.deleteWorkflow(NAMESPACE, 'wf')
     await eventually('the end of the stream', () => reader.ended, 2000, 5)
     expect(reader.named('gone')).toHaveLength(1)
