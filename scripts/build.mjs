@@ -51,6 +51,10 @@ function entryPoints() {
 }
 
 const entries = entryPoints().filter((entry) => options.only === undefined || entry.out === `functions/${options.only}/main`)
+if (options.only !== undefined && entries.length === 0) {
+  console.error(`--only ${options.only}: there is no functions/${options.only}/main.ts`)
+  process.exit(2)
+}
 
 // The console serves its browser scripts and stylesheets from memory: they are bundled here, with the
 // same code that bundles them under tsx (shared/console/assets.ts), and defined as a constant in the
