@@ -131,7 +131,9 @@ export async function workflowListPage(req: ConsoleRequest): Promise<PageResult>
       ? html`<p class="empty">No workflow runs yet. Runs appear here when a Workflow is created, a schedule fires, a webhook arrives or someone runs a template.</p>`
       : html`<p class="empty">No runs match these filters. <a href="/workflows">Show all runs</a></p>`
 
+  // Templates have no phase: a phase filter asks about runs only.
   const shownTemplates = templates
+    .filter(() => !chosen.phase)
     .filter((t) => !chosen.namespace || t.metadata.namespace === chosen.namespace)
     .filter((t) => !chosen.template || t.metadata.name === chosen.template)
     .sort((a, b) => (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))

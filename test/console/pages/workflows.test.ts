@@ -60,6 +60,11 @@ describe('the workflow run list', () => {
     expect(rowsOf(page.body, 'Workflow runs').map((r) => r[0])).toEqual(['nightly-1'])
     const templates = rowsOf(page.body, 'Workflow templates')
     expect(templates.map((r) => r.slice(0, 3))).toEqual([['nightly', 'team-a', '0 2 * * * (Europe/Berlin)'], ['on-demand', 'team-a', 'none']])
+    const byPhase = await workflowListPage(requestFor(kube, '/workflows?phase=Pending'))
+    expect(rowsOf(byPhase.body, 'Workflow runs').map((r) => r[0])).toEqual(['nightly-1'])
+    expect(rowsOf(byPhase.body, 'Workflow templates')).toEqual([])
+    const byTemplate = await workflowListPage(requestFor(kube, '/workflows?template=on-demand'))
+    expect(rowsOf(byTemplate.body, 'Workflow templates').map((r) => r[0])).toEqual(['on-demand'])
   })
 
   it('says a run waits for approval, with the text and not only the colour', async () => {
