@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process'
-import { readFile, mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -100,6 +100,13 @@ describe('the console assets', () => {
     expect(js).not.toMatch(/^\s*import\s/m)
     const css = new TextDecoder().decode(assets.get(assets.url('console.css'))!.body)
     expect(css).toBe(await readFile(CSS_PATH, 'utf8'))
+    const consoleDir = join(ROOT, 'shared', 'console')
+    for (const script of (await readdir(join(consoleDir, 'client'))).filter((f) => f.endsWith('.ts'))) {
+      expect(assets.url(script.replace(/\.ts$/, '.js')), script).toMatch(/^\/assets\/[0-9a-f]{16}\//)
+    }
+    for (const style of (await readdir(join(consoleDir, 'assets'))).filter((f) => f.endsWith('.css'))) {
+      expect(assets.url(style), style).toMatch(/^\/assets\/[0-9a-f]{16}\//)
+    }
   })
 })
 
