@@ -170,6 +170,7 @@ export async function buildBaseImage(options) {
   const client = new RegistryClient(to.host, {
     insecure: options.insecure,
     ca: options.ca,
+    tls: options.tls,
     fetch: options.fetch,
     user: options.user ?? process.env.REGISTRY_USER,
     password: options.password ?? process.env.REGISTRY_PASSWORD,

@@ -16,11 +16,16 @@ export interface ImageReference {
   name: string
 }
 
-/** One archive member; directory paths end with `/`. */
+/** One archive member; directory paths end with `/`. Mode defaults to 0644 (file) / 0755 (dir), owner to 0:0. */
 export interface TarEntry {
   path: string
-  type: 'dir' | 'file'
+  type: 'dir' | 'file' | 'symlink'
   data?: Uint8Array | string
+  /** The link target of a symlink. */
+  target?: string
+  mode?: number
+  uid?: number
+  gid?: number
 }
 
 /** The built app layer: uncompressed tar, its gzip, the gzip's digest and size, and the tar's digest (diff_id). */
@@ -68,6 +73,14 @@ export interface ImageManifest {
   annotations?: Record<string, string>
 }
 
+/** How to reach a registry: `insecure` allows http, `tls`/`ca` force https and `ca` (PEM) is trusted. */
+export interface RegistryTransport {
+  insecure?: boolean
+  tls?: boolean
+  ca?: string
+  fetch?: typeof globalThis.fetch
+}
+
 /** Options of buildImage; `user`/`password` default to REGISTRY_USER/REGISTRY_PASSWORD. */
 export interface BuildImageOptions {
   base: string
@@ -75,6 +88,8 @@ export interface BuildImageOptions {
   dist?: string
   platform?: string
   insecure?: boolean
+  tls?: boolean
+  ca?: string
   withSourcemaps?: boolean
   user?: string
   password?: string
@@ -99,7 +114,7 @@ export declare function parseReference(ref: string): ImageReference
 /** Writes a reproducible POSIX ustar archive of `entries`. */
 export declare function createTar(entries: TarEntry[]): Buffer
 /** Gzips `data` with a header that depends only on the input. */
-export declare function deterministicGzip(data: Uint8Array): Buffer
+export declare function deterministicGzip(data: Uint8Array, level?: number): Buffer
 /** Builds the app layer from a dist folder. */
 export declare function buildAppLayer(distDir: string, options?: { withSourcemaps?: boolean }): AppLayer
 /** Returns the image config for the base config plus the app layer. */
@@ -111,12 +126,29 @@ export declare function setKustomizeImage(dir: string, name: string, digest: str
 /** Runs the CLI; resolves to the exit code. */
 export declare function main(argv: string[]): Promise<number>
 
+/** A fetch-shaped function over node:https trusting `ca` (PEM); redirects are left to the caller. */
+export declare function fetchTrusting(ca: string): typeof globalThis.fetch
+
+/** One blob to push: what it is (for error messages), its digest and bytes. */
+export interface PushBlob {
+  what: string
+  digest: string
+  data: Uint8Array
+}
+
+/** Pushes the blobs the registry lacks, then the manifest (last) under `reference`; resolves to the manifest digest. */
+export declare function pushImage(
+  client: RegistryClient,
+  repository: string,
+  blobs: PushBlob[],
+  manifestBytes: Uint8Array,
+  mediaType: string,
+  reference: string,
+): Promise<string>
+
 /** A minimal OCI Distribution client for one registry host. */
 export declare class RegistryClient {
-  constructor(
-    host: string,
-    options?: { insecure?: boolean; user?: string; password?: string; fetch?: typeof globalThis.fetch },
-  )
+  constructor(host: string, options?: RegistryTransport & { user?: string; password?: string })
   readonly host: string
   readonly base: string
   request(method: string, pathOrUrl: string, init?: { headers?: Record<string, string>; body?: Uint8Array }): Promise<Response>

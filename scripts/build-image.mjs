@@ -176,6 +176,12 @@ export function appImageConfig(baseConfig, diffId) {
   config.Entrypoint = [...ENTRYPOINT]
   config.Cmd = null
   config.User = USER
+  // The base's labels say what runtime is inside; these say what the image is.
+  config.Labels = {
+    ...(config.Labels ?? {}),
+    'org.opencontainers.image.title': 'kinetic',
+    'org.opencontainers.image.description': 'Kinetic functions, step executor and MCP bridge (dist/ under /app)',
+  }
   const history = [...(baseConfig.history ?? [])]
   history.push({ created: EPOCH, created_by: 'kinetic build-image: dist/ as /app/dist', comment: 'kinetic app layer' })
   return {
@@ -230,13 +236,14 @@ export function fetchTrusting(ca) {
 
 /**
  * A minimal OCI Distribution client for one registry host: anonymous, basic, or bearer tokens
- * from the challenge; https unless the host is loopback or `insecure` (a `ca` forces https).
+ * from the challenge; https unless the host is loopback or `insecure` (`tls` or a `ca` force https).
  */
 export class RegistryClient {
   constructor(host, options = {}) {
     this.host = host
     const local = /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/.test(host)
-    this.base = `${!options.ca && (options.insecure || local) ? 'http' : 'https'}://${host}`
+    const tls = options.tls || options.ca !== undefined
+    this.base = `${!tls && (options.insecure || local) ? 'http' : 'https'}://${host}`
     this.user = options.user
     this.password = options.password
     this.fetch = options.fetch ?? (options.ca ? fetchTrusting(options.ca) : globalThis.fetch)
@@ -284,7 +291,11 @@ export class RegistryClient {
         const headers = { ...(init.headers ?? {}) }
         // Storage behind a redirect authenticates by its signed URL; credentials stay with the registry.
         if (this.authorization && url.origin === registry) headers.authorization = this.authorization
-        const response = await this.fetch(url, { method: verb, headers, body, redirect: 'manual' })
+        const response = await this.fetch(url, { method: verb, headers, body, redirect: 'manual' }).catch((error) => {
+          // fetch says only "fetch failed"; the reason (refused, certificate, DNS) is its cause.
+          const cause = error?.cause?.code ?? error?.cause?.message ?? error?.code ?? error?.message ?? String(error)
+          throw new Error(`cannot reach ${url.origin} (${verb} ${url.pathname}): ${cause}`)
+        })
         const location = response.headers.get('location')
         if (!REDIRECTS.has(response.status) || !location) return response
         await response.arrayBuffer()
@@ -469,7 +480,7 @@ export async function buildImage(options) {
   const baseRef = parseReference(options.base)
   const toRef = parseReference(options.to)
   if (toRef.digest) throw new Error(`--to "${options.to}" must not carry a digest; the digest is computed`)
-  const transport = { insecure: options.insecure, fetch: options.fetch, ca: options.ca }
+  const transport = { insecure: options.insecure, fetch: options.fetch, ca: options.ca, tls: options.tls }
   const source = new RegistryClient(baseRef.host, { ...transport, ...auth })
   const target = toRef.host === baseRef.host ? source : new RegistryClient(toRef.host, { ...transport, ...auth })
 
