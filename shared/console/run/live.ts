@@ -122,9 +122,17 @@ class SseWriter {
     this.write(sseMessage(event, typeof data === 'string' ? data : JSON.stringify(data), id))
   }
 
-  onClose(cleanup: () => void): void {
-    if (this.closed) cleanup()
-    else this.cleanups.push(cleanup)
+  /** Runs `cleanup` once the stream closes; the returned function forgets it (a timer that fired, a watch that ended). */
+  onClose(cleanup: () => void): () => void {
+    if (this.closed) {
+      cleanup()
+      return () => {}
+    }
+    this.cleanups.push(cleanup)
+    return () => {
+      const at = this.cleanups.indexOf(cleanup)
+      if (at >= 0) this.cleanups.splice(at, 1)
+    }
   }
 
   close(): void {
@@ -155,8 +163,9 @@ class SseWriter {
 function sleep(ms: number, writer: SseWriter): Promise<void> {
   return new Promise((resolve) => {
     if (writer.closed) return resolve()
-    const timer = setTimeout(resolve, ms)
-    writer.onClose(() => { clearTimeout(timer); resolve() })
+    let forget = () => {}
+    const timer = setTimeout(() => { forget(); resolve() }, ms)
+    forget = writer.onClose(() => { clearTimeout(timer); resolve() })
   })
 }
 
@@ -192,7 +201,8 @@ export async function runEventsResponse(
     }).catch((err: unknown) => fail(err))
   }
   const fail = (err: unknown) => {
-    writer.send('error', { message: err instanceof ForbiddenError ? err.message : `The run cannot be followed: ${messageOf(err)}` })
+    // Only a refusal is final; after anything else the browser reconnects and the page resumes.
+    if (err instanceof ForbiddenError) writer.send('error', { message: err.message })
     writer.close()
   }
   const gone = () => {
@@ -238,8 +248,8 @@ export async function runEventsResponse(
           rv = wf.metadata.resourceVersion ?? rv
           emit(wf)
         })
-        writer.onClose(() => handle?.stop())
-        await handle.done
+        const forget = writer.onClose(() => handle?.stop())
+        await handle.done.finally(forget)
         failures = 0
       } catch (err) {
         if (err instanceof ForbiddenError) return fail(err)

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Person } from '../../../shared/console/context.js'
 import { logEventsResponse, runEventsResponse, type LiveOptions } from '../../../shared/console/run/live.js'
-import { ForbiddenError } from '../../../shared/errors.js'
+import { ForbiddenError, TransientError } from '../../../shared/errors.js'
 import { currentRunId } from '../../../shared/reconcile/run-status.js'
 import { LABEL_STEP, LABEL_WORKFLOW } from '../../../shared/schemas/labels.js'
 import type { StepStatus, Workflow } from '../../../shared/schemas/workflow.js'
@@ -109,6 +109,18 @@ describe('the live run stream', () => {
     const { reader } = await openRun(kube)
     await eventually('the end of the stream', () => reader.ended, 2000, 5)
     expect(reader.json('error')).toEqual([{ message: 'alice may not watch workflows.purko.io ai-agents/wf' }])
+  })
+
+  it('ends without a final error on an outage, so the browser reconnects and resumes', async () => {
+    const kube = new FakeKube({ workflows: [aRun([])] }).failNext('reviewSelfAccess', new TransientError('API server unavailable'))
+    const abort = signal()
+    const rv = kube.workflows.get(`${NAMESPACE}/wf`)!.metadata.resourceVersion!
+    const reader = new SseReader(await runEventsResponse(requestFor(kube, '/live', { config: { actions: true } }), NAMESPACE, 'wf', rv, abort.signal, FAST))
+    await eventually('the watch', () => kube.openWatches === 1, 2000, 5)
+    kube.putWorkflow(aRun([{ name: 'build', phase: 'Running' }]))
+    await eventually('the end of the stream', () => reader.ended, 2000, 5)
+    expect(reader.named('error')).toEqual([])
+    expect(kube.openWatches).toBe(0)
   })
 
   it('stops watching when the browser goes away', async () => {
