@@ -85,7 +85,13 @@ export function createApp(deps: ConsoleDeps, assets: Promise<ConsoleAssets> = lo
   }
 
   const page = (handler: PageHandler) => async (c: Context) => {
-    const req = await identify(c)
+    let req: ConsoleRequest | Response
+    try {
+      req = await identify(c)
+    } catch (err) {
+      // Who is asking could not be checked (the API server is down): a page saying so, not JSON.
+      return document(c, await shellFor(), failure(err, undefined, c))
+    }
     if (req instanceof Response) return req
     let result: PageResult
     try {

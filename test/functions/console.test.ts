@@ -27,8 +27,7 @@ let runRv = ''
 const servers: ServerType[] = []
 
 /** The console with `env` on a real port; its Kube is the embedded server's admin. */
-async function consoleWith(env: Record<string, string>): Promise<string> {
-  const kc = api.kubeConfigObject()
+async function consoleWith(env: Record<string, string>, kc = api.kubeConfigObject()): Promise<string> {
   const app = createApp({ config: consoleConfig(env), log: silentLogger, now: () => NOW, kubeFor: () => new KubeClient(kc) })
   const server = await new Promise<ServerType>((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s))
@@ -167,6 +166,20 @@ describe('the console function on the embedded API server', () => {
     const res = await get(`${readOnly}/actions/approve/${NS}/${RUN}/publish`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-kinetic-console': '1' }, body: '{}' })
     expect(res.status).toBe(403)
     expect(JSON.stringify(await res.json())).toContain('read_only')
+  })
+})
+
+describe('the console when the API server is gone', () => {
+  it('answers pages with a 503 page that says so, not a stack or JSON', async () => {
+    const gone = await startApiServer()
+    const kc = gone.kubeConfigObject()
+    await gone.close()
+    const down = await consoleWith(LOCAL, kc)
+    const res = await get(`${down}/workflows/${NS}/${RUN}`)
+    expect(res.status).toBe(503)
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/)
+    expect(res.headers.get('content-security-policy')).toBe(CSP)
+    expect(await res.text()).toContain('<html lang="en">')
   })
 })
 
