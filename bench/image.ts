@@ -197,6 +197,10 @@ async function main(): Promise<void> {
     const fromRepo = () => timeToReady(process.execPath, [join(dist, 'functions', FUNCTION, 'main.js')], {
       PATH: process.env.PATH ?? '', ...common, KUBECONFIG: hostConfig,
     })
+    if (process.getuid?.() !== 0) {
+      console.log('\nCold start from the image skipped: chroot needs root (run the bench as root, or in a user namespace)')
+      return
+    }
     const times = { image: [] as number[], repo: [] as number[] }
     // Interleaved, so a slow moment of the machine hits both alike.
     for (let i = 0; i < RUNS; i++) {
