@@ -59,7 +59,12 @@ export function assetsFrom(files: readonly AssetFile[]): ConsoleAssets {
  */
 export async function bundleAssetFiles(consoleDir = CONSOLE_DIR): Promise<AssetFile[]> {
   const bundler = 'esbuild'
-  const { build } = (await import(bundler)) as typeof import('esbuild')
+  let build: typeof import('esbuild').build
+  try {
+    ({ build } = (await import(bundler)) as typeof import('esbuild'))
+  } catch (err) {
+    throw new Error('The console\'s browser assets are not pre-built into this bundle and esbuild cannot be loaded to build them: build the console with npm run build, or install the dev dependencies', { cause: err })
+  }
   const files: AssetFile[] = []
   const clientDir = join(consoleDir, 'client')
   const scripts = (await readdir(clientDir).catch(() => [] as string[])).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')).sort()
