@@ -366,3 +366,88 @@ describe('buildImage', () => {
     await expect(buildImage({ base: 'node:20', to: `${registry.host}/kinetic`, dist })).rejects.toThrow('must start with a registry host')
   })
 })
+
+describe('a registry that fails part way', () => {
+  const layerPut = /^\/v2\/kinetic\/blobs\/uploads\/.+/
+
+  it('a full disk (507) on the app layer names registry, repository and step, tags nothing, and a retry pushes', async () => {
+    const base = seedBase(registry, 'base/node')
+    const options = { base: `${registry.host}/base/node@${base.manifestDigest}`, to: `${registry.host}/kinetic:v1`, dist }
+    registry.fail({ method: 'PUT', path: layerPut, status: 507, body: JSON.stringify({ errors: [{ code: 'UNKNOWN', message: 'no space left on device' }] }), times: 1 })
+    const error = await buildImage(options).then(() => undefined, (e: Error) => e)
+    expect(error?.message).toMatch(new RegExp(`^uploading app layer sha256:[a-f0-9]{64} to ${registry.host}/kinetic: HTTP 507 UNKNOWN: no space left on device$`))
+    expect(registry.manifest('kinetic', 'v1')).toBeUndefined()
+    expect(registry.requests.some((r) => r.method === 'PUT' && r.path.includes('/manifests/'))).toBe(false)
+    const result = await buildImage(options)
+    expect(registry.manifest('kinetic', 'v1')?.bytes).toEqual(registry.manifest('kinetic', result.digest)?.bytes)
+  })
+
+  it('a 404 on a base blob names the blob, the registry and the repository', async () => {
+    const base = seedBase(registry, 'base/node')
+    registry.fail({ method: 'GET', path: /\/blobs\/sha256:/, status: 404, body: JSON.stringify({ errors: [{ code: 'BLOB_UNKNOWN', message: 'blob unknown to registry' }] }) })
+    await expect(buildImage({ base: `${registry.host}/base/node@${base.manifestDigest}`, to: `${registry.host}/kinetic:v1`, dist })).rejects.toThrow(
+      new RegExp(`^reading base config sha256:[a-f0-9]{64} from ${registry.host}/base/node: HTTP 404 BLOB_UNKNOWN: blob unknown to registry$`),
+    )
+    expect(registry.manifest('kinetic', 'v1')).toBeUndefined()
+  })
+
+  it('a registry that stores another digest than was sent is caught before the manifest is tagged', async () => {
+    const base = seedBase(registry, 'base/node')
+    const lie = `sha256:${'0'.repeat(64)}`
+    registry.fail({ method: 'PUT', path: layerPut, headers: { 'docker-content-digest': lie }, times: 1 })
+    const options = { base: `${registry.host}/base/node@${base.manifestDigest}`, to: `${registry.host}/kinetic:v1`, dist }
+    await expect(buildImage(options)).rejects.toThrow(
+      new RegExp(`^uploading app layer sha256:[a-f0-9]{64} to ${registry.host}/kinetic: the registry stored ${lie}, not sha256:`),
+    )
+    expect(registry.manifest('kinetic', 'v1')).toBeUndefined()
+    // The blob itself landed intact, so the retry finds it and only sends what is missing.
+    const result = await buildImage(options)
+    expect(registry.manifest('kinetic', 'v1')).toBeDefined()
+    expect(result.reference).toBe(`${registry.host}/kinetic@${result.digest}`)
+  })
+
+  it('a wrong Docker-Content-Digest on the manifest push fails naming the manifest', async () => {
+    const base = seedBase(registry, 'base/node')
+    registry.fail({ method: 'PUT', path: /\/manifests\//, headers: { 'docker-content-digest': `sha256:${'1'.repeat(64)}` }, times: 1 })
+    await expect(buildImage({ base: `${registry.host}/base/node@${base.manifestDigest}`, to: `${registry.host}/kinetic:v1`, dist })).rejects.toThrow(
+      new RegExp(`^pushing manifest sha256:[a-f0-9]{64} to ${registry.host}/kinetic:v1: the registry stored sha256:1{64}`),
+    )
+  })
+
+  it('a 401 with basic auth names the registry, repository and step and hints at the credentials', async () => {
+    const base = seedBase(registry, 'base/node')
+    registry.fail({ method: 'HEAD', path: /^\/v2\/kinetic\/blobs\//, status: 401, headers: { 'www-authenticate': 'Basic realm="fake"' } })
+    const error = await buildImage({ base: `${registry.host}/base/node@${base.manifestDigest}`, to: `${registry.host}/kinetic`, dist, user: 'robot', password: 'hunter2-secret' })
+      .then(() => undefined, (e: Error) => e)
+    expect(error?.message).toMatch(new RegExp(`^checking for base layer ${base.layerDigest} in ${registry.host}/kinetic: HTTP 401 \\(check REGISTRY_USER/REGISTRY_PASSWORD\\)`))
+    expect(error?.message).not.toContain('hunter2-secret')
+    // One retry with the credentials, then the error: no loop of challenges.
+    expect(registry.requests.filter((r) => r.method === 'HEAD').map((r) => r.authorization !== undefined)).toEqual([false, true])
+  })
+
+  it('follows a 307 for blob downloads to another server, without sending it the registry credentials', async () => {
+    const storage = await new FakeRegistry().start()
+    const front = await new FakeRegistry({ blobsAt: storage, bearer: { token: 'front-token' } }).start()
+    try {
+      // The front holds the manifest; its blobs live in the storage it redirects to.
+      const base = seedBase(storage, 'base/node')
+      front.putManifest('base/node', JSON.parse(storage.manifest('base/node', base.manifestDigest)!.bytes.toString('utf8')), OCI_MANIFEST, '20')
+      const result = await buildImage({ base: `${front.host}/base/node:20`, to: `${registry.host}/kinetic`, dist })
+      expect(registry.blob('kinetic', base.layerDigest)).toEqual(storage.blob('base/node', base.layerDigest))
+      expect(registry.manifest('kinetic', result.digest)).toBeDefined()
+      expect(front.requests.filter((r) => r.status === 307).length).toBeGreaterThanOrEqual(2)
+      expect(storage.requests.filter((r) => r.path.includes('/blobs/')).every((r) => r.authorization === undefined)).toBe(true)
+    } finally {
+      await front.stop()
+      await storage.stop()
+    }
+  })
+
+  it('an unreachable registry names its address', async () => {
+    const base = seedBase(registry, 'base/node')
+    await registry.stop()
+    await expect(buildImage({ base: `${registry.host}/base/node@${base.manifestDigest}`, to: `${registry.host}/kinetic`, dist })).rejects.toThrow(
+      `cannot reach http://${registry.host} (GET /v2/base/node/manifests/${base.manifestDigest}): ECONNREFUSED`,
+    )
+  })
+})

@@ -1,15 +1,35 @@
 // An in-memory OCI Distribution registry on 127.0.0.1 with just the routes the image build uses:
 // manifests by tag and digest, blob HEAD/GET, uploads (POST with optional cross-repo mount, then
-// PUT ?digest=), and an optional bearer-token challenge.
+// PUT ?digest=), an optional bearer-token challenge, and faults a real registry can show: any
+// status on a route, a wrong Docker-Content-Digest, and blob downloads redirected to storage.
 import { createHash, randomUUID } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { IncomingMessage, Server, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
-/** Options of the fake: `bearer` demands a token (optionally fetched with basic auth); `mount: false` declines mounts. */
+/**
+ * Options of the fake: `bearer` demands a token (optionally fetched with basic auth); `mount: false`
+ * declines mounts; `blobsAt` answers blob GET/HEAD with a 307 to that registry (as registries send
+ * downloads to their storage).
+ */
 export interface FakeRegistryOptions {
   bearer?: { token: string; user?: string; password?: string }
   mount?: boolean
+  blobsAt?: FakeRegistry
+}
+
+/**
+ * A fault for requests matching `method` and `path` (tested against the path without query),
+ * `times` times (default: every time). With `status` the request is answered with it and `body`;
+ * without, it is handled normally and `headers` replace the answer's headers (a lying registry).
+ */
+export interface Fault {
+  method: string
+  path: RegExp
+  status?: number
+  body?: string
+  headers?: Record<string, string>
+  times?: number
 }
 
 /** One request the fake answered, for asserting on the protocol flow. */
@@ -40,6 +60,7 @@ export class FakeRegistry {
   readonly requests: RecordedRequest[] = []
   private readonly repos = new Map<string, Repo>()
   private readonly uploads = new Map<string, string>()
+  private readonly faults: Fault[] = []
   private server: Server | undefined
   host = ''
 
@@ -78,6 +99,18 @@ export class FakeRegistry {
     return repo
   }
 
+  /** Adds a fault; the first matching fault with times left applies. */
+  fail(fault: Fault): this {
+    this.faults.push({ ...fault })
+    return this
+  }
+
+  private takeFault(method: string, path: string): Fault | undefined {
+    const fault = this.faults.find((f) => f.method === method && f.path.test(path) && (f.times === undefined || f.times > 0))
+    if (fault?.times !== undefined) fault.times--
+    return fault
+  }
+
   /** Stores a blob in `repo` and returns its digest. */
   putBlob(repo: string, data: Uint8Array | string): string {
     const bytes = Buffer.from(data)
@@ -107,11 +140,13 @@ export class FakeRegistry {
 
   private handle(req: IncomingMessage, body: Buffer, res: ServerResponse): number {
     const url = new URL(req.url ?? '/', `http://${this.host}`)
+    const fault = this.takeFault(req.method ?? '', url.pathname)
     const send = (status: number, headers: Record<string, string> = {}, payload?: Buffer | string): number => {
-      res.writeHead(status, headers)
+      res.writeHead(status, { ...headers, ...(fault?.status === undefined ? fault?.headers : {}) })
       res.end(req.method === 'HEAD' ? undefined : payload)
       return status
     }
+    if (fault?.status !== undefined) return send(fault.status, { 'content-type': 'application/json', ...fault.headers }, fault.body)
     const bearer = this.options.bearer
     if (url.pathname === '/token' && bearer) {
       if (bearer.user) {
@@ -155,6 +190,9 @@ export class FakeRegistry {
     }
 
     const blob = /^\/v2\/(.+)\/blobs\/(sha256:[a-f0-9]{64})$/.exec(url.pathname)
+    if (blob && (req.method === 'GET' || req.method === 'HEAD') && this.options.blobsAt) {
+      return send(307, { location: `http://${this.options.blobsAt.host}${url.pathname}` })
+    }
     if (blob && (req.method === 'GET' || req.method === 'HEAD')) {
       const data = this.blob(blob[1] ?? '', blob[2] ?? '')
       if (!data) return send(404)
