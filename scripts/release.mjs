@@ -179,7 +179,7 @@ async function stageCli(stage, version) {
 function npmPack(dir, out) {
   const npm = spawnSync('npm', ['pack', dir, '--pack-destination', out, '--json', '--ignore-scripts', '--offline', '--no-audit', '--no-fund'], {
     encoding: 'utf8',
-    // npm pack of a folder runs no lifecycle scripts here; any output it prints goes to the log.
+    // The staged package has no scripts and none may run; no update check, which would go online.
     env: { ...process.env, npm_config_update_notifier: 'false' },
   })
   if (npm.status !== 0) throw new Error(`npm pack ${dir} failed (exit ${npm.status}): ${(npm.stderr || npm.stdout).trim()}`)
