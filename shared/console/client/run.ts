@@ -108,6 +108,14 @@ function applyPatch(root: HTMLElement, patch: RunPatch): void {
       setText(row.querySelector('.step-duration'), duration)
       setText(row.querySelector('.step-reason'), reason)
     }
+    // The step open in the panel shows its phase in its heading.
+    for (const detail of byStep(root, 'article.step-detail', step)) {
+      const badge = detail.querySelector('h1 .step-phase .badge')
+      if (badge) {
+        setPhaseClass(badge, phaseClass)
+        setText(badge, label)
+      }
+    }
   }
   if (patch.groups) applyGroups(root, patch.groups)
   applyActions(root, patch.actions)

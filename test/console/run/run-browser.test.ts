@@ -66,6 +66,12 @@ describeBrowser('the run page script in a browser', () => {
     await expect.poll(() => panel.locator('pre.log').textContent()).toBe('compiling\nlinking\ntesting\n')
     kube.endPodLog(NAMESPACE, POD)
     await expect.poll(() => panel.locator('[data-log-status]').textContent()).toBe(`Pod ${POD}: the container ended.`)
+    // The run's live stream keeps the open step's heading current too.
+    const done = theRun()
+    done.status!.stepStatuses = [{ name: 'build', phase: 'Succeeded', jobName: 'wf-build-1' }]
+    kube.putWorkflow(done)
+    await expect.poll(() => panel.locator('h1 .badge').textContent()).toBe('Succeeded')
+    await expect.poll(() => page.locator('g.node[data-step="build"] .node-phase').textContent()).toBe('Succeeded')
     await panel.locator('button.panel-close').click()
     expect(await panel.isHidden()).toBe(true)
   })
