@@ -41,13 +41,22 @@ type StreamHandler = (req: ConsoleRequest, params: Params, signal: AbortSignal) 
  * development, the pre-built bundle in the image); the first page waits for them.
  */
 export function createApp(deps: ConsoleDeps, assets: Promise<ConsoleAssets> = loadAssets()): Hono {
-  const app = baseApp(deps.log)
-  // A failed bundle is retried on the next request instead of breaking every page for good.
-  let loaded: Promise<ConsoleAssets> | undefined = assets
-  const currentAssets = () => (loaded ??= loadAssets()).catch((err: unknown) => {
+  // Ready once the assets are there, so nobody's first page waits for esbuild (under tsx).
+  let assetsReady = false
+  const app = baseApp(deps.log, () => {
+    if (!assetsReady) currentAssets().catch(() => {})
+    return assetsReady
+  })
+  // A failed bundle is retried on the next request or probe instead of breaking every page for good.
+  let loaded: Promise<ConsoleAssets> | undefined
+  const track = (p: Promise<ConsoleAssets>) => p.then((a) => { assetsReady = true; return a }, (err: unknown) => {
     loaded = undefined
+    deps.log.error({ reason: err instanceof Error ? err.message : String(err) }, 'Could not load the console assets')
     throw err
   })
+  loaded = track(assets)
+  loaded.catch(() => {})
+  const currentAssets = () => (loaded ??= track(loadAssets()))
 
   app.use('*', async (c, next) => {
     await next()

@@ -8,6 +8,7 @@ import { parseAllDocuments } from 'yaml'
 import { ASSET_CACHE_CONTROL, createApp } from '../../functions/console/index.js'
 import { startApiServer, type ApiServer } from '../../local/apiserver/index.js'
 import { KubeHttp, type KubeObject } from '../../local/knative/kube-http.js'
+import { loadAssets, type ConsoleAssets } from '../../shared/console/assets.js'
 import { consoleConfig } from '../../shared/console/auth/config.js'
 import { KubeClient } from '../../shared/kube/client.js'
 import { silentLogger } from '../../shared/log.js'
@@ -166,6 +167,18 @@ describe('the console function on the embedded API server', () => {
     const res = await get(`${readOnly}/actions/approve/${NS}/${RUN}/publish`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-kinetic-console': '1' }, body: '{}' })
     expect(res.status).toBe(403)
     expect(JSON.stringify(await res.json())).toContain('read_only')
+  })
+})
+
+describe('the console starting', () => {
+  it('is not ready until its assets are bundled, so no first page waits for them', async () => {
+    let release!: (assets: ConsoleAssets) => void
+    const bundling = new Promise<ConsoleAssets>((resolve) => { release = resolve })
+    const app = createApp({ config: consoleConfig(LOCAL), log: silentLogger, now: () => NOW, kubeFor: () => new KubeClient(api.kubeConfigObject()) }, bundling)
+    expect((await app.request('/health/readiness')).status).toBe(503)
+    release(await loadAssets())
+    await bundling
+    expect((await app.request('/health/readiness')).status).toBe(204)
   })
 })
 
