@@ -23,7 +23,10 @@ try {
 
 // The client is loaded on the first Kubernetes call, so the sign-in page and assets answer at once.
 let base: Promise<{ kubeAs: typeof import('../../shared/kube/client.js').kubeAs; kubeConfig: KubeConfig }> | undefined
-const client = () => (base ??= import('../../shared/kube/client.js').then((m) => ({ kubeAs: m.kubeAs, kubeConfig: m.loadKubeConfig() })))
+const client = () => (base ??= import('../../shared/kube/client.js').then((m) => ({ kubeAs: m.kubeAs, kubeConfig: m.loadKubeConfig() })).catch((err: unknown) => {
+  base = undefined // a kubeconfig that appears later is read on the next call
+  throw err
+}))
 const kubeFor = (credential: Credential) => lazyKube(async () => {
   const { kubeAs, kubeConfig } = await client()
   return kubeAs(kubeConfig, credential)
@@ -33,3 +36,5 @@ const kubeFor = (credential: Credential) => lazyKube(async () => {
 const ownToken = async () => (existsSync(SERVICE_ACCOUNT_TOKEN) ? (await readFile(SERVICE_ACCOUNT_TOKEN, 'utf8')).trim() : undefined)
 
 serveFunction(createApp({ config, log, now: () => new Date(), kubeFor, ownToken }), log)
+// Once listening, load the client in the background: the first page then rarely waits for it.
+setTimeout(() => client().catch(() => {}), 0)
