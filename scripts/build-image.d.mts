@@ -126,7 +126,7 @@ export declare function setKustomizeImage(dir: string, name: string, digest: str
 /** Runs the CLI; resolves to the exit code. */
 export declare function main(argv: string[]): Promise<number>
 
-/** A fetch-shaped function over node:https trusting `ca` (PEM); redirects are left to the caller. */
+/** A fetch-shaped function over node:https trusting `ca` (PEM) besides Node's roots; redirects are left to the caller. */
 export declare function fetchTrusting(ca: string): typeof globalThis.fetch
 
 /** One blob to push: what it is (for error messages), its digest and bytes. */

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto'
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { request as httpsRequest } from 'node:https'
+import { rootCertificates } from 'node:tls'
 import { join, relative, resolve, sep } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -204,11 +205,13 @@ function parseChallenge(header) {
 const REDIRECTS = new Set([301, 302, 303, 307, 308])
 
 /**
- * A fetch-shaped function over node:https that trusts `ca` (PEM) for https: URLs: Node 20's
- * global fetch cannot take a CA per request, and a registry with a private CA is common.
- * Redirects are not followed here; RegistryClient.request follows them.
+ * A fetch-shaped function over node:https that trusts `ca` (PEM) besides Node's own roots for
+ * https: URLs: Node 20's global fetch cannot take a CA per request, and a registry with a private
+ * CA is common. Redirects are not followed here; RegistryClient.request follows them.
  */
-export function fetchTrusting(ca) {
+export function fetchTrusting(pem) {
+  // Kept with the public roots: a token realm or blob storage may be publicly signed.
+  const ca = [...rootCertificates, pem]
   return (input, init = {}) => {
     const url = new URL(input)
     if (url.protocol !== 'https:') return globalThis.fetch(url, init)

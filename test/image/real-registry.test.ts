@@ -261,7 +261,7 @@ describeImage('the image tier', () => {
       for (const registry of registries) await registry.stop()
     })
 
-    it('pushes base and app over TLS trusting only the given CA; skopeo with that CA reads the same digest', async () => {
+    it('pushes base and app over TLS only when told the CA; skopeo with that CA reads the same digest', async () => {
       const registry = await startRegistry({ tls: true })
       registries.push(registry)
       // Without the CA the certificate is refused: nothing is trusted by accident.
