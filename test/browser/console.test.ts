@@ -136,7 +136,7 @@ describeBrowser('the console in a browser, on the embedded plane', () => {
     await page.waitForURL(`${consoleUrl}/workflows/${NS}/${RUN}`)
     await expect.poll(() => node('plan').count()).toBe(1)
     expect(await page.locator('main h1').innerText()).toContain(RUN)
-  })
+  }, 60_000)
 
   it('shows each step running, succeeding and the publish waiting for approval without reloading the page', async () => {
     const before = navigations
@@ -173,7 +173,7 @@ describeBrowser('the console in a browser, on the embedded plane', () => {
     expect(navigations).toBe(before + 1)
     await expect.poll(() => page.getByRole('button', { name: 'Approve publish' }).isEnabled()).toBe(true)
     expect(await page.locator('main').innerText()).toContain('Step publish waits for approval')
-  })
+  }, 60_000)
 
   it('reaches the approve button and the DAG nodes with Tab', async () => {
     await page.locator('body').focus()
@@ -190,7 +190,7 @@ describeBrowser('the console in a browser, on the embedded plane', () => {
     expect(reached).toContain('node:plan')
     expect(reached).toContain('node:publish')
     expect(reached).toContain('button:Approve publish')
-  })
+  }, 60_000)
 
   it('approves the waiting step with a reason and shows the run reach Succeeded', async () => {
     const before = navigations
@@ -230,7 +230,7 @@ describeBrowser('the console in a browser, on the embedded plane', () => {
       expect(overflow.wide, path).toEqual([])
       expect(overflow.page, path).toBeLessThanOrEqual(overflow.width)
     }
-  })
+  }, 60_000)
 
   it('had no console errors, page errors or failed requests along the way', () => {
     expect(problems).toEqual([])
