@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, type WriteStream } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { KubeConfig } from '@kubernetes/client-node'
@@ -243,7 +244,7 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
         ...fromService,
         ...callerAuth,
         ...(opts.executorImage ? { KINETIC_EXECUTOR_IMAGE: opts.executorImage } : {}),
-        ...(fn.name === 'console' ? localConsoleEnv(runControl?.url) : {}),
+        ...(fn.name === 'console' ? localConsoleEnv(runControl?.url, opts.cluster ? { sessionKey: randomBytes(32).toString('base64') } : undefined) : {}),
         ...(opts.functionEnv ?? {}),
         KUBECONFIG: fn.kubeconfigPath,
         K_SERVICE: svc.metadata.name,
@@ -434,12 +435,15 @@ export function callerAuthEnv(serviceEnv: Record<string, string>, onCluster: boo
 }
 
 /**
- * Pure: the console on the local plane: the plane's admin is the person (no sign-in), actions
- * on, cookies without Secure (plain HTTP on 127.0.0.1), actions sent to the local run-control.
+ * Pure: the console on the local plane, actions on, cookies without Secure (plain HTTP on
+ * 127.0.0.1), actions sent to the local run-control. On the embedded API server the plane's
+ * admin is the person (no sign-in); against a cluster people sign in with their own bearer token
+ * (the console's ServiceAccount may read nothing), sealed with `sessionKey` (base64, 32 bytes).
  */
-export function localConsoleEnv(runControlUrl: string | undefined): Record<string, string> {
+export function localConsoleEnv(runControlUrl: string | undefined, cluster?: { sessionKey: string }): Record<string, string> {
   return {
-    KINETIC_CONSOLE_AUTH: 'local',
+    KINETIC_CONSOLE_AUTH: cluster ? 'token' : 'local',
+    ...(cluster ? { KINETIC_CONSOLE_SESSION_KEY: cluster.sessionKey } : {}),
     KINETIC_CONSOLE_ACTIONS: 'true',
     KINETIC_CONSOLE_SECURE_COOKIES: 'false',
     ...(runControlUrl ? { KINETIC_RUN_CONTROL_URL: runControlUrl } : {}),

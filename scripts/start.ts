@@ -174,7 +174,7 @@ async function main(): Promise<number> {
   const runControl = plane.functions.get('run-control')
   if (runControl) print(`  run control ${runControl.url}/api/...  (kinetic approve|deny|cancel|rerun|run --server ${runControl.url}${cluster ? '' : '; auth none locally'})`)
   const consoleFn = plane.functions.get('console')
-  if (consoleFn) print(`  console     ${consoleFn.url}/workflows  (open it in a browser; ${cluster ? `reads as ${consoleFn.identity ?? 'its ServiceAccount'}` : 'you are the local admin, actions go to run control'})`)
+  if (consoleFn) print(`  console     ${consoleFn.url}/workflows  (open it in a browser; ${cluster ? 'sign in with a bearer token of the cluster; you see and do what it may' : 'you are the local admin, actions go to run control'})`)
   if (cluster) {
     const image = args.executorImage ?? 'the Services\' KINETIC_EXECUTOR_IMAGE (kinetic)'
     print(`  step Jobs   run on the cluster's nodes with image ${image}${args.executorImage ? '' : '; set --executor-image to an image the nodes can pull'}`)
