@@ -64,11 +64,14 @@ interface Started {
   status: number
   answer: number
   logs: string
+  /** From spawn to the first readiness answer, for the printed figures (not asserted). */
+  readyMs: number
 }
 
 async function startInRootfs(rootfs: string, script: string, env: Record<string, string>, probe: Probe): Promise<Started> {
   const port = await freePort()
   const { command, args } = chrootArgs(rootfs, [NODE_PATH, script])
+  const spawned = Date.now()
   const child = spawn(command, args, { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] })
   let logs = ''
   child.stderr.on('data', (chunk: Buffer) => (logs += chunk.toString()))
@@ -77,7 +80,7 @@ async function startInRootfs(rootfs: string, script: string, env: Record<string,
     for (let attempt = 0; attempt < 400; attempt++) {
       if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}: ${logs.slice(-800)}`)
       const status = await send(port, { method: 'GET', path: '/health/readiness', headers: {} }).catch(() => 0)
-      if (status !== 0) return { status, answer: await send(port, probe), logs }
+      if (status !== 0) return { status, readyMs: Date.now() - spawned, answer: await send(port, probe), logs }
       await new Promise((done) => setTimeout(done, 50))
     }
     throw new Error(`${script} did not answer on port ${port}: ${logs.slice(-800)}`)
@@ -237,14 +240,16 @@ describeImage('the image tier', () => {
       it('every function answers /health/readiness and its probe, run from the root filesystem', async () => {
         const names = functionNames(root)
         expect(names.filter((name) => !PROBES[name]), 'functions without a probe in test/image/entry-points.ts').toEqual([])
-        const results: Record<string, { readiness: number; answer: number; expected: number[] }> = {}
+        const results: Record<string, { readiness: number; answer: number; expected: number[]; readyMs: number }> = {}
         for (const name of names) {
           const probe = PROBES[name]!
           const env = { ...imageEnv, ...serviceEnv(root, name), KUBECONFIG: '/tmp/kubeconfig', LOG_LEVEL: 'warn' }
           const started = await startInRootfs(rootfs, `/app/dist/functions/${name}/main.js`, env, probe)
-          results[name] = { readiness: started.status, answer: started.answer, expected: probe.statuses }
+          results[name] = { readiness: started.status, answer: started.answer, expected: probe.statuses, readyMs: started.readyMs }
           if (!probe.statuses.includes(started.answer)) console.log(`${name}: ${probe.describe} answered ${started.answer}\n${started.logs.slice(-800)}`)
         }
+        const figures = Object.entries(results).map(([name, r]) => `${name} ${r.readyMs}`)
+        console.log(`ready from the unpacked image (ms from spawn to the first readiness answer, 50 ms polling): ${figures.join(', ')}`)
         for (const [name, result] of Object.entries(results)) {
           expect(result.readiness, `${name} readiness`).toBe(204)
           expect(result.expected, `${name} answered ${result.answer}`).toContain(result.answer)

@@ -99,7 +99,11 @@ function probe(url: string, ca: string | undefined): Promise<number> {
 export async function startRegistry(flavour: RegistryFlavour = {}): Promise<RealRegistry> {
   const dir = mkdtempSync(join(tmpdir(), 'kinetic-registry-'))
   let child: ChildProcess | undefined
+  // If the test process itself ends early (a crash, a timeout), the registry must not outlive it.
+  const killOnExit = () => child?.kill('SIGKILL')
+  process.once('exit', killOnExit)
   const stop = async () => {
+    process.off('exit', killOnExit)
     if (child && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise((done) => child!.once('exit', done))
       child.kill('SIGKILL')
