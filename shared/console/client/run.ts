@@ -18,11 +18,14 @@ interface RunPatch {
   actions: { decide: string[]; cancel: boolean; rerun: boolean }
 }
 
-/** The colour class of a run phase, as the server's phaseClass maps the ones a run reports. */
-const RUN_PHASE_CLASS: Record<string, string> = {
-  Pending: 'Pending', Running: 'Running', RollingBack: 'Running', Succeeded: 'Succeeded',
-  CompletedWithErrors: 'Failed', Failed: 'Failed', Cancelled: 'Cancelled',
+/** The colour class of a run or step phase, as the server's phaseClass maps the ones runs and steps report. */
+const PHASE_CLASS: Record<string, string> = {
+  Pending: 'Pending', Running: 'Running', RollingBack: 'Running', Succeeded: 'Succeeded', RolledBack: 'Skipped',
+  CompletedWithErrors: 'Failed', Failed: 'Failed', Cancelled: 'Cancelled', Skipped: 'Skipped', Waiting: 'Waiting',
 }
+/** Where a group node's phase bar sits (shared/console/run/dag-svg.ts). */
+const BAR_Y = '27'
+const BAR_HEIGHT = '12'
 const RECONNECT_MS = 3000
 const LABEL_CHARS = 26
 
@@ -62,15 +65,19 @@ function applyGroups(root: HTMLElement, groups: [string, number][][]): void {
     const rects = counts.map(([phase, n]) => {
       const rect = document.createElementNS('http://www.w3.org/2000/svg', 'rect')
       const w = (width * n) / Math.max(1, total)
-      rect.setAttribute('class', `bar phase-${phase}`)
+      rect.setAttribute('class', `bar phase-${PHASE_CLASS[phase] ?? 'Unknown'}`)
       rect.setAttribute('x', (10 + offset).toFixed(1))
-      rect.setAttribute('y', '34')
+      rect.setAttribute('y', BAR_Y)
       rect.setAttribute('width', w.toFixed(1))
-      rect.setAttribute('height', '12')
+      rect.setAttribute('height', BAR_HEIGHT)
       offset += w
       return rect
     })
     bar.replaceChildren(...rects)
+    const tally = counts.map(([phase, n]) => `${n} ${phase}`).join(', ')
+    setText(node.querySelector('.group-counts'), clip(tally, 52))
+    const title = node.querySelector('title')
+    if (title) setText(title, `${(title.textContent ?? '').split(' \u2014 ')[0]} \u2014 ${tally}`)
   })
 }
 
@@ -80,7 +87,7 @@ function applyPatch(root: HTMLElement, patch: RunPatch): void {
   root.dataset.phase = patch.phase
   const badge = root.querySelector('[data-run-phase] .badge')
   if (badge) {
-    setPhaseClass(badge, RUN_PHASE_CLASS[patch.phase] ?? 'Unknown')
+    setPhaseClass(badge, PHASE_CLASS[patch.phase] ?? 'Unknown')
     setText(badge, patch.phase)
   }
   if (previous !== patch.phase) announce(root, `Run is now ${patch.phase}`)

@@ -77,8 +77,8 @@ export interface GroupLayout {
 }
 
 /** Width of a group node (a stacked phase bar needs room). */
-export const GROUP_WIDTH = 320
-export const GROUP_HEIGHT = 56
+export const GROUP_WIDTH = 360
+export const GROUP_HEIGHT = 64
 
 /**
  * Pure: each step's layer: 0 without dependencies, else one more than its deepest dependency.

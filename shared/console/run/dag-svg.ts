@@ -55,6 +55,15 @@ export function stepDagSvg(layout: StepLayout, steps: readonly StepView[], names
   return html`${svgOpen(layout.width, layout.height, dagSummary(steps, layout.layers))}${ARROW}<g class="dag-edges">${edges}</g><g class="dag-nodes">${nodes}</g></svg>`
 }
 
+/** Where a group node's phase bar sits (the client redraws it at the same place). */
+export const BAR_Y = 27
+export const BAR_HEIGHT = 12
+
+/** Pure: "180 Succeeded, 20 Running" (what a group's bar shows, in words). */
+export function countsText(counts: readonly (readonly [string, number])[]): string {
+  return counts.map(([p, n]) => `${n} ${p}`).join(', ')
+}
+
 /** Pure: "layer 3" or "layers 3–5" (1-based, as people count). */
 export function groupTitle(first: number, last: number): string {
   return first === last ? `layer ${first + 1}` : `layers ${first + 1}\u2013${last + 1}`
@@ -82,16 +91,18 @@ export function groupDagSvg(layout: GroupLayout, steps: readonly StepView[], bas
     const members = g.steps.map((i) => steps[i]!)
     const counts = phaseCounts(members)
     const title = groupTitle(g.firstLayer, g.lastLayer)
-    const words = `${title}: ${members.length} step${members.length === 1 ? '' : 's'} \u2014 ${counts.map(([p, n]) => `${n} ${p}`).join(', ')}`
+    const size = `${title}: ${members.length} step${members.length === 1 ? '' : 's'}`
+    const tally = countsText(counts)
+    const words = `${size} \u2014 ${tally}`
     let offset = 0
     const barWidth = GROUP_WIDTH - 20
     const segments = counts.map(([phase, n]) => {
       const w = (barWidth * n) / Math.max(1, members.length)
-      const seg = html`<rect class="bar phase-${phaseClass(phase)}" data-phase="${phase}" x="${(10 + offset).toFixed(1)}" y="34" width="${w.toFixed(1)}" height="12"/>`
+      const seg = html`<rect class="bar phase-${phaseClass(phase)}" data-phase="${phase}" x="${(10 + offset).toFixed(1)}" y="${BAR_Y}" width="${w.toFixed(1)}" height="${BAR_HEIGHT}"/>`
       offset += w
       return seg
     })
-    return html`<a class="node-link" href="${baseHref}?group=${index}#steps" data-group="${index}"><g class="node group" data-group="${index}" transform="translate(${g.x},${g.y})"><title>${words}</title><rect class="group-box" width="${GROUP_WIDTH}" height="${GROUP_HEIGHT}" rx="6"/><text class="node-name" x="10" y="22">${clip(words, 48)}</text><g class="group-bar">${segments}</g></g></a>`
+    return html`<a class="node-link" href="${baseHref}?group=${index}#steps" data-group="${index}"><g class="node group" data-group="${index}" transform="translate(${g.x},${g.y})"><title>${words}</title><rect class="group-box" width="${GROUP_WIDTH}" height="${GROUP_HEIGHT}" rx="6"/><text class="node-name" x="10" y="20">${clip(size, 44)}</text><g class="group-bar">${segments}</g><text class="node-phase group-counts" x="10" y="55">${clip(tally, 52)}</text></g></a>`
   })
   const label = `${dagSummary(steps, layout.layers)} Drawn as ${layout.groups.length} groups of layers.`
   return html`${svgOpen(layout.width, layout.height, label)}${ARROW}<g class="dag-edges">${edges}</g><g class="dag-nodes">${join(nodes)}</g></svg>`

@@ -115,7 +115,8 @@ export function stepView(wf: Workflow, index: number, state: StepState | undefin
   const spec = wf.spec.steps[index]!
   const phase = state?.phase
   const retries = state?.retryCount ?? 0
-  const started = state?.startTime !== undefined || (phase !== undefined && phase !== 'Pending')
+  // A skipped step never ran; any other step past Pending did (a type-only step has no start time).
+  const started = state?.startTime !== undefined || (phase !== undefined && phase !== 'Pending' && phase !== 'Skipped')
   const view: StepView = {
     name: spec.name,
     index,

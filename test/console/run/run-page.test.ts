@@ -144,6 +144,7 @@ describe('a 2,000-step fan-out', () => {
     const body = (await runPage(requestFor(kube, '/workflows/ai-agents/wf'), NAMESPACE, 'wf')).body.html
     expect(count(body, /<g class="node /g)).toBe(3)
     expect(textOf(body)).toContain('layer 2: 1998 steps \u2014 198 Running, 1800 Succeeded')
+    expect(body).toContain('<text class="node-phase group-counts" x="10" y="55">198 Running, 1800 Succeeded</text>')
     expect(count(body, /<tr data-step=/g)).toBe(STEP_PAGE_ROWS)
     expect(textOf(body)).toContain('Page 1 of 20 (2000 steps)')
     // A drawing of every step would be > 2,000 x 400 bytes; grouped, the page is 100 table rows

@@ -34,7 +34,7 @@ describe('the view of a run', () => {
     ['a condition that failed to evaluate', 'Condition error: unknown name x', 'Condition error: unknown name x'],
   ])('says why a step was skipped: %s', (_, error, reason) => {
     const view = runView(running([{ name: 'build', phase: 'Skipped', ...(error ? { error } : {}) }]), NOW)
-    expect(view.steps[0]).toMatchObject({ phase: 'Skipped', label: 'Skipped', reason })
+    expect(view.steps[0]).toMatchObject({ phase: 'Skipped', label: 'Skipped', reason, attempts: 0 })
   })
 
   it('times a running step until now and a finished one until it finished, and counts attempts', () => {
