@@ -14,6 +14,11 @@ export interface ConsoleConfig {
   auth: ConsoleAuth
   /** CIDRs whose X-Forwarded-User / X-Forwarded-Groups are believed (proxy mode). */
   trustedProxies: string[]
+  /**
+   * When set, a proxy's headers are believed only with `X-Kinetic-Proxy-Secret: <this>` too.
+   * Under Knative every peer is the pod's own queue-proxy, so the address alone proves nothing.
+   */
+  proxySecret?: string
   /** When false (the default) nobody gets action buttons or the action endpoints: read only. */
   actions: boolean
   /** When true, someone not signed in sees what the console's own ServiceAccount can read, and is told so. */

@@ -108,11 +108,15 @@ describe('kubectl apply -k knative/ installs everything', () => {
     }
   })
 
-  it('console-proxy, applied to the shipped console Service, switches it to proxy sign-in from the queue-proxy only and makes it cluster-local', () => {
+  it('console-proxy, applied to the shipped console Service, switches it to proxy sign-in from the queue-proxy with the proxy secret and makes it cluster-local', () => {
     const service = patched(['console-proxy'])
     const env = service.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>
     expect(env.find((e) => e.name === 'KINETIC_CONSOLE_AUTH')?.value).toBe('proxy')
     expect(env.find((e) => e.name === 'KINETIC_CONSOLE_TRUSTED_PROXIES')?.value).toBe('127.0.0.1/32,::1/128')
+    // The queue-proxy is every request's peer under Knative: the proxy must prove itself with the secret.
+    expect(env.find((e) => e.name === 'KINETIC_CONSOLE_PROXY_SECRET')).toEqual({
+      name: 'KINETIC_CONSOLE_PROXY_SECRET', valueFrom: { secretKeyRef: { name: 'console-proxy', key: 'secret' } },
+    })
     expect(env.find((e) => e.name === 'KINETIC_CONSOLE_ANONYMOUS_READ')?.value).toBe('false')
     expect(service.metadata.labels['networking.knative.dev/visibility']).toBe('cluster-local')
   })

@@ -62,7 +62,8 @@ function runControlUrlOf(raw: string | undefined): string {
 
 /**
  * Pure: KINETIC_CONSOLE_AUTH (proxy|token|local, default token), KINETIC_CONSOLE_TRUSTED_PROXIES
- * (comma CIDRs; proxy mode needs at least one), KINETIC_CONSOLE_ACTIONS and
+ * (comma CIDRs; proxy mode needs at least one), KINETIC_CONSOLE_PROXY_SECRET (at least 32
+ * characters; the proxy must then send it as X-Kinetic-Proxy-Secret), KINETIC_CONSOLE_ACTIONS and
  * KINETIC_CONSOLE_ANONYMOUS_READ (default false), KINETIC_RUN_CONTROL_URL,
  * KINETIC_CONSOLE_NAMESPACES (default the agent namespace), KINETIC_AGENT_NAMESPACE (default
  * ai-agents), KINETIC_CONSOLE_SESSION_KEY (base64 of 32 bytes; token mode without it starts, and
@@ -80,6 +81,11 @@ export function consoleConfig(env: Record<string, string | undefined>): ConsoleC
   if (auth === 'proxy' && trustedProxies.length === 0) {
     throw new ConsoleConfigError('KINETIC_CONSOLE_AUTH=proxy needs KINETIC_CONSOLE_TRUSTED_PROXIES: the addresses of the authenticating proxy, whose X-Forwarded-User is believed')
   }
+  const proxySecret = value(env, 'KINETIC_CONSOLE_PROXY_SECRET')
+  // A guessable secret would make the check decorative.
+  if (proxySecret !== undefined && proxySecret.length < 32) {
+    throw new ConsoleConfigError('KINETIC_CONSOLE_PROXY_SECRET must be at least 32 characters (e.g. openssl rand -hex 32)')
+  }
   const agentNamespace = value(env, 'KINETIC_AGENT_NAMESPACE') ?? value(env, 'PURKO_AGENT_NAMESPACE') ?? 'ai-agents'
   if (!DNS_LABEL.test(agentNamespace) || agentNamespace.length > 63) throw new ConsoleConfigError(`KINETIC_AGENT_NAMESPACE must be a namespace name, got ${JSON.stringify(agentNamespace)}`)
   const namespaces = list(env.KINETIC_CONSOLE_NAMESPACES)
@@ -90,6 +96,7 @@ export function consoleConfig(env: Record<string, string | undefined>): ConsoleC
   return {
     auth: auth as ConsoleAuth,
     trustedProxies,
+    ...(proxySecret ? { proxySecret } : {}),
     actions: flag(env, 'KINETIC_CONSOLE_ACTIONS', false),
     anonymousRead: flag(env, 'KINETIC_CONSOLE_ANONYMOUS_READ', false),
     runControlUrl: runControlUrlOf(value(env, 'KINETIC_RUN_CONTROL_URL')),

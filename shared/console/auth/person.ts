@@ -3,6 +3,7 @@
  * the local plane's admin, the user an authenticating proxy names, or the person whose bearer
  * token is in the session cookie (or, for scripts, an Authorization header).
  */
+import { timingSafeEqual } from 'node:crypto'
 import type { Context } from 'hono'
 import { getCookie } from 'hono/cookie'
 import { TransientError } from '../../errors.js'
@@ -19,6 +20,8 @@ export const ANONYMOUS_READER: Person = { mode: 'anonymous', name: 'anonymous', 
 /** The proxy's headers naming the person. */
 export const FORWARDED_USER = 'x-forwarded-user'
 export const FORWARDED_GROUPS = 'x-forwarded-groups'
+/** The header carrying KINETIC_CONSOLE_PROXY_SECRET from the proxy. */
+export const PROXY_SECRET_HEADER = 'x-kinetic-proxy-secret'
 
 // Warned about once per console (one per process in production): a flood would only repeat it.
 const warnedUntrusted = new WeakSet<ConsoleDeps>()
@@ -52,15 +55,24 @@ function trustedProxies(deps: ConsoleDeps): Cidr[] {
   return ranges
 }
 
+/** Pure: whether the header holds the configured secret, compared in constant time. */
+export function proxySecretMatches(expected: string, given: string | undefined): boolean {
+  if (given === undefined) return false
+  const a = Buffer.from(expected)
+  const b = Buffer.from(given)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
 /**
- * Whether the request comes straight from a trusted proxy (auth=proxy and the TCP peer inside
- * KINETIC_CONSOLE_TRUSTED_PROXIES). Only the TCP peer counts, never X-Forwarded-For, which any
- * sender can write. Behind Knative the peer is the pod's own queue-proxy (127.0.0.1), so there
- * trusting it means trusting whoever can reach the Service: the console must then be reachable
- * only through the authenticating proxy (cluster-local visibility and a NetworkPolicy).
+ * Whether the request comes straight from a trusted proxy: auth=proxy, the TCP peer inside
+ * KINETIC_CONSOLE_TRUSTED_PROXIES and, when KINETIC_CONSOLE_PROXY_SECRET is set, that secret in
+ * X-Kinetic-Proxy-Secret. Only the TCP peer counts, never X-Forwarded-For, which any sender can
+ * write. Behind Knative the peer is the pod's own queue-proxy (127.0.0.1), so there the address
+ * proves nothing and the secret is what tells the proxy from anyone else who reaches the Service.
  */
 export function isFromTrustedProxy(deps: ConsoleDeps, c: Context): boolean {
-  return deps.config.auth === 'proxy' && isInAnyCidr(peerAddress(c), trustedProxies(deps))
+  if (deps.config.auth !== 'proxy' || !isInAnyCidr(peerAddress(c), trustedProxies(deps))) return false
+  return deps.config.proxySecret === undefined || proxySecretMatches(deps.config.proxySecret, c.req.header(PROXY_SECRET_HEADER))
 }
 
 function fromProxy(deps: ConsoleDeps, c: Context): Person | null {
@@ -70,7 +82,7 @@ function fromProxy(deps: ConsoleDeps, c: Context): Person | null {
     if ((user !== undefined || c.req.header(FORWARDED_GROUPS) !== undefined) && !warnedUntrusted.has(deps)) {
       warnedUntrusted.add(deps)
       // Never the values: they are whatever the sender made up.
-      deps.log.warn({ peer, trustedProxies: deps.config.trustedProxies }, 'Ignored X-Forwarded-User/X-Forwarded-Groups from a peer outside KINETIC_CONSOLE_TRUSTED_PROXIES (logged once)')
+      deps.log.warn({ peer, trustedProxies: deps.config.trustedProxies, secretRequired: deps.config.proxySecret !== undefined }, 'Ignored X-Forwarded-User/X-Forwarded-Groups from a peer outside KINETIC_CONSOLE_TRUSTED_PROXIES or without the proxy secret (logged once)')
     }
     return null
   }

@@ -18,10 +18,10 @@ describe('consoleConfig', () => {
       KINETIC_CONSOLE_AUTH: 'proxy', KINETIC_CONSOLE_TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,127.0.0.1',
       KINETIC_CONSOLE_ACTIONS: 'true', KINETIC_CONSOLE_ANONYMOUS_READ: 'true', KINETIC_RUN_CONTROL_URL: 'http://127.0.0.1:9090/',
       KINETIC_CONSOLE_NAMESPACES: 'team-a,team-b,team-a', KINETIC_AGENT_NAMESPACE: 'agents', KINETIC_CONSOLE_SESSION_KEY: `${KEY}\n`,
-      KINETIC_CONSOLE_SECURE_COOKIES: 'false',
+      KINETIC_CONSOLE_SECURE_COOKIES: 'false', KINETIC_CONSOLE_PROXY_SECRET: 'p'.repeat(32),
     })
     expect(config).toEqual({
-      auth: 'proxy', trustedProxies: ['10.0.0.0/8', 'fd00::/8', '127.0.0.1'], actions: true, anonymousRead: true,
+      auth: 'proxy', trustedProxies: ['10.0.0.0/8', 'fd00::/8', '127.0.0.1'], proxySecret: 'p'.repeat(32), actions: true, anonymousRead: true,
       runControlUrl: 'http://127.0.0.1:9090', namespaces: ['team-a', 'team-b'], agentNamespace: 'agents',
       sessionKey: Buffer.alloc(32, 1), secureCookies: false,
     })
@@ -61,5 +61,9 @@ describe('consoleConfig', () => {
     } catch (err) {
       expect((err as Error).message).not.toContain(bad)
     }
+  })
+
+  it('refuses a proxy secret short enough to guess', () => {
+    expect(() => consoleConfig({ KINETIC_CONSOLE_PROXY_SECRET: 'short' })).toThrow(/KINETIC_CONSOLE_PROXY_SECRET must be at least 32 characters/)
   })
 })

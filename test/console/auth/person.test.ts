@@ -50,6 +50,15 @@ describe('auth=proxy', () => {
     expect(lines.join('\n')).not.toMatch(/mallory-made-up|system:masters/)
   })
 
+  it('with a proxy secret configured, believes a trusted peer only when it sends that secret (under Knative every peer is the queue-proxy)', async () => {
+    const secret = 'a'.repeat(40)
+    const { deps } = consoleDeps({ KINETIC_CONSOLE_AUTH: 'proxy', KINETIC_CONSOLE_TRUSTED_PROXIES: '127.0.0.1/32', KINETIC_CONSOLE_PROXY_SECRET: secret })
+    expect(await whoOverHttp(deps, { 'x-forwarded-user': 'mallory' })).toBeNull()
+    expect(await whoOverHttp(deps, { 'x-forwarded-user': 'mallory', 'x-kinetic-proxy-secret': 'a'.repeat(39) })).toBeNull()
+    expect(await whoOverHttp(deps, { 'x-forwarded-user': 'mallory', 'x-kinetic-proxy-secret': 'b'.repeat(40) })).toBeNull()
+    expect(await whoOverHttp(deps, { 'x-forwarded-user': 'alice', 'x-kinetic-proxy-secret': secret })).toMatchObject({ mode: 'proxy', name: 'alice' })
+  })
+
   it('never believes a request that did not come over a socket (no peer address)', async () => {
     const { deps } = consoleDeps({ KINETIC_CONSOLE_AUTH: 'proxy', KINETIC_CONSOLE_TRUSTED_PROXIES: '0.0.0.0/0,::/0' })
     const res = await whoApp(deps).request('/who', { headers: { 'x-forwarded-user': 'alice' } })
