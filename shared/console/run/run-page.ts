@@ -51,9 +51,9 @@ export async function runPage(req: ConsoleRequest, namespace: string, name: stri
   const wf = await req.kube.getWorkflow(namespace, name)
   if (!wf) return notFoundPage(`Workflow ${namespace}/${name}`)
   const view = workflowView(wf, req.now)
-  const events = await eventsOf(req, namespace, name)
-  if (view.kind === 'template') return templatePage(req, view, events)
-  const actions = runActions(wf, view, await runRights(req, wf))
+  if (view.kind === 'template') return templatePage(req, view, await eventsOf(req, namespace, name))
+  const [events, rights] = await Promise.all([eventsOf(req, namespace, name), runRights(req, wf)])
+  const actions = runActions(wf, view, rights)
   const body = html`<div class="run-page" id="run" data-rv="${view.resourceVersion}" data-live="${runLiveHref(namespace, name, view.resourceVersion)}" data-phase="${view.phase}">
 ${runHeader(req, view)}
 <p class="run-announce visually-hidden" aria-live="polite" data-announce></p>

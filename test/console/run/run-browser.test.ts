@@ -76,6 +76,23 @@ describeBrowser('the run page script in a browser', () => {
     expect(await panel.isHidden()).toBe(true)
   })
 
+  it('redraws a large run\'s group bars and counts live, without moving a node', async () => {
+    const steps = [aStep('start'), ...Array.from({ length: 199 }, (_, i) => aStep(`w${i}`, { dependsOn: ['start'] }))]
+    const big = aWorkflow({ name: 'big', spec: { steps } })
+    big.status = { phase: 'Running', runId: currentRunId(big), stepStatuses: [{ name: 'start', phase: 'Succeeded' }] }
+    kube.putWorkflow(big)
+    await page.goto(`${url}/workflows/${NAMESPACE}/big`)
+    const counts = page.locator('g.node.group[data-group="1"] .group-counts')
+    expect(await counts.textContent()).toBe('199 Pending')
+    const box = await page.locator('g.node.group[data-group="1"]').boundingBox()
+    const after = structuredClone(big)
+    after.status!.stepStatuses = [{ name: 'start', phase: 'Succeeded' }, ...Array.from({ length: 50 }, (_, i) => ({ name: `w${i}`, phase: 'Running' as const }))]
+    kube.putWorkflow(after)
+    await expect.poll(() => counts.textContent()).toBe('50 Running, 149 Pending')
+    expect(await page.locator('g.node.group[data-group="1"] rect.bar').count()).toBe(2)
+    expect(await page.locator('g.node.group[data-group="1"]').boundingBox()).toEqual(box)
+  })
+
   it('keeps the log where the person scrolled when follow is off', async () => {
     kube.pods.get(`${NAMESPACE}/${POD}`)!.status = { phase: 'Running' }
     kube.logs.set(`${NAMESPACE}/${POD}`, Array.from({ length: 150 }, (_, i) => `line ${i}\n`).join(''))
