@@ -125,7 +125,7 @@ export function createApp(deps: ConsoleDeps, assets: Promise<ConsoleAssets> = lo
     }
   }
 
-  app.route('/', signInRoutes(deps))
+  app.route('/', signInRoutes(deps, { assets: currentAssets }))
   app.route('/actions', actionRoutes(deps))
 
   app.get('/assets/*', async (c) => {

@@ -207,7 +207,10 @@ describe('the console when nobody is identified', () => {
     const signin = await get(`${token}/signin`)
     expect(signin.status).toBe(200)
     expect(signin.headers.get('content-security-policy')).toBe(CSP)
-    expect(await signin.text()).toContain('<form')
+    const signinPage = await signin.text()
+    expect(signinPage).toContain('<form')
+    // The sign-in page is styled and scripted like every other page.
+    expect(signinPage).toMatch(/<link rel="stylesheet" href="\/assets\/[^"]+\/console\.css"/)
 
     // A live stream cannot follow a redirect: it is told it is not signed in.
     expect((await get(`${token}/live/workflows/${NS}/${RUN}?rv=${runRv}`)).status).toBe(401)
