@@ -1,7 +1,7 @@
 import type { CoreV1Event } from '@kubernetes/client-node'
 import { stringify } from 'yaml'
 import { has, type ParsedArgs } from '../args.js'
-import { cloudEventOf, type StructuredCloudEvent } from '../cloud-events.js'
+import { cloudEventOf, type StructuredCloudEvent } from '../../shared/engine/cloud-event-of.js'
 import type { Command, Session } from '../command.js'
 import { pause } from '../io.js'
 import { table } from '../output.js'

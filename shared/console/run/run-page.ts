@@ -4,7 +4,7 @@
  * Job, error, output, the log's end). Everything is read with the person's own rights.
  */
 import type { CoreV1Event, V1Job } from '@kubernetes/client-node'
-import { cloudEventOf } from '../../../cli/cloud-events.js'
+import { cloudEventOf } from '../../engine/cloud-event-of.js'
 import { ForbiddenError, TransientError } from '../../errors.js'
 import { labelValue } from '../../reconcile/job-builder.js'
 import { currentRunId } from '../../reconcile/run-status.js'

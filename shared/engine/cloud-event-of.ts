@@ -1,6 +1,10 @@
+/**
+ * The CloudEvent a Kubernetes Event of Kinetic's stands for: one mapping for `kinetic events`
+ * and the console's run page, so both show the same type and id for the same transition.
+ */
 import type { CoreV1Event } from '@kubernetes/client-node'
-import { KINETIC_EVENT_PREFIX, subjectOf } from '../shared/engine/kinetic-events.js'
-import { ANNOTATION_CLOUDEVENT_ID, ANNOTATION_CLOUDEVENT_TYPE } from '../shared/schemas/labels.js'
+import { ANNOTATION_CLOUDEVENT_ID, ANNOTATION_CLOUDEVENT_TYPE } from '../schemas/labels.js'
+import { KINETIC_EVENT_PREFIX, subjectOf } from './kinetic-events.js'
 
 /** A CloudEvent in structured mode (JSON), as `kinetic events -o json` prints one per line. */
 export interface StructuredCloudEvent {
