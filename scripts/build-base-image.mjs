@@ -15,7 +15,6 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync, realpathSync } from 'node:fs'
 import { arch } from 'node:os'
 import { pathToFileURL } from 'node:url'
-import { parseArgs } from 'node:util'
 import {
   RegistryClient,
   USER,
@@ -25,6 +24,7 @@ import {
   pushImage,
   sha256Digest,
 } from './build-image.mjs'
+import { readOptions } from './script-cli.mjs'
 
 const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json'
 const OCI_CONFIG = 'application/vnd.oci.image.config.v1+json'
@@ -192,30 +192,14 @@ const USAGE = `usage: node scripts/build-base-image.mjs --to <registry>/<repo>[:
 
 /** Runs the CLI with `argv`; prints the pushed reference on stdout and returns the exit code. */
 export async function main(argv) {
-  let values
-  try {
-    ;({ values } = parseArgs({
-      args: argv,
-      options: {
-        to: { type: 'string' },
-        node: { type: 'string' },
-        insecure: { type: 'boolean', default: false },
-        ca: { type: 'string' },
-        help: { type: 'boolean', default: false },
-      },
-    }))
-  } catch (error) {
-    process.stderr.write(`${error.message}\n${USAGE}\n`)
-    return 2
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`)
-    return 0
-  }
-  if (!values.to) {
-    process.stderr.write(`--to is required\n${USAGE}\n`)
-    return 2
-  }
+  const read = readOptions(argv, {
+    to: { type: 'string' },
+    node: { type: 'string' },
+    insecure: { type: 'boolean', default: false },
+    ca: { type: 'string' },
+      }, USAGE, ['to'])
+  if (read.exit !== undefined) return read.exit
+  const { values } = read
   try {
     const result = await buildBaseImage({
       to: values.to,

@@ -7,9 +7,9 @@ import { request as httpsRequest } from 'node:https'
 import { rootCertificates } from 'node:tls'
 import { join, relative, resolve, sep } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { parseArgs } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import { parseDocument } from 'yaml'
+import { readOptions } from './script-cli.mjs'
 
 const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json'
 const OCI_INDEX = 'application/vnd.oci.image.index.v1+json'
@@ -559,34 +559,18 @@ const USAGE = `usage: node scripts/build-image.mjs --base <registry>/<repo>(@sha
 
 /** Runs the CLI with `argv`; prints the pushed reference on stdout and returns the exit code. */
 export async function main(argv) {
-  let values
-  try {
-    ;({ values } = parseArgs({
-      args: argv,
-      options: {
-        base: { type: 'string' },
-        to: { type: 'string' },
-        dist: { type: 'string', default: 'dist' },
-        platform: { type: 'string', default: 'linux/amd64' },
-        insecure: { type: 'boolean', default: false },
-        ca: { type: 'string' },
-        'with-sourcemaps': { type: 'boolean', default: false },
-        'set-image': { type: 'string' },
-        help: { type: 'boolean', default: false },
-      },
-    }))
-  } catch (error) {
-    process.stderr.write(`${error.message}\n${USAGE}\n`)
-    return 2
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`)
-    return 0
-  }
-  if (!values.base || !values.to) {
-    process.stderr.write(`--base and --to are required\n${USAGE}\n`)
-    return 2
-  }
+  const read = readOptions(argv, {
+    base: { type: 'string' },
+    to: { type: 'string' },
+    dist: { type: 'string', default: 'dist' },
+    platform: { type: 'string', default: 'linux/amd64' },
+    insecure: { type: 'boolean', default: false },
+    ca: { type: 'string' },
+    'with-sourcemaps': { type: 'boolean', default: false },
+    'set-image': { type: 'string' },
+      }, USAGE, ['base', 'to'])
+  if (read.exit !== undefined) return read.exit
+  const { values } = read
   try {
     const result = await buildImage({
       base: values.base,

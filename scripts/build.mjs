@@ -5,6 +5,7 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { build } from 'esbuild'
+import { REQUIRE_BANNER } from './script-cli.mjs'
 import { tsImport } from 'tsx/esm/api'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -16,15 +17,6 @@ const outdir = resolve(options.outdir)
 /** Functions every image is expected to carry; any other folder with a main.ts is built too. */
 const EXPECTED_FUNCTIONS = ['workflow-changed', 'step-job-finished', 'resync-tick', 'dead-letter']
 
-// Several dependencies are CommonJS and call require(); in an ESM bundle it must be recreated.
-const banner = [
-  "import { createRequire as __kineticCreateRequire } from 'node:module';",
-  "import { fileURLToPath as __kineticFileURLToPath } from 'node:url';",
-  "import { dirname as __kineticDirname } from 'node:path';",
-  'const require = __kineticCreateRequire(import.meta.url);',
-  'const __filename = __kineticFileURLToPath(import.meta.url);',
-  'const __dirname = __kineticDirname(__filename);',
-].join('\n')
 
 function entryPoints() {
   const found = new Set(EXPECTED_FUNCTIONS)
@@ -90,7 +82,7 @@ if (entries.length > 0) {
     keepNames: true,
     // A separate .map next to each bundle, linked so `node --enable-source-maps` finds it.
     sourcemap: 'linked',
-    banner: { js: banner },
+    banner: { js: REQUIRE_BANNER },
     metafile: true,
     logLevel: 'warning',
     ...(entry.out === CONSOLE_ENTRY ? { define: consoleAssets } : {}),

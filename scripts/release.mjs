@@ -8,9 +8,9 @@ import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, w
 import { tmpdir } from 'node:os'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { parseArgs } from 'node:util'
 import { stringify } from 'yaml'
 import { parseReference } from './build-image.mjs'
+import { readOptions, REQUIRE_BANNER } from './script-cli.mjs'
 import { parseDocuments, renderKustomization } from './kustomize.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -94,16 +94,6 @@ io.dispose()
 process.exitCode = code
 `
 
-// Several bundled dependencies are CommonJS and call require(); an ESM bundle must recreate it.
-const REQUIRE_SHIM = [
-  "import { createRequire as __kineticCreateRequire } from 'node:module';",
-  "import { fileURLToPath as __kineticFileURLToPath } from 'node:url';",
-  "import { dirname as __kineticDirname } from 'node:path';",
-  'const require = __kineticCreateRequire(import.meta.url);',
-  'const __filename = __kineticFileURLToPath(import.meta.url);',
-  'const __dirname = __kineticDirname(__filename);',
-].join('\n')
-
 /** The node_modules package folders an esbuild metafile's inputs come from, sorted. */
 function bundledPackages(metafile) {
   const dirs = new Set()
@@ -146,7 +136,7 @@ async function stageCli(stage, version) {
     // Error classes name themselves from the constructor; messages must keep them.
     keepNames: true,
     legalComments: 'none',
-    banner: { js: `#!/usr/bin/env node\n${REQUIRE_SHIM}` },
+    banner: { js: `#!/usr/bin/env node\n${REQUIRE_BANNER}` },
     metafile: true,
     logLevel: 'warning',
   })
@@ -253,24 +243,9 @@ const USAGE = 'usage: npm run release -- --image <registry>/<repository>@sha256:
 
 /** Runs the command with `argv`; prints what it wrote on stderr and returns the exit code. */
 export async function main(argv) {
-  let values
-  try {
-    ;({ values } = parseArgs({
-      args: argv,
-      options: { image: { type: 'string' }, out: { type: 'string', default: 'release' }, help: { type: 'boolean', default: false } },
-    }))
-  } catch (error) {
-    process.stderr.write(`${error.message}\n${USAGE}\n`)
-    return 2
-  }
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`)
-    return 0
-  }
-  if (!values.image) {
-    process.stderr.write(`--image is required\n${USAGE}\n`)
-    return 2
-  }
+  const read = readOptions(argv, { image: { type: 'string' }, out: { type: 'string', default: 'release' } }, USAGE, ['image'])
+  if (read.exit !== undefined) return read.exit
+  const { values } = read
   try {
     const result = await release({ image: values.image, out: values.out, log: (line) => process.stderr.write(`${line}\n`) })
     process.stdout.write(`${result.install}\n${result.cli}\n`)
