@@ -4,6 +4,7 @@
  * size, so nothing moves), announces run phase changes, opens a step's detail in a panel, and
  * follows a step's log. Without it the page is complete as served and every step is a link.
  */
+import { durationText } from '../time.js'
 
 /** What one `run` event carries (shared/console/run/live.ts RunPatch). */
 interface RunPatch {
@@ -12,8 +13,9 @@ interface RunPatch {
   finished: boolean
   progress: { completed: number; failed: number; total: number }
   duration: string
+  runningSince: string
   message: string
-  steps: Record<string, [phaseClass: string, label: string, duration: string, reason: string]>
+  steps: Record<string, [phaseClass: string, label: string, duration: string, reason: string, runningSince: string]>
   groups?: [string, number][][]
   actions: { decide: string[]; cancel: boolean; rerun: boolean }
 }
@@ -40,6 +42,24 @@ function setPhaseClass(el: Element, phaseClass: string): void {
 
 function setText(el: Element | null | undefined, text: string): void {
   if (el && el.textContent !== text) el.textContent = text
+}
+
+/** Sets a duration and whether it keeps counting (`data-started`, read by tickDurations). */
+function setDuration(el: HTMLElement | null, text: string, runningSince: string): void {
+  if (!el) return
+  if (runningSince) el.dataset.started = runningSince
+  else delete el.dataset.started
+  setText(el, text)
+}
+
+/** Counts every running duration on from its start, so it moves each second between patches. */
+function tickDurations(): void {
+  const now = Date.now()
+  for (const el of Array.from(document.querySelectorAll<HTMLElement>('[data-started]'))) {
+    const started = Date.parse(el.dataset.started ?? '')
+    // A browser clock behind the server's never shows a negative time.
+    if (!Number.isNaN(started)) setText(el, durationText(Math.max(0, now - started)))
+  }
 }
 
 function byStep(root: ParentNode, selector: string, step: string): HTMLElement[] {
@@ -98,9 +118,9 @@ function applyPatch(root: HTMLElement, patch: RunPatch): void {
   }
   const { completed, failed, total } = patch.progress
   setText(root.querySelector('[data-run-progress-text]'), `${completed}/${total} done${failed ? `, ${failed} failed` : ''}`)
-  setText(root.querySelector('[data-run-duration]'), patch.duration || '\u2014')
+  setDuration(root.querySelector<HTMLElement>('[data-run-duration]'), patch.duration || '\u2014', patch.runningSince)
   setText(root.querySelector('[data-run-message]'), patch.message)
-  for (const [step, [phaseClass, label, duration, reason]] of Object.entries(patch.steps)) {
+  for (const [step, [phaseClass, label, duration, reason, runningSince]] of Object.entries(patch.steps)) {
     for (const node of byStep(root, 'g.node', step)) {
       setPhaseClass(node, phaseClass)
       setText(node.querySelector('.node-phase'), clip(label, LABEL_CHARS))
@@ -112,7 +132,7 @@ function applyPatch(root: HTMLElement, patch: RunPatch): void {
         setPhaseClass(cell, phaseClass)
         setText(cell, label)
       }
-      setText(row.querySelector('.step-duration'), duration)
+      setDuration(row.querySelector<HTMLElement>('.step-duration'), duration, runningSince)
       setText(row.querySelector('.step-reason'), reason)
     }
     // The step open in the panel shows its phase in its heading.
@@ -122,6 +142,7 @@ function applyPatch(root: HTMLElement, patch: RunPatch): void {
         setPhaseClass(badge, phaseClass)
         setText(badge, label)
       }
+      setDuration(detail.querySelector<HTMLElement>('dd.step-duration'), duration || '\u2014', runningSince)
     }
   }
   if (patch.groups) applyGroups(root, patch.groups)
@@ -133,13 +154,73 @@ function applyActions(root: HTMLElement, actions: RunPatch['actions']): void {
   toggle(root.querySelector('[data-action="cancel"]'), actions.cancel)
   toggle(root.querySelector('[data-action="rerun"]'), actions.rerun)
   const shown = new Set<string>()
-  for (const el of Array.from(root.querySelectorAll<HTMLElement>('[data-action="decide"]'))) {
+  for (const el of Array.from(root.querySelectorAll<HTMLElement>('.run-actions [data-action="decide"]'))) {
     const step = el.dataset.step ?? ''
     shown.add(step)
     toggle(el, actions.decide.includes(step))
   }
-  // A step newly waiting for approval has no form on this page yet: say so instead of moving the page.
-  toggle(root.querySelector('[data-action-stale]'), actions.decide.some((s) => !shown.has(s)))
+  // A step newly waiting for approval has no form on this page yet: the server renders it.
+  if (actions.decide.some((s) => !shown.has(s))) void refreshActions(root)
+}
+
+let refreshing: Promise<void> | undefined
+let refreshAgain = false
+
+/**
+ * Fetches the actions area as the server decides it now (the person's rights included) and adds
+ * the forms this page lacks, leaving the others (and whatever is typed in them) in place. When
+ * the area cannot be fetched, a note offers a reload instead.
+ */
+function refreshActions(root: HTMLElement): Promise<void> {
+  if (refreshing) {
+    refreshAgain = true
+    return refreshing
+  }
+  const section = root.querySelector<HTMLElement>('.run-actions')
+  const href = root.dataset.actionsHref
+  const stale = root.querySelector<HTMLElement>('[data-action-stale]')
+  if (!section || !href) {
+    if (stale) stale.hidden = false
+    return Promise.resolve()
+  }
+  const run = async () => {
+    try {
+      const response = await fetch(href, { credentials: 'same-origin' })
+      if (!response.ok) throw new Error(`HTTP ${response.status}`)
+      const fresh = document.createElement('template')
+      fresh.innerHTML = await response.text()
+      const decided = Array.from(fresh.content.querySelectorAll<HTMLElement>('[data-action="decide"]'))
+      const steps = new Set(decided.map((el) => el.dataset.step ?? ''))
+      for (const el of Array.from(section.querySelectorAll<HTMLElement>('[data-action="decide"]'))) {
+        if (!steps.has(el.dataset.step ?? '')) el.remove()
+      }
+      // New forms go before cancel and rerun, where the server puts them.
+      const before = section.querySelector('[data-action="cancel"]')
+      for (const el of decided) {
+        if (section.querySelector(`[data-action="decide"][data-step="${CSS.escape(el.dataset.step ?? '')}"]`)) continue
+        for (const button of Array.from(el.querySelectorAll<HTMLButtonElement>('button[data-needs-script]'))) button.disabled = false
+        section.insertBefore(el, before)
+        announce(root, `Step ${el.dataset.step ?? ''} waits for approval`)
+      }
+      for (const kind of ['cancel', 'rerun']) {
+        const now = fresh.content.querySelector<HTMLElement>(`[data-action="${kind}"]`)
+        const here = section.querySelector<HTMLElement>(`[data-action="${kind}"]`)
+        if (now && here) here.hidden = now.hidden
+      }
+      if (stale) stale.hidden = true
+    } catch {
+      if (stale) stale.hidden = false
+    }
+  }
+  refreshing = run().finally(() => {
+    refreshing = undefined
+    // The stream moved on while this was read: read again once.
+    if (refreshAgain) {
+      refreshAgain = false
+      void refreshActions(root)
+    }
+  })
+  return refreshing
 }
 
 function followRun(root: HTMLElement): void {
@@ -189,6 +270,9 @@ function followLog(panel: HTMLElement): () => void {
   let ended = false
   let pending: string[] = []
   let frame = 0
+  // The id of the last line shown: a reopened stream starts after it (live.ts logEventsResponse).
+  let lastId = ''
+  let retry = 0
   const flush = () => {
     frame = 0
     if (pending.length === 0) return
@@ -198,6 +282,7 @@ function followLog(panel: HTMLElement): () => void {
   }
   const finish = (text: string) => {
     ended = true
+    window.clearTimeout(retry)
     source?.close()
     source = undefined
     flush()
@@ -205,15 +290,24 @@ function followLog(panel: HTMLElement): () => void {
   }
   const open = () => {
     if (ended || source) return
-    source = new EventSource(url)
+    const target = new URL(url, window.location.href)
+    if (lastId) target.searchParams.set('after', lastId)
+    source = new EventSource(target.toString())
     source.addEventListener('reset', () => {
       pending = []
       pre.textContent = ''
       setText(status, 'Following the log.')
     })
     source.addEventListener('line', (e) => {
+      const message = e as MessageEvent<string>
+      if (message.lastEventId) lastId = message.lastEventId
       // A line's text may have been split over several data fields; they come back joined by \n.
-      pending.push(`${(e as MessageEvent<string>).data}\n`)
+      pending.push(`${message.data}\n`)
+      if (!frame) frame = window.requestAnimationFrame(flush)
+      setText(status, 'Following the log.')
+    })
+    source.addEventListener('gap', (e) => {
+      pending.push(`\u2026 ${(JSON.parse((e as MessageEvent<string>).data) as { message: string }).message}\n`)
       if (!frame) frame = window.requestAnimationFrame(flush)
     })
     for (const name of ['end', 'truncated'] as const) {
@@ -221,22 +315,35 @@ function followLog(panel: HTMLElement): () => void {
     }
     source.addEventListener('error', (e) => {
       const data = (e as MessageEvent<string>).data
-      if (typeof data === 'string' && data !== '') finish((JSON.parse(data) as { message?: string }).message ?? 'The log stream stopped.')
-      // Otherwise the connection dropped: EventSource reconnects by itself, and `reset` replaces the lines.
+      if (typeof data === 'string' && data !== '') {
+        finish((JSON.parse(data) as { message?: string }).message ?? 'The log stream stopped.')
+        return
+      }
+      // The connection dropped: reopen after the last line shown (EventSource's own retry would
+      // give up on an error status, and cannot say where the page is), until the log ends.
+      close()
+      setText(status, 'Reconnecting to the log\u2026')
+      window.clearTimeout(retry)
+      retry = window.setTimeout(open, RECONNECT_MS)
     })
   }
   const close = () => {
     source?.close()
     source = undefined
   }
-  // A hidden tab keeps no connection open; showing it again resumes from the log's end.
-  const onVisibility = () => (document.hidden ? close() : open())
+  // A hidden tab keeps no connection open; showing it again resumes after the last line shown.
+  const onVisibility = () => {
+    if (!document.hidden) return open()
+    window.clearTimeout(retry)
+    close()
+  }
   document.addEventListener('visibilitychange', onVisibility)
   follow?.addEventListener('change', () => { if (follow.checked) pre.scrollTop = pre.scrollHeight })
   if (!document.hidden) open()
   return () => {
     document.removeEventListener('visibilitychange', onVisibility)
     ended = true
+    window.clearTimeout(retry)
     close()
   }
 }
@@ -288,6 +395,8 @@ function stepPanel(root: HTMLElement): void {
 }
 
 function start(): void {
+  tickDurations()
+  window.setInterval(tickDurations, 1000)
   const root = document.getElementById('run')
   if (root?.dataset.live) {
     followRun(root)

@@ -3,6 +3,7 @@
  * that keep an open run page and step log current. Everything is watched with the person's own
  * rights; the streams end when the browser goes away (`signal`) and never outlive the request.
  */
+import { createHash } from 'node:crypto'
 import { ForbiddenError } from '../../errors.js'
 import type { StreamHandle } from '../../kube/port.js'
 import { labelValue } from '../../reconcile/job-builder.js'
@@ -15,7 +16,7 @@ import { durationText, phaseClass } from './borrowed.js'
 import { layoutGroups, MAX_DRAWN_STEPS } from './dag-layout.js'
 import { runActions, runRights, type RunActions, type RunRights } from './run-actions.js'
 import { LOG_TAIL_LINES } from './run-page.js'
-import { phaseCounts, runView, type DisplayPhase } from './run-view.js'
+import { phaseCounts, runView, tickingSince, type DisplayPhase } from './run-view.js'
 
 /** A live stream's knobs; tests shorten the waits. */
 export interface LiveOptions {
@@ -35,8 +36,8 @@ export const RETRY_MS = 3000
 const HEARTBEAT_MS = 15_000
 const backoff = (attempt: number) => Math.min(30_000, 1000 * 2 ** attempt)
 
-/** One step as a patch carries it: phase, its words, duration, notes. */
-export type StepCells = [phaseClass: string, label: string, duration: string, reason: string]
+/** One step as a patch carries it: phase, its words, duration, notes, and its start while it runs ('' otherwise). */
+export type StepCells = [phaseClass: string, label: string, duration: string, reason: string, runningSince: string]
 
 /** What changed on the page since the last patch of this stream (the first carries every step). */
 export interface RunPatch {
@@ -45,6 +46,8 @@ export interface RunPatch {
   finished: boolean
   progress: { completed: number; failed: number; total: number }
   duration: string
+  /** The run's start while it is going ('' otherwise): the page counts its duration on from there. */
+  runningSince: string
   message: string
   /** Steps whose cells changed. */
   steps: Record<string, StepCells>
@@ -62,8 +65,9 @@ export function planRunPatch(wf: Workflow, now: Date, rights: RunRights, shown: 
   const next = new Map<string, string>()
   const steps: Record<string, StepCells> = {}
   for (const s of view.steps) {
-    const cells: StepCells = [phaseClass(s.phase), s.label, s.durationMs === undefined ? '' : durationText(s.durationMs), s.reason ?? '']
-    const key = JSON.stringify(cells)
+    const cells: StepCells = [phaseClass(s.phase), s.label, s.durationMs === undefined ? '' : durationText(s.durationMs), s.reason ?? '', tickingSince(s) ?? '']
+    // The page counts a running step's duration itself: that alone is no change to send.
+    const key = JSON.stringify([...cells.slice(0, 2), cells[4] ? '' : cells[2], ...cells.slice(3)])
     next.set(s.name, key)
     if (shown.get(s.name) !== key) steps[s.name] = cells
   }
@@ -73,6 +77,7 @@ export function planRunPatch(wf: Workflow, now: Date, rights: RunRights, shown: 
     finished: view.finished,
     progress: view.progress,
     duration: view.durationMs === undefined ? '' : durationText(view.durationMs),
+    runningSince: tickingSince(view) ?? '',
     message: view.message ?? '',
     steps,
     actions: runActions(wf, view, rights),
@@ -169,10 +174,6 @@ function sleep(ms: number, writer: SseWriter): Promise<void> {
   })
 }
 
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
-}
-
 /**
  * SSE of one run: `event: run` with a RunPatch (id = resourceVersion) on each change since
  * `resourceVersion` (the version the page shows; a page that is already stale gets every step
@@ -262,22 +263,36 @@ export async function runEventsResponse(
   return writer.response()
 }
 
+/** Lines a log line's id covers: enough that a resumed stream finds its place, few enough to find it near the tail's start. */
+const LINE_ID_WINDOW = 3
+
+/** Pure: the id a log line is sent with: a digest of the pod and the last few lines up to it, the same on every stream of that log. */
+export function logLineId(pod: string, window: readonly string[]): string {
+  return createHash('sha256').update(pod).update('\0').update(window.join('\n')).digest('hex').slice(0, 16)
+}
+
 /**
  * SSE of a step's pod log: `event: reset` (the page's lines are replaced by the stream's,
- * which start with the last LOG_TAIL_LINES), `event: line` per line, `event: truncated` when
- * the byte cap is reached, `event: end` when the container ended or there is nothing to follow.
+ * which start with the last LOG_TAIL_LINES), `event: line` per line with an id (logLineId),
+ * `event: truncated` when the byte cap is reached, `event: end` when the container ended or
+ * there is nothing to follow. A page that lost the stream reopens it with `?after=<last id>`:
+ * the stream then skips the tail up to that line and sends only what is new, no `reset`; when
+ * that line is no longer in the tail (the outage was long) it says `event: gap` and sends the tail.
+ * An outage (API server, network) closes the stream without a final event, so the page resumes.
  */
 export async function logEventsResponse(
   req: ConsoleRequest, namespace: string, name: string, step: string, signal: AbortSignal, options: LiveOptions = {},
 ): Promise<Response> {
   const writer = new SseWriter(signal, options.heartbeatMs ?? HEARTBEAT_MS)
   const cap = options.maxLogBytes ?? MAX_LOG_BYTES
+  const after = req.url.searchParams.get('after') ?? ''
   const end = (message: string) => {
     writer.send('end', { message })
     writer.close()
   }
   const fail = (err: unknown) => {
-    writer.send('error', { message: err instanceof ForbiddenError ? err.message : `The log cannot be followed: ${messageOf(err)}` })
+    // Only a refusal is final; after anything else the page reopens the stream and resumes.
+    if (err instanceof ForbiddenError) writer.send('error', { message: err.message })
     writer.close()
   }
   const follow = async () => {
@@ -293,7 +308,10 @@ export async function logEventsResponse(
     let sent = 0
     let partial = ''
     let handle: StreamHandle | undefined
-    const line = (text: string) => {
+    const window: string[] = []
+    // While resuming: the tail's lines read so far, none sent, until the page's last line is found.
+    let skipped: { text: string; id: string }[] | undefined = after === '' ? undefined : []
+    const send = (text: string, id: string) => {
       if (writer.closed) return
       const bytes = Buffer.byteLength(text, 'utf8') + 1
       if (sent + bytes > cap) {
@@ -303,9 +321,26 @@ export async function logEventsResponse(
         return
       }
       sent += bytes
-      writer.send('line', text)
+      writer.send('line', text, id)
     }
-    writer.send('reset', { pod })
+    const gap = () => {
+      const lines = skipped ?? []
+      skipped = undefined
+      writer.send('gap', { message: 'Lines written while the page was not connected may be missing here.' })
+      for (const l of lines) send(l.text, l.id)
+    }
+    const line = (text: string) => {
+      window.push(text)
+      if (window.length > LINE_ID_WINDOW) window.shift()
+      const id = logLineId(pod, window)
+      if (!skipped) return send(text, id)
+      if (id === after) skipped = undefined // the page's last line: what follows is new
+      else {
+        skipped.push({ text, id })
+        if (skipped.length >= LOG_TAIL_LINES) gap()
+      }
+    }
+    if (!skipped) writer.send('reset', { pod })
     handle = await req.kube.followPodLog(namespace, pod, { tailLines: LOG_TAIL_LINES }, (chunk) => {
       const parts = (partial + chunk).split(/\r?\n/)
       partial = parts.pop() ?? ''
@@ -314,6 +349,7 @@ export async function logEventsResponse(
     writer.onClose(() => handle?.stop())
     await handle.done
     if (partial !== '') line(partial)
+    if (skipped) gap()
     end(`Pod ${pod}: the container ended.`)
   }
   void follow().catch(fail)

@@ -19,7 +19,7 @@ import { layoutDag, MAX_DRAWN_STEPS } from './dag-layout.js'
 import { groupDagSvg, groupTitle, stepDagSvg, stepHref } from './dag-svg.js'
 import { actionPath, runActions, runRights, type RunActions } from './run-actions.js'
 import {
-  DISPLAY_PHASES, outputText, runView, workflowView, type DisplayPhase, type RunView, type StepView, type TemplateView,
+  DISPLAY_PHASES, outputText, runView, tickingSince, workflowView, type DisplayPhase, type RunView, type StepView, type TemplateView,
 } from './run-view.js'
 
 /** Rows per page of the step table of a large run. */
@@ -39,12 +39,22 @@ export function runLiveHref(namespace: string, name: string, rv: string): string
   return `/live/workflows/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}?rv=${encodeURIComponent(rv)}`
 }
 
+/** Pure: the run page's actions area alone (what the page script swaps in when the actions that apply change). */
+export function actionsHref(namespace: string, name: string): string {
+  return `${runHref(namespace, name)}?fragment=1&section=actions`
+}
+
 /** Pure: the live stream of a step's log. */
 export function logLiveHref(namespace: string, name: string, step: string): string {
   return `/live/logs/${encodeURIComponent(namespace)}/${encodeURIComponent(name)}/${encodeURIComponent(step)}`
 }
 
 const duration = (ms: number | undefined) => (ms === undefined ? '' : durationText(ms))
+// A duration still counting carries its start: the page script counts it on every second.
+const since = (v: Parameters<typeof tickingSince>[0]) => {
+  const start = tickingSince(v)
+  return start ? html` data-started="${start}"` : ''
+}
 
 /** The run page, or a 404 page; ForbiddenError and TransientError are left to the error page. */
 export async function runPage(req: ConsoleRequest, namespace: string, name: string): Promise<PageResult> {
@@ -52,9 +62,14 @@ export async function runPage(req: ConsoleRequest, namespace: string, name: stri
   if (!wf) return notFoundPage(`Workflow ${namespace}/${name}`)
   const view = workflowView(wf, req.now)
   if (view.kind === 'template') return templatePage(req, view, await eventsOf(req, namespace, name))
+  if (req.url.searchParams.get('section') === 'actions') {
+    // Only the actions area, decided afresh with the person's rights: the live page asks for it.
+    const body = actionsSection(view, runActions(wf, view, await runRights(req, wf)))
+    return { status: 200, title: `Actions \u00b7 ${name} \u00b7 ${namespace}`, nav: 'workflows', body }
+  }
   const [events, rights] = await Promise.all([eventsOf(req, namespace, name), runRights(req, wf)])
   const actions = runActions(wf, view, rights)
-  const body = html`<div class="run-page" id="run" data-rv="${view.resourceVersion}" data-live="${runLiveHref(namespace, name, view.resourceVersion)}" data-phase="${view.phase}">
+  const body = html`<div class="run-page" id="run" data-rv="${view.resourceVersion}" data-live="${runLiveHref(namespace, name, view.resourceVersion)}" data-actions-href="${actionsHref(namespace, name)}" data-phase="${view.phase}">
 ${runHeader(req, view)}
 <p class="run-announce visually-hidden" aria-live="polite" data-announce></p>
 ${actionsSection(view, actions)}
@@ -89,7 +104,7 @@ function runHeader(req: ConsoleRequest, view: RunView): Html {
 <dt>Progress</dt><dd><progress data-run-progress max="${total}" value="${completed}">${completed}/${total}</progress> <span data-run-progress-text>${completed}/${total} done${failed ? `, ${failed} failed` : ''}</span></dd>
 <dt>Started</dt><dd>${view.startTime ? timeTag(view.startTime, req.now) : 'not yet'}</dd>
 <dt>Finished</dt><dd data-run-finished>${view.completionTime ? timeTag(view.completionTime, req.now) : '\u2014'}</dd>
-<dt>Duration</dt><dd data-run-duration>${duration(view.durationMs) || '\u2014'}</dd>
+<dt>Duration</dt><dd data-run-duration${since(view)}>${duration(view.durationMs) || '\u2014'}</dd>
 ${view.template ? html`<dt>Template</dt><dd><a href="${runHref(view.namespace, view.template)}">${view.template}</a></dd>` : ''}
 ${trigger ? html`<dt>Trigger</dt><dd>${trigger.type ?? 'unknown'}${trigger.source ? html` (${trigger.source})` : ''}${trigger.route ? html`, route ${trigger.route}` : ''}</dd>` : ''}
 ${view.runId ? html`<dt>Run id</dt><dd><code>${view.runId}</code></dd>` : ''}
@@ -163,7 +178,7 @@ ${stepTable(req, view, rows)}
 }
 
 function stepTable(req: ConsoleRequest, view: RunView, steps: readonly StepView[]): Html {
-  const rows = steps.map((s) => html`<tr data-step="${s.name}"><th scope="row"><a class="step-link" href="${stepHref(view.namespace, view.name, s.name)}">${s.name}</a></th><td class="step-phase">${phaseBadge(s.phase, s.label)}</td><td class="step-started">${timeTag(s.startTime, req.now)}</td><td class="step-duration">${duration(s.durationMs)}</td><td class="step-attempts">${s.attempts}</td><td class="step-deps">${s.dependsOn.join(', ')}</td><td class="step-reason">${s.reason ?? ''}</td></tr>`)
+  const rows = steps.map((s) => html`<tr data-step="${s.name}"><th scope="row"><a class="step-link" href="${stepHref(view.namespace, view.name, s.name)}">${s.name}</a></th><td class="step-phase">${phaseBadge(s.phase, s.label)}</td><td class="step-started">${timeTag(s.startTime, req.now)}</td><td class="step-duration"${since(s)}>${duration(s.durationMs)}</td><td class="step-attempts">${s.attempts}</td><td class="step-deps">${s.dependsOn.join(', ')}</td><td class="step-reason">${s.reason ?? ''}</td></tr>`)
   return html`<div class="table-scroll" tabindex="0"><table class="step-table" id="steps"><caption class="visually-hidden">Steps of ${view.name}</caption><thead><tr><th scope="col">Step</th><th scope="col">Phase</th><th scope="col">Started</th><th scope="col">Duration</th><th scope="col">Attempts</th><th scope="col">After</th><th scope="col">Notes</th></tr></thead><tbody>${rows}</tbody></table></div>`
 }
 
@@ -287,7 +302,7 @@ export async function stepPage(req: ConsoleRequest, namespace: string, name: str
 ${s.agent ? html`<dt>Agent</dt><dd>${s.agent}</dd>` : ''}${s.type ? html`<dt>Type</dt><dd>${s.type}</dd>` : ''}
 <dt>Started</dt><dd>${s.startTime ? timeTag(s.startTime, req.now) : 'not yet'}</dd>
 <dt>Finished</dt><dd>${s.completionTime ? timeTag(s.completionTime, req.now) : '\u2014'}</dd>
-<dt>Duration</dt><dd>${duration(s.durationMs) || '\u2014'}</dd>
+<dt>Duration</dt><dd class="step-duration"${since(s)}>${duration(s.durationMs) || '\u2014'}</dd>
 <dt>Attempts</dt><dd>${s.attempts}${s.retries ? ` (${s.retries} retr${s.retries === 1 ? 'y' : 'ies'})` : ''}${s.nextAttemptAt ? html`; next ${timeTag(s.nextAttemptAt, req.now)}` : ''}</dd>
 <dt>Job</dt><dd>${jobName ? html`<code>${jobName}</code>${log.state ? ` (${log.state})` : ''}` : 'none yet'}</dd>
 ${log.pod ? html`<dt>Pod</dt><dd><code>${log.pod}</code></dd>` : ''}

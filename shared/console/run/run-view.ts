@@ -94,6 +94,15 @@ export interface TemplateView {
   steps: number
 }
 
+/**
+ * Pure: when the duration of a step or run that is still going began (its page counts on from
+ * there every second), or undefined when it is not going or never started.
+ */
+export function tickingSince(v: { startTime?: string; completionTime?: string; durationMs?: number }): string | undefined {
+  // A duration without an end is one measured until now: it is still going.
+  return v.durationMs !== undefined && !v.completionTime ? v.startTime : undefined
+}
+
 /** Bytes of a step's output shown on the page; the rest is cut with a note. */
 export const MAX_OUTPUT_BYTES = 16 * 1024
 

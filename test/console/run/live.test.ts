@@ -52,8 +52,9 @@ describe('the live run stream', () => {
     kube.putWorkflow(aRun([{ name: 'build', phase: 'Succeeded', startTime: '2026-12-01T11:59:00Z', completionTime: '2026-12-01T11:59:30Z' }]))
     await eventually('the second patch', () => reader.named('run').length === 2, 2000, 5)
     const [first, second] = reader.json<{ rv: string; steps: Record<string, string[]>; phase: string }>('run')
-    expect(first!.steps).toEqual({ build: ['Running', 'Running', '1 min', ''] })
-    expect(second!.steps).toEqual({ build: ['Succeeded', 'Succeeded', '30 s', ''] })
+    // A running step carries its start, so the page counts its duration on; a finished one does not.
+    expect(first!.steps).toEqual({ build: ['Running', 'Running', '1 min', '', '2026-12-01T11:59:00Z'] })
+    expect(second!.steps).toEqual({ build: ['Succeeded', 'Succeeded', '30 s', '', ''] })
     expect(reader.named('run')[1]!.id).toBe(kube.workflows.get(`${NAMESPACE}/wf`)!.metadata.resourceVersion)
   })
 
@@ -64,8 +65,20 @@ describe('the live run stream', () => {
     const { reader } = await openRun(kube, FAST, undefined, shown)
     await eventually('the patch', () => reader.named('run').length === 1, 2000, 5)
     expect(reader.json<{ steps: Record<string, string[]> }>('run')[0]!.steps).toEqual({
-      build: ['Running', 'Running', '1 min', ''], review: ['Pending', 'Not started', '', 'after build'],
+      build: ['Running', 'Running', '1 min', '', '2026-12-01T11:59:00Z'], review: ['Pending', 'Not started', '', 'after build', ''],
     })
+    expect(reader.json<{ runningSince: string }>('run')[0]!.runningSince).toBe('2026-12-01T11:50:00Z')
+  })
+
+  it('sends no step again when only its running duration grew: the page counts it itself', async () => {
+    let clock = new Date('2026-12-01T12:00:00Z')
+    const kube = new FakeKube({ workflows: [aRun([{ name: 'build', phase: 'Running', startTime: '2026-12-01T11:59:00Z' }])] })
+    const { reader } = await openRun(kube, { ...FAST, now: () => clock })
+    await eventually('the watch', () => kube.openWatches === 1, 2000, 5)
+    clock = new Date('2026-12-01T12:05:00Z')
+    kube.putWorkflow(aRun([{ name: 'build', phase: 'Running', startTime: '2026-12-01T11:59:00Z', message: 'still going' }]))
+    await eventually('the patch', () => reader.named('run').length === 1, 2000, 5)
+    expect(reader.json<{ steps: Record<string, string[]> }>('run')[0]!.steps).toEqual({})
   })
 
   it('says which action forms apply as the run moves', async () => {
@@ -144,10 +157,12 @@ describe('the live log stream', () => {
     kube.pods.set('ai-agents/wf-build-1-x', { metadata: { name: 'wf-build-1-x', namespace: NAMESPACE, labels: { 'job-name': 'wf-build-1' } }, status: { phase } })
     kube.logs.set('ai-agents/wf-build-1-x', log)
   }
-  async function openLog(kube: FakeKube, options: LiveOptions = FAST) {
+  async function openLog(kube: FakeKube, options: LiveOptions = FAST, after?: string) {
     const abort = signal()
-    return new SseReader(await logEventsResponse(requestFor(kube), NAMESPACE, 'wf', 'build', abort.signal, options))
+    const path = after === undefined ? '/live/logs/ai-agents/wf/build' : `/live/logs/ai-agents/wf/build?after=${after}`
+    return new SseReader(await logEventsResponse(requestFor(kube, path), NAMESPACE, 'wf', 'build', abort.signal, options))
   }
+  const numbered = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `line ${from + i}\n`).join('')
 
   it('sends each line once whole, however the chunks split it, then says the container ended', async () => {
     const kube = new FakeKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
@@ -171,6 +186,49 @@ describe('the live log stream', () => {
     expect(reader.named('line')).toHaveLength(5)
     expect(reader.json('truncated')[0]!.message).toContain('Stopped after 45 bytes')
     expect(reader.named('end')).toHaveLength(0)
+  })
+
+  it('resumes after the last line the page showed: only the lines written since, no reset', async () => {
+    const kube = new FakeKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
+    withPod(kube, numbered(0, 5))
+    const first = await openLog(kube)
+    await eventually('five lines', () => first.named('line').length === 5, 2000, 5)
+    const lastId = first.named('line')[4]!.id!
+    // The connection drops; meanwhile the pod writes three more lines.
+    kube.appendPodLog(NAMESPACE, 'wf-build-1-x', numbered(5, 8))
+    const resumed = await openLog(kube, FAST, lastId)
+    await eventually('the new lines', () => resumed.named('line').length === 3, 2000, 5)
+    kube.endPodLog(NAMESPACE, 'wf-build-1-x')
+    await eventually('the end', () => resumed.ended, 2000, 5)
+    expect(resumed.events.map((e) => e.event)).toEqual(['line', 'line', 'line', 'end'])
+    expect(resumed.named('line').map((e) => e.data)).toEqual(['line 5', 'line 6', 'line 7'])
+  })
+
+  it('gives a line the same id on every stream of that log, and says so when the last line shown left the tail', async () => {
+    const kube = new FakeKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
+    withPod(kube, numbered(0, 3), 'Succeeded')
+    const first = await openLog(kube)
+    await eventually('the end', () => first.ended, 2000, 5)
+    const again = await openLog(kube)
+    await eventually('the end again', () => again.ended, 2000, 5)
+    expect(again.named('line').map((e) => e.id)).toEqual(first.named('line').map((e) => e.id))
+    // Over 200 lines written since the page's last line: it is no longer in the tail.
+    kube.logs.set('ai-agents/wf-build-1-x', numbered(0, 3) + numbered(3, 300))
+    const late = await openLog(kube, FAST, first.named('line')[2]!.id)
+    await eventually('the late end', () => late.ended, 2000, 5)
+    expect(late.named('gap')).toHaveLength(1)
+    expect(late.named('reset')).toHaveLength(0)
+    expect(late.named('line').map((e) => e.data)).toEqual(Array.from({ length: 200 }, (_, i) => `line ${100 + i}`))
+  })
+
+  it('closes without a final event when the log cannot be read for now, so the page reopens it', async () => {
+    const kube = new FakeKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
+    withPod(kube, numbered(0, 2))
+    kube.failNext('followPodLog', new TransientError('the API server is not answering'))
+    const reader = await openLog(kube)
+    await eventually('the close', () => reader.ended, 2000, 5)
+    expect(reader.named('error')).toEqual([])
+    expect(reader.named('end')).toEqual([])
   })
 
   it('ends at once with the reason when the step has no Job yet', async () => {

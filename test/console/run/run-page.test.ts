@@ -114,6 +114,40 @@ describe('the run page', () => {
     expect(body).toMatch(/data-action="cancel" hidden/)
   })
 
+  it('serves the actions area alone, as decided now, for the live page to swap in', async () => {
+    const kube = new FakeKube({ workflows: [aRun(THREE, WAITING)] })
+    const page = await runPage(requestFor(kube, '/workflows/ai-agents/wf?fragment=1&section=actions', { person: LOCAL_ADMIN, config: { actions: true } }), NAMESPACE, 'wf')
+    const body = page.body.html
+    expect(page.status).toBe(200)
+    expect(body).toMatch(/^<section class="run-actions"/)
+    expect(body).toContain('data-action="decide" data-step="review"')
+    expect(body).toContain('action="/actions/approve/ai-agents/wf/review"')
+    expect(body).toMatch(/data-action="cancel"><form/)
+    // Nothing else of the page: no DAG, no Events.
+    expect(body).not.toContain('<svg')
+    expect(body).not.toContain('Kubernetes Events')
+    // The full page says where its script finds this fragment.
+    const full = (await runPage(requestFor(kube, '/workflows/ai-agents/wf', { person: LOCAL_ADMIN, config: { actions: true } }), NAMESPACE, 'wf')).body.html
+    expect(full).toContain('data-actions-href="/workflows/ai-agents/wf?fragment=1&amp;section=actions"')
+  })
+
+  it('offers in the actions area only what the person may do: a reader gets no approve form', async () => {
+    const kube = new FakeKube({ workflows: [aRun(THREE, WAITING)] })
+    kube.identity = { username: 'bob', groups: [] }
+    const body = (await runPage(requestFor(kube, '/workflows/ai-agents/wf?fragment=1&section=actions', { config: { actions: true } }), NAMESPACE, 'wf')).body.html
+    expect(body).toMatch(/^<section class="run-actions"/)
+    expect(body).not.toContain('/actions/approve/')
+    expect(body).toMatch(/data-action="cancel" hidden/)
+  })
+
+  it('marks the durations still counting with their start, and only those', async () => {
+    const kube = new FakeKube({ workflows: [aRun(THREE, [WAITING[0]!, { name: 'review', phase: 'Running', startTime: '2026-12-01T11:58:00Z' }])] })
+    const body = (await runPage(requestFor(kube), NAMESPACE, 'wf')).body.html
+    expect(body).toContain('<dd data-run-duration data-started="2026-12-01T11:50:00Z">10 min</dd>')
+    expect(body).toMatch(/<tr data-step="review">.*<td class="step-duration" data-started="2026-12-01T11:58:00Z">2 min<\/td>/)
+    expect(body).toMatch(/<tr data-step="build">.*<td class="step-duration">2 min<\/td>/)
+  })
+
   it('offers no cancel on a finished run', async () => {
     const kube = new FakeKube({ workflows: [aRun(THREE, [], 'Succeeded')] })
     const body = (await runPage(requestFor(kube, '/', { person: LOCAL_ADMIN, config: { actions: true } }), NAMESPACE, 'wf')).body.html
