@@ -50,6 +50,8 @@ let page: Page
 let consoleUrl: string
 const problems: string[] = []
 let navigations = 0
+/** Navigations once the run page was open: from there to Succeeded it must stay the same. */
+let runPageNavigations = -1
 
 /**
  * In the page: the first DAG node drawn in `phase`, its painted colours (text, background,
@@ -74,6 +76,10 @@ function paintOf(phase: string): { step: string | null; paint: string[]; declare
   const shapes = [el, ...el.querySelectorAll('rect, circle, path, text')]
   return { step: el.getAttribute('data-step'), paint: [...new Set(shapes.flatMap(paint))], declared: { text: resolve(`--phase-${phase}`), background: resolve(`--phase-${phase}-bg`) } }
 }
+
+/** Where the DAG starts on the run page, from the document's top. */
+const dagTop = () => page.locator('.dag').evaluate((el) => el.getBoundingClientRect().top + window.scrollY)
+let dagTopAtOpen = -1
 
 /** A DAG node of the run page by step name. */
 const node = (step: string) => page.locator(`.dag g.node[data-step="${step}"]`)
@@ -127,6 +133,7 @@ describeBrowser('the console in a browser, on the embedded plane', () => {
   }, 60_000)
 
   it('lists the run on /workflows and opens it from there', async () => {
+    const atStart = navigations
     await plane.kube.apply(RUN_MANIFEST as unknown as KubeObject)
     await page.goto(`${consoleUrl}/workflows`)
     expect(await page.title()).toMatch(/Workflows/)
@@ -136,6 +143,9 @@ describeBrowser('the console in a browser, on the embedded plane', () => {
     await page.waitForURL(`${consoleUrl}/workflows/${NS}/${RUN}`)
     await expect.poll(() => node('plan').count()).toBe(1)
     expect(await page.locator('main h1').innerText()).toContain(RUN)
+    expect(navigations).toBe(atStart + 2)
+    runPageNavigations = navigations
+    dagTopAtOpen = await dagTop()
   }, 60_000)
 
   it('shows each step running, succeeding and the publish waiting for approval without reloading the page', async () => {
@@ -163,17 +173,24 @@ describeBrowser('the console in a browser, on the embedded plane', () => {
     console.info(`Screenshot of the DAG view: ${relative(process.cwd(), SCREENSHOT)}`)
   }, 150_000)
 
-  it('says new actions apply once the step waits, and shows the approval form after the reload it offers', async () => {
-    const stale = page.locator('[data-action-stale]')
-    await stale.waitFor({ state: 'visible', timeout: 30_000 })
-    expect(await stale.innerText()).toMatch(/New actions apply/)
-    const before = navigations
-    await stale.getByRole('link', { name: 'reload' }).click()
-    await page.waitForLoadState('load')
-    expect(navigations).toBe(before + 1)
-    await expect.poll(() => page.getByRole('button', { name: 'Approve publish' }).isEnabled()).toBe(true)
+  it('shows the approval form in place once the step waits, without reloading, and leaves the DAG where it was', async () => {
+    const approve = page.getByRole('button', { name: 'Approve publish' })
+    await approve.waitFor({ state: 'visible', timeout: 30_000 })
+    await expect.poll(() => approve.isEnabled()).toBe(true)
     expect(await page.locator('main').innerText()).toContain('Step publish waits for approval')
+    expect(await page.locator('[data-action-stale]').isHidden()).toBe(true)
+    expect(await page.locator('.run-actions [data-action="decide"]').count()).toBe(1)
+    // Only the actions area changed: the DAG below it is where it was when the page opened.
+    expect(await dagTop()).toBe(dagTopAtOpen)
   }, 60_000)
+
+  it('counts the run\'s duration on every second while it runs, in figures of one width', async () => {
+    const duration = page.locator('[data-run-duration]')
+    expect(await duration.getAttribute('data-started')).toBeTruthy()
+    const first = await duration.innerText()
+    await expect.poll(() => duration.innerText(), { timeout: 10_000 }).not.toBe(first)
+    expect(await duration.evaluate((el) => getComputedStyle(el).fontVariantNumeric)).toBe('tabular-nums')
+  }, 30_000)
 
   it('reaches the approve button and the DAG nodes with Tab', async () => {
     await page.locator('body').focus()
@@ -204,8 +221,9 @@ describeBrowser('the console in a browser, on the embedded plane', () => {
     const wf = (await plane.kube.get(RUN_PATH)) as KubeObject
     expect(JSON.stringify(wf.metadata?.annotations ?? {})).toContain('kinetic-local-admin')
     expect(JSON.stringify(wf.metadata?.annotations ?? {})).toContain('notes checked by hand')
-    // The live page shows the outcome itself: no reload after the action.
+    // The live page shows the outcome itself: no reload after the action, nor at any point since the run page opened.
     expect(navigations).toBe(before)
+    expect(navigations).toBe(runPageNavigations)
   }, 150_000)
 
   it('fits a 375 px wide phone: nothing but the scroll containers is wider than the screen', async () => {

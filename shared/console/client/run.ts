@@ -156,11 +156,20 @@ function applyActions(root: HTMLElement, actions: RunPatch['actions']): void {
   const shown = new Set<string>()
   for (const el of Array.from(root.querySelectorAll<HTMLElement>('.run-actions [data-action="decide"]'))) {
     const step = el.dataset.step ?? ''
-    shown.add(step)
-    toggle(el, actions.decide.includes(step))
+    if (actions.decide.includes(step)) shown.add(step)
+    else toSlot(el) // decided: its room stays, unseen, so the page below does not move up
   }
   // A step newly waiting for approval has no form on this page yet: the server renders it.
   if (actions.decide.some((s) => !shown.has(s))) void refreshActions(root)
+}
+
+/** A decided step's forms become room kept for the next ones: unseen, out of reach, the same size. */
+function toSlot(el: HTMLElement): void {
+  el.dataset.action = 'slot'
+  delete el.dataset.step
+  el.classList.add('action-slot')
+  el.setAttribute('aria-hidden', 'true')
+  el.inert = true
 }
 
 let refreshing: Promise<void> | undefined
@@ -192,14 +201,16 @@ function refreshActions(root: HTMLElement): Promise<void> {
       const decided = Array.from(fresh.content.querySelectorAll<HTMLElement>('[data-action="decide"]'))
       const steps = new Set(decided.map((el) => el.dataset.step ?? ''))
       for (const el of Array.from(section.querySelectorAll<HTMLElement>('[data-action="decide"]'))) {
-        if (!steps.has(el.dataset.step ?? '')) el.remove()
+        if (!steps.has(el.dataset.step ?? '')) toSlot(el)
       }
-      // New forms go before cancel and rerun, where the server puts them.
+      // New forms take the room kept for them, else go before cancel and rerun, where the server puts them.
       const before = section.querySelector('[data-action="cancel"]')
       for (const el of decided) {
         if (section.querySelector(`[data-action="decide"][data-step="${CSS.escape(el.dataset.step ?? '')}"]`)) continue
         for (const button of Array.from(el.querySelectorAll<HTMLButtonElement>('button[data-needs-script]'))) button.disabled = false
-        section.insertBefore(el, before)
+        const slot = section.querySelector('[data-action="slot"]')
+        if (slot) slot.replaceWith(el)
+        else section.insertBefore(el, before)
         announce(root, `Step ${el.dataset.step ?? ''} waits for approval`)
       }
       for (const kind of ['cancel', 'rerun']) {

@@ -17,7 +17,7 @@ import { html, join, type Html } from '../html.js'
 import { actionForm, allowedActions, durationText, notFoundPage, phaseBadge, timeTag } from './borrowed.js'
 import { layoutDag, MAX_DRAWN_STEPS } from './dag-layout.js'
 import { groupDagSvg, groupTitle, stepDagSvg, stepHref } from './dag-svg.js'
-import { actionPath, runActions, runRights, type RunActions } from './run-actions.js'
+import { actionPath, runActions, runRights, type RunActions, type RunRights } from './run-actions.js'
 import {
   DISPLAY_PHASES, outputText, runView, tickingSince, workflowView, type DisplayPhase, type RunView, type StepView, type TemplateView,
 } from './run-view.js'
@@ -64,7 +64,8 @@ export async function runPage(req: ConsoleRequest, namespace: string, name: stri
   if (view.kind === 'template') return templatePage(req, view, await eventsOf(req, namespace, name))
   if (req.url.searchParams.get('section') === 'actions') {
     // Only the actions area, decided afresh with the person's rights: the live page asks for it.
-    const body = actionsSection(view, runActions(wf, view, await runRights(req, wf)))
+    const rights = await runRights(req, wf)
+    const body = actionsSection(view, runActions(wf, view, rights), rights)
     return { status: 200, title: `Actions \u00b7 ${name} \u00b7 ${namespace}`, nav: 'workflows', body }
   }
   const [events, rights] = await Promise.all([eventsOf(req, namespace, name), runRights(req, wf)])
@@ -72,7 +73,7 @@ export async function runPage(req: ConsoleRequest, namespace: string, name: stri
   const body = html`<div class="run-page" id="run" data-rv="${view.resourceVersion}" data-live="${runLiveHref(namespace, name, view.resourceVersion)}" data-actions-href="${actionsHref(namespace, name)}" data-phase="${view.phase}">
 ${runHeader(req, view)}
 <p class="run-announce visually-hidden" aria-live="polite" data-announce></p>
-${actionsSection(view, actions)}
+${actionsSection(view, actions, rights)}
 ${dagSection(req, view)}
 <div class="step-panel" id="step-panel" hidden></div>
 ${parametersSection(view.parameters)}
@@ -114,18 +115,24 @@ ${view.message ? html`<p class="run-message" data-run-message>${view.message}</p
 </header>`
 }
 
-function actionsSection(view: RunView, actions: RunActions): Html {
+function actionsSection(view: RunView, actions: RunActions, rights: RunRights): Html {
   const decide = view.steps.filter((s) => actions.decide.includes(s.name)).map((s) => decisionForms(view, s.name))
+  // A step yet to start may come to wait for approval while the page is open: its forms then take
+  // this room, kept as large as theirs but unseen, so nothing below them moves.
+  const upcoming = rights.decide && !view.finished && decide.length === 0 ? view.steps.find((s) => s.phase === 'Pending') : undefined
   const forms: Html[] = [
     ...decide,
+    ...(upcoming ? [decisionForms(view, upcoming.name, true)] : []),
     html`<div class="action" data-action="cancel"${actions.cancel ? '' : html` hidden`}>${actionForm({ path: actionPath('cancel', view.namespace, view.name), label: 'Cancel run', reason: true, danger: true, confirm: `Cancel ${view.name}?` })}</div>`,
     html`<div class="action" data-action="rerun"${actions.rerun ? '' : html` hidden`}>${actionForm({ path: actionPath('rerun', view.namespace, view.name), label: 'Rerun', reason: true, parameters: Object.fromEntries(view.parameters) })}</div>`,
   ]
   return html`<section class="run-actions" aria-label="Actions">${forms}<p class="action-stale" data-action-stale hidden>New actions apply: <a href="">reload</a> to see them.</p></section>`
 }
 
-function decisionForms(view: RunView, step: string): Html {
-  return html`<div class="action" data-action="decide" data-step="${step}"><h2>Step ${step} waits for approval</h2>${actionForm({ path: actionPath('approve', view.namespace, view.name, step), label: `Approve ${step}`, reason: true })}${actionForm({ path: actionPath('deny', view.namespace, view.name, step), label: `Deny ${step}`, reason: true, danger: true })}</div>`
+/** A step's approve and deny forms; as a `slot`, room of their size, unseen and out of reach (the page script swaps real ones in). */
+function decisionForms(view: RunView, step: string, slot = false): Html {
+  const attributes = slot ? html`class="action action-slot" data-action="slot" aria-hidden="true" inert` : html`class="action" data-action="decide" data-step="${step}"`
+  return html`<div ${attributes}><h2>Step ${step} waits for approval</h2>${actionForm({ path: actionPath('approve', view.namespace, view.name, step), label: `Approve ${step}`, reason: true })}${actionForm({ path: actionPath('deny', view.namespace, view.name, step), label: `Deny ${step}`, reason: true, danger: true })}</div>`
 }
 
 /** Pure: the step table's filter from the query (`phase`, `group`, `page`), defaults when absent or invalid. */

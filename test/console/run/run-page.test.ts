@@ -148,6 +148,16 @@ describe('the run page', () => {
     expect(body).toMatch(/<tr data-step="build">.*<td class="step-duration">2 min<\/td>/)
   })
 
+  it('keeps unseen room for approval forms while a step has yet to start, so they arrive without moving the page', async () => {
+    const kube = new FakeKube({ workflows: [aRun(THREE, [WAITING[0]!])] })
+    const body = (await runPage(requestFor(kube, '/', { person: LOCAL_ADMIN, config: { actions: true } }), NAMESPACE, 'wf')).body.html
+    expect(body).toContain('<div class="action action-slot" data-action="slot" aria-hidden="true" inert><h2>Step review waits for approval</h2>')
+    expect(body).not.toContain('data-action="decide"')
+    // Nobody who may not decide, and no finished run, gets the room.
+    const reader = (await runPage(requestFor(kube, '/', { person: LOCAL_ADMIN }), NAMESPACE, 'wf')).body.html
+    expect(reader).not.toContain('action-slot')
+  })
+
   it('offers no cancel on a finished run', async () => {
     const kube = new FakeKube({ workflows: [aRun(THREE, [], 'Succeeded')] })
     const body = (await runPage(requestFor(kube, '/', { person: LOCAL_ADMIN, config: { actions: true } }), NAMESPACE, 'wf')).body.html
