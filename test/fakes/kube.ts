@@ -227,9 +227,9 @@ export class FakeKube implements Kube {
     for (const follower of this.logFollowers.get(k) ?? []) follower.emit(text)
   }
 
-  /** The pod's container ended: its followers' `done` resolve. */
-  endPodLog(namespace: string, pod: string): void {
-    for (const follower of [...(this.logFollowers.get(key(namespace, pod)) ?? [])]) follower.end()
+  /** The pod's container ended: its followers' `done` resolve (or, given `error`, the connection failed: they reject). */
+  endPodLog(namespace: string, pod: string, error?: Error): void {
+    for (const follower of [...(this.logFollowers.get(key(namespace, pod)) ?? [])]) follower.end(error)
   }
 
   /** The API server ends every open Workflow watch: cleanly (a server-side close), or with `error` (410 Gone, say). */

@@ -110,4 +110,27 @@ describeBrowser('the run page script in a browser', () => {
     kube.endPodLog(NAMESPACE, POD)
     expect(problems).toEqual([])
   })
+
+  it('reconnects to the log after an outage and shows each line once', async () => {
+    kube.pods.get(`${NAMESPACE}/${POD}`)!.status = { phase: 'Running' }
+    kube.logs.set(`${NAMESPACE}/${POD}`, 'one\ntwo\n')
+    await page.goto(`${url}/workflows/${NAMESPACE}/wf/steps/build`)
+    const log = page.locator('pre.log')
+    const status = page.locator('[data-log-status]')
+    await expect.poll(() => log.textContent()).toBe('one\ntwo\n')
+    // Marks the lines shown: a stream that started over would replace them rather than add to them.
+    await log.evaluate((el) => { (window as unknown as { shown: Node | null }).shown = el.firstChild })
+    // The API server drops the log stream; the pod writes on meanwhile.
+    kube.endPodLog(NAMESPACE, POD, new Error('connection reset'))
+    await expect.poll(() => status.textContent()).toBe('Reconnecting to the log\u2026')
+    kube.appendPodLog(NAMESPACE, POD, 'three\n')
+    await expect.poll(() => log.textContent(), { timeout: 15_000 }).toBe('one\ntwo\nthree\n')
+    expect(await status.textContent()).toBe('Following the log.')
+    expect(await log.evaluate((el) => el.firstChild === (window as unknown as { shown: Node | null }).shown)).toBe(true)
+    kube.appendPodLog(NAMESPACE, POD, 'four\n')
+    await expect.poll(() => log.textContent()).toBe('one\ntwo\nthree\nfour\n')
+    kube.endPodLog(NAMESPACE, POD)
+    await expect.poll(() => status.textContent()).toBe(`Pod ${POD}: the container ended.`)
+    expect(problems).toEqual([])
+  }, 30_000)
 })
