@@ -1,6 +1,6 @@
 /**
  * The console's configuration, read from the environment values it is given. Pure: the
- * process entry point passes `process.env`; every value that cannot work is refused at start
+ * process entry point passes its own environment; every value that cannot work is refused at start
  * with a ConsoleConfigError naming the variable, never discovered by the first person.
  */
 import type { ConsoleAuth, ConsoleConfig } from '../context.js'

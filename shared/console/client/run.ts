@@ -4,21 +4,9 @@
  * size, so nothing moves), announces run phase changes, opens a step's detail in a panel, and
  * follows a step's log. Without it the page is complete as served and every step is a link.
  */
+// Type only: the server's patch shape, erased from the browser bundle.
+import type { RunPatch } from '../run/live.js'
 import { durationText } from '../time.js'
-
-/** What one `run` event carries (shared/console/run/live.ts RunPatch). */
-interface RunPatch {
-  rv: string
-  phase: string
-  finished: boolean
-  progress: { completed: number; failed: number; total: number }
-  duration: string
-  runningSince: string
-  message: string
-  steps: Record<string, [phaseClass: string, label: string, duration: string, reason: string, runningSince: string]>
-  groups?: [string, number][][]
-  actions: { decide: string[]; cancel: boolean; rerun: boolean }
-}
 
 /** The colour class of a run or step phase, as the server's phaseClass maps the ones runs and steps report. */
 const PHASE_CLASS: Record<string, string> = {

@@ -7,7 +7,7 @@ import type { Action } from '../../run-control/request.js'
 import { cancelRefusal, decisionRefusal, rerunRefusal } from '../../run-control/run-checks.js'
 import type { Workflow } from '../../schemas/workflow.js'
 import type { ConsoleRequest } from '../context.js'
-import { allowedActions } from './borrowed.js'
+import { allowedActions } from '../auth/permissions.js'
 import type { RunView } from './run-view.js'
 
 /** What the person may do to this Workflow, whatever its state. */
