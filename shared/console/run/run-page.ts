@@ -127,8 +127,9 @@ function actionsSection(view: RunView, actions: RunActions, rights: RunRights): 
   const forms: Html[] = [
     ...decide,
     ...(upcoming ? [decisionForms(view, upcoming.name, true)] : []),
-    html`<div class="action" data-action="cancel"${actions.cancel ? '' : html` hidden`}>${actionForm({ path: actionPath('cancel', view.namespace, view.name), label: 'Cancel run', reason: true, danger: true, confirm: `Cancel ${view.name}?` })}</div>`,
-    html`<div class="action" data-action="rerun"${actions.rerun ? '' : html` hidden`}>${actionForm({ path: actionPath('rerun', view.namespace, view.name), label: 'Rerun', reason: true, parameters: Object.fromEntries(view.parameters) })}</div>`,
+    // Cancel and rerun fold away behind their names: the page leads with the run, not with forms.
+    html`<div class="action" data-action="cancel"${actions.cancel ? '' : html` hidden`}><details><summary>Cancel run…</summary>${actionForm({ path: actionPath('cancel', view.namespace, view.name), label: 'Cancel run', reason: true, danger: true, confirm: `Cancel ${view.name}?` })}</details></div>`,
+    html`<div class="action" data-action="rerun"${actions.rerun ? '' : html` hidden`}><details><summary>Rerun…</summary>${actionForm({ path: actionPath('rerun', view.namespace, view.name), label: 'Rerun', reason: true, parameters: Object.fromEntries(view.parameters) })}</details></div>`,
   ]
   return html`<section class="run-actions" aria-label="Actions">${forms}<p class="action-stale" data-action-stale hidden>New actions apply: <a href="">reload</a> to see them.</p></section>`
 }
