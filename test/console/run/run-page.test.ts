@@ -101,8 +101,8 @@ describe('the run page', () => {
     expect(body).toContain('action="/actions/approve/ai-agents/wf/review"')
     expect(body).toContain('action="/actions/deny/ai-agents/wf/review"')
     expect(body).not.toContain('/actions/approve/ai-agents/wf/ship')
-    expect(body).toMatch(/data-action="cancel"><details><summary>Cancel run…</summary><form[^>]*action="\/actions\/cancel\/ai-agents\/wf"/)
-    expect(body).toMatch(/data-action="rerun"><details><summary>Rerun…</summary><form[^>]*action="\/actions\/rerun\/ai-agents\/wf"[\s\S]*data-parameter="branch" type="text" value="main"/)
+    expect(body).toMatch(/data-action="cancel"><details><summary>Cancel run…<\/summary><form[^>]*action="\/actions\/cancel\/ai-agents\/wf"/)
+    expect(body).toMatch(/data-action="rerun"><details><summary>Rerun…<\/summary><form[^>]*action="\/actions\/rerun\/ai-agents\/wf"[\s\S]*data-parameter="branch" type="text" value="main"/)
   })
 
   it('shows only the actions the person may take, as the API server answers for them', async () => {
@@ -122,7 +122,7 @@ describe('the run page', () => {
     expect(body).toMatch(/^<section class="run-actions"/)
     expect(body).toContain('data-action="decide" data-step="review"')
     expect(body).toContain('action="/actions/approve/ai-agents/wf/review"')
-    expect(body).toMatch(/data-action="cancel"><details><summary>Cancel run…</summary><form/)
+    expect(body).toMatch(/data-action="cancel"><details><summary>Cancel run…<\/summary><form/)
     // Nothing else of the page: no DAG, no Events.
     expect(body).not.toContain('<svg')
     expect(body).not.toContain('Kubernetes Events')
