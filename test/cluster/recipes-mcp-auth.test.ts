@@ -5,8 +5,6 @@
 // tool call by real SubjectAccessReviews for the caller. The client is the MCP SDK's own, over
 // HTTP on 127.0.0.1. Two processes: one configured exactly as knative/services/recipes-mcp.yaml
 // (no audience), one with KINETIC_RECIPES_MCP_AUDIENCE set.
-import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -14,9 +12,9 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { KubeObject } from '../../local/knative/kube-http.js'
 import { loadManifests, ROOT } from '../knative/manifests.js'
 import { eventually } from '../support/eventually.js'
+import { startFunctionProcess, type FunctionProcess } from '../support/function-process.js'
 import type { AuditEvent } from './control-plane.js'
 import { describeCluster, useControlPlane } from './tier.js'
-import { freePort } from '../../local/free-port.js'
 
 const NS = 'mcp-team'
 const AGENTS = 'ai-agents'
@@ -28,7 +26,7 @@ const manifests = loadManifests()
 const spec = (image = 'nginx:1.27') => ({ workloads: [{ name: 'web', kind: 'Deployment', image }] })
 
 type ToolResult = { isError?: boolean; structuredContent?: Record<string, any>; content?: Array<{ type: string; text?: string }> }
-interface Running { url: string; child: ChildProcess; output: () => string }
+type Running = FunctionProcess
 
 describeCluster('recipes-mcp authenticates and authorizes every caller with the API server (real TokenReview and SubjectAccessReview)', () => {
   const cp = useControlPlane({ controllerManager: true, auditLog: true })
@@ -117,10 +115,7 @@ describeCluster('recipes-mcp authenticates and authorizes every caller with the 
   }, 90_000)
 
   afterAll(async () => {
-    await Promise.all(running.map(async (r) => {
-      if (r.child.exitCode === null) r.child.kill('SIGTERM')
-      await new Promise((resolve) => (r.child.exitCode !== null ? resolve(null) : r.child.once('exit', resolve)))
-    }))
+    await Promise.all(running.map((r) => r.stop()))
     // No caller's token is ever written to a log.
     for (const r of running) for (const token of tokens.values()) expect(r.output().includes(token)).toBe(false)
   })
@@ -234,26 +229,9 @@ describeCluster('recipes-mcp authenticates and authorizes every caller with the 
   })
 })
 
-/** Starts functions/recipes-mcp/main.ts on 127.0.0.1 and waits for its readiness probe. */
+/** Starts recipes-mcp as its own process; `url` is its MCP endpoint. */
 async function startFunction(env: Record<string, string>): Promise<Running> {
-  if (!existsSync(join(ROOT, 'functions', 'recipes-mcp', 'main.ts'))) throw new Error('functions/recipes-mcp/main.ts is missing')
-  const port = await freePort()
-  const { NODE_OPTIONS: _n, ...inherited } = process.env
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'run-function.ts'), 'recipes-mcp'], {
-    cwd: ROOT, env: { ...inherited, LOG_LEVEL: 'info', ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout?.on('data', (b: Buffer) => { output += b.toString() })
-  child.stderr?.on('data', (b: Buffer) => { output += b.toString() })
-  const base = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`recipes-mcp exited with ${child.exitCode}: ${output}`)
-    const res = await fetch(`${base}/health/readiness`).catch(() => null)
-    if (res?.ok) break
-    if (Date.now() > deadline) throw new Error(`recipes-mcp was not ready within 30 s: ${output}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  return { url: `${base}/mcp`, child, output: () => output }
+  const fn = await startFunctionProcess('recipes-mcp', env)
+  return { ...fn, url: `${fn.url}/mcp` }
 }
 

@@ -5,14 +5,12 @@
 // (applied as shipped) and a Role without the approve verb. What is recorded names the real user.
 // A ServiceAccount allowed to impersonate (the console's shape) acts for users and groups whose
 // own RBAC decides; the records name the person "via" the ServiceAccount.
-import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Hono } from 'hono'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { KubeObject } from '../../local/knative/kube-http.js'
-import { freePort } from '../../local/free-port.js'
 import { actionRoutes } from '../../shared/console/auth/actions.js'
 import { consoleConfig } from '../../shared/console/auth/config.js'
 import { signInRoutes } from '../../shared/console/auth/routes.js'
@@ -20,6 +18,7 @@ import type { ConsoleDeps } from '../../shared/console/context.js'
 import { kubeAs } from '../../shared/kube/client.js'
 import { silentLogger } from '../../shared/log.js'
 import { listen } from '../console/auth/support.js'
+import { startFunctionProcess, type FunctionProcess } from '../support/function-process.js'
 import { loadManifests, ROOT } from '../knative/manifests.js'
 import type { AuditEvent } from './control-plane.js'
 import { describeCluster, useControlPlane } from './tier.js'
@@ -31,11 +30,9 @@ const WORKFLOWS = `/apis/purko.io/v1alpha1/namespaces/${NS}/workflows`
 const manifests = loadManifests()
 const teamRoles = loadManifests(join(ROOT, 'examples', 'rbac'))
 
-interface Running { url: string; child: ChildProcess; output: () => string }
-
 describeCluster('run-control authenticates and authorizes every caller with the API server (real TokenReview and SubjectAccessReview)', () => {
   const cp = useControlPlane({ auditLog: true })
-  let fn: Running
+  let fn: FunctionProcess
   const tokens = new Map<string, string>()
 
   const call = (method: string, path: string, account: string | null, body?: unknown, extra: Record<string, string> = {}) => fetch(`${fn.url}${path}`, {
@@ -103,13 +100,12 @@ describeCluster('run-control authenticates and authorizes every caller with the 
     const serviceEnv = Object.fromEntries((service.doc.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>)
       .flatMap((e) => (e.value === undefined ? [] : [[e.name, e.value]])))
     const { path } = await cp.current.serviceAccountKubeconfig('kinetic-system', 'run-control')
-    fn = await startFunction({ ...serviceEnv, KUBECONFIG: path })
+    fn = await startFunctionProcess('run-control', { ...serviceEnv, KUBECONFIG: path })
   }, 90_000)
 
   afterAll(async () => {
     if (!fn) return
-    if (fn.child.exitCode === null) fn.child.kill('SIGTERM')
-    await new Promise((resolve) => (fn.child.exitCode !== null ? resolve(null) : fn.child.once('exit', resolve)))
+    await fn.stop()
     // No caller's token is ever written to a log.
     for (const token of tokens.values()) expect(fn.output().includes(token)).toBe(false)
   })
@@ -269,25 +265,3 @@ describeCluster('run-control authenticates and authorizes every caller with the 
     expect(JSON.parse((await annotations('console-run'))['kinetic.dev/decision-plan'] ?? '{}')).toMatchObject({ verdict: 'denied', user: 'alice', via: user('impersonator') })
   })
 })
-
-/** Starts functions/run-control/main.ts on 127.0.0.1 and waits for its readiness probe. */
-async function startFunction(env: Record<string, string>): Promise<Running> {
-  const port = await freePort()
-  const { NODE_OPTIONS: _n, ...inherited } = process.env
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts', 'run-function.ts'), 'run-control'], {
-    cwd: ROOT, env: { ...inherited, LOG_LEVEL: 'info', ...env, PORT: String(port), HOST: '127.0.0.1' }, stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout?.on('data', (b: Buffer) => { output += b.toString() })
-  child.stderr?.on('data', (b: Buffer) => { output += b.toString() })
-  const base = `http://127.0.0.1:${port}`
-  const deadline = Date.now() + 30_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`run-control exited with ${child.exitCode}: ${output}`)
-    const res = await fetch(`${base}/health/readiness`).catch(() => null)
-    if (res?.ok) break
-    if (Date.now() > deadline) throw new Error(`run-control was not ready within 30 s: ${output}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  return { url: base, child, output: () => output }
-}
