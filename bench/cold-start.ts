@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { CloudEvent, HTTP } from 'cloudevents'
 import { freePort } from '../local/free-port.js'
+import { median } from './stats.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const RUNS = 7
@@ -184,13 +185,6 @@ export async function timeToFirstAnswer(server: ServerUnderTest, event: EncodedE
     if (!exited) child.kill('SIGKILL')
     await exit
   }
-}
-
-/** The middle value; for an even count, the mean of the two middle values. */
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
 }
 
 function writeKubeconfig(dir: string, server: string): string {

@@ -16,6 +16,7 @@ import { KubeHttp, type KubeObject } from '../local/knative/kube-http.js'
 import { KubeClient } from '../shared/kube/client.js'
 import type { WorkflowStatus } from '../shared/schemas/workflow.js'
 import { findChromium, launchChromium } from '../test/browser/chromium.js'
+import { median, percentile } from './stats.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const NS = 'ai-agents'
@@ -24,8 +25,6 @@ const COLD_RUNS = 5
 const WARM_REQUESTS = 50
 const WRITES = 20
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN
-const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(xs.length * 0.95) - 1)] ?? Number.NaN
 const ms = (x: number) => `${x.toFixed(1)} ms`
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`
 
@@ -99,7 +98,7 @@ for (let i = 0; i < WARM_REQUESTS; i++) {
   await (await fetch(`${url}/workflows`)).arrayBuffer()
   warm.push(performance.now() - t0)
 }
-print(`warm /workflows: median ${ms(median(warm))}, p95 ${ms(p95(warm))} over ${WARM_REQUESTS} requests`)
+print(`warm /workflows: median ${ms(median(warm))}, p95 ${ms(percentile(warm, 95))} over ${WARM_REQUESTS} requests`)
 
 print('bytes shipped per page (HTML + linked CSS + JS; each asset counted on every page that links it):')
 const pages = ['/workflows', `/workflows/${NS}/${RUN}`, `/workflows/${NS}/${RUN}/steps/plan`, '/agents', '/mcpservers', '/providers', '/recipes']
@@ -147,7 +146,7 @@ if (!chromium.available) {
     await changed
     latencies.push(performance.now() - t0)
   }
-  print(`live-update latency: status write -> DOM class change in Chromium: median ${ms(median(latencies))}, p95 ${ms(p95(latencies))} over ${WRITES} writes`)
+  print(`live-update latency: status write -> DOM class change in Chromium: median ${ms(median(latencies))}, p95 ${ms(percentile(latencies, 95))} over ${WRITES} writes`)
   await browser.close()
 }
 

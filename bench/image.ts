@@ -17,7 +17,8 @@ import { RegistryClient, USER, type ImageConfig, type ImageManifest } from '../s
 import { FakeRegistry } from '../test/image/fake-registry.js'
 import { imageTierUnavailable, startRegistry } from '../test/image/registry-tier.js'
 import { freePort } from '../local/free-port.js'
-import { median, startStubApiServer } from './cold-start.js'
+import { startStubApiServer } from './cold-start.js'
+import { median, percentile } from './stats.js'
 
 const run = promisify(execFile)
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
@@ -25,12 +26,6 @@ const RUNS = 10
 /** The function whose start is measured: the Workflow engine's entry point, the largest bundle. */
 const FUNCTION = 'workflow-changed'
 const MANIFEST_TYPES = 'application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.v2+json'
-
-/** The value at rank ceil(p × n) of the sorted values (nearest rank): with 10 runs, p95 is the slowest. */
-export function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length, Math.max(1, Math.ceil(p * sorted.length))) - 1]!
-}
 
 /** The regular files of a ustar archive with their sizes (GNU long names are not used by our layers). */
 export function tarFiles(tar: Buffer): Array<{ path: string; size: number }> {
@@ -209,8 +204,8 @@ async function main(): Promise<void> {
     }
     console.log(`\nCold start of ${FUNCTION}: spawn to the first 204 from /health/readiness (${RUNS} runs each, interleaved; Node ${process.versions.node})`)
     console.table([
-      { run: `from the image (chroot ${rootfs.slice(dir.length + 1)}, user ${config.config?.User})`, 'median ms': Math.round(median(times.image)), 'p95 ms': Math.round(percentile(times.image, 0.95)) },
-      { run: 'from the build\'s dist/ (host node)', 'median ms': Math.round(median(times.repo)), 'p95 ms': Math.round(percentile(times.repo, 0.95)) },
+      { run: `from the image (chroot ${rootfs.slice(dir.length + 1)}, user ${config.config?.User})`, 'median ms': Math.round(median(times.image)), 'p95 ms': Math.round(percentile(times.image, 95)) },
+      { run: 'from the build\'s dist/ (host node)', 'median ms': Math.round(median(times.repo)), 'p95 ms': Math.round(percentile(times.repo, 95)) },
     ])
   } finally {
     await api.close()

@@ -19,7 +19,8 @@ import { ApiextensionsV1Api, loadYaml, type V1CustomResourceDefinition } from '@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { startApiServer } from '../local/apiserver/index.js'
-import { median, timeToFirstAnswer, unrelatedJobEvent } from './cold-start.js'
+import { timeToFirstAnswer, unrelatedJobEvent } from './cold-start.js'
+import { median, percentile } from './stats.js'
 import { freePort } from '../local/free-port.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
@@ -32,11 +33,6 @@ const NS = 'ai-agents'
 
 const LIST = { name: 'list-recipes', arguments: { namespace: NS } }
 const STATUS = { name: 'get-recipe-status', arguments: { namespace: NS, name: 'web-0' } }
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!
-}
 
 const ms = (v: number) => Number(v.toFixed(2))
 

@@ -15,6 +15,7 @@ import { startLocalPlane } from '../local/plane.js'
 import { startControlPlane } from '../test/cluster/control-plane.js'
 import { findKubeAssets } from '../test/cluster/kube-assets.js'
 import { startClusterWorkflowPlane, testAgents } from '../test/cluster/workflow-plane.js'
+import { percentile, printTable } from './stats.js'
 
 const STEPS = Number(process.env.BENCH_CHAIN_STEPS ?? 10)
 const CHAINS = Number(process.env.BENCH_CHAINS ?? 2)
@@ -146,11 +147,6 @@ async function agentsAndNamespace(kube: KubeHttp): Promise<void> {
   for (const a of testAgents(NS)) await kube.apply(a)
 }
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] as number
-}
-
 const scratch = mkdtempSync(join(tmpdir(), 'kinetic-bench-latency-'))
 const rows: Array<{ plane: string; r: Figures }> = []
 try {
@@ -188,26 +184,16 @@ try {
   rmSync(scratch, { recursive: true, force: true })
 }
 
-const p50p95 = (xs: number[]) => (xs.length === 0 ? ['-', '-'] : [pct(xs, 50).toFixed(0), pct(xs, 95).toFixed(0)])
+const p50p95 = (xs: number[]) => (xs.length === 0 ? ['-', '-'] : [percentile(xs, 50).toFixed(0), percentile(xs, 95).toFixed(0)])
 
-function table(title: string, head: string[], body: string[][]): void {
-  console.log(title)
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] as string).length)))
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] as number)).join(' | ')
-  console.log(line(head))
-  console.log(widths.map((w) => '-'.repeat(w)).join('-|-'))
-  for (const r of body) console.log(line(r))
-}
-
-table(
+printTable(
   `Step-to-step latency, ms: a step Job's Complete condition -> the next step's Job created, ${CHAINS} chains of ${STEPS} steps after a warm-up chain (Node ${process.version}).
 Times are when a watch saw each change. "From finished": from the first of SuccessCriteriaMet/Complete, which step-job-finished acts on.
 "Timestamps": Complete's lastTransitionTime -> creationTimestamp, whole seconds on a real server.`,
   ['plane', 'n', 'p50', 'p95', 'from finished p50', 'p95', 'timestamps p50', 'p95'],
   rows.map(({ plane, r }) => [plane, String(r.fromComplete.length), ...p50p95(r.fromComplete), ...p50p95(r.fromFinished), ...p50p95(r.byTimestamps)]),
 )
-console.log('')
-table(
+printTable(
   'Where it goes, ms: pod Succeeded -> Job finished (the Job controller, or the local runner); finished -> the step-job-finished delivery starts (source, Broker); the delivery (the function: log, outputs, next Job, status).',
   ['plane', 'pod->finished p50', 'p95', 'finished->delivery p50', 'p95', 'function p50', 'p95'],
   rows.map(({ plane, r }) => [plane, ...p50p95(r.podToFinished), ...p50p95(r.finishedToDelivery), ...p50p95(r.functionMs)]),

@@ -33,6 +33,7 @@ import { RateLimiter } from '../shared/webhook/rate-limit.js'
 import { githubSignature } from '../shared/webhook/signature.js'
 import { FakeKube } from '../test/fakes/kube.js'
 import { WorkflowSchema } from '../shared/schemas/workflow.js'
+import { percentile, printTable } from './stats.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
 const SECONDS = Number(process.env.BENCH_WEBHOOK_SECONDS ?? 3)
@@ -52,11 +53,6 @@ const templateObject = (name: string) => ({
     steps: [{ name: 'review', agentRef: { name: 'writer' } }, { name: 'report', agentRef: { name: 'writer' }, dependsOn: ['review'], input: { task: 'report' } }],
   },
 })
-
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b)
-  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))] as number
-}
 
 type Kind = '201 new run' | '200 duplicate' | '401 wrong secret'
 
@@ -83,7 +79,7 @@ async function throughput(url: string, kind: Kind, concurrency: number): Promise
   const started = performance.now()
   await Promise.all(Array.from({ length: concurrency }, (_, i) => sender(i)))
   const elapsed = (performance.now() - started) / 1000
-  return { rps: latencies.length / elapsed, p50: pct(latencies, 50), p95: pct(latencies, 95) }
+  return { rps: latencies.length / elapsed, p50: percentile(latencies, 50), p95: percentile(latencies, 95) }
 }
 
 /** The function in this process on a free port, over the given Kube. */
@@ -203,26 +199,16 @@ async function webhookToFirstJob(): Promise<{ total: number[]; answer: number[] 
   }
 }
 
-function table(title: string, head: string[], body: string[][]): void {
-  console.log(title)
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] as string).length)))
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] as number)).join(' | ')
-  console.log(line(head))
-  console.log(widths.map((w) => '-'.repeat(w)).join('-|-'))
-  for (const r of body) console.log(line(r))
-  console.log('')
-}
-
 const rps = await requestsPerSecond()
-table(`webhook-trigger requests/s, one in-process server (Node ${process.version}, ${SECONDS} s per row, rate limit off)`,
+printTable(`webhook-trigger requests/s, one in-process server (Node ${process.version}, ${SECONDS} s per row, rate limit off)`,
   ['backend', 'answer', 'senders', 'calls/s', 'p50 ms', 'p95 ms'],
   rps.map((r) => [r.backend, r.kind, String(r.concurrency), r.rps.toFixed(0), r.p50.toFixed(1), r.p95.toFixed(1)]))
 
 const latency = await webhookToFirstJob()
-table(`webhook POST to the run's first step Job, local plane (embedded API server, functions as processes), ${RUNS} sequential runs after a warm-up`,
+printTable(`webhook POST to the run's first step Job, local plane (embedded API server, functions as processes), ${RUNS} sequential runs after a warm-up`,
   ['ms', 'p50', 'p95', 'min', 'max'],
   [
-    ['POST -> first Job seen by a watch', ...[50, 95].map((p) => pct(latency.total, p).toFixed(0)), Math.min(...latency.total).toFixed(0), Math.max(...latency.total).toFixed(0)],
-    ['  of which the 201 answer', ...[50, 95].map((p) => pct(latency.answer, p).toFixed(0)), Math.min(...latency.answer).toFixed(0), Math.max(...latency.answer).toFixed(0)],
+    ['POST -> first Job seen by a watch', ...[50, 95].map((p) => percentile(latency.total, p).toFixed(0)), Math.min(...latency.total).toFixed(0), Math.max(...latency.total).toFixed(0)],
+    ['  of which the 201 answer', ...[50, 95].map((p) => percentile(latency.answer, p).toFixed(0)), Math.min(...latency.answer).toFixed(0), Math.max(...latency.answer).toFixed(0)],
   ])
 process.exit(0)

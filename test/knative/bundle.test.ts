@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { CloudEvent, HTTP } from 'cloudevents'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { median, startStubApiServer, timeToFirstAnswer, unrelatedJobEvent } from '../../bench/cold-start.js'
+import { startStubApiServer, timeToFirstAnswer, unrelatedJobEvent } from '../../bench/cold-start.js'
+import { median } from '../../bench/stats.js'
 import { functionNames, ROOT } from './manifests.js'
 
 const run = promisify(execFile)
