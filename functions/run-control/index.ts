@@ -11,14 +11,13 @@ import { ConflictError, TransientError } from '../../shared/errors.js'
 import { baseApp } from '../../shared/http/app.js'
 import type { AccessAttributes, Kube, TokenIdentity } from '../../shared/kube/port.js'
 import type { Logger } from '../../shared/log.js'
-import { labelValue } from '../../shared/reconcile/job-builder.js'
 import { decodeStepStates } from '../../shared/reconcile/step-states.js'
 import { accessFor, forbiddenMessage } from '../../shared/run-control/access.js'
 import { impersonatedIdentity, impersonationAccess, impersonationForbiddenMessage, impersonationOf } from '../../shared/run-control/impersonation.js'
 import type { RunControlConfig } from '../../shared/run-control/config.js'
 import { conflict, notFound, refusalOf, RunControlError } from '../../shared/run-control/errors.js'
 import { requestLogFields } from '../../shared/run-control/log-line.js'
-import { chooseJob, choosePod, jobState, statusLogView, tailLines, type LogsView } from '../../shared/run-control/logs.js'
+import { jobState, statusLogView, tailLines, type LogsView } from '../../shared/run-control/logs.js'
 import {
   cancelAnnotations, cancelEvent, checkCancel, checkDecision, checkPromotion, checkRerun,
   decisionAnnotations, decisionEvent, promotionEvent, promotionValue, rerunEvent, rerunPatch, runEvent, type Actor,
@@ -26,8 +25,9 @@ import {
 import { currentRunStatus } from '../../shared/run-control/run-checks.js'
 import { MAX_BODY_BYTES, parseAction, type Action, type ActionKind } from '../../shared/run-control/request.js'
 import { manualRun, manualRunSuffix } from '../../shared/run-control/runs.js'
+import { findStepPod } from '../../shared/run-control/step-pod.js'
 import type { Agent } from '../../shared/schemas/agent.js'
-import { ANNOTATION_APPROVE_PROMOTION, LABEL_STEP, LABEL_WORKFLOW } from '../../shared/schemas/labels.js'
+import { ANNOTATION_APPROVE_PROMOTION } from '../../shared/schemas/labels.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 import { randomSuffix, templateOf } from '../../shared/triggers/run-builder.js'
 
@@ -278,12 +278,9 @@ async function logs(call: Call, action: Extract<Action, { kind: 'logs' }>): Prom
   const status = currentRunStatus(wf)
   const phase = status ? decodeStepStates({ ...wf, status }).get(step)?.phase : undefined
   const stepStatus = status?.stepStatuses?.find((s) => s.name === step)
-  const jobs = await kube.listJobs(namespace, { [LABEL_WORKFLOW]: labelValue(workflow), [LABEL_STEP]: labelValue(step) })
-  const job = chooseJob(jobs, stepStatus?.jobName)
+  const { job, pod: podName } = await findStepPod(kube, namespace, workflow, step, stepStatus?.jobName)
   const jobName = job?.metadata?.name
   if (!job || !jobName) return { status: 200, body: { ...statusLogView(phase, stepStatus, 'no job') } }
-  const pod = choosePod(await kube.listPods(namespace, { 'job-name': jobName }))
-  const podName = pod?.metadata?.name
   if (!podName) return { status: 200, body: { ...statusLogView(phase, stepStatus, 'no pods') } }
   let view: LogsView
   try {

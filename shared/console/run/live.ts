@@ -6,10 +6,8 @@
 import { createHash } from 'node:crypto'
 import { ForbiddenError } from '../../errors.js'
 import type { StreamHandle } from '../../kube/port.js'
-import { labelValue } from '../../reconcile/job-builder.js'
-import { chooseJob, choosePod } from '../../run-control/logs.js'
+import { findStepPod } from '../../run-control/step-pod.js'
 import { currentRunStatus } from '../../run-control/run-checks.js'
-import { LABEL_STEP, LABEL_WORKFLOW } from '../../schemas/labels.js'
 import type { Workflow } from '../../schemas/workflow.js'
 import type { ConsoleRequest } from '../context.js'
 import { phaseClass } from '../pages/common.js'
@@ -301,10 +299,9 @@ export async function logEventsResponse(
     if (!wf) return end(`Workflow ${namespace}/${name} was not found`)
     if (!wf.spec.steps.some((s) => s.name === step)) return end(`Workflow ${namespace}/${name} has no step ${step}`)
     const current = currentRunStatus(wf)?.stepStatuses?.find((s) => s.name === step)?.jobName
-    const job = chooseJob(await req.kube.listJobs(namespace, { [LABEL_WORKFLOW]: labelValue(name), [LABEL_STEP]: labelValue(step) }), current)
+    const { job, pod } = await findStepPod(req.kube, namespace, name, step, current)
     const jobName = job?.metadata?.name
     if (!jobName) return end('No Job has run this step yet; reload the page once it started.')
-    const pod = choosePod(await req.kube.listPods(namespace, { 'job-name': jobName }))?.metadata?.name
     if (!pod) return end(`Job ${jobName} has no pod to follow.`)
     let sent = 0
     let partial = ''

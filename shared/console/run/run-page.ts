@@ -6,11 +6,11 @@
 import type { CoreV1Event, V1Job } from '@kubernetes/client-node'
 import { cloudEventOf } from '../../engine/cloud-event-of.js'
 import { ForbiddenError, TransientError } from '../../errors.js'
-import { labelValue } from '../../reconcile/job-builder.js'
 import { currentRunId } from '../../reconcile/run-status.js'
-import { chooseJob, choosePod, jobState, tailLines } from '../../run-control/logs.js'
+import { jobState, tailLines } from '../../run-control/logs.js'
+import { findStepPod } from '../../run-control/step-pod.js'
 import { currentRunStatus } from '../../run-control/run-checks.js'
-import { LABEL_RUN_ID, LABEL_STEP, LABEL_WORKFLOW } from '../../schemas/labels.js'
+import { LABEL_RUN_ID } from '../../schemas/labels.js'
 import type { Condition, Workflow } from '../../schemas/workflow.js'
 import type { ConsoleRequest, PageResult } from '../context.js'
 import { html, join, type Html } from '../html.js'
@@ -260,11 +260,9 @@ interface StepLog {
 
 async function stepLogOf(req: ConsoleRequest, namespace: string, name: string, step: string, jobName: string | undefined): Promise<StepLog> {
   try {
-    const jobs = await req.kube.listJobs(namespace, { [LABEL_WORKFLOW]: labelValue(name), [LABEL_STEP]: labelValue(step) })
-    const job = chooseJob(jobs, jobName)
+    const { job, pod } = await findStepPod(req.kube, namespace, name, step, jobName)
     const chosen = job?.metadata?.name
     if (!job || !chosen) return { lines: [], note: 'No Job has run this step yet.' }
-    const pod = choosePod(await req.kube.listPods(namespace, { 'job-name': chosen }))?.metadata?.name
     if (!pod) return { job, lines: [], state: jobState(job), note: `Job ${chosen} has no pod (yet, or any more).` }
     try {
       const text = await req.kube.readJobLog(namespace, chosen)

@@ -1,0 +1,18 @@
+/**
+ * Where a step's log is: its Job and that Job's pod, read as the caller of `kube` may. Shared by
+ * run-control's GET /api/logs and the console's step page and log stream.
+ */
+import type { V1Job } from '@kubernetes/client-node'
+import type { Kube } from '../kube/port.js'
+import { labelValue } from '../reconcile/job-builder.js'
+import { LABEL_STEP, LABEL_WORKFLOW } from '../schemas/labels.js'
+import { chooseJob, choosePod } from './logs.js'
+
+/** The Job to show (the current attempt `currentJob` when listed, else the newest) and its pod; a list call each. */
+export async function findStepPod(kube: Kube, namespace: string, workflow: string, step: string, currentJob: string | undefined): Promise<{ job?: V1Job; pod?: string }> {
+  const job = chooseJob(await kube.listJobs(namespace, { [LABEL_WORKFLOW]: labelValue(workflow), [LABEL_STEP]: labelValue(step) }), currentJob)
+  const jobName = job?.metadata?.name
+  if (!job || !jobName) return {}
+  const pod = choosePod(await kube.listPods(namespace, { 'job-name': jobName }))?.metadata?.name
+  return pod ? { job, pod } : { job }
+}
