@@ -30,7 +30,7 @@ const files = [
   // Template schedules and the template planner (run-builder.ts beside them draws random run names).
   .concat(['triggers/cron.ts', 'triggers/template-plan.ts'])
   // The console's views: markup, times, the run's view model and its DAG drawing, its configuration and address ranges.
-  .concat(['html.ts', 'time.ts', 'action-form.ts', 'shell.ts', 'run/run-view.ts', 'run/dag-layout.ts', 'run/dag-svg.ts', 'auth/cidr.ts', 'auth/config.ts'].map((f) => `console/${f}`))
+  .concat(['html.ts', 'phase.ts', 'time.ts', 'action-form.ts', 'shell.ts', 'run/run-view.ts', 'run/dag-layout.ts', 'run/dag-svg.ts', 'auth/cidr.ts', 'auth/config.ts'].map((f) => `console/${f}`))
 
 describe('the pure core', () => {
   it.each(files)('shared/%s imports no hono, no node:* module and no value from the Kubernetes client, and reads no clock, randomness or environment', (file) => {

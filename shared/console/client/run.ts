@@ -6,13 +6,9 @@
  */
 // Type only: the server's patch shape, erased from the browser bundle.
 import type { RunPatch } from '../run/live.js'
+import { phaseClass } from '../phase.js'
 import { durationText } from '../time.js'
 
-/** The colour class of a run or step phase, as the server's phaseClass maps the ones runs and steps report. */
-const PHASE_CLASS: Record<string, string> = {
-  Pending: 'Pending', Running: 'Running', RollingBack: 'Running', Succeeded: 'Succeeded', RolledBack: 'Skipped',
-  CompletedWithErrors: 'Failed', Failed: 'Failed', Cancelled: 'Cancelled', Skipped: 'Skipped', Waiting: 'Waiting',
-}
 /** Where a group node's phase bar sits (shared/console/run/dag-svg.ts). */
 const BAR_Y = '27'
 const BAR_HEIGHT = '12'
@@ -23,9 +19,9 @@ function clip(text: string, chars: number): string {
   return text.length <= chars ? text : `${text.slice(0, chars - 1)}\u2026`
 }
 
-function setPhaseClass(el: Element, phaseClass: string): void {
+function setPhaseClass(el: Element, cls: string): void {
   for (const c of Array.from(el.classList)) if (c.startsWith('phase-')) el.classList.remove(c)
-  el.classList.add(`phase-${phaseClass}`)
+  el.classList.add(`phase-${cls}`)
 }
 
 function setText(el: Element | null | undefined, text: string): void {
@@ -73,7 +69,7 @@ function applyGroups(root: HTMLElement, groups: [string, number][][]): void {
     const rects = counts.map(([phase, n]) => {
       const rect = document.createElementNS('http://www.w3.org/2000/svg', 'rect')
       const w = (width * n) / Math.max(1, total)
-      rect.setAttribute('class', `bar phase-${PHASE_CLASS[phase] ?? 'Unknown'}`)
+      rect.setAttribute('class', `bar phase-${phaseClass(phase)}`)
       rect.setAttribute('x', (10 + offset).toFixed(1))
       rect.setAttribute('y', BAR_Y)
       rect.setAttribute('width', w.toFixed(1))
@@ -95,7 +91,7 @@ function applyPatch(root: HTMLElement, patch: RunPatch): void {
   root.dataset.phase = patch.phase
   const badge = root.querySelector('[data-run-phase] .badge')
   if (badge) {
-    setPhaseClass(badge, PHASE_CLASS[patch.phase] ?? 'Unknown')
+    setPhaseClass(badge, phaseClass(patch.phase))
     setText(badge, patch.phase)
   }
   if (previous !== patch.phase) announce(root, `Run is now ${patch.phase}`)
@@ -108,16 +104,16 @@ function applyPatch(root: HTMLElement, patch: RunPatch): void {
   setText(root.querySelector('[data-run-progress-text]'), `${completed}/${total} done${failed ? `, ${failed} failed` : ''}`)
   setDuration(root.querySelector<HTMLElement>('[data-run-duration]'), patch.duration || '\u2014', patch.runningSince)
   setText(root.querySelector('[data-run-message]'), patch.message)
-  for (const [step, [phaseClass, label, duration, reason, runningSince]] of Object.entries(patch.steps)) {
+  for (const [step, [cls, label, duration, reason, runningSince]] of Object.entries(patch.steps)) {
     for (const node of byStep(root, 'g.node', step)) {
-      setPhaseClass(node, phaseClass)
+      setPhaseClass(node, cls)
       setText(node.querySelector('.node-phase'), clip(label, LABEL_CHARS))
       setText(node.querySelector('title'), `${step}: ${label}`)
     }
     for (const row of byStep(root, 'tr', step)) {
       const cell = row.querySelector('.step-phase .badge')
       if (cell) {
-        setPhaseClass(cell, phaseClass)
+        setPhaseClass(cell, cls)
         setText(cell, label)
       }
       setDuration(row.querySelector<HTMLElement>('.step-duration'), duration, runningSince)
@@ -127,7 +123,7 @@ function applyPatch(root: HTMLElement, patch: RunPatch): void {
     for (const detail of byStep(root, 'article.step-detail', step)) {
       const badge = detail.querySelector('h1 .step-phase .badge')
       if (badge) {
-        setPhaseClass(badge, phaseClass)
+        setPhaseClass(badge, cls)
         setText(badge, label)
       }
       setDuration(detail.querySelector<HTMLElement>('dd.step-duration'), duration || '\u2014', runningSince)

@@ -6,6 +6,7 @@
 import { ForbiddenError } from '../../errors.js'
 import type { ConsoleRequest } from '../context.js'
 import { html, join, type Html } from '../html.js'
+import { phaseClass } from '../phase.js'
 
 /** What a list page could read: the items, and the namespaces it was refused. */
 export interface Visible<T> {
@@ -52,23 +53,6 @@ export function visibilityNote(visible: Visible<unknown>, what: string): Html {
     ? html` You may not see ${what} in ${visible.forbidden.length === 1 ? 'namespace' : 'namespaces'} ${visible.forbidden.join(', ')}.`
     : html``
   return html`<p class="note" role="note">You may not list ${what} across all namespaces; showing the configured namespaces you may read.${refused}</p>`
-}
-
-/** The phase classes console.css defines. */
-export type PhaseClass = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Skipped' | 'Waiting' | 'Cancelled' | 'Unknown'
-
-const PHASE_CLASS: Record<string, PhaseClass> = {
-  Pending: 'Pending', Candidate: 'Pending', Initializing: 'Pending', Excluded: 'Skipped',
-  Running: 'Running', RollingBack: 'Running', Deploying: 'Running', Testing: 'Running', Progressing: 'Running', Removing: 'Running',
-  Succeeded: 'Succeeded', Ready: 'Succeeded', Active: 'Succeeded', Approved: 'Succeeded', RolledBack: 'Skipped',
-  Failed: 'Failed', Error: 'Failed', CompletedWithErrors: 'Failed', RollbackFailed: 'Failed', Rejected: 'Failed', NotReady: 'Failed',
-  Degraded: 'Waiting', Waiting: 'Waiting', PendingApproval: 'Waiting',
-  Skipped: 'Skipped', Deprecated: 'Skipped', Terminated: 'Cancelled', Cancelled: 'Cancelled',
-}
-
-/** Pure: the colour class of any phase Kinetic's kinds report (Unknown for one it does not know). */
-export function phaseClass(phase: string | undefined): PhaseClass {
-  return (phase && PHASE_CLASS[phase]) || 'Unknown'
 }
 
 /** Pure: a phase as a badge: its text always, the colour and glyph only adding to it. */

@@ -7,7 +7,7 @@ import { html, join, trusted, type Html } from '../html.js'
 import {
   GROUP_HEIGHT, GROUP_WIDTH, NODE_HEIGHT, NODE_WIDTH, type GroupLayout, type StepLayout,
 } from './dag-layout.js'
-import { phaseClass } from '../pages/common.js'
+import { phaseClass } from '../phase.js'
 import { phaseCounts, type StepView } from './run-view.js'
 
 /** Characters of a step name that fit a node; the whole name is in its title. */
