@@ -5,8 +5,8 @@ import { dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { build } from 'esbuild'
-import { REQUIRE_BANNER } from './script-cli.mjs'
 import { tsImport } from 'tsx/esm/api'
+import { REQUIRE_BANNER } from './script-cli.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
 // --outdir lets tests and benchmarks build elsewhere without replacing the shared dist/.
@@ -16,7 +16,6 @@ const outdir = resolve(options.outdir)
 
 /** Functions every image is expected to carry; any other folder with a main.ts is built too. */
 const EXPECTED_FUNCTIONS = ['workflow-changed', 'step-job-finished', 'resync-tick', 'dead-letter']
-
 
 function entryPoints() {
   const found = new Set(EXPECTED_FUNCTIONS)
