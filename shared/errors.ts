@@ -56,6 +56,18 @@ export class ForbiddenError extends Error {
   }
 }
 
+/**
+ * The API server said 401: the credential is not (or no longer) accepted, e.g. a person's
+ * token that expired after they signed in to the console. A function answers 500 as for any
+ * other bug; the console asks the person to sign in again.
+ */
+export class UnauthenticatedError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'UnauthenticatedError'
+  }
+}
+
 /** The HTTP status for any thrown value: ours carry one, everything else is a bug (500). */
 export const statusFor = (err: unknown): 400 | 409 | 500 | 503 =>
   err instanceof FunctionError ? err.status : 500

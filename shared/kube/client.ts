@@ -6,7 +6,7 @@ import {
   type CoreV1Event, type V1ConfigMap, type V1Deployment, type V1Job, type V1Namespace, type V1Pod, type V1Role, type V1RoleBinding,
   type V1Secret, type V1Service, type V1ServiceAccount,
 } from '@kubernetes/client-node'
-import { apiMessage, ConflictError, ForbiddenError, RefusedError, TransientError } from '../errors.js'
+import { apiMessage, ConflictError, ForbiddenError, RefusedError, TransientError, UnauthenticatedError } from '../errors.js'
 import { AgentSchema, type Agent, type AgentStatus } from '../schemas/agent.js'
 import { AgentAutonomyPolicySchema, type AgentAutonomyPolicy, type AgentAutonomyPolicyStatus } from '../schemas/autonomypolicy.js'
 import { API_GROUP, API_VERSION_NAME } from '../schemas/labels.js'
@@ -22,14 +22,16 @@ import type { z } from 'zod'
 /**
  * Pure: a Kubernetes API failure as one of our errors. 409 → ConflictError (redeliver and
  * re-plan); no status, 429 and 5xx → TransientError (redeliver with backoff); any other 4xx is
- * our bug or missing RBAC → a plain Error (500), a 403 as ForbiddenError (still 500 in a function;
- * the console shows a person what they may not see). A downstream status is never passed through.
+ * our bug or missing RBAC → a plain Error (500), a 403 as ForbiddenError and a 401 as
+ * UnauthenticatedError (still 500 in a function; the console shows a person what they may not
+ * see, or asks them to sign in again). A downstream status is never passed through.
  */
 export function classifyApiError(err: unknown, message: string): Error {
   const code = apiStatus(err)
   if (code === 409) return new ConflictError(message, { cause: err })
   if (code === undefined || code === 429 || code >= 500) return new TransientError(message, { cause: err })
   if (code === 403) return new ForbiddenError(message, { cause: err })
+  if (code === 401) return new UnauthenticatedError(message, { cause: err })
   return new Error(message, { cause: err })
 }
 

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import type { KubeConfig } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { KubeObject } from '../../local/knative/kube-http.js'
-import { ForbiddenError } from '../../shared/errors.js'
+import { ForbiddenError, UnauthenticatedError } from '../../shared/errors.js'
 import { KubeClient, kubeAs } from '../../shared/kube/client.js'
 import type { Credential } from '../../shared/kube/port.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
@@ -133,5 +133,10 @@ describeCluster('the console reads with the rights of the person using it (real 
       { verb: 'approve', group: 'purko.io', resource: 'workflows', namespace: A },
       { verb: 'approve', group: 'purko.io', resource: 'workflows', namespace: B },
     ])).toEqual([true, false])
+  })
+
+  it('with a token the API server does not accept (expired, revoked), reads fail as UnauthenticatedError, which the console answers with sign-in again', async () => {
+    const stale = kubeAs(consoleConfig, { kind: 'token', token: 'not-a-token-the-server-issued' })
+    await expect(stale.listWorkflowsIn(A, {})).rejects.toBeInstanceOf(UnauthenticatedError)
   })
 })

@@ -3,7 +3,7 @@
  * Kubernetes API not answering (503), something not there (404), nobody identified (401), and
  * anything else (500, without its details: those are logged, not shown). Pure.
  */
-import { apiMessage, ForbiddenError, TransientError } from '../../errors.js'
+import { apiMessage, ForbiddenError, TransientError, UnauthenticatedError } from '../../errors.js'
 import type { ConsoleConfig, PageResult, Person } from '../context.js'
 import { html } from '../html.js'
 
@@ -35,6 +35,18 @@ export function errorPage(err: unknown, person?: Person): PageResult {
       title: 'Not allowed',
       nav: 'error',
       body: html`<h1>Not allowed</h1><p>${sentence}</p><p class="error-detail">The Kubernetes API said: ${message}</p><p>Ask a cluster administrator for a Role granting it, or <a href="/workflows">go back to the workflows</a>.</p>`,
+    }
+  }
+  if (err instanceof UnauthenticatedError) {
+    // Signed-in tokens expire (kubectl create token gives one hour by default) or are revoked.
+    const again = person?.mode === 'token'
+      ? html`<form method="post" action="/signout" data-signout><button type="submit" class="button">Sign in again</button></form>`
+      : html`<p>Ask whoever runs the console's sign-in to check its credentials.</p>`
+    return {
+      status: 401,
+      title: 'Sign-in no longer accepted',
+      nav: 'error',
+      body: html`<h1>Sign-in no longer accepted</h1><p>The Kubernetes API server no longer accepts the credentials this console uses for you (a token that expired or was revoked).</p>${again}`,
     }
   }
   if (err instanceof TransientError) {

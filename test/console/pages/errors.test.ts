@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { errorPage, notFoundPage, notIdentifiedPage, refusedAction } from '../../../shared/console/pages/errors.js'
-import { ForbiddenError, TransientError } from '../../../shared/errors.js'
+import { ForbiddenError, TransientError, UnauthenticatedError } from '../../../shared/errors.js'
 import { ALICE, configOf, textOf } from './support.js'
 
 describe('the error pages', () => {
@@ -21,6 +21,15 @@ describe('the error pages', () => {
     const bug = errorPage(new Error('token=sk-secret in a stack'))
     expect(bug.status).toBe(500)
     expect(bug.body.html).not.toContain('sk-secret')
+  })
+
+  it('asks someone whose token the API server no longer accepts (expired, revoked) to sign in again, with 401', () => {
+    const page = errorPage(new UnauthenticatedError('Unauthorized'), { ...ALICE, mode: 'token', credential: { kind: 'token', token: 't' } })
+    expect(page.status).toBe(401)
+    expect(textOf(page.body)).toContain('no longer accepts the credentials this console uses for you')
+    expect(page.body.html).toContain('<form method="post" action="/signout" data-signout><button type="submit" class="button">Sign in again</button></form>')
+    // Behind a proxy there is nothing for the person to sign in to.
+    expect(errorPage(new UnauthenticatedError('Unauthorized'), { ...ALICE, mode: 'proxy' }).body.html).not.toContain('/signout')
   })
 
   it('has a 404 page and a not-identified page for each way of signing in', () => {
