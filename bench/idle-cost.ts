@@ -1,0 +1,224 @@
+// Idle cost: Kubernetes API calls per hour that Kinetic makes with nothing happening, with 0 and
+// with BENCH_IDLE_RUNS unfinished runs (Running Workflows whose step Jobs are still active).
+// Every PingSource in knative/sources/ is delivered, as the Broker would, to the function its
+// Trigger names (createApp with real deps: the real KubeClient against the embedded API server),
+// a few times; the calls the embedded server answers are counted by purpose and scaled to one
+// hour by each PingSource's schedule. Printed next to purko's polling model for the same load.
+// Run: node --import tsx bench/idle-cost.ts   (BENCH_IDLE_RUNS=1000, BENCH_IDLE_TICKS=3)
+import { readdirSync, readFileSync } from 'node:fs'
+import { cpus, loadavg } from 'node:os'
+import { Writable } from 'node:stream'
+import type { Hono } from 'hono'
+import { pino } from 'pino'
+import { parseAllDocuments } from 'yaml'
+import { createApp as resyncTick } from '../functions/resync-tick/index.js'
+import { startApiServer, type ApiServer, type KubeObject } from '../local/apiserver/index.js'
+import { readRuntimeConfig } from '../shared/config.js'
+import { noKineticEvents } from '../shared/engine/kinetic-events.js'
+import { KubeClient } from '../shared/kube/client.js'
+import { silentLogger } from '../shared/log.js'
+import { recipeConfig } from '../shared/recipes/config.js'
+import { deliver, PING } from '../test/support/deliver.js'
+import { printTable } from './stats.js'
+import { apiPurpose } from './idle-cost/api-purpose.js'
+import { perHour } from './idle-cost/cron.js'
+
+const RUNS = Number(process.env.BENCH_IDLE_RUNS ?? 1000)
+const TICKS = Number(process.env.BENCH_IDLE_TICKS ?? 3)
+const NS = 'ai-agents'
+/** purko's reconcile loop requeues every running Workflow after 5 s (issue 14). */
+const PURKO_RECONCILES_PER_RUN_HOUR = 3600 / 5
+
+const root = new URL('../', import.meta.url)
+const yamlDocs = (dir: string) => readdirSync(new URL(dir, root)).filter((f) => f.endsWith('.yaml')).flatMap((f) =>
+  parseAllDocuments(readFileSync(new URL(`${dir}${f}`, root), 'utf8')).map((d) => d.toJSON() as KubeObject | null).filter((o): o is KubeObject => o !== null))
+
+interface Ping { source: string; schedule: string; kineticsource: string; data: unknown; fn: string }
+
+/** Every PingSource and the function its Trigger (filtered on the source's kineticsource) calls. */
+function pingSources(): Ping[] {
+  const triggers = yamlDocs('knative/triggers/').filter((o) => o.kind === 'Trigger')
+  return yamlDocs('knative/sources/').filter((o) => o.kind === 'PingSource').map((o) => {
+    const spec = o.spec as { schedule: string; data?: string; ceOverrides?: { extensions?: Record<string, string> } }
+    const kineticsource = spec.ceOverrides?.extensions?.kineticsource ?? ''
+    const trigger = triggers.find((t) => {
+      const spec = t.spec as { filter?: { attributes?: Record<string, string> }; filters?: Array<{ exact?: Record<string, string> }> }
+      return spec.filter?.attributes?.kineticsource === kineticsource || (spec.filters ?? []).some((f) => f.exact?.kineticsource === kineticsource)
+    })
+    const fn = (trigger?.spec as { subscriber?: { ref?: { name?: string } } } | undefined)?.subscriber?.ref?.name
+    if (!fn) throw new Error(`no Trigger for PingSource ${o.metadata.name} (kineticsource=${kineticsource})`)
+    return { source: String(o.metadata.name), schedule: spec.schedule, kineticsource, data: spec.data ? JSON.parse(spec.data) : {}, fn }
+  })
+}
+
+/** The embedded API server with a count of the requests it handled (method + path), switched on by `counting`. */
+async function countedServer(): Promise<{ server: ApiServer; counts: Map<string, number>; counting: { on: boolean } }> {
+  const counts = new Map<string, number>()
+  const counting = { on: false }
+  // The server logs each handled request at debug level: the count comes from there, so it is
+  // what actually reached the server, whoever sent it.
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const line of chunk.toString('utf8').split('\n')) {
+        if (!counting.on || !line.includes('"Handled request"')) continue
+        const { method, url } = JSON.parse(line) as { method: string; url: string }
+        const purpose = apiPurpose(method, url)
+        counts.set(purpose, (counts.get(purpose) ?? 0) + 1)
+      }
+      done()
+    },
+  })
+  const server = await startApiServer({ log: pino({ level: 'debug' }, sink) })
+  return { server, counts, counting }
+}
+
+async function install(server: ApiServer): Promise<void> {
+  const post = async (path: string, body: unknown, method = 'POST') => {
+    const res = await fetch(`${server.url}${path}`, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${(await res.text()).slice(0, 200)}`)
+    return (await res.json()) as KubeObject
+  }
+  for (const crd of yamlDocs('crds/').filter((o) => o.kind === 'CustomResourceDefinition')) {
+    await post('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)
+  }
+  while ((await fetch(`${server.url}/apis/purko.io/v1alpha1`)).status !== 200) await new Promise((r) => setTimeout(r, 20))
+  await post(`/apis/purko.io/v1alpha1/namespaces/${NS}/agents`, { apiVersion: 'purko.io/v1alpha1', kind: 'Agent', metadata: { name: 'writer' }, spec: { model: { provider: 'offline', name: 'scripted' } } })
+  await post(`/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'agent-writer-sa' } })
+}
+
+/** Two-step runs whose first step's Job is created (by the engine itself) and then left active. */
+async function unfinishedRuns(server: ApiServer, n: number, app: Hono): Promise<void> {
+  const call = async (path: string, body: unknown, method: string) => {
+    const res = await fetch(`${server.url}${path}`, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
+    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${(await res.text()).slice(0, 200)}`)
+    return (await res.json()) as KubeObject
+  }
+  const inBatches = async (count: number, each: (i: number) => Promise<unknown>) => {
+    for (let i = 0; i < count; i += 25) await Promise.all(Array.from({ length: Math.min(25, count - i) }, (_, j) => each(i + j)))
+  }
+  await inBatches(n, (i) => call(`/apis/purko.io/v1alpha1/namespaces/${NS}/workflows`, {
+    apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name: `run-${i}` },
+    spec: { steps: [{ name: 'draft', agentRef: { name: 'writer' } }, { name: 'polish', agentRef: { name: 'writer' }, dependsOn: ['draft'] }] },
+  }, 'POST'))
+  // The first tick starts every run: it is the setup, not idle, and is not counted.
+  if ((await deliver(app, PING, {})).status !== 202) throw new Error('the starting resync tick failed')
+  const jobs = ((await (await fetch(`${server.url}/apis/batch/v1/namespaces/${NS}/jobs`)).json()) as { items: KubeObject[] }).items
+  if (jobs.length !== n) throw new Error(`expected ${n} step Jobs after the first tick, found ${jobs.length}`)
+  // As the Job controller reports a Job whose pod is running.
+  const startTime = new Date().toISOString()
+  await inBatches(jobs.length, (i) => {
+    const job = jobs[i]!
+    return call(`/apis/batch/v1/namespaces/${NS}/jobs/${job.metadata.name}/status`, { ...job, status: { active: 1, ready: 1, startTime } }, 'PUT')
+  })
+}
+
+interface Measured { perTick: Map<string, Map<string, number>>; ticks: number }
+
+/** Delivers each ping TICKS times and counts the API calls of all but the first of each (which may settle state). */
+async function measurePings(pings: Ping[], apps: Map<string, Hono>, counted: Awaited<ReturnType<typeof countedServer>>): Promise<Measured> {
+  const perTick = new Map<string, Map<string, number>>()
+  for (const ping of pings) {
+    const app = apps.get(ping.fn)!
+    const settle = await deliver(app, PING, ping.data, { kineticsource: ping.kineticsource })
+    if (settle.status !== 202) throw new Error(`${ping.fn} answered ${settle.status} to ${ping.source}`)
+    counted.counts.clear()
+    counted.counting.on = true
+    for (let t = 1; t < TICKS; t++) {
+      const res = await deliver(app, PING, ping.data, { kineticsource: ping.kineticsource })
+      if (res.status !== 202) throw new Error(`${ping.fn} answered ${res.status} to ${ping.source}`)
+    }
+    // Let the last request's log line through the sink before reading the count.
+    await new Promise((r) => setImmediate(r))
+    counted.counting.on = false
+    perTick.set(ping.source, new Map([...counted.counts].map(([k, v]) => [k, v / (TICKS - 1)])))
+  }
+  return { perTick, ticks: TICKS - 1 }
+}
+
+async function appsFor(pings: Ping[], server: ApiServer): Promise<Map<string, Hono>> {
+  const deps = (functionName: string) => ({
+    kube: new KubeClient(server.kubeConfigObject()),
+    log: silentLogger,
+    now: () => new Date(),
+    config: readRuntimeConfig({}),
+    events: noKineticEvents,
+    recipes: recipeConfig({}),
+    functionName,
+  })
+  const apps = new Map<string, Hono>()
+  for (const fn of new Set(pings.map((p) => p.fn))) {
+    const mod = (await import(`../functions/${fn}/index.js`)) as { createApp: (d: ReturnType<typeof deps>) => Hono }
+    apps.set(fn, mod.createApp(deps(fn)))
+  }
+  return apps
+}
+
+async function scenario(runs: number, pings: Ping[]): Promise<Measured> {
+  const counted = await countedServer()
+  try {
+    await install(counted.server)
+    const apps = await appsFor(pings, counted.server)
+    if (runs > 0) {
+      await unfinishedRuns(counted.server, runs, resyncTick({
+        kube: new KubeClient(counted.server.kubeConfigObject()), log: silentLogger, now: () => new Date(), config: readRuntimeConfig({}), events: noKineticEvents,
+      }))
+    }
+    return await measurePings(pings, apps, counted)
+  } finally {
+    await counted.server.close()
+  }
+}
+
+const pings = pingSources()
+const loadBefore = loadavg()
+const started = Date.now()
+const idle = await scenario(0, pings)
+const busy = await scenario(RUNS, pings)
+const seconds = ((Date.now() - started) / 1000).toFixed(0)
+const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ')
+
+console.log(`BENCH_IDLE_RUNS=${RUNS} BENCH_IDLE_TICKS=${TICKS} node --import tsx bench/idle-cost.ts`)
+console.log(`Node ${process.version}, ${cpus().length} cores, load average (1, 5, 15 min) ${load(loadBefore)} at start, ${load(loadavg())} at end, ${seconds} s.\n`)
+
+const round = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(1))
+const hourly = (m: Measured, source: string) => {
+  const ping = pings.find((p) => p.source === source)!
+  const calls = [...(m.perTick.get(source) ?? new Map<string, number>()).values()].reduce((a, b) => a + b, 0)
+  return { perTick: calls, perHour: calls * perHour(ping.schedule) }
+}
+const total = (m: Measured) => pings.reduce((sum, p) => sum + hourly(m, p.source).perHour, 0)
+
+printTable(
+  `Idle API calls per PingSource: calls per tick (mean of ${TICKS - 1} ticks after a first one), and per hour at its schedule. "${RUNS} runs": ${RUNS} Running Workflows, each with its first step's Job active.`,
+  ['PingSource', 'schedule', 'ticks/h', 'function', '0 runs: calls/tick', 'calls/h', `${RUNS} runs: calls/tick`, 'calls/h'],
+  [
+    ...pings.map((p) => {
+      const [a, b] = [hourly(idle, p.source), hourly(busy, p.source)]
+      return [p.source, p.schedule, String(perHour(p.schedule)), p.fn, round(a.perTick), round(a.perHour), round(b.perTick), round(b.perHour)]
+    }),
+    ['all', '', '', '', '', round(total(idle)), '', round(total(busy))],
+  ],
+)
+
+const purposes = (m: Measured, source: string) => [...(m.perTick.get(source) ?? new Map<string, number>())].sort((a, b) => b[1] - a[1])
+printTable(
+  `What the calls are, per tick, by purpose (method and path of each request the embedded API server handled).`,
+  ['PingSource', 'runs', 'purpose', 'calls/tick', 'per run', 'calls/h'],
+  pings.flatMap((p) => [[0, idle], [RUNS, busy]].flatMap(([n, m]) => purposes(m as Measured, p.source).map(([purpose, calls]) => [
+    p.source, String(n), purpose, round(calls), n === 0 ? '-' : (calls / (n as number)).toFixed(2), round(calls * perHour(p.schedule)),
+  ]))),
+)
+
+const resyncPerRunTick = (hourly(busy, 'resync').perTick - hourly(idle, 'resync').perTick) / RUNS
+printTable(
+  `Next to purko's polling model: one reconcile per running Workflow every 5 s (${PURKO_RECONCILES_PER_RUN_HOUR} per run per hour), always on.
+purko reads from an informer cache, so a reconcile is not an API read there; the last columns say what the same reconciles would cost if each were one API read, or as many as one Kinetic run-resync makes (${resyncPerRunTick.toFixed(2)} per run).`,
+  ['runs', 'Kinetic calls/h', 'Kinetic run reconciles/h', 'purko reconciles/h', 'purko as 1 read each', `purko at Kinetic's ${resyncPerRunTick.toFixed(2)}/run`],
+  [[0, idle], [RUNS, busy]].map(([n, m]) => [
+    String(n), round(total(m as Measured)), String((n as number) * perHour(pings.find((p) => p.source === 'resync')!.schedule)),
+    String((n as number) * PURKO_RECONCILES_PER_RUN_HOUR), String((n as number) * PURKO_RECONCILES_PER_RUN_HOUR), round((n as number) * PURKO_RECONCILES_PER_RUN_HOUR * resyncPerRunTick),
+  ]),
+)
+console.log(`Both scenarios hold one Agent ("writer", provider offline, no LLMProvider): its ModelAvailable=False makes agents-recheck reconcile it every tick.
+Between pings no function has work: each answers one ping and may be scaled away (min-scale 0). Whether a function pinged every minute
+gets to zero depends on Knative's autoscaler (stable window, 60 s by default, plus the scale-to-zero grace period); this benchmark counts API calls, not pods.`)
