@@ -16,19 +16,33 @@ export const METRICS_WRITE_TRIES = 8
  * step of the same agent, agent-changed, the autonomy tick) got there first. Only the metrics
  * are touched; the rest of the status is the fresh object's. Throws ConflictError when the
  * race is lost METRICS_WRITE_TRIES times, so the event is redelivered and nothing is lost.
- * A write that counted a failure is followed by the immediate rollback check. Returns the
- * Agents as written.
+ * A write that counted a failure is followed by the immediate rollback check. `reread` sees
+ * every Agent read again after its write was refused (and may throw to give up). Returns the
+ * Agents as written; the instance's memo keeps them as its last known copies.
  */
 export async function recordAgentMetrics(
-  deps: EngineDeps, attempts: readonly FinishedAttempt[], known: ReadonlyMap<string, Agent>,
+  deps: EngineDeps, attempts: readonly FinishedAttempt[], known: ReadonlyMap<string, Agent>, reread?: (fresh: Agent) => void,
 ): Promise<Agent[]> {
   const byAgent = new Map<string, FinishedAttempt[]>()
   for (const attempt of attempts) byAgent.set(attempt.agentKey, [...(byAgent.get(attempt.agentKey) ?? []), attempt])
-  const written = await Promise.all([...byAgent].map(([key, list]) => recordOn(deps, key, list, known.get(key))))
+  const written = await Promise.all([...byAgent].map(async ([key, list]) => {
+    try {
+      const agent = await recordOn(deps, key, list, known.get(key), reread)
+      // A counted failure may have demoted the Agent since: the copy is no longer the last one.
+      if (agent && list.every((a) => a.ok)) deps.memo?.agents.set(key, agent)
+      else deps.memo?.agents.delete(key)
+      return agent
+    } catch (err) {
+      deps.memo?.agents.delete(key)
+      throw err
+    }
+  }))
   return written.flatMap((agent) => agent ?? [])
 }
 
-async function recordOn(deps: EngineDeps, agentKey: string, attempts: FinishedAttempt[], listed: Agent | undefined): Promise<Agent | null> {
+async function recordOn(
+  deps: EngineDeps, agentKey: string, attempts: FinishedAttempt[], listed: Agent | undefined, reread: ((fresh: Agent) => void) | undefined,
+): Promise<Agent | null> {
   const [namespace, name] = splitKey(agentKey)
   const now = deps.now().toISOString()
   // The Agent listed moments ago for this plan is the first guess; the guard catches it being stale.
@@ -57,6 +71,7 @@ async function recordOn(deps: EngineDeps, agentKey: string, attempts: FinishedAt
     // Jitter, so replicas finishing steps of one agent at the same moment stop colliding.
     await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 20 * attempt)))
     agent = await deps.kube.getAgent(namespace, name)
+    if (agent && reread) reread(agent)
   }
 }
 

@@ -4,6 +4,7 @@ import type { Kube } from '../kube/port.js'
 import type { Logger } from '../log.js'
 import { kubernetesEventFor, type ObjectRef } from '../reconcile/kube-events.js'
 import { kineticEventsFor, type KineticEvents } from './kinetic-events.js'
+import type { EngineMemo } from './memo.js'
 
 /** What every controller function needs: the API, a logger, a clock, config and an event sink. */
 export interface EngineDeps {
@@ -12,6 +13,8 @@ export interface EngineDeps {
   now: () => Date
   config: RuntimeConfig
   events: KineticEvents
+  /** What a warm instance remembers between events (shared/engine/memo.ts); none: every read is fresh. */
+  memo?: EngineMemo
 }
 
 /**

@@ -3,6 +3,7 @@ import { lazyKube } from '../kube/lazy.js'
 import { createLogger } from '../log.js'
 import type { EngineDeps } from './reconcile-workflow.js'
 import { httpKineticEvents } from './kinetic-events.js'
+import { createEngineMemo } from './memo.js'
 
 /** Real dependencies of a Workflow function: the API from $KUBECONFIG or in-cluster, env config, a JSON logger. */
 export function realEngineDeps(functionName: string): EngineDeps {
@@ -18,5 +19,6 @@ export function realEngineDeps(functionName: string): EngineDeps {
     now: () => new Date(),
     config,
     events: httpKineticEvents(config.eventSink, `/kinetic/${functionName}`, log),
+    memo: createEngineMemo(),
   }
 }

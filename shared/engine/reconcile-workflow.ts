@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { V1Job } from '@kubernetes/client-node'
+import type { V1ConfigMap, V1Job } from '@kubernetes/client-node'
 import { ConflictError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
@@ -9,6 +9,7 @@ import type { Workflow } from '../schemas/workflow.js'
 import { failureFromLog, jobFactFrom, resultFromLog, type JobFact } from '../reconcile/job-facts.js'
 import { labelValue, stepJobManifest, stepTimeoutSeconds } from '../reconcile/job-builder.js'
 import { outputShardSelector, planOutputWrites, readOutputs } from '../reconcile/outputs.js'
+import { decodeStepStates } from '../reconcile/step-states.js'
 import { buildStepInput } from '../reconcile/step-input.js'
 import {
   agentKeyOf, agentsThatMayStart, choiceKeyOf, currentRunId, jobsNeedingResults, NO_CHANGES, planWorkflow, type StepStart, type Transition as WorkflowTransition, type WorkflowPlan,
@@ -23,7 +24,9 @@ import { agentServiceAccountName } from '../agent/names.js'
 import { admitRun, isActiveRun, isWaiting, needsSiblings, queueOrder, type RunCancel } from '../triggers/concurrency.js'
 import { templateOf, templateRunSelector } from '../triggers/run-builder.js'
 import { isTerminalPhase } from '../reconcile/run-status.js'
+import { recordAttempts } from '../agent/metrics.js'
 import { recordAgentMetrics } from './agent-metrics.js'
+import { providersKey, registryKey, rememberedConfig, type EngineMemo } from './memo.js'
 import { providersVisibleFrom } from './providers.js'
 import { reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps, type Transition } from './controller.js'
 
@@ -46,12 +49,17 @@ interface WorkflowFacts {
   jobs: JobFact[]
   agents: Map<string, Agent>
   identities: Set<string>
-  shards: Parameters<typeof planOutputWrites>[2]
+  shards: V1ConfigMap[]
   outputs: Map<string, string>
   /** What a step about to start needs (provider, key, registry); null when no step may start. */
   start: StartFacts | null
   /** The other runs of the template, listed only when the concurrency policy must admit this run. */
   siblings?: Workflow[]
+  /**
+   * Set when the Agents are this instance's last known copies, not a fresh read: the plan made on
+   * them holds only if every Agent it read is written (its metrics) guarded by that copy.
+   */
+  remembered?: { plan: WorkflowPlan | typeof NO_CHANGES; now: string }
 }
 
 /** Read once per reconcile in which a step may start, for the planner and the Job builder. */
@@ -71,6 +79,8 @@ interface WorkflowWork extends ControllerPlan {
   created: string[]
   /** The run's template (`purko.io/workflow-template`), whose queue a finished run wakes. */
   template?: string
+  /** The moment planned at (a lost metrics race re-plans at the same moment to compare). */
+  now: string
 }
 
 /** How one reconcile may reach beyond its own run. */
@@ -174,6 +184,7 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       if (siblings && admitRun(workflow, siblings).kind === 'wait') {
         return { runId, jobs: [], agents: new Map(), identities: new Set(), shards: [], outputs: new Map(), start: null, siblings }
       }
+      const queue = siblings ? { siblings } : {}
       const jobs = trigger.kind === 'job'
         ? [trigger.job].filter((j) => j.runId === runId)
         : (await kube.listJobs(namespace, { [LABEL_WORKFLOW]: labelValue(name), [LABEL_RUN_ID]: runId }))
@@ -182,21 +193,30 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       // one GET was all it cost.
       if (trigger.kind === 'job' && jobsNeedingResults(workflow, jobs).length === 0) return UNCHANGED
       await attachResults(kube, namespace, workflow, jobs)
-      const [agents, shards] = await Promise.all([loadAgents(kube, workflow), kube.listConfigMaps(namespace, outputShardSelector(name))])
-      const [identities, start] = await Promise.all([loadIdentities(kube, workflow, agents), loadStartFacts(deps, workflow, agents)])
-      return { runId, jobs, agents, identities, shards, outputs: readOutputs(shards, runId), start, ...(siblings ? { siblings } : {}) }
+      // A step-finished event of a busy run may plan on what this instance last wrote: the next
+      // writes are guarded by those copies, so a stale one costs a re-plan, never a wrong write.
+      const memo = trigger.kind === 'job' ? deps.memo : undefined
+      const shards = rememberedShards(memo, workflow, runId) ?? await listShards(kube, deps.memo, workflow, runId)
+      const outputs = readOutputs(shards, runId)
+      const remembered = rememberedAgents(memo, workflow)
+      if (remembered) {
+        const facts = await factsWith(deps, workflow, { runId, jobs, agents: remembered, shards, outputs, ...queue })
+        const now = deps.now().toISOString()
+        const read = new Set<string>()
+        const trial = planFor(workflow, { ...facts, agents: recordingReads(remembered, read) }, trigger, now)
+        if (holdsOnRemembered(facts.agents, trial, read, now)) return { ...facts, remembered: { plan: trial, now } }
+      }
+      const agents = await loadAgents(kube, workflow, deps.memo)
+      return factsWith(deps, workflow, { runId, jobs, agents, shards, outputs, ...queue })
     },
     plan(workflow, facts, now) {
-      const credentialWaits = new Map<string, string>()
-      for (const [key, choice] of facts.start?.choices ?? []) if (choice.wait) credentialWaits.set(key, choice.wait)
-      const plan = planWorkflow({
-        workflow, jobs: facts.jobs, jobsComplete: trigger.kind === 'full', agents: facts.agents, identities: facts.identities, outputs: facts.outputs,
-        credentialWaits, stepNotes: facts.start?.notes ?? new Map(), ...(facts.siblings ? { siblings: facts.siblings } : {}),
-      }, now)
+      // Planned already, on remembered Agents, when the facts were complete.
+      const at = facts.remembered?.now ?? now
+      const plan = facts.remembered?.plan ?? planFor(workflow, facts, trigger, at)
       if (plan === NO_CHANGES) return UNCHANGED
       const template = templateOf(workflow)
       return {
-        plan, placed: new Map(), created: [], transitions: plan.transitions.map((t) => announced(t, plan.runId)),
+        plan, placed: new Map(), created: [], now: at, transitions: plan.transitions.map((t) => announced(t, plan.runId)),
         ...(template !== undefined ? { template } : {}),
       }
     },
@@ -207,7 +227,7 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       // The runs this one replaces end (and lose their Jobs) before it starts.
       await cancelReplaced(deps, namespace, plan.cancelRuns)
       // Outputs before anything that may read them, then Jobs.
-      const placed = await writeOutputs(kube, workflow, facts.runId, facts.shards, plan)
+      const placed = await writeOutputs(kube, deps.memo, workflow, facts.runId, facts.shards, plan)
       await writeMemories(kube, workflow, facts.runId, plan, facts.agents)
       const created: string[] = []
       const jobs = async () => {
@@ -219,12 +239,22 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
           if ((await kube.createJob(manifest)) === 'created') created.push(manifest.metadata?.name ?? '')
         }
       }
+      const metrics = () => recordAgentMetrics(deps, plan.finishedAttempts, facts.agents, facts.remembered
+        ? (fresh) => stillHolds(workflow, facts, trigger, work, fresh)
+        : undefined)
+      if (facts.remembered) {
+        // The plan rests on remembered Agents: their guarded metrics writes prove them current,
+        // so no Job starts before those writes have landed.
+        await metrics()
+        await jobs()
+        return { ...work, placed, created }
+      }
       // Metrics before the status: once a result is in status it is never planned again, so a
       // metrics write after it that was lost would be lost for good. Beside the Jobs, not before
       // them: the planner already counted this plan's costs against budgets, and the next step
       // need not wait for the Agent write.
-      const [metrics, started] = await Promise.allSettled([recordAgentMetrics(deps, plan.finishedAttempts, facts.agents), jobs()])
-      if (metrics.status === 'rejected') throw metrics.reason
+      const [metricsWritten, started] = await Promise.allSettled([metrics(), jobs()])
+      if (metricsWritten.status === 'rejected') throw metricsWritten.reason
       if (started.status === 'rejected') throw started.reason
       return { ...work, placed, created }
     },
@@ -266,6 +296,101 @@ function announced(t: WorkflowTransition, runId: string | null): Transition {
   }
 }
 
+/** Identities and start facts, which follow from the Agents read. */
+async function factsWith(deps: EngineDeps, workflow: Workflow, base: Omit<WorkflowFacts, 'identities' | 'start'>): Promise<WorkflowFacts> {
+  const [identities, start] = await Promise.all([loadIdentities(deps.kube, workflow, base.agents), loadStartFacts(deps, workflow, base.agents)])
+  return { ...base, identities, start }
+}
+
+/** The pure workflow planner on the given facts. */
+function planFor(workflow: Workflow, facts: WorkflowFacts, trigger: Trigger, now: string): WorkflowPlan | typeof NO_CHANGES {
+  const credentialWaits = new Map<string, string>()
+  for (const [key, choice] of facts.start?.choices ?? []) if (choice.wait) credentialWaits.set(key, choice.wait)
+  return planWorkflow({
+    workflow, jobs: facts.jobs, jobsComplete: trigger.kind === 'full', agents: facts.agents, identities: facts.identities, outputs: facts.outputs,
+    credentialWaits, stepNotes: facts.start?.notes ?? new Map(), ...(facts.siblings ? { siblings: facts.siblings } : {}),
+  }, now)
+}
+
+/** The Agents as given, noting each key the planner looks up. */
+function recordingReads(agents: Map<string, Agent>, read: Set<string>): Map<string, Agent> {
+  return new Proxy(agents, {
+    get(target, prop) {
+      if (prop === 'get') return (key: string) => { read.add(key); return target.get(key) }
+      const value = Reflect.get(target, prop, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+}
+
+/**
+ * Whether a plan made on remembered Agents may stand: every Agent it looked up, and every Agent
+ * whose step attempt finished, gets a metrics write in this plan, guarded by the remembered copy.
+ */
+function holdsOnRemembered(agents: ReadonlyMap<string, Agent>, plan: WorkflowPlan | typeof NO_CHANGES, read: ReadonlySet<string>, now: string): boolean {
+  if (plan === NO_CHANGES) return false
+  const attempts = new Map<string, WorkflowPlan['finishedAttempts']>()
+  for (const a of plan.finishedAttempts) attempts.set(a.agentKey, [...(attempts.get(a.agentKey) ?? []), a])
+  const written = new Set([...attempts].filter(([key, list]) => {
+    const agent = agents.get(key)
+    return agent !== undefined && recordAttempts(agent.status?.metrics, list, now) !== null
+  }).map(([key]) => key))
+  return [...read, ...attempts.keys()].every((key) => written.has(key))
+}
+
+/**
+ * A remembered Agent lost its guarded write and was read again: the plan stands if its spec is
+ * the one planned on and the same facts with the fresh Agent plan exactly the same; otherwise
+ * the event goes back to the Broker (409) and the redelivery plans from fresh reads.
+ */
+function stillHolds(workflow: Workflow, facts: WorkflowFacts, trigger: Trigger, work: WorkflowWork, fresh: Agent): void {
+  const key = `${fresh.metadata.namespace}/${fresh.metadata.name}`
+  const planned = facts.agents.get(key)
+  const agents = new Map(facts.agents).set(key, fresh)
+  const again = planFor(workflow, { ...facts, agents }, trigger, work.now)
+  if (planned?.metadata.generation !== fresh.metadata.generation || JSON.stringify(again) !== JSON.stringify(work.plan)) {
+    throw new ConflictError(`Agent ${key} changed since this instance last saw it; the step is planned again from fresh reads`)
+  }
+  // The Jobs about to be built read the Agent too: from here on, the fresh copy.
+  ;(facts.agents as Map<string, Agent>).set(key, fresh)
+}
+
+/** The remembered copies of the Agents this run's steps name, or null when none is remembered. */
+function rememberedAgents(memo: EngineMemo | undefined, workflow: Workflow): Map<string, Agent> | null {
+  if (!memo) return null
+  const agents = new Map<string, Agent>()
+  for (const step of workflow.spec.steps) {
+    if (!step.agentRef?.name) continue
+    const key = agentKeyOf(workflow, step)
+    const agent = memo.agents.get(key)
+    if (agent) agents.set(key, agent)
+  }
+  return agents.size > 0 ? agents : null
+}
+
+/**
+ * The run's output shards as this instance last wrote or listed them, when they hold every
+ * output the fresh status says is stored (status is written after the shards, so an output
+ * another instance stored and recorded would be missing here, and the shards are listed).
+ */
+function rememberedShards(memo: EngineMemo | undefined, workflow: Workflow, runId: string): V1ConfigMap[] | null {
+  const entry = memo?.outputs.get(runKey(workflow))
+  if (!entry || entry.uid !== workflow.metadata.uid || entry.runId !== runId || workflow.status?.runId !== runId) return null
+  const data = new Map(entry.shards.map((s) => [s.metadata?.name ?? '', s.data ?? {}]))
+  for (const [step, state] of decodeStepStates(workflow)) {
+    if (state.outputRef && data.get(state.outputRef)?.[step] === undefined) return null
+  }
+  return entry.shards
+}
+
+async function listShards(kube: Kube, memo: EngineMemo | undefined, workflow: Workflow, runId: string): Promise<V1ConfigMap[]> {
+  const shards = await kube.listConfigMaps(workflow.metadata.namespace ?? 'default', outputShardSelector(workflow.metadata.name ?? ''))
+  memo?.outputs.set(runKey(workflow), { uid: workflow.metadata.uid ?? '', runId, shards })
+  return shards
+}
+
+const runKey = (workflow: Workflow) => `${workflow.metadata.namespace}/${workflow.metadata.name}`
+
 async function attachResults(kube: Kube, namespace: string, workflow: Workflow, jobs: JobFact[]): Promise<void> {
   for (const job of jobsNeedingResults(workflow, jobs)) {
     const log = await kube.readJobLog(namespace, job.name)
@@ -275,7 +400,7 @@ async function attachResults(kube: Kube, namespace: string, workflow: Workflow, 
   }
 }
 
-async function loadAgents(kube: Kube, workflow: Workflow): Promise<Map<string, Agent>> {
+async function loadAgents(kube: Kube, workflow: Workflow, memo?: EngineMemo): Promise<Map<string, Agent>> {
   const namespace = workflow.metadata.namespace ?? 'default'
   const agents = new Map<string, Agent>()
   for (const agent of await kube.listAgents(namespace)) agents.set(`${namespace}/${agent.metadata.name}`, agent)
@@ -289,6 +414,7 @@ async function loadAgents(kube: Kube, workflow: Workflow): Promise<Map<string, A
     const agent = await kube.getAgent(ns, agentName)
     if (agent) agents.set(key, agent)
   }
+  for (const [key, agent] of agents) memo?.agents.set(key, agent)
   return agents
 }
 
@@ -315,18 +441,30 @@ async function loadIdentities(kube: Kube, workflow: Workflow, agents: ReadonlyMa
 }
 
 async function writeOutputs(
-  kube: Kube, workflow: Workflow, runId: string, shards: Parameters<typeof planOutputWrites>[2], plan: WorkflowPlan,
+  kube: Kube, memo: EngineMemo | undefined, workflow: Workflow, runId: string, shards: readonly V1ConfigMap[], plan: WorkflowPlan,
 ): Promise<Map<string, string>> {
   if (plan.outputWrites.length === 0) return new Map()
   const { configMaps, placement } = planOutputWrites(workflow, runId, shards, plan.outputWrites)
-  for (const configMap of configMaps) {
-    if (configMap.metadata?.resourceVersion) {
-      await kube.replaceConfigMap(configMap)
-    } else if ((await kube.createConfigMap(configMap)) === 'exists') {
-      // Another replica created this shard since we listed: re-plan from fresh state.
-      throw new ConflictError(`ConfigMap ${configMap.metadata?.namespace}/${configMap.metadata?.name} appeared concurrently`)
+  const after = new Map(shards.map((s) => [s.metadata?.name ?? '', s]))
+  // A shard created here has a resourceVersion this instance does not know: list next time.
+  let known = true
+  try {
+    for (const configMap of configMaps) {
+      if (configMap.metadata?.resourceVersion) {
+        after.set(configMap.metadata.name ?? '', await kube.replaceConfigMap(configMap))
+      } else if ((await kube.createConfigMap(configMap)) === 'exists') {
+        // Another replica created this shard since we listed: re-plan from fresh state.
+        throw new ConflictError(`ConfigMap ${configMap.metadata?.namespace}/${configMap.metadata?.name} appeared concurrently`)
+      } else {
+        known = false
+      }
     }
+  } catch (err) {
+    memo?.outputs.delete(runKey(workflow))
+    throw err
   }
+  if (known) memo?.outputs.set(runKey(workflow), { uid: workflow.metadata.uid ?? '', runId, shards: [...after.values()] })
+  else memo?.outputs.delete(runKey(workflow))
   return placement
 }
 
@@ -428,9 +566,10 @@ async function loadStartFacts(deps: EngineDeps, workflow: Workflow, agents: Read
   if (keys.length === 0) return null
   const { kube, config } = deps
   const namespace = workflow.metadata.namespace ?? 'default'
+  const now = deps.now()
   const [providers, registryMap] = await Promise.all([
-    providersVisibleFrom(kube, namespace, config.platformNamespace),
-    kube.getConfigMap(config.agentNamespace, REGISTRY_CONFIGMAP),
+    rememberedConfig(deps.memo, providersKey(namespace), now, () => providersVisibleFrom(kube, namespace, config.platformNamespace)),
+    rememberedConfig(deps.memo, registryKey(config.agentNamespace, REGISTRY_CONFIGMAP), now, () => kube.getConfigMap(config.agentNamespace, REGISTRY_CONFIGMAP)),
   ])
   const ctx = { workflowNamespace: namespace, platformNamespace: config.platformNamespace, optedIn: true }
   // One choice per agent and provider override of its steps (choiceKeyOf, recipes CONTRACT §5.10).

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { createApp as resyncTick } from '../../functions/resync-tick/index.js'
 import { createApp as stepJobFinished } from '../../functions/step-job-finished/index.js'
 import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
+import { createEngineMemo } from '../../shared/engine/memo.js'
 import { TransientError } from '../../shared/errors.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 import { FakeKube } from '../fakes/kube.js'
@@ -16,7 +17,9 @@ import { agentOf, workflowOf } from '../support/objects.js'
  * DAG, random step outcomes (fail a few times, then succeed or fail for good), and a random
  * event schedule: every event may be dropped, duplicated or delivered out of order, Jobs finish
  * in random order, a Workflow status write may fail after the children were written, and resync
- * ticks arrive now and then. The property: exactly one Job per step
+ * ticks arrive now and then. Under chaos the functions may also run as up to three replicas,
+ * each remembering what it last wrote (shared/engine/memo.ts), while someone else writes the
+ * Agent now and then, so remembered copies go stale. The property: exactly one Job per step
  * attempt, the same final phases as an orderly run, and the agent's metrics counting every
  * finished attempt exactly once.
  */
@@ -36,13 +39,19 @@ const scenario: fc.Arbitrary<Scenario> = fc.integer({ min: 1, max: 7 }).chain((n
 // With failFast or stop, which parallel steps were still running when another failed depends on
 // timing, not on event handling, so those strategies run one step at a time here.
 
-/** Chaos knobs chosen by fast-check; `crash` fails a Workflow status write after the children were written. */
-interface Chaos { drop: number; duplicate: number; crash: number; seed: number }
+/**
+ * Chaos knobs chosen by fast-check; `crash` fails a Workflow status write after the children were
+ * written; `replicas` instances with a memo each (0: one instance without a memo); `touch` is the
+ * chance per round that another writer updates the Agent.
+ */
+interface Chaos { drop: number; duplicate: number; crash: number; seed: number; replicas: number; touch: number }
 
 function workflowFor(s: Scenario): Workflow {
   return workflowOf('chaos', s.steps.map((step, i) => ({
     name: `s${i}`,
     dependsOn: step.deps.map((d) => `s${d}`),
+    // Each step reads what its dependencies returned, so an output missed or read stale shows in its input.
+    inputFrom: step.deps.map((d) => ({ step: `s${d}`, outputKey: 'step' })),
     // Two retries: a step with failures <= 2 eventually succeeds, with 3 it fails for good.
     retryPolicy: { maxRetries: 2, backoffSeconds: 1 },
     ...(step.conditionFalse ? { condition: 'steps.s0.output.go == false' } : {}),
@@ -63,8 +72,11 @@ function random(seed: number): () => number {
 async function run(s: Scenario, chaos: Chaos | null): Promise<{ phases: Record<string, string>; runPhase: string; kube: FakeKube }> {
   const kube = new FakeKube({ workflows: [workflowFor(s)], agents: [agentOf('helper')] })
   const clock = { now: new Date('2026-01-01T00:00:00Z') }
-  const deps = testDeps(kube, clock)
-  const apps: Record<Pending['fn'], Hono> = { workflow: workflowChanged(deps), job: stepJobFinished(deps), tick: resyncTick(deps) }
+  const instances = Array.from({ length: Math.max(1, chaos?.replicas ?? 0) }, () => {
+    const deps = { ...testDeps(kube, clock), ...(chaos?.replicas ? { memo: createEngineMemo() } : {}) }
+    const apps: Record<Pending['fn'], Hono> = { workflow: workflowChanged(deps), job: stepJobFinished(deps), tick: resyncTick(deps) }
+    return apps
+  })
   const rand = random(chaos?.seed ?? 1)
   const queue: Pending[] = []
   const emit = (event: Pending) => {
@@ -94,10 +106,13 @@ async function run(s: Scenario, chaos: Chaos | null): Promise<{ phases: Record<s
       if (chaos && rand() < chaos.crash) kube.failNext('patchWorkflowStatus', new TransientError('etcd timeout'))
       const event = queue.splice(chaos ? Math.floor(rand() * queue.length) : 0, 1)[0]!
       const type = event.fn === 'tick' ? PING : event.fn === 'workflow' && round === 0 ? RESOURCE_ADD : RESOURCE_UPDATE
+      const apps = instances[Math.floor(rand() * instances.length)]!
       const res = await deliver(apps[event.fn], type, event.data)
       if (res.status >= 500 || res.status === 409) emit(event) // the Broker redelivers
       else expect(res.status).toBe(202)
     }
+    // Another writer (agent-changed, the autonomy tick, a person) updates the Agent.
+    if (chaos && rand() < chaos.touch) kube.putAgent(kube.agents.get('team/helper')!)
     // Our own status writes come back as update events.
     const wf = kube.workflow('team', 'chaos')
     if (wf.metadata.resourceVersion !== lastRv) {
@@ -112,6 +127,16 @@ async function run(s: Scenario, chaos: Chaos | null): Promise<{ phases: Record<s
   const wf = kube.workflow('team', 'chaos')
   const phases = Object.fromEntries((wf.status?.stepStatuses ?? []).map((st) => [st.name, st.phase ?? '']))
   return { phases, runPhase: wf.status?.phase ?? '', kube }
+}
+
+/** STEP_INPUT of every Job created, by Job name. */
+function inputsByJob(kube: FakeKube): Record<string, string> {
+  const inputs: Record<string, string> = {}
+  for (const job of kube.jobs.values()) {
+    const env = job.spec?.template.spec?.containers[0]?.env ?? []
+    inputs[job.metadata?.name ?? ''] = env.find((e) => e.name === 'STEP_INPUT')?.value ?? ''
+  }
+  return inputs
 }
 
 /** Job names created per step, to check attempts are 0, 1, 2 ... with none twice. */
@@ -136,6 +161,8 @@ describe('events are hints, state is truth', () => {
           duplicate: fc.double({ min: 0, max: 0.5, noNaN: true }),
           crash: fc.double({ min: 0, max: 0.3, noNaN: true }),
           seed: fc.integer({ min: 1, max: 2 ** 30 }),
+          replicas: fc.integer({ min: 0, max: 3 }),
+          touch: fc.constantFrom(0, 0.05, 0.3),
         }),
         async (s, chaos) => {
           const orderly = await run(s, null)
@@ -149,6 +176,8 @@ describe('events are hints, state is truth', () => {
           }
           // The same step attempts ran: none missing, none extra.
           expect([...chaotic.kube.createdJobs].sort()).toEqual([...orderly.kube.createdJobs].sort())
+          // ...with the same inputs: every output a step reads was there when it started.
+          expect(inputsByJob(chaotic.kube)).toEqual(inputsByJob(orderly.kube))
           // The agent counted each finished attempt once: duplicates, reorderings and redeliveries
           // after a crash between the metrics and the status write count nothing twice, dropped
           // events nothing less.
