@@ -16,6 +16,7 @@ import { parseConfig } from './config.js'
 import { ConfigError } from './errors.js'
 import { createExecutorLogger } from './log.js'
 import { boundedOutputLine, failureOutput, outputLine } from './output.js'
+import { leaveTerminationMessage } from './termination-message.js'
 import { defaultRetryPolicy } from './providers/retry.js'
 import { createProvider } from './providers/select.js'
 import { runStep } from './run.js'
@@ -79,6 +80,7 @@ async function main(): Promise<number> {
     const bounded = boundedOutputLine(result.output, result.exitCode, secrets, cfg.step)
     if (bounded.exitCode !== result.exitCode) stepLog.error({ reason: 'OutputTooLarge' }, 'Step output is too large for the OUTPUT line')
     process.stdout.write(`${bounded.line}\n`)
+    leaveTerminationMessage(bounded.line)
     return bounded.exitCode
   } catch (err) {
     const isConfig = err instanceof ConfigError

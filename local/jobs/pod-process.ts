@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Logger } from '../../shared/log.js'
 import { KubeHttpError, type KubeHttp, type KubeObject } from '../knative/kube-http.js'
 import { resolveContainerEnv, type EnvFromSource, type EnvSources, type EnvVar } from './container-env.js'
@@ -123,15 +126,20 @@ export function runPodContainer(pod: KubeObject, opts: PodRunOptions): PodRun {
     }
     if (killed || opts.abandoned()) return { outcome: 'Stopped' }
     const startedAt = iso()
-    proc = spawnStep(command, { ...resolved.env, HOSTNAME: name }, opts.onLog)
-    await patch(runningStatus(container, opts.placement, startedAt))
-    if (opts.onRunning && !opts.abandoned()) await opts.onRunning()
-    const { code, signal } = await proc.exited
-    proc = undefined
-    if (opts.abandoned()) return { outcome: 'Stopped' }
-    const exitCode = exitCodeOf(code, signal)
-    await patch(terminatedStatus(container, exitCode, startedAt, iso()))
-    return { outcome: exitCode === 0 ? 'Succeeded' : 'Failed', detail: `exit code ${exitCode}` }
+    const message = terminationMessageFile()
+    try {
+      proc = spawnStep(command, { ...resolved.env, HOSTNAME: name, KINETIC_TERMINATION_MESSAGE_PATH: message.path }, opts.onLog)
+      await patch(runningStatus(container, opts.placement, startedAt))
+      if (opts.onRunning && !opts.abandoned()) await opts.onRunning()
+      const { code, signal } = await proc.exited
+      proc = undefined
+      if (opts.abandoned()) return { outcome: 'Stopped' }
+      const exitCode = exitCodeOf(code, signal)
+      await patch(terminatedStatus(container, exitCode, startedAt, iso(), message.read()))
+      return { outcome: exitCode === 0 ? 'Succeeded' : 'Failed', detail: `exit code ${exitCode}` }
+    } finally {
+      message.remove()
+    }
   }
 
   return {
@@ -142,6 +150,30 @@ export function runPodContainer(pod: KubeObject, opts: PodRunOptions): PodRun {
       proc?.kill(graceMs)
     },
     running: () => proc !== undefined,
+  }
+}
+
+/** Bytes of a termination message the kubelet keeps. */
+const TERMINATION_MESSAGE_LIMIT = 4096
+
+/**
+ * The file a kubelet would mount at the container's terminationMessagePath: a process on this host
+ * cannot see a mount, so it gets the file's path in KINETIC_TERMINATION_MESSAGE_PATH instead.
+ */
+function terminationMessageFile(): { path: string; read(): string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'kinetic-termination-'))
+  const path = join(dir, 'termination-log')
+  writeFileSync(path, '')
+  return {
+    path,
+    read: () => {
+      try {
+        return readFileSync(path).subarray(0, TERMINATION_MESSAGE_LIMIT).toString('utf8')
+      } catch {
+        return ''
+      }
+    },
+    remove: () => rmSync(dir, { recursive: true, force: true }),
   }
 }
 

@@ -58,15 +58,18 @@ export function runningStatus(c: ContainerRef, at: PodPlacement, startedAt: stri
   }
 }
 
-/** Pure: a pod whose only container exited; exit code 0 is Succeeded, anything else Failed. */
-export function terminatedStatus(c: ContainerRef, exitCode: number, startedAt: string, now: string): Record<string, unknown> {
+/**
+ * Pure: a pod whose only container exited; exit code 0 is Succeeded, anything else Failed. A
+ * non-empty termination message is reported as the kubelet does, in the terminated state.
+ */
+export function terminatedStatus(c: ContainerRef, exitCode: number, startedAt: string, now: string, message = ''): Record<string, unknown> {
   const phase = exitCode === 0 ? 'Succeeded' : 'Failed'
   return {
     phase,
     conditions: podConditions(false, phase === 'Succeeded' ? 'PodCompleted' : 'PodFailed', now),
     containerStatuses: [{
       ...containerBase(c), ready: false, started: false,
-      state: { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt, finishedAt: now } },
+      state: { terminated: { exitCode, reason: exitCode === 0 ? 'Completed' : 'Error', startedAt, finishedAt: now, ...(message ? { message } : {}) } },
     }],
   }
 }

@@ -393,7 +393,8 @@ const runKey = (workflow: Workflow) => `${workflow.metadata.namespace}/${workflo
 
 async function attachResults(kube: Kube, namespace: string, workflow: Workflow, jobs: JobFact[]): Promise<void> {
   for (const job of jobsNeedingResults(workflow, jobs)) {
-    const log = await kube.readJobLog(namespace, job.name)
+    // A success needs only its OUTPUT line; a failure's message comes from the log's last lines.
+    const log = job.state === 'Succeeded' ? await kube.readStepOutput(namespace, job.name) : await kube.readJobLog(namespace, job.name)
     job.result = job.state === 'Succeeded'
       ? (log === null ? { ok: false, class: 'error', error: `job ${job.name} completed but its pod log is gone` } : resultFromLog(log))
       : failureFromLog(log, job.failureReason, job.deadlineSeconds)

@@ -446,6 +446,16 @@ export class KubeClient implements Kube {
     return log === null ? null : String(log)
   }
 
+  async readStepOutput(namespace: string, jobName: string): Promise<string | null> {
+    const pods = await this.call(() => this.core.listNamespacedPod({ namespace, labelSelector: `job-name=${jobName}` }), `list pods of Job ${namespace}/${jobName}`)
+    const pod = pods.items[0]
+    if (!pod?.metadata?.name) return null
+    const message = pod.status?.containerStatuses?.map((c) => c.state?.terminated?.message).find((m) => m?.startsWith('OUTPUT:'))
+    if (message) return message
+    const log = await this.orNull(() => this.core.readNamespacedPodLog({ namespace, name: pod.metadata!.name! }), `read log of pod ${namespace}/${pod.metadata.name}`)
+    return log === null ? null : String(log)
+  }
+
   async getConfigMap(namespace: string, name: string): Promise<V1ConfigMap | null> {
     return this.orNull(() => this.core.readNamespacedConfigMap({ namespace, name }), `get ConfigMap ${namespace}/${name}`)
   }

@@ -153,6 +153,11 @@ export interface Kube {
   deleteJob(namespace: string, name: string): Promise<void>
   /** The log of the first pod of the Job (`job-name=<job>`), or null when it has no pod. */
   readJobLog(namespace: string, jobName: string): Promise<string | null>
+  /**
+   * Text holding a finished step's `OUTPUT:` line: its pod's termination message when the executor
+   * left the line there (one call), else the pod's log (two); null when the Job has no pod.
+   */
+  readStepOutput(namespace: string, jobName: string): Promise<string | null>
 
   getConfigMap(namespace: string, name: string): Promise<V1ConfigMap | null>
   listConfigMaps(namespace: string, labels: Record<string, string>): Promise<V1ConfigMap[]>

@@ -108,6 +108,8 @@ const PORT_CALLS: PortCalls = {
   // The pod has no node, so the log request itself is refused (400) after authorization: what
   // matters here is that it was authorized, which the audit record shows.
   readJobLog: (k, t) => k.readJobLog(podNamespace(t), 'rbac-with-pod').catch(() => null),
+  // Its pod left no termination message, so it reads the log too, refused (400) as above.
+  readStepOutput: (k, t) => k.readStepOutput(podNamespace(t), 'rbac-with-pod').catch(() => null),
   getConfigMap: (k, t) => k.getConfigMap(NS, `rbac-${t}`),
   listConfigMaps: (k) => k.listConfigMaps(NS, { 'purko.io/workflow': 'rbac' }),
   createConfigMap: (k, t) => k.createConfigMap(configMap(t)),
@@ -259,7 +261,7 @@ function mcpRecipe(tag: string): WorkflowRecipe {
  * (keys are secretKeyRefs; the Namespace's opt-in label tells whether the copy is there).
  */
 const WORKFLOW: Method[] = [
-  'getWorkflow', 'listWorkflows', 'listAgents', 'getAgent', 'listLLMProviders', 'listAllMCPServers', 'listJobs', 'createJob', 'deleteJob', 'readJobLog',
+  'getWorkflow', 'listWorkflows', 'listAgents', 'getAgent', 'listLLMProviders', 'listAllMCPServers', 'listJobs', 'createJob', 'deleteJob', 'readJobLog', 'readStepOutput',
   'getConfigMap', 'listConfigMaps', 'createConfigMap', 'replaceConfigMap', 'getNamespace',
   'patchWorkflowMetadata', 'patchWorkflowStatus', 'createEvent',
   // The other runs of a template, for its concurrency policy and the queue a finished run wakes.
@@ -304,6 +306,7 @@ const RECIPE_ALSO: Partial<Record<Method, string>> = {
   deleteWorkflow: 'delete workflows: deleteChild deletes the child Workflow at recipe deletion',
   listAllConfigMaps: 'list configmaps, cluster-wide (listConfigMaps lists revision snapshots in every recipe namespace)',
   followPodLog: 'get pods/log: readJobLog reads a test Job\'s log',
+  readStepOutput: 'list pods and get pods/log: what readJobLog reads',
 }
 /**
  * Port methods only the kinetic CLI calls, as the person running it (their kubeconfig), never a
@@ -335,6 +338,7 @@ const CONSOLE: Method[] = [
   'listRecipes', 'listAllRecipes', 'getRecipe', 'listRecipePolicies', 'getRecipePolicy',
   'reviewSelfAccess', 'whoAmI',
 ]
+const CONSOLE_ALSO: Partial<Record<Method, string>> = { readStepOutput: 'list pods and get pods/log: what readJobLog reads' }
 /**
  * Methods every authenticated account may call (kube-apiserver's system:basic-user role): a
  * self review asks only about the caller itself.
@@ -412,11 +416,11 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
   // TokenReview and SubjectAccessReviews for its callers, then the Workflow or Agent acted on, a step's Jobs, pod and log, Events.
   'run-control': {
     methods: ['reviewToken', 'reviewAccess', 'getWorkflow', 'patchWorkflowMetadata', 'patchWorkflow', 'createWorkflow', 'listJobs', 'listPods', 'readJobLog', 'getAgent', 'patchAgent', 'createEvent'],
-    alsoAllowed: { followPodLog: 'get pods/log: readJobLog reads a step pod\'s log' },
+    alsoAllowed: { followPodLog: 'get pods/log: readJobLog reads a step pod\'s log', readStepOutput: 'list pods and get pods/log: what readJobLog reads' },
   },
   // People read with their own rights (token, or impersonation behind a proxy): the console's own
   // account reads only for visitors nobody identified, with components/console-anonymous-read.
-  console: { methods: CONSOLE },
+  console: { methods: CONSOLE, alsoAllowed: CONSOLE_ALSO },
   // The template, its run, trigger-rules, the webhook Secret, Events on refused calls: nothing else.
   'webhook-trigger': { methods: ['getWorkflow', 'createWorkflow', 'getConfigMap', 'getSecret', 'createEvent'] },
 }

@@ -613,6 +613,11 @@ export class FakeKube implements Kube {
     return this.logs.get(key(namespace, jobName)) ?? null
   }
 
+  async readStepOutput(namespace: string, jobName: string): Promise<string | null> {
+    this.enter('readStepOutput')
+    return this.logs.get(key(namespace, jobName)) ?? null
+  }
+
   async getConfigMap(namespace: string, name: string): Promise<V1ConfigMap | null> {
     this.enter('getConfigMap')
     const configMap = this.configMaps.get(key(namespace, name))

@@ -94,6 +94,24 @@ describe('local Job runner', () => {
     const logText = await kube.text(`/api/v1/namespaces/${NS}/pods/${pod?.metadata?.name}/log`)
     const outputLine = logText.split('\n').find((l) => l.startsWith('OUTPUT:'))
     expect(JSON.parse(outputLine?.slice('OUTPUT:'.length) ?? '{}')).toMatchObject({ step: 'plan', workflow: 'wf' })
+    // The same line as the container's termination message, as a kubelet reports the file's content.
+    const terminated = (pod?.status as { containerStatuses: Array<{ state: { terminated?: { exitCode: number; message?: string } } }> }).containerStatuses[0]?.state.terminated
+    expect(terminated).toMatchObject({ exitCode: 0, message: outputLine })
+    // The engine takes the message (the line alone; the log has more lines around it).
+    const { KubeClient } = await import('../../../shared/kube/client.js')
+    expect(await new KubeClient(api.kubeConfigObject()).readStepOutput(NS, 'wf-plan-r1')).toBe(outputLine)
+  }, 60_000)
+
+  it('reports no termination message for a container that left none, and the engine reads the step output from the log', async () => {
+    await start({ command: () => nodeScript('console.log("OUTPUT:{\\"from\\":\\"log\\"}")') })
+    await createJob(aJob('wf-plain'))
+    await finished('wf-plain')
+    const [pod] = await podsOf('wf-plain')
+    const terminated = (pod?.status as { containerStatuses: Array<{ state: { terminated?: Record<string, unknown> } }> }).containerStatuses[0]?.state.terminated
+    expect(terminated).toMatchObject({ exitCode: 0 })
+    expect(terminated).not.toHaveProperty('message')
+    const { KubeClient } = await import('../../../shared/kube/client.js')
+    expect(await new KubeClient(api.kubeConfigObject()).readStepOutput(NS, 'wf-plain')).toBe('OUTPUT:{"from":"log"}\n')
   }, 60_000)
 
   it('fails the Job with BackoffLimitExceeded after backoffLimit + 1 failed pods', async () => {
