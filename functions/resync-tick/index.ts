@@ -1,7 +1,9 @@
 // Handles: dev.knative.sources.ping from the resync PingSource (every minute).
 // Trigger: knative/triggers/resync-tick.yaml (source kineticsource=resync).
+// Reads: every Workflow and every step Job (two lists); a run that may need work, fresh.
 // Writes: whatever each unfinished Workflow needs: timeouts, due retries, results of lost events;
 // then every scheduled template's catch-up (a run for a missed fire), PingSource and status.
+import type { V1Job } from '@kubernetes/client-node'
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import { reconcileWorkflow, type EngineDeps } from '../../shared/engine/reconcile-workflow.js'
@@ -9,6 +11,9 @@ import { baseApp } from '../../shared/http/app.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { sweep } from '../../shared/engine/limited.js'
 import { isTerminalPhase, mayNeedWork } from '../../shared/reconcile/run-status.js'
+import { jobFactFrom, type JobFact } from '../../shared/reconcile/job-facts.js'
+import { isQuietRun } from '../../shared/reconcile/quiet-run.js'
+import { LABEL_WORKFLOW } from '../../shared/schemas/labels.js'
 import { reconcileTemplate } from '../../shared/engine/reconcile-template.js'
 import { isTemplate } from '../../shared/triggers/run-builder.js'
 
@@ -25,15 +30,34 @@ export function createApp(deps: EngineDeps): Hono {
     const event = await readCloudEvent(c, PingData)
     const log = deps.log.child({ ceId: event.id, ceType: event.type })
     const all = await deps.kube.listWorkflows()
-    const workflows = all.filter((wf) => !isTerminalPhase(wf.status?.phase) || mayNeedWork(wf))
+    const unfinished = all.filter((wf) => !isTerminalPhase(wf.status?.phase) || mayNeedWork(wf))
+    // One look at every step Job: a run whose Jobs are all still running, with nothing due, needs
+    // no read of its own, so 1,000 busy runs cost a tick two lists instead of thousands of calls.
+    const jobs = unfinished.length > 0 ? jobsByRun(await deps.kube.listAllJobs(LABEL_WORKFLOW)) : new Map<string, JobFact[]>()
+    const now = deps.now().toISOString()
+    const workflows = unfinished.filter((wf) => !isQuietRun(wf, jobs.get(`${wf.metadata.namespace}/${wf.metadata.name}`) ?? [], now))
     const { applied, failed } = await sweep(workflows, CONCURRENCY, log, 'Could not resync Workflow', async (wf) =>
       (await reconcileWorkflow(deps, wf.metadata.namespace ?? 'default', wf.metadata.name ?? '', { kind: 'full' })).result === 'applied')
     // Catch-up: a ping that never came (adapter down, event lost) still gets its run here.
     const templates = all.filter((wf) => isTemplate(wf) && Boolean(wf.spec.trigger?.schedule?.cron?.trim()))
     const caught = await sweep(templates, CONCURRENCY, log, 'Could not resync template', async (wf) =>
       (await reconcileTemplate(deps, wf.metadata.namespace ?? 'default', wf.metadata.name ?? '', { kind: 'changed' })).result === 'applied')
-    log.info({ workflows: workflows.length, applied, failed, templates: templates.length, templatesApplied: caught.applied, templatesFailed: caught.failed }, 'Resync finished')
+    log.info({ unfinished: unfinished.length, workflows: workflows.length, applied, failed, templates: templates.length, templatesApplied: caught.applied, templatesFailed: caught.failed }, 'Resync finished')
     return c.body(null, 202)
   })
   return app
+}
+
+/** Step Jobs by `namespace/workflow` (the owner's real name, also for shortened labels). */
+function jobsByRun(jobs: readonly V1Job[]): Map<string, JobFact[]> {
+  const byRun = new Map<string, JobFact[]>()
+  for (const job of jobs) {
+    const fact = jobFactFrom(job)
+    if (!fact) continue
+    const key = `${job.metadata?.namespace}/${fact.workflow}`
+    const list = byRun.get(key)
+    if (list) list.push(fact)
+    else byRun.set(key, [fact])
+  }
+  return byRun
 }

@@ -426,6 +426,11 @@ export class KubeClient implements Kube {
     return list.items
   }
 
+  async listAllJobs(labelKey: string): Promise<V1Job[]> {
+    const list = await this.call(() => this.batch.listJobForAllNamespaces({ labelSelector: labelKey }), 'list Jobs in every namespace')
+    return list.items
+  }
+
   async createJob(job: V1Job): Promise<'created' | 'exists'> {
     const namespace = job.metadata?.namespace ?? 'default'
     return this.create(() => this.batch.createNamespacedJob({ namespace, body: job }), `create Job ${namespace}/${job.metadata?.name}`)

@@ -103,6 +103,7 @@ const PORT_CALLS: PortCalls = {
   getAgent: (k) => k.getAgent(NS, 'missing'),
   listLLMProviders: (k) => k.listLLMProviders(NS),
   listJobs: (k) => k.listJobs(NS, { 'purko.io/workflow': 'rbac' }),
+  listAllJobs: (k) => k.listAllJobs('purko.io/workflow'),
   createJob: (k, t) => k.createJob(job(t)),
   deleteJob: (k, t) => k.deleteJob(NS, `rbac-${t}`),
   // The pod has no node, so the log request itself is refused (400) after authorization: what
@@ -275,6 +276,7 @@ const WORKFLOW: Method[] = [
  */
 const WORKFLOW_ALSO: Partial<Record<Method, string>> = {
   listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for listAgents in every namespace)',
+  listAllJobs: 'list jobs, cluster-wide (the ClusterRole lists them for listJobs in every namespace)',
   listAllLLMProviders: 'list llmproviders, cluster-wide (the ClusterRole lists them for listLLMProviders in every namespace)',
   listAllConfigMaps: 'list configmaps, cluster-wide (the ClusterRole lists them for listConfigMaps in every namespace)',
   listPods: 'list pods: readJobLog finds a Job\'s pod by its job-name label',
@@ -355,7 +357,7 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
   'workflow-changed': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
   'step-job-finished': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
   // And every scheduled template's catch-up: a run for a missed fire, prunes, its PingSource.
-  'resync-tick': { methods: [...WORKFLOW, 'createWorkflow', 'deleteWorkflow'], alsoAllowed: WORKFLOW_ALSO, elsewhere: PINGSOURCE_ONLY },
+  'resync-tick': { methods: [...WORKFLOW, 'listAllJobs', 'createWorkflow', 'deleteWorkflow'], alsoAllowed: WORKFLOW_ALSO, elsewhere: PINGSOURCE_ONLY },
   // A template, its runs, its status, its PingSource, Events: nothing else.
   'workflow-template-changed': { methods: TEMPLATE, alsoAllowed: TEMPLATE_ALSO, elsewhere: PINGSOURCE_ONLY },
   'schedule-fired': { methods: TEMPLATE, alsoAllowed: TEMPLATE_ALSO, elsewhere: PINGSOURCE_ONLY },

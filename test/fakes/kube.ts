@@ -591,6 +591,11 @@ export class FakeKube implements Kube {
       .map(clone)
   }
 
+  async listAllJobs(labelKey: string): Promise<V1Job[]> {
+    this.enter('listAllJobs')
+    return [...this.jobs.values()].filter((j) => j.metadata?.labels?.[labelKey] !== undefined).map(clone)
+  }
+
   async createJob(job: V1Job): Promise<'created' | 'exists'> {
     this.enter('createJob')
     const k = key(job.metadata?.namespace, job.metadata?.name)

@@ -53,6 +53,34 @@ describe('resync-tick', () => {
     expect(kube.calls - calls).toBe(1)
   })
 
+  it('costs two lists for any number of runs whose Jobs are all still running, and one more reconcile per run that needs one', async () => {
+    const clock = { now: new Date('2026-01-01T00:00:00Z') }
+    const kube = new FakeKube({
+      workflows: Array.from({ length: 50 }, (_, i) => workflowOf(`run-${i}`, [{ name: 'a' }, { name: 'b', dependsOn: ['a'] }])),
+      agents: [agentOf('helper')],
+    })
+    const started = workflowChanged(testDeps(kube, clock))
+    for (let i = 0; i < 50; i++) await deliver(started, RESOURCE_ADD, kube.workflow('team', `run-${i}`))
+    const app = createApp(testDeps(kube, clock))
+    clock.now = new Date('2026-01-01T00:01:00Z')
+    const calls = kube.calls
+    const writes = kube.writes.length
+
+    await deliver(app, PING, {})
+
+    expect(kube.calls - calls).toBe(2) // every Workflow, every step Job
+    expect(kube.writes.length).toBe(writes)
+
+    // One run's Job finished and its event was lost: only that run is read and advanced.
+    const runId = kube.workflow('team', 'run-7').status!.runId!
+    kube.finishJob(`run-7-a-${runId}`, 'Succeeded', 'OUTPUT:{"ok":true}')
+    const before = kube.calls
+    await deliver(app, PING, {})
+    expect(kube.createdJobs).toContain(`run-7-b-${runId}`)
+    // The two lists, and that one run's full reconcile from fresh reads (12 calls).
+    expect(kube.calls - before).toBe(2 + 12)
+  })
+
   it('keeps going when one Workflow fails, and answers 503 only when it cannot list', async () => {
     const kube = new FakeKube({
       workflows: [workflowOf('one', [{ name: 'a' }]), workflowOf('two', [{ name: 'a' }])],
