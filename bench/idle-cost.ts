@@ -112,27 +112,30 @@ async function unfinishedRuns(server: ApiServer, n: number, app: Hono): Promise<
   })
 }
 
-interface Measured { perTick: Map<string, Map<string, number>>; ticks: number }
+interface Measured { perTick: Map<string, Map<string, number>>; tickMs: Map<string, number>; ticks: number }
 
 /** Delivers each ping TICKS times and counts the API calls of all but the first of each (which may settle state). */
 async function measurePings(pings: Ping[], apps: Map<string, Hono>, counted: Awaited<ReturnType<typeof countedServer>>): Promise<Measured> {
   const perTick = new Map<string, Map<string, number>>()
+  const tickMs = new Map<string, number>()
   for (const ping of pings) {
     const app = apps.get(ping.fn)!
     const settle = await deliver(app, PING, ping.data, { kineticsource: ping.kineticsource })
     if (settle.status !== 202) throw new Error(`${ping.fn} answered ${settle.status} to ${ping.source}`)
     counted.counts.clear()
     counted.counting.on = true
+    const started = performance.now()
     for (let t = 1; t < TICKS; t++) {
       const res = await deliver(app, PING, ping.data, { kineticsource: ping.kineticsource })
       if (res.status !== 202) throw new Error(`${ping.fn} answered ${res.status} to ${ping.source}`)
     }
     // Let the last request's log line through the sink before reading the count.
+    tickMs.set(ping.source, (performance.now() - started) / (TICKS - 1))
     await new Promise((r) => setImmediate(r))
     counted.counting.on = false
     perTick.set(ping.source, new Map([...counted.counts].map(([k, v]) => [k, v / (TICKS - 1)])))
   }
-  return { perTick, ticks: TICKS - 1 }
+  return { perTick, tickMs, ticks: TICKS - 1 }
 }
 
 async function appsFor(pings: Ping[], server: ApiServer): Promise<Map<string, Hono>> {
@@ -189,14 +192,15 @@ const hourly = (m: Measured, source: string) => {
 const total = (m: Measured) => pings.reduce((sum, p) => sum + hourly(m, p.source).perHour, 0)
 
 printTable(
-  `Idle API calls per PingSource: calls per tick (mean of ${TICKS - 1} ticks after a first one), and per hour at its schedule. "${RUNS} runs": ${RUNS} Running Workflows, each with its first step's Job active.`,
-  ['PingSource', 'schedule', 'ticks/h', 'function', '0 runs: calls/tick', 'calls/h', `${RUNS} runs: calls/tick`, 'calls/h'],
+  `Idle API calls per PingSource: calls per tick (mean of ${TICKS - 1} ticks after a first one), and per hour at its schedule; ms/tick: the delivery's wall time, the function and the server sharing this process. "${RUNS} runs": ${RUNS} Running Workflows, each with its first step's Job active.`,
+  ['PingSource', 'schedule', 'ticks/h', 'function', '0 runs: calls/tick', 'calls/h', 'ms/tick', `${RUNS} runs: calls/tick`, 'calls/h', 'ms/tick'],
   [
     ...pings.map((p) => {
       const [a, b] = [hourly(idle, p.source), hourly(busy, p.source)]
-      return [p.source, p.schedule, String(perHour(p.schedule)), p.fn, round(a.perTick), round(a.perHour), round(b.perTick), round(b.perHour)]
+      const ms = (m: Measured) => (m.tickMs.get(p.source) ?? 0).toFixed(0)
+      return [p.source, p.schedule, String(perHour(p.schedule)), p.fn, round(a.perTick), round(a.perHour), ms(idle), round(b.perTick), round(b.perHour), ms(busy)]
     }),
-    ['all', '', '', '', '', round(total(idle)), '', round(total(busy))],
+    ['all', '', '', '', '', round(total(idle)), '', '', round(total(busy)), ''],
   ],
 )
 
