@@ -1,0 +1,194 @@
+// Scale: many concurrent Workflows of a chain of steps through the embedded local plane (one
+// process per function, the Knative emulation, the local Job runner, steps on the executor's
+// offline provider). Prints total wall time, events/s and CPU of each function process, API
+// requests/s at the embedded server, CPU of this process (API server + emulation + Job runner)
+// and of the step processes, and where it saturates: which process is near a full core, or
+// which queue grows (step Jobs waiting for a runner slot, deliveries in flight).
+// Run: node --import tsx bench/scale.ts   (BENCH_WORKFLOWS=50, BENCH_STEPS=10,
+//      BENCH_JOB_CONCURRENCY=4 step processes at once, BENCH_TIMEOUT_S=1200)
+import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { cpus, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { pino } from 'pino'
+import { parseAllDocuments } from 'yaml'
+import { listAndWatch, type KubeObject } from '../local/knative/kube-http.js'
+import { startLocalPlane } from '../local/plane.js'
+import { chainWorkflow, NS } from './support/event-corpus.js'
+import { processCpuSeconds } from './support/function-process.js'
+import { printTable } from './stats.js'
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url))
+const WORKFLOWS = Number(process.env.BENCH_WORKFLOWS ?? 50)
+const STEPS = Number(process.env.BENCH_STEPS ?? 10)
+const JOB_CONCURRENCY = Number(process.env.BENCH_JOB_CONCURRENCY ?? 4)
+const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 1200) * 1000
+const SAMPLE_MS = 1000
+
+type Phased = KubeObject & { status?: { phase?: string; conditions?: Array<{ type: string; status: string }> } }
+
+/** Children this process has waited for (the step processes), user + system seconds. */
+function reapedChildrenCpuSeconds(): number {
+  const stat = readFileSync('/proc/self/stat', 'utf8')
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[13]) + Number(fields[14])) / 100
+}
+
+const scratch = mkdtempSync(join(tmpdir(), 'kinetic-bench-scale-'))
+// The embedded API server logs each request at debug level: counted here, never serialized.
+let apiRequests = 0
+const warnings = createWriteStream(join(scratch, 'plane.log'))
+const log = pino({
+  level: 'debug',
+  hooks: {
+    logMethod(args, method, level) {
+      if (level < 40) {
+        if (args.some((a) => a === 'Handled request')) apiRequests++
+        return
+      }
+      method.apply(this, args)
+    },
+  },
+}, warnings)
+
+const startedPlane = performance.now()
+const plane = await startLocalPlane({ root: ROOT, kubeconfigPath: join(scratch, 'kubeconfig'), logDir: join(scratch, 'logs'), log, jobConcurrency: JOB_CONCURRENCY })
+const planeSeconds = (performance.now() - startedPlane) / 1000
+const byUrl = new Map([...plane.functions.values()].map((f) => [f.url, f.name]))
+
+interface PerFunction { deliveries: number; busyMs: number; failed: number; cpu: number[] }
+const perFunction = new Map<string, PerFunction>([...plane.functions.keys()].map((n) => [n, { deliveries: 0, busyMs: 0, failed: 0, cpu: [] }]))
+plane.knative.onDelivery((d) => {
+  const f = perFunction.get(byUrl.get(d.subscriber.replace(/\/$/, '')) ?? '')
+  if (!f) return
+  f.deliveries++
+  f.busyMs += d.durationMs
+  if (d.outcome !== 'delivered') f.failed++
+})
+
+// Our own watches: what has happened, from the API server's point of view.
+const stop = new AbortController()
+const phases = new Map<string, string>()
+const jobs = { created: new Set<string>(), finished: new Set<string>() }
+const onWorkflow = (w: Phased) => { if (String(w.metadata?.name).startsWith('scale-')) phases.set(String(w.metadata?.name), w.status?.phase ?? 'Pending') }
+const onJob = (j: Phased) => {
+  const name = String(j.metadata?.name)
+  if (!name.startsWith('scale-')) return
+  jobs.created.add(name)
+  if ((j.status?.conditions ?? []).some((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')) jobs.finished.add(name)
+}
+const synced = [deferred(), deferred()]
+void listAndWatch(plane.kube, `/apis/purko.io/v1alpha1/namespaces/${NS}/workflows`, '', {
+  onList: (items) => { for (const i of items) onWorkflow(i as Phased) },
+  onEvent: (ev) => { if (ev.type !== 'DELETED') onWorkflow(ev.object as Phased) },
+  synced: synced[0]!.resolve,
+}, stop.signal)
+void listAndWatch(plane.kube, `/apis/batch/v1/namespaces/${NS}/jobs`, '', {
+  onList: (items) => { for (const i of items) onJob(i as Phased) },
+  onEvent: (ev) => { if (ev.type !== 'DELETED') onJob(ev.object as Phased) },
+  synced: synced[1]!.resolve,
+}, stop.signal)
+await Promise.all(synced.map((s) => s.promise))
+
+for (const doc of ['00-namespace.yaml', '10-agents.yaml']) {
+  for (const d of parseAllDocuments(readFileSync(join(ROOT, 'examples', 'local', doc), 'utf8'))) await plane.kube.apply(d.toJSON() as KubeObject)
+}
+
+interface Sample { t: number; cpu: Map<string, number>; self: number; steps: number; queued: number; running: number; inFlight: number; done: number; api: number }
+const samples: Sample[] = []
+// Events a Broker accepted minus deliveries it finished: a rough backlog (an event that matches
+// no Trigger never counts as finished, and one matching two counts twice), so read its trend.
+const backlog = () => { const s = plane.knative.stats(); return s.ingressed - s.delivered - s.deadLettered - s.dropped }
+const sample = (t0: number): Sample => {
+  const cpu = new Map<string, number>()
+  for (const f of plane.functions.values()) if (f.pid) cpu.set(f.name, processCpuSeconds(f.pid))
+  const self = process.cpuUsage()
+  const done = [...phases.values()].filter((p) => p === 'Succeeded' || p === 'Failed').length
+  const running = plane.jobs?.running() ?? 0
+  return {
+    t: (performance.now() - t0) / 1000, cpu, self: (self.user + self.system) / 1e6, steps: reapedChildrenCpuSeconds(),
+    queued: jobs.created.size - jobs.finished.size - running, running, inFlight: backlog(), done, api: apiRequests,
+  }
+}
+
+const t0 = performance.now()
+const apiAtStart = apiRequests
+samples.push(sample(t0))
+const timer = setInterval(() => {
+  const s = sample(t0)
+  samples.push(s)
+  if (samples.length % 10 === 0) process.stderr.write(`${s.t.toFixed(0)} s: ${s.done}/${WORKFLOWS} done, ${jobs.created.size} Jobs created, ${s.queued} waiting for a runner slot, ${s.running} running, ${s.inFlight} events in the Broker's backlog\n`)
+}, SAMPLE_MS)
+
+// Apply all Workflows as fast as the API server takes them, 16 at once.
+let next = 0
+await Promise.all(Array.from({ length: 16 }, async () => {
+  while (next < WORKFLOWS) {
+    const i = next++
+    await plane.kube.apply(chainWorkflow(`scale-${i}`, STEPS))
+  }
+}))
+const appliedSeconds = (performance.now() - t0) / 1000
+
+let timedOut = false
+for (;;) {
+  const done = [...phases.values()].filter((p) => p === 'Succeeded' || p === 'Failed').length
+  if (done >= WORKFLOWS) break
+  if (performance.now() - t0 > TIMEOUT_MS) { timedOut = true; break }
+  await new Promise((r) => setTimeout(r, 200))
+}
+clearInterval(timer)
+const end = sample(t0)
+samples.push(end)
+const wall = end.t
+const counts = new Map<string, number>()
+for (const p of phases.values()) counts.set(p, (counts.get(p) ?? 0) + 1)
+stop.abort()
+await plane.stop()
+rmSync(scratch, { recursive: true, force: true })
+
+const first = samples[0]!
+/** Mean CPU % of a core over the run, and the highest over any 5 s window. */
+const cpuOf = (read: (s: Sample) => number): { mean: number; peak: number } => {
+  let peak = 0
+  for (let i = 5; i < samples.length; i++) {
+    const a = samples[i - 5]!
+    const b = samples[i]!
+    peak = Math.max(peak, (100 * (read(b) - read(a))) / (b.t - a.t))
+  }
+  return { mean: (100 * (read(end) - read(first))) / wall, peak }
+}
+const pct = (v: number) => (Number.isFinite(v) ? `${v.toFixed(0)}%` : '-')
+
+const rows = [...perFunction.entries()].filter(([, f]) => f.deliveries > 0).sort((a, b) => b[1].deliveries - a[1].deliveries).map(([name, f]) => {
+  const cpu = cpuOf((s) => s.cpu.get(name) ?? Number.NaN)
+  return { name, f, cpu }
+})
+const self = cpuOf((s) => s.self)
+const steps = cpuOf((s) => s.steps)
+
+const finished = (counts.get('Succeeded') ?? 0) + (counts.get('Failed') ?? 0)
+console.log(`${timedOut ? 'TIMED OUT: ' : ''}${finished} of ${WORKFLOWS} Workflows of ${STEPS} steps finished (${[...counts.entries()].map(([p, n]) => `${n} ${p}`).join(', ')}) in ${wall.toFixed(1)} s wall; all applied after ${appliedSeconds.toFixed(1)} s; plane started in ${planeSeconds.toFixed(1)} s (Node ${process.version}, ${JOB_CONCURRENCY} step processes at once).`)
+console.log(`${jobs.created.size} step Jobs created, ${jobs.finished.size} finished: ${(jobs.finished.size / wall).toFixed(2)} steps/s. API requests at the embedded server: ${apiRequests - apiAtStart} (${((apiRequests - apiAtStart) / wall).toFixed(0)}/s, ${((apiRequests - apiAtStart) / Math.max(1, jobs.finished.size)).toFixed(1)} per step, the benchmark's own two watches included).`)
+console.log('')
+printTable(
+  'Per function process: deliveries, events/s over the wall time, time inside the function (sum of delivery durations / wall: above 100% means concurrent deliveries), CPU % of one core (mean over the run; highest 5 s window).',
+  ['function', 'deliveries', 'events/s', 'not 2xx', 'in-function', 'CPU mean', 'CPU peak 5 s'],
+  [
+    ...rows.map(({ name, f, cpu }) => [name, String(f.deliveries), (f.deliveries / wall).toFixed(1), String(f.failed), pct((100 * f.busyMs) / 1000 / wall), pct(cpu.mean), pct(cpu.peak)]),
+    ['(this process: API server, Knative emulation, Job runner)', '-', '-', '-', '-', pct(self.mean), pct(self.peak)],
+    ['(step processes, all, reaped)', '-', '-', '-', '-', pct(steps.mean), pct(steps.peak)],
+  ],
+)
+const maxQueued = Math.max(...samples.map((s) => s.queued))
+const maxEvents = Math.max(...samples.map((s) => s.inFlight))
+const busiest = [...rows.map(({ name, cpu }) => ({ name, cpu: cpu.mean })), { name: 'this process (API server, emulation, Job runner)', cpu: self.mean }, { name: 'step processes', cpu: steps.mean }].sort((a, b) => b.cpu - a.cpu)
+console.log(`Queues: step Jobs waiting for a runner slot peaked at ${maxQueued} (runner slots: ${JOB_CONCURRENCY}); the Broker's backlog (events accepted minus deliveries finished) peaked at ${maxEvents}.`)
+console.log(`Busiest: ${busiest.slice(0, 3).map((b) => `${b.name} ${pct(b.cpu)}`).join(', ')}; all together ${pct(busiest.reduce((a, b) => a + (Number.isFinite(b.cpu) ? b.cpu : 0), 0))} of the machine's ${100 * cpus().length}% (${cpus().length} cores; load from other processes on the machine is not counted).`)
+
+interface Deferred { promise: Promise<void>; resolve: () => void }
+function deferred(): Deferred {
+  let resolve!: () => void
+  const promise = new Promise<void>((r) => { resolve = r })
+  return { promise, resolve }
+}
