@@ -1,10 +1,11 @@
 // Engine benchmark: the function's own cost (time inside the fake API server subtracted) of one step-finished event as the Workflow grows (10 / 1,000 / 10,000
-// steps), Kubernetes API calls per event, and the largest object written. Runs the real
+// steps), Kubernetes API calls per event (port calls: bench/api-calls.ts counts HTTP requests), and the largest object written. Runs the real
 // step-job-finished function in-process against the in-memory fake API server, so the figures
 // are the function's own cost, without network or API-server time.
 // Usage: npm run bench -- engine   (or: node --import tsx bench/engine.ts)
 import { createApp as stepJobFinished } from '../functions/step-job-finished/index.js'
 import { createApp as workflowChanged } from '../functions/workflow-changed/index.js'
+import { createEngineMemo } from '../shared/engine/memo.js'
 import { FakeKube } from '../test/fakes/kube.js'
 import { deliver, RESOURCE_ADD, RESOURCE_UPDATE } from '../test/support/deliver.js'
 import { testDeps } from '../test/support/engine-deps.js'
@@ -42,7 +43,8 @@ async function measure(steps: number, maxEvents: number): Promise<Row> {
   const clock = { now: new Date('2026-01-01T00:00:00Z') }
   await deliver(workflowChanged(testDeps(kube, clock)), RESOURCE_ADD, kube.workflow('team', 'bench'))
   const api = timed(kube)
-  const app = stepJobFinished(testDeps(api.kube, clock))
+  // A warm instance, as deployed: it remembers what it last wrote (shared/engine/memo.ts).
+  const app = stepJobFinished({ ...testDeps(api.kube, clock), memo: createEngineMemo() })
   const samples: number[] = []
   const calls: number[] = []
   for (let i = 0; i < Math.min(steps, maxEvents); i++) {
