@@ -340,7 +340,10 @@ const CONSOLE: Method[] = [
   'listRecipes', 'listAllRecipes', 'getRecipe', 'listRecipePolicies', 'getRecipePolicy',
   'reviewSelfAccess', 'whoAmI',
 ]
-const CONSOLE_ALSO: Partial<Record<Method, string>> = { readStepOutput: 'list pods and get pods/log: what readJobLog reads' }
+const CONSOLE_ALSO: Partial<Record<Method, string>> = {
+  readStepOutput: 'list pods and get pods/log: what readJobLog reads',
+  listAllJobs: 'list jobs, cluster-wide (the ClusterRole lists them for listJobs in every namespace)',
+}
 /**
  * Methods every authenticated account may call (kube-apiserver's system:basic-user role): a
  * self review asks only about the caller itself.
@@ -418,7 +421,11 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
   // TokenReview and SubjectAccessReviews for its callers, then the Workflow or Agent acted on, a step's Jobs, pod and log, Events.
   'run-control': {
     methods: ['reviewToken', 'reviewAccess', 'getWorkflow', 'patchWorkflowMetadata', 'patchWorkflow', 'createWorkflow', 'listJobs', 'listPods', 'readJobLog', 'getAgent', 'patchAgent', 'createEvent'],
-    alsoAllowed: { followPodLog: 'get pods/log: readJobLog reads a step pod\'s log', readStepOutput: 'list pods and get pods/log: what readJobLog reads' },
+    alsoAllowed: {
+      followPodLog: 'get pods/log: readJobLog reads a step pod\'s log',
+      readStepOutput: 'list pods and get pods/log: what readJobLog reads',
+      listAllJobs: 'list jobs, cluster-wide (the ClusterRole lists them for listJobs in every namespace)',
+    },
   },
   // People read with their own rights (token, or impersonation behind a proxy): the console's own
   // account reads only for visitors nobody identified, with components/console-anonymous-read.
