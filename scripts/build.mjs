@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { build } from 'esbuild'
 import { tsImport } from 'tsx/esm/api'
+import { buildFunctionBundle, writeCodeCaches } from './code-cache.mjs'
 import { REQUIRE_BANNER } from './script-cli.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -59,38 +60,57 @@ async function consoleDefine() {
   return { __KINETIC_CONSOLE_ASSETS__: JSON.stringify(files) }
 }
 const consoleAssets = await consoleDefine()
+const buildFunction = (entry) => buildFunctionBundle({ root, outdir, entry, define: entry.out === CONSOLE_ENTRY ? consoleAssets : {} })
 // Only the trees this script writes, so stale bundles of removed functions do not linger.
 const trees = options.only === undefined ? ['functions', 'executor', 'mcp-bridge'] : [`functions/${options.only}`]
 for (const tree of trees) rmSync(join(outdir, tree), { recursive: true, force: true })
+const isFunction = (entry) => entry.out.startsWith('functions/')
+
+/** The plain layout: one ES module per entry point, its lazy parts in chunks beside it. */
+const buildEsm = (entry) => build({
+  entryPoints: [entry],
+  outdir,
+  bundle: true,
+  // Code reached only through a dynamic import() goes to a chunk of its own, next to the
+  // entry point, so a cold start does not even parse it until it is first needed.
+  splitting: true,
+  chunkNames: `${dirname(entry.out)}/chunks/[name]-[hash]`,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  minify: true,
+  // Error classes name themselves from the constructor (FunctionError); logs must keep them.
+  keepNames: true,
+  // A separate .map next to each bundle, linked so `node --enable-source-maps` finds it.
+  sourcemap: 'linked',
+  banner: { js: REQUIRE_BANNER },
+  metafile: true,
+  logLevel: 'warning',
+  ...(entry.out === CONSOLE_ENTRY ? { define: consoleAssets } : {}),
+})
+
+function report(result, entry) {
+  const outputs = Object.entries(result.metafile.outputs).filter(([file]) => file.endsWith('.js') || file.endsWith('.cjs'))
+  for (const [file, info] of outputs) {
+    const shown = relative(root, resolve(file))
+    console.log(`built ${shown.startsWith('..') ? resolve(file) : shown} (${(info.bytes / 1024).toFixed(0)} KiB) from ${relative(root, entry.in)}`)
+  }
+}
+
 if (entries.length > 0) {
   // One build per entry point: a layout shared across entry points would make each Service
   // load code it never runs, and per-file output is what knative/services/*.yaml name.
-  const results = await Promise.all(entries.map((entry) => build({
-    entryPoints: [entry],
-    outdir,
-    bundle: true,
-    // Code reached only through a dynamic import() goes to a chunk of its own, next to the
-    // entry point, so a cold start does not even parse it until it is first needed.
-    splitting: true,
-    chunkNames: `${dirname(entry.out)}/chunks/[name]-[hash]`,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    minify: true,
-    // Error classes name themselves from the constructor (FunctionError); logs must keep them.
-    keepNames: true,
-    // A separate .map next to each bundle, linked so `node --enable-source-maps` finds it.
-    sourcemap: 'linked',
-    banner: { js: REQUIRE_BANNER },
-    metafile: true,
-    logLevel: 'warning',
-    ...(entry.out === CONSOLE_ENTRY ? { define: consoleAssets } : {}),
-  })))
-  for (const [i, result] of results.entries()) {
-    const outputs = Object.entries(result.metafile.outputs).filter(([file]) => file.endsWith('.js'))
-    for (const [file, info] of outputs) {
-      const shown = relative(root, resolve(file))
-      console.log(`built ${shown.startsWith('..') ? resolve(file) : shown} (${(info.bytes / 1024).toFixed(0)} KiB) from ${relative(root, entries[i].in)}`)
-    }
+  // Functions are built as a CommonJS bundle and a small main.js that runs it with a V8 code
+  // cache (scripts/code-cache.mjs); the executor and the MCP bridge stay plain ES modules.
+  const results = await Promise.all(entries.map((entry) => isFunction(entry) ? buildFunction(entry) : buildEsm(entry)))
+  for (const [i, result] of results.entries()) report(result, entries[i])
+  const failed = await writeCodeCaches(outdir, entries.filter(isFunction).map((entry) => entry.out), (line) => console.log(line))
+  // A function whose CommonJS bundle does not start (esbuild orders some mixed ESM/CommonJS
+  // dependency graphs differently there) keeps the plain layout, without a code cache.
+  for (const { out, error } of failed) {
+    const entry = entries.find((e) => e.out === out)
+    console.log(`no code cache for ${out}: ${error.message.split('\n')[0].slice(0, 300)}; built as a plain ES module instead`)
+    rmSync(join(outdir, dirname(out)), { recursive: true, force: true })
+    report(await buildEsm(entry), entry)
   }
 }
