@@ -26,6 +26,7 @@ import { templateOf, templateRunSelector } from '../triggers/run-builder.js'
 import { isTerminalPhase } from '../reconcile/run-status.js'
 import { recordAttempts } from '../agent/metrics.js'
 import { recordAgentMetrics } from './agent-metrics.js'
+import { forEachLimited } from './limited.js'
 import { providersKey, registryKey, rememberedConfig, type EngineMemo } from './memo.js'
 import { providersVisibleFrom } from './providers.js'
 import { reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps, type Transition } from './controller.js'
@@ -91,6 +92,12 @@ export interface ReconcileOptions {
    */
   wake?: boolean
 }
+
+/**
+ * Job creations in flight at once: a fan-out of 200 steps one after another takes longer than a
+ * delivery may (the Trigger's timeout), while the API server's own limits are far above this.
+ */
+const JOB_CREATES_IN_FLIGHT = 16
 
 /** Queued runs one finished run reconciles at most; the resync tick is the safety net for the rest. */
 const MAX_WAKE = 10
@@ -235,9 +242,8 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
         if (plan.startJobs.length === 0) return
         const start = facts.start ?? await loadStartFacts(deps, workflow, facts.agents, plan.startJobs.map((s) => s.agentKey))
         const manifests = await buildJobs(deps, workflow, facts.runId, plan.startJobs, facts.agents, facts.outputs, plan, start!)
-        for (const manifest of manifests) {
-          if ((await kube.createJob(manifest)) === 'created') created.push(manifest.metadata?.name ?? '')
-        }
+        const results = await createJobs(kube, manifests)
+        for (const [i, manifest] of manifests.entries()) if (results[i] === 'created') created.push(manifest.metadata?.name ?? '')
       }
       const metrics = () => recordAgentMetrics(deps, plan.finishedAttempts, facts.agents, facts.remembered
         ? (fresh) => stillHolds(workflow, facts, trigger, work, fresh)
@@ -390,6 +396,21 @@ async function listShards(kube: Kube, memo: EngineMemo | undefined, workflow: Wo
 }
 
 const runKey = (workflow: Workflow) => `${workflow.metadata.namespace}/${workflow.metadata.name}`
+
+/** Creates the Jobs, JOB_CREATES_IN_FLIGHT at a time; the first failure is thrown once all have been tried. */
+async function createJobs(kube: Kube, manifests: readonly V1Job[]): Promise<Array<'created' | 'exists'>> {
+  const results: Array<'created' | 'exists'> = []
+  const failures: unknown[] = []
+  await forEachLimited([...manifests.keys()], JOB_CREATES_IN_FLIGHT, async (i) => {
+    try {
+      results[i] = await kube.createJob(manifests[i]!)
+    } catch (err) {
+      failures.push(err)
+    }
+  })
+  if (failures.length > 0) throw failures[0]
+  return results
+}
 
 async function attachResults(kube: Kube, namespace: string, workflow: Workflow, jobs: JobFact[]): Promise<void> {
   for (const job of jobsNeedingResults(workflow, jobs)) {
