@@ -5,15 +5,12 @@
 // embedded API server, and the warm instance's memo), a few times, the clock moved on a ping's interval each; the calls the embedded server answers are counted by purpose and scaled to one
 // hour by each PingSource's schedule. Printed next to purko's polling model for the same load.
 // Run: node --import tsx bench/idle-cost.ts   (BENCH_IDLE_RUNS=1000, BENCH_IDLE_TICKS=3)
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Writable } from 'node:stream'
 import type { Hono } from 'hono'
-import { pino } from 'pino'
-import { parseAllDocuments } from 'yaml'
 import { createApp as resyncTick } from '../functions/resync-tick/index.js'
-import { startApiServer, type ApiServer, type KubeObject } from '../local/apiserver/index.js'
+import type { ApiServer, KubeObject } from '../local/apiserver/index.js'
 import { readRuntimeConfig } from '../shared/config.js'
 import { noKineticEvents } from '../shared/engine/kinetic-events.js'
 import { KubeClient } from '../shared/kube/client.js'
@@ -22,7 +19,7 @@ import { realEngineDeps } from '../shared/engine/deps.js'
 import { realRecipeDeps } from '../shared/engine/recipe-deps.js'
 import { deliver, PING } from '../test/support/deliver.js'
 import { printTable } from './stats.js'
-import { apiPurpose } from './idle-cost/api-purpose.js'
+import { installCrds, startCountedApiServer, yamlObjects, type CountedApiServer } from './support/counted-apiserver.js'
 import { perHour } from './idle-cost/cron.js'
 
 // The functions' own JSON logs would bury the tables.
@@ -34,8 +31,7 @@ const NS = 'ai-agents'
 const PURKO_RECONCILES_PER_RUN_HOUR = 3600 / 5
 
 const root = new URL('../', import.meta.url)
-const yamlDocs = (dir: string) => readdirSync(new URL(dir, root)).filter((f) => f.endsWith('.yaml')).flatMap((f) =>
-  parseAllDocuments(readFileSync(new URL(`${dir}${f}`, root), 'utf8')).map((d) => d.toJSON() as KubeObject | null).filter((o): o is KubeObject => o !== null))
+const yamlDocs = yamlObjects
 
 interface Ping { source: string; schedule: string; kineticsource: string; data: unknown; fn: string }
 
@@ -55,39 +51,10 @@ function pingSources(): Ping[] {
   })
 }
 
-/** The embedded API server with a count of the requests it handled (method + path), switched on by `counting`. */
-async function countedServer(): Promise<{ server: ApiServer; counts: Map<string, number>; counting: { on: boolean } }> {
-  const counts = new Map<string, number>()
-  const counting = { on: false }
-  // The server logs each handled request at debug level: the count comes from there, so it is
-  // what actually reached the server, whoever sent it.
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n')) {
-        if (!counting.on || !line.includes('"Handled request"')) continue
-        const { method, url } = JSON.parse(line) as { method: string; url: string }
-        const purpose = apiPurpose(method, url)
-        counts.set(purpose, (counts.get(purpose) ?? 0) + 1)
-      }
-      done()
-    },
-  })
-  const server = await startApiServer({ log: pino({ level: 'debug' }, sink) })
-  return { server, counts, counting }
-}
-
-async function install(server: ApiServer): Promise<void> {
-  const post = async (path: string, body: unknown, method = 'POST') => {
-    const res = await fetch(`${server.url}${path}`, { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } })
-    if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${(await res.text()).slice(0, 200)}`)
-    return (await res.json()) as KubeObject
-  }
-  for (const crd of yamlDocs('crds/').filter((o) => o.kind === 'CustomResourceDefinition')) {
-    await post('/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)
-  }
-  while ((await fetch(`${server.url}/apis/purko.io/v1alpha1`)).status !== 200) await new Promise((r) => setTimeout(r, 20))
-  await post(`/apis/purko.io/v1alpha1/namespaces/${NS}/agents`, { apiVersion: 'purko.io/v1alpha1', kind: 'Agent', metadata: { name: 'writer' }, spec: { model: { provider: 'offline', name: 'scripted' } } })
-  await post(`/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'agent-writer-sa' } })
+async function install(api: CountedApiServer): Promise<void> {
+  await installCrds(api)
+  await api.call('POST', `/apis/purko.io/v1alpha1/namespaces/${NS}/agents`, { apiVersion: 'purko.io/v1alpha1', kind: 'Agent', metadata: { name: 'writer' }, spec: { model: { provider: 'offline', name: 'scripted' } } })
+  await api.call('POST', `/api/v1/namespaces/${NS}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'agent-writer-sa' } })
 }
 
 /** Two-step runs whose first step's Job is created (by the engine itself) and then left active. */
@@ -119,7 +86,7 @@ async function unfinishedRuns(server: ApiServer, n: number, app: Hono): Promise<
 interface Measured { perTick: Map<string, Map<string, number>>; tickMs: Map<string, number>; ticks: number }
 
 /** Delivers each ping TICKS times and counts the API calls of all but the first of each (which may settle state). */
-async function measurePings(pings: Ping[], apps: Map<string, PingedApp>, counted: Awaited<ReturnType<typeof countedServer>>): Promise<Measured> {
+async function measurePings(pings: Ping[], apps: Map<string, PingedApp>, counted: CountedApiServer): Promise<Measured> {
   const perTick = new Map<string, Map<string, number>>()
   const tickMs = new Map<string, number>()
   for (const ping of pings) {
@@ -166,10 +133,10 @@ async function appsFor(pings: Ping[], server: ApiServer, scratch: string): Promi
 }
 
 async function scenario(runs: number, pings: Ping[]): Promise<Measured> {
-  const counted = await countedServer()
+  const counted = await startCountedApiServer()
   const scratch = mkdtempSync(join(tmpdir(), 'kinetic-bench-idle-'))
   try {
-    await install(counted.server)
+    await install(counted)
     const apps = await appsFor(pings, counted.server, scratch)
     if (runs > 0) {
       await unfinishedRuns(counted.server, runs, resyncTick({
