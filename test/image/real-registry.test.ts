@@ -113,7 +113,7 @@ describeImage('the image tier', () => {
     ;[dist, built] = await Promise.all([buildDist(work), Promise.resolve().then(() => buildBase())])
     const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`
     console.log(`dist/ and base built in ${((Date.now() - started) / 1000).toFixed(1)} s; base layer ${mb(built.layer.size)} gzip, ${mb(built.layer.tar.length)} tar`)
-  }, 240_000)
+  }, 600_000)
   afterAll(() => {
     if (work) rmSync(work, { recursive: true, force: true })
   })

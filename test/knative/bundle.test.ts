@@ -17,7 +17,7 @@ let buildOutput = ''
 beforeAll(async () => {
   const { stdout } = await run(process.execPath, [join(ROOT, 'scripts', 'build.mjs'), '--outdir', outdir], { cwd: ROOT })
   buildOutput = stdout
-}, 120_000)
+}, 600_000)
 
 afterAll(() => rmSync(outdir, { recursive: true, force: true }))
 

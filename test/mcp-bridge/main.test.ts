@@ -126,5 +126,5 @@ describe('the mcp-bridge program', () => {
     const outdir = join(work, 'dist')
     await promisify(execFile)(process.execPath, [join(ROOT, 'scripts', 'build.mjs'), '--outdir', outdir], { cwd: ROOT })
     await endToEnd([join(outdir, 'mcp-bridge', 'main.js')])
-  }, 180_000)
+  }, 600_000)
 })
