@@ -12,10 +12,14 @@ export interface StepCommand {
 }
 
 /**
- * The project's executor as a local process: `node --import tsx executor/main.ts`. Local mode
- * runs this whatever image the Job names, so purko-compatible Jobs run here unchanged.
+ * The project's executor as a local process: `node --import tsx executor/main.ts`, or the bundle
+ * `npm run build` wrote when KINETIC_LOCAL_EXECUTOR names it (dist/executor/main.js: a step then
+ * starts in a fraction of the time, which matters with thousands of steps). Local mode runs this
+ * whatever image the Job names, so purko-compatible Jobs run here unchanged.
  */
-export function executorCommand(): StepCommand {
+export function executorCommand(env: NodeJS.ProcessEnv = process.env): StepCommand {
+  const built = env.KINETIC_LOCAL_EXECUTOR
+  if (built) return { command: process.execPath, args: [built], cwd: REPO_ROOT }
   return { command: process.execPath, args: ['--import', 'tsx', 'executor/main.ts'], cwd: REPO_ROOT }
 }
 
