@@ -5,10 +5,10 @@
 // and of the step processes, and where it saturates: which process is near a full core, or
 // which queue grows (step Jobs waiting for a runner slot, deliveries in flight).
 // Run: node --import tsx bench/scale.ts   (BENCH_WORKFLOWS=50, BENCH_STEPS=10,
-//      BENCH_JOB_CONCURRENCY=4 step processes at once, BENCH_TIMEOUT_S=1200)
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+//      BENCH_JOB_CONCURRENCY=4 step processes at once, BENCH_TIMEOUT_S=1200, BENCH_EXECUTOR=stub)
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { build } from 'esbuild'
 import { pino } from 'pino'
@@ -54,9 +54,21 @@ const log = pino({
 }, warnings)
 
 // Steps run the executor bundled as the image runs it, not under tsx: thousands of steps would
-// otherwise measure tsx's start-up (local/jobs/step-process.ts, KINETIC_LOCAL_EXECUTOR).
-const executor = join(scratch, 'executor', 'main.js')
-await build({ entryPoints: [join(ROOT, 'executor', 'main.ts')], outfile: executor, bundle: true, platform: 'node', format: 'esm', target: 'node20', minify: true, keepNames: true, banner: { js: REQUIRE_BANNER }, logLevel: 'warning' })
+// otherwise measure tsx's start-up (local/jobs/step-process.ts, KINETIC_LOCAL_EXECUTOR). With
+// BENCH_EXECUTOR=stub a step is a script that prints its OUTPUT line at once, so what saturates
+// is Kinetic, not the two cores the executors share with it here.
+const STUB = process.env.BENCH_EXECUTOR === 'stub'
+const executor = join(scratch, 'executor', STUB ? 'stub.cjs' : 'main.js')
+if (STUB) {
+  mkdirSync(dirname(executor), { recursive: true })
+  writeFileSync(executor, [
+    "const line = 'OUTPUT:' + JSON.stringify({ response: 'done: ' + process.env.STEP_NAME, step: process.env.STEP_NAME })",
+    'console.log(line)',
+    "try { require('node:fs').writeFileSync(process.env.KINETIC_TERMINATION_MESSAGE_PATH, line) } catch {}",
+  ].join('\n'))
+} else {
+  await build({ entryPoints: [join(ROOT, 'executor', 'main.ts')], outfile: executor, bundle: true, platform: 'node', format: 'esm', target: 'node20', minify: true, keepNames: true, banner: { js: REQUIRE_BANNER }, logLevel: 'warning' })
+}
 process.env.KINETIC_LOCAL_EXECUTOR = executor
 const startedPlane = performance.now()
 const plane = await startLocalPlane({ root: ROOT, kubeconfigPath: join(scratch, 'kubeconfig'), logDir: join(scratch, 'logs'), log, jobConcurrency: JOB_CONCURRENCY })
@@ -175,7 +187,7 @@ const self = cpuOf((s) => s.self)
 const steps = cpuOf((s) => s.steps)
 
 const finished = (counts.get('Succeeded') ?? 0) + (counts.get('Failed') ?? 0)
-console.log(`${timedOut ? 'TIMED OUT: ' : ''}${finished} of ${WORKFLOWS} Workflows of ${STEPS} steps finished (${[...counts.entries()].map(([p, n]) => `${n} ${p}`).join(', ')}) in ${wall.toFixed(1)} s wall; all applied after ${appliedSeconds.toFixed(1)} s; plane started in ${planeSeconds.toFixed(1)} s (Node ${process.version}, ${JOB_CONCURRENCY} step processes at once).`)
+console.log(`${timedOut ? 'TIMED OUT: ' : ''}${finished} of ${WORKFLOWS} Workflows of ${STEPS} steps finished (${[...counts.entries()].map(([p, n]) => `${n} ${p}`).join(', ')}) in ${wall.toFixed(1)} s wall; all applied after ${appliedSeconds.toFixed(1)} s; plane started in ${planeSeconds.toFixed(1)} s (Node ${process.version}, ${JOB_CONCURRENCY} step processes at once, ${STUB ? 'stub steps' : 'the bundled executor'}).`)
 console.log(`${jobs.created.size} step Jobs created, ${jobs.finished.size} finished: ${(jobs.finished.size / wall).toFixed(2)} steps/s. API requests at the embedded server: ${apiRequests - apiAtStart} (${((apiRequests - apiAtStart) / wall).toFixed(0)}/s, ${((apiRequests - apiAtStart) / Math.max(1, jobs.finished.size)).toFixed(1)} per step, the benchmark's own two watches included).`)
 console.log('')
 printTable(
