@@ -2,7 +2,7 @@
 // steps), Kubernetes API calls per event (port calls: bench/api-calls.ts counts HTTP requests), and the largest object written. Runs the real
 // step-job-finished function in-process against the in-memory fake API server, so the figures
 // are the function's own cost, without network or API-server time.
-// Usage: npm run bench -- engine   (or: node --import tsx bench/engine.ts)
+// Usage: npm run bench -- engine   (or: node --import tsx bench/engine.ts; BENCH_EVENTS=2000, BENCH_MEMO=off)
 import { createApp as stepJobFinished } from '../functions/step-job-finished/index.js'
 import { createApp as workflowChanged } from '../functions/workflow-changed/index.js'
 import { createEngineMemo } from '../shared/engine/memo.js'
@@ -43,8 +43,10 @@ async function measure(steps: number, maxEvents: number): Promise<Row> {
   const clock = { now: new Date('2026-01-01T00:00:00Z') }
   await deliver(workflowChanged(testDeps(kube, clock)), RESOURCE_ADD, kube.workflow('team', 'bench'))
   const api = timed(kube)
-  // A warm instance, as deployed: it remembers what it last wrote (shared/engine/memo.ts).
-  const app = stepJobFinished({ ...testDeps(api.kube, clock), memo: createEngineMemo() })
+  // A warm instance, as deployed: it remembers what it last wrote (shared/engine/memo.ts);
+  // BENCH_MEMO=off measures one that reads everything fresh.
+  const memo = process.env.BENCH_MEMO === 'off' ? {} : { memo: createEngineMemo() }
+  const app = stepJobFinished({ ...testDeps(api.kube, clock), ...memo })
   const samples: number[] = []
   const calls: number[] = []
   for (let i = 0; i < Math.min(steps, maxEvents); i++) {
