@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { TERMINATION_MESSAGE_LIMIT } from '../../executor/termination-message.js'
 import type { Logger } from '../../shared/log.js'
 import { KubeHttpError, type KubeHttp, type KubeObject } from '../knative/kube-http.js'
 import { resolveContainerEnv, type EnvFromSource, type EnvSources, type EnvVar } from './container-env.js'
@@ -152,9 +153,6 @@ export function runPodContainer(pod: KubeObject, opts: PodRunOptions): PodRun {
     running: () => proc !== undefined,
   }
 }
-
-/** Bytes of a termination message the kubelet keeps. */
-const TERMINATION_MESSAGE_LIMIT = 4096
 
 /**
  * The file a kubelet would mount at the container's terminationMessagePath: a process on this host

@@ -10,6 +10,7 @@ import { failureFromLog, jobFactFrom, resultFromLog, type JobFact } from '../rec
 import { labelValue, stepJobManifest, stepTimeoutSeconds } from '../reconcile/job-builder.js'
 import { outputShardSelector, planOutputWrites, readOutputs } from '../reconcile/outputs.js'
 import { decodeStepStates } from '../reconcile/step-states.js'
+import { recordingLookups } from '../reconcile/agent-lookups.js'
 import { buildStepInput } from '../reconcile/step-input.js'
 import {
   agentKeyOf, agentsThatMayStart, choiceKeyOf, currentRunId, jobsNeedingResults, NO_CHANGES, planWorkflow, type StepStart, type Transition as WorkflowTransition, type WorkflowPlan,
@@ -210,7 +211,7 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
         const facts = await factsWith(deps, workflow, { runId, jobs, agents: remembered, shards, outputs, ...queue })
         const now = deps.now().toISOString()
         const read = new Set<string>()
-        const trial = planFor(workflow, { ...facts, agents: recordingReads(remembered, read) }, trigger, now)
+        const trial = planFor(workflow, { ...facts, agents: recordingLookups(remembered, read) }, trigger, now)
         if (holdsOnRemembered(facts.agents, trial, read, now)) return { ...facts, remembered: { plan: trial, now } }
       }
       const agents = await loadAgents(kube, workflow, deps.memo)
@@ -316,17 +317,6 @@ function planFor(workflow: Workflow, facts: WorkflowFacts, trigger: Trigger, now
     workflow, jobs: facts.jobs, jobsComplete: trigger.kind === 'full', agents: facts.agents, identities: facts.identities, outputs: facts.outputs,
     credentialWaits, stepNotes: facts.start?.notes ?? new Map(), ...(facts.siblings ? { siblings: facts.siblings } : {}),
   }, now)
-}
-
-/** The Agents as given, noting each key the planner looks up. */
-function recordingReads(agents: Map<string, Agent>, read: Set<string>): Map<string, Agent> {
-  return new Proxy(agents, {
-    get(target, prop) {
-      if (prop === 'get') return (key: string) => { read.add(key); return target.get(key) }
-      const value = Reflect.get(target, prop, target)
-      return typeof value === 'function' ? value.bind(target) : value
-    },
-  })
 }
 
 /**

@@ -444,20 +444,26 @@ export class KubeClient implements Kube {
   }
 
   async readJobLog(namespace: string, jobName: string): Promise<string | null> {
-    const pods = await this.call(() => this.core.listNamespacedPod({ namespace, labelSelector: `job-name=${jobName}` }), `list pods of Job ${namespace}/${jobName}`)
-    const pod = pods.items[0]?.metadata?.name
-    if (!pod) return null
-    const log = await this.orNull(() => this.core.readNamespacedPodLog({ namespace, name: pod }), `read log of pod ${namespace}/${pod}`)
-    return log === null ? null : String(log)
+    const pod = await this.jobPod(namespace, jobName)
+    return pod ? this.podLog(namespace, pod.metadata!.name!) : null
   }
 
   async readStepOutput(namespace: string, jobName: string): Promise<string | null> {
+    const pod = await this.jobPod(namespace, jobName)
+    if (!pod) return null
+    const message = pod.status?.containerStatuses?.map((c) => c.state?.terminated?.message).find((m) => m?.startsWith('OUTPUT:'))
+    return message ?? this.podLog(namespace, pod.metadata!.name!)
+  }
+
+  /** The first pod of a Job (`job-name=<job>`), or null when it has none. */
+  private async jobPod(namespace: string, jobName: string): Promise<V1Pod | null> {
     const pods = await this.call(() => this.core.listNamespacedPod({ namespace, labelSelector: `job-name=${jobName}` }), `list pods of Job ${namespace}/${jobName}`)
     const pod = pods.items[0]
-    if (!pod?.metadata?.name) return null
-    const message = pod.status?.containerStatuses?.map((c) => c.state?.terminated?.message).find((m) => m?.startsWith('OUTPUT:'))
-    if (message) return message
-    const log = await this.orNull(() => this.core.readNamespacedPodLog({ namespace, name: pod.metadata!.name! }), `read log of pod ${namespace}/${pod.metadata.name}`)
+    return pod?.metadata?.name ? pod : null
+  }
+
+  private async podLog(namespace: string, pod: string): Promise<string | null> {
+    const log = await this.orNull(() => this.core.readNamespacedPodLog({ namespace, name: pod }), `read log of pod ${namespace}/${pod}`)
     return log === null ? null : String(log)
   }
 

@@ -1,6 +1,7 @@
 import type { Agent } from '../schemas/agent.js'
 import type { Workflow } from '../schemas/workflow.js'
 import { needsSiblings } from '../triggers/concurrency.js'
+import { recordingLookups } from './agent-lookups.js'
 import type { JobFact } from './job-facts.js'
 import { currentRunId, jobsNeedingResults, NO_CHANGES, planWorkflow } from './workflow-plan.js'
 
@@ -18,14 +19,8 @@ export function isQuietRun(workflow: Workflow, jobs: readonly JobFact[], now: st
   const runId = currentRunId(workflow)
   const own = jobs.filter((j) => j.runId === runId)
   if (jobsNeedingResults(workflow, own).length > 0) return false
-  let lookedUp = false
-  const agents: ReadonlyMap<string, Agent> = new Proxy(new Map<string, Agent>(), {
-    get(target, prop) {
-      if (prop === 'get' || prop === 'has') return () => { lookedUp = true; return undefined }
-      const value = Reflect.get(target, prop, target)
-      return typeof value === 'function' ? value.bind(target) : value
-    },
-  })
+  const looked = new Set<string>()
+  const agents = recordingLookups(new Map<string, Agent>(), looked)
   const plan = planWorkflow({ workflow, jobs: own, jobsComplete: true, agents, identities: new Set(), outputs: new Map() }, now)
-  return plan === NO_CHANGES && !lookedUp
+  return plan === NO_CHANGES && looked.size === 0
 }
