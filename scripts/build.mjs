@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { build } from 'esbuild'
 import { tsImport } from 'tsx/esm/api'
-import { buildFunctionBundle, writeCodeCaches } from './code-cache.mjs'
+import { BUNDLE_OPTIONS, buildFunctionBundle, writeCodeCaches } from './code-cache.mjs'
 import { REQUIRE_BANNER } from './script-cli.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -68,24 +68,18 @@ const isFunction = (entry) => entry.out.startsWith('functions/')
 
 /** The plain layout: one ES module per entry point, its lazy parts in chunks beside it. */
 const buildEsm = (entry) => build({
+  ...BUNDLE_OPTIONS,
   entryPoints: [entry],
   outdir,
-  bundle: true,
   // Code reached only through a dynamic import() goes to a chunk of its own, next to the
   // entry point, so a cold start does not even parse it until it is first needed.
   splitting: true,
   chunkNames: `${dirname(entry.out)}/chunks/[name]-[hash]`,
-  platform: 'node',
   format: 'esm',
-  target: 'node20',
-  minify: true,
-  // Error classes name themselves from the constructor (FunctionError); logs must keep them.
-  keepNames: true,
   // A separate .map next to each bundle, linked so `node --enable-source-maps` finds it.
   sourcemap: 'linked',
   banner: { js: REQUIRE_BANNER },
   metafile: true,
-  logLevel: 'warning',
   ...(entry.out === CONSOLE_ENTRY ? { define: consoleAssets } : {}),
 })
 

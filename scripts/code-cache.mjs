@@ -13,7 +13,8 @@ const TRAIN_ENV = 'KINETIC_CODE_CACHE_TRAIN'
 // A CommonJS bundle has no import.meta; the few modules that read import.meta.url get the bundle's own URL.
 const IMPORT_META_BANNER = 'var __kineticImportMetaUrl = require("node:url").pathToFileURL(__filename).href;'
 
-const common = {
+/** The esbuild options every bundle of the build shares (scripts/build.mjs uses them too). */
+export const BUNDLE_OPTIONS = {
   bundle: true,
   platform: 'node',
   target: 'node20',
@@ -25,7 +26,7 @@ const common = {
 
 /** The modules the function loads with import() (its lazy parts), found by a build that writes nothing. */
 async function lazyImports(source) {
-  const probe = await build({ ...common, entryPoints: [source], format: 'esm', splitting: true, outdir: '/nonexistent', write: false, metafile: true, logLevel: 'silent' })
+  const probe = await build({ ...BUNDLE_OPTIONS, entryPoints: [source], format: 'esm', splitting: true, outdir: '/nonexistent', write: false, metafile: true, logLevel: 'silent' })
   const found = new Set()
   for (const input of Object.values(probe.metafile.inputs)) {
     for (const imported of input.imports) {
@@ -48,7 +49,7 @@ export async function buildFunctionBundle({ root, outdir, entry, define }) {
     `export const warm = () => Promise.all([${lazy.map((path) => `import(${JSON.stringify(path)})`).join(', ')}])`,
   ].join('\n')
   const bundle = build({
-    ...common,
+    ...BUNDLE_OPTIONS,
     stdin: { contents: bundleSource, resolveDir: root, sourcefile: `${entry.out}.entry.ts`, loader: 'ts' },
     outfile: join(outdir, dir, 'bundle.cjs'),
     format: 'cjs',
@@ -58,7 +59,7 @@ export async function buildFunctionBundle({ root, outdir, entry, define }) {
     metafile: true,
   })
   const main = build({
-    ...common,
+    ...BUNDLE_OPTIONS,
     stdin: {
       contents: `import { startFunction } from ${JSON.stringify(join(root, 'shared', 'http', 'start-fast.ts'))}\nstartFunction(import.meta.url)`,
       resolveDir: root,
