@@ -13,6 +13,19 @@ const TRAIN_ENV = 'KINETIC_CODE_CACHE_TRAIN'
 // A CommonJS bundle has no import.meta; the few modules that read import.meta.url get the bundle's own URL.
 const IMPORT_META_BANNER = 'var __kineticImportMetaUrl = require("node:url").pathToFileURL(__filename).href;'
 
+/**
+ * node-fetch (the Kubernetes client's HTTP layer) takes URL from node:url and falls back to the
+ * whatwg-url package only on a Node without one. Bundled, that fallback and its 250 KiB Unicode
+ * table were parsed, cached and evaluated at every start; here it resolves to Node's own URL.
+ */
+const nodeUrlForWhatwgUrl = {
+  name: 'node-url-for-whatwg-url',
+  setup(build) {
+    build.onResolve({ filter: /^whatwg-url$/ }, () => ({ path: 'whatwg-url', namespace: 'node-url' }))
+    build.onLoad({ filter: /.*/, namespace: 'node-url' }, () => ({ contents: 'module.exports = { URL: require("node:url").URL }', loader: 'js' }))
+  },
+}
+
 /** The esbuild options every bundle of the build shares (scripts/build.mjs uses them too). */
 export const BUNDLE_OPTIONS = {
   bundle: true,
@@ -22,6 +35,7 @@ export const BUNDLE_OPTIONS = {
   // Error classes name themselves from the constructor (FunctionError); logs must keep them.
   keepNames: true,
   logLevel: 'warning',
+  plugins: [nodeUrlForWhatwgUrl],
 }
 
 /** The modules the function loads with import() (its lazy parts), found by a build that writes nothing. */
