@@ -21,7 +21,6 @@ import { ApiextensionsV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, loadYaml, 
 import { CloudEvent, HTTP } from 'cloudevents'
 import { parseAllDocuments } from 'yaml'
 import { startApiServer, type ApiServer } from '../local/apiserver/index.js'
-import { FUNCTION_NODE_FLAGS } from '../scripts/node-flags.mjs'
 import { kubeconfigYaml } from '../local/apiserver/kubeconfig.js'
 import { freePort } from '../local/free-port.js'
 import { median, percentile } from './stats.js'
@@ -452,7 +451,7 @@ async function main(): Promise<void> {
     const base = { KUBECONFIG: kubeconfig, LOG_LEVEL: 'info' }
     const variants: Variant[] = [
       ...(values.before ? [{ label: 'before (plain ESM)', server: (name: string, env: Record<string, string>) => ({ name, script: join(values.before!, 'functions', name, 'main.js'), env }) }] : []),
-      { label: 'code cache, host Node', server: (name, env) => { const script = join(work, 'dist', 'functions', name, 'main.js'); return { name, script, args: [...FUNCTION_NODE_FLAGS, script], env } } },
+      { label: 'code cache, host Node', server: (name, env) => ({ name, script: join(work, 'dist', 'functions', name, 'main.js'), env }) },
       { label: 'as in image', server: (name, env) => { const start = serviceStart(name); return { name, script: '', args: start.args, cwd: work, env: { ...start.env, ...env } } } },
     ]
     const results = new Map<string, Array<{ ms: number; status: number; calls: number; failure?: string }>>()

@@ -6,7 +6,6 @@ import { spawn } from 'node:child_process'
 import { existsSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import { build } from 'esbuild'
-import { FUNCTION_NODE_FLAGS } from './node-flags.mjs'
 
 /** The environment variable shared/http/start-fast.ts reads (its TRAIN_ENV). */
 const TRAIN_ENV = 'KINETIC_CODE_CACHE_TRAIN'
@@ -93,10 +92,10 @@ export async function buildFunctionBundle({ root, outdir, entry, define }) {
 /** Runs one function's training run (see shared/http/start-fast.ts); rejects with its stderr. */
 function train(main, cacheFile) {
   const env = { ...process.env, [TRAIN_ENV]: cacheFile, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }
-  // The cache must match the flags the Services run with (scripts/node-flags.mjs): not the build's own.
+  // The cache must match the flags the Services run with, which is none: not the build's own.
   delete env.NODE_OPTIONS
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...FUNCTION_NODE_FLAGS, main], { env, stdio: ['ignore', 'ignore', 'pipe'] })
+    const child = spawn(process.execPath, [main], { env, stdio: ['ignore', 'ignore', 'pipe'] })
     let stderr = ''
     child.stderr.on('data', (chunk) => { stderr += chunk })
     const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)

@@ -16,7 +16,6 @@ import type { ApiServer } from '../../local/apiserver/index.js'
 import { freePort } from '../../local/free-port.js'
 import { CA_BUNDLE, NODE_PATH, buildBase, buildBaseImage } from '../../scripts/build-base-image.mjs'
 import { ENTRYPOINT, USER, buildImage } from '../../scripts/build-image.mjs'
-import { FUNCTION_NODE_FLAGS } from '../../scripts/node-flags.mjs'
 import { PROBES, functionNames, serviceEnv } from './entry-points.js'
 import type { Probe } from './entry-points.js'
 import { imageTierUnavailable, startRegistry } from './registry-tier.js'
@@ -71,8 +70,7 @@ interface Started {
 
 async function startInRootfs(rootfs: string, script: string, env: Record<string, string>, probe: Probe): Promise<Started> {
   const port = await freePort()
-  // As the Services start it: the node flags the image's code cache was trained with.
-  const { command, args } = chrootArgs(rootfs, [NODE_PATH, ...FUNCTION_NODE_FLAGS, script])
+  const { command, args } = chrootArgs(rootfs, [NODE_PATH, script])
   const spawned = Date.now()
   const child = spawn(command, args, { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] })
   let logs = ''

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import { FUNCTION_NODE_FLAGS } from '../../scripts/node-flags.mjs'
 import { functionNames, loadManifests, ofKind } from './manifests.js'
 
 const manifests = loadManifests()
@@ -58,7 +57,7 @@ describe('function, Service and Trigger share one name', () => {
     const service = services.find((m) => m.name === name)
     expect(service, `knative/services/${name}.yaml`).toBeDefined()
     const [container] = service!.doc.spec.template.spec.containers
-    expect([...container.command, ...container.args]).toEqual(['node', ...FUNCTION_NODE_FLAGS, `dist/functions/${name}/main.js`])
+    expect([...container.command, ...container.args]).toEqual(['node', `dist/functions/${name}/main.js`])
   })
 
   it.each(functionNames().filter((n) => !WITHOUT_TRIGGER.has(n)).map((n) => [n]))('functions/%s has a Trigger of that name delivering to its Service', (name) => {
@@ -71,8 +70,7 @@ describe('function, Service and Trigger share one name', () => {
     const { containers } = m.doc.spec.template.spec
     expect(containers).toHaveLength(1)
     expect(containers[0].image).toBe('kinetic')
-    // The flags the build trained the code cache with: with any others V8 refuses the cache.
-    expect(containers[0].args).toEqual([...FUNCTION_NODE_FLAGS, `dist/functions/${name}/main.js`])
+    expect(containers[0].args).toEqual([`dist/functions/${name}/main.js`])
     expect(m.file).toBe(`services/${name}.yaml`)
   })
 
