@@ -7,6 +7,8 @@
 // dist/ built by the previous scripts/build.mjs), the current build on the host Node, and the
 // current build started as knative/services/<name>.yaml starts it (command, args, env, cwd of
 // the image; the image's Node is this Node binary, see scripts/build-base-image.mjs).
+// run-control and recipes-mcp run with their caller check off, as on the local plane (the embedded
+// API server has no TokenReview).
 // Run: node --import tsx bench/cold-start.ts [--rounds 5] [--before <dist>] [--dist <dist>] [--only a,b]
 import { spawn, spawnSync } from 'node:child_process'
 import { createHmac } from 'node:crypto'
@@ -23,6 +25,7 @@ import { parseAllDocuments } from 'yaml'
 import { startApiServer, type ApiServer } from '../local/apiserver/index.js'
 import { kubeconfigYaml } from '../local/apiserver/kubeconfig.js'
 import { freePort } from '../local/free-port.js'
+import { callerAuthEnv } from '../local/plane.js'
 import { median, percentile } from './stats.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
@@ -356,24 +359,47 @@ const PROBES: Record<string, Probe> = {
     prepare: async () => ({ request: { method: 'GET', path: '/workflows', headers: {}, body: '' }, check: ok }),
   },
   'run-control': {
-    describe: 'POST /api/cancel with a bearer token',
+    describe: 'POST /api/cancel of a running Workflow',
+    // The embedded API server has no TokenReview: as on the local plane, run-control allows the call as anonymous.
+    env: callerAuthEnv({ KINETIC_RUN_CONTROL_AUTH: 'tokenreview' }, false),
     prepare: async (c, round) => {
-      await createChain(c, `cancel-${round}`)
-      return { request: { path: `/api/cancel/${NS}/cancel-${round}`, headers: { authorization: 'Bearer kinetic-local', 'content-type': 'application/json' }, body: '{}' }, check: ok }
+      const name = `cancel-${round}`
+      await createChain(c, name)
+      return {
+        request: { path: `/api/cancel/${NS}/${name}`, headers: { 'content-type': 'application/json' }, body: '{}' },
+        check: async () => ((await getWorkflow(c, name)).metadata?.annotations?.['purko.io/cancel'] === 'true' ? undefined : 'no cancel annotation'),
+      }
     },
   },
   'webhook-trigger': {
-    describe: 'a signed webhook POST (no template)',
-    prepare: async (_, round) => {
+    describe: 'a signed webhook POST to a template: a new run',
+    prepare: async (c, round) => {
+      const template = `hook-${round}`
+      await c.core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: template }, stringData: { secret: 'bench' } } })
+      await c.custom.createNamespacedCustomObject({
+        ...PURKO, namespace: NS, plural: 'workflows',
+        body: {
+          apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name: template, annotations: { 'purko.io/template': 'true' } },
+          spec: { trigger: { webhook: { secret: { name: template } } }, steps: [{ name: 'a', agentRef: { name: 'writer' } }] },
+        },
+      })
       const body = JSON.stringify({ round })
       const signature = createHmac('sha256', 'bench').update(body).digest('hex')
-      return { request: { path: `/api/trigger/${NS}/hook-${round}`, headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${signature}` }, body }, check: ok }
+      const delivery = `delivery-${round}`
+      return {
+        request: { path: `/api/trigger/${NS}/${template}`, headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${signature}`, 'x-github-delivery': delivery }, body },
+        check: async () => {
+          const runs = await c.custom.listNamespacedCustomObject({ ...PURKO, namespace: NS, plural: 'workflows' }) as { items: Array<Record<string, any>> }
+          return runs.items.some((w) => w.metadata?.name !== template && String(w.metadata?.name).startsWith(template)) ? undefined : 'no run Workflow'
+        },
+      }
     },
   },
   'recipes-mcp': {
-    describe: 'MCP tools/call list-recipes with a bearer token',
+    describe: 'MCP tools/call list-recipes',
+    env: callerAuthEnv({ KINETIC_RECIPES_MCP_AUTH: 'tokenreview' }, false),
     prepare: async () => ({
-      request: { path: '/mcp', headers: { authorization: 'Bearer kinetic-local', 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list-recipes', arguments: {} } }) },
+      request: { path: '/mcp', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list-recipes', arguments: { namespace: NS } } }) },
       check: ok,
     }),
   },
