@@ -89,7 +89,7 @@ export async function startFunctionProcess(root: string, svc: Manifest, env: Rec
     ...env,
     K_SERVICE: name,
     PORT: String(port),
-    NODE_OPTIONS: `--expose-gc --require ${join(root, 'bench', 'support', 'memory-probe.cjs')}`,
+    NODE_OPTIONS: `--require ${join(root, 'bench', 'support', 'memory-probe.cjs')}`,
     KINETIC_BENCH_MEMORY_FILE: memoryFile,
   }
   const child: ChildProcess = spawn(process.execPath, serviceArgs(svc), { cwd: root, env: fullEnv, stdio: ['ignore', logFd, logFd] })
