@@ -26,6 +26,7 @@ import { startApiServer, type ApiServer } from '../local/apiserver/index.js'
 import { kubeconfigYaml } from '../local/apiserver/kubeconfig.js'
 import { freePort } from '../local/free-port.js'
 import { callerAuthEnv } from '../local/plane.js'
+import { ANNOTATION_CANCEL, ANNOTATION_TEMPLATE } from '../shared/schemas/labels.js'
 import { median, percentile } from './stats.js'
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url))
@@ -361,13 +362,13 @@ const PROBES: Record<string, Probe> = {
   'run-control': {
     describe: 'POST /api/cancel of a running Workflow',
     // The embedded API server has no TokenReview: as on the local plane, run-control allows the call as anonymous.
-    env: callerAuthEnv({ KINETIC_RUN_CONTROL_AUTH: 'tokenreview' }, false),
+    env: callerAuthEnv(serviceStart('run-control').env, false),
     prepare: async (c, round) => {
       const name = `cancel-${round}`
       await createChain(c, name)
       return {
         request: { path: `/api/cancel/${NS}/${name}`, headers: { 'content-type': 'application/json' }, body: '{}' },
-        check: async () => ((await getWorkflow(c, name)).metadata?.annotations?.['purko.io/cancel'] === 'true' ? undefined : 'no cancel annotation'),
+        check: async () => ((await getWorkflow(c, name)).metadata?.annotations?.[ANNOTATION_CANCEL] === 'true' ? undefined : 'no cancel annotation'),
       }
     },
   },
@@ -379,15 +380,14 @@ const PROBES: Record<string, Probe> = {
       await c.custom.createNamespacedCustomObject({
         ...PURKO, namespace: NS, plural: 'workflows',
         body: {
-          apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name: template, annotations: { 'purko.io/template': 'true' } },
+          apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name: template, annotations: { [ANNOTATION_TEMPLATE]: 'true' } },
           spec: { trigger: { webhook: { secret: { name: template } } }, steps: [{ name: 'a', agentRef: { name: 'writer' } }] },
         },
       })
       const body = JSON.stringify({ round })
       const signature = createHmac('sha256', 'bench').update(body).digest('hex')
-      const delivery = `delivery-${round}`
       return {
-        request: { path: `/api/trigger/${NS}/${template}`, headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${signature}`, 'x-github-delivery': delivery }, body },
+        request: { path: `/api/trigger/${NS}/${template}`, headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${signature}`, 'x-github-delivery': `delivery-${round}` }, body },
         check: async () => {
           const runs = await c.custom.listNamespacedCustomObject({ ...PURKO, namespace: NS, plural: 'workflows' }) as { items: Array<Record<string, any>> }
           return runs.items.some((w) => w.metadata?.name !== template && String(w.metadata?.name).startsWith(template)) ? undefined : 'no run Workflow'
@@ -397,7 +397,7 @@ const PROBES: Record<string, Probe> = {
   },
   'recipes-mcp': {
     describe: 'MCP tools/call list-recipes',
-    env: callerAuthEnv({ KINETIC_RECIPES_MCP_AUTH: 'tokenreview' }, false),
+    env: callerAuthEnv(serviceStart('recipes-mcp').env, false),
     prepare: async () => ({
       request: { path: '/mcp', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list-recipes', arguments: { namespace: NS } } }) },
       check: ok,
