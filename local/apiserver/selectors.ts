@@ -6,6 +6,12 @@ import type { KubeObject } from './types.js'
 export interface Selector {
   readonly empty: boolean
   matches(obj: KubeObject): boolean
+  /**
+   * Label selectors: requirements every match satisfies by carrying the key with one of the
+   * values (`=`, `==`, `in`), or the key at all (`exists`: values undefined); a store may take
+   * its candidates from a label index by these instead of scanning everything.
+   */
+  readonly needs?: ReadonlyArray<{ key: string; values?: readonly string[] }>
 }
 
 const everything: Selector = { empty: true, matches: () => true }
@@ -263,6 +269,7 @@ export function parseLabelSelector(src: string | null | undefined): Selector {
   if (reqs.length === 0) return everything
   return {
     empty: false,
+    needs: reqs.flatMap((r) => (r.op === '=' || r.op === '==' || r.op === 'in' ? [{ key: r.key, values: r.values }] : r.op === 'exists' ? [{ key: r.key }] : [])),
     matches: (obj) => {
       const labels = obj.metadata.labels
       return reqs.every((r) => test(r, labels?.[r.key]))
