@@ -43,13 +43,13 @@ export function startApiServerSource(
   const clusterWide = nsSelector !== undefined
   const nsFilter = nsSelector && !isEmptySelector(nsSelector) ? nsSelector : undefined
   const slog = log.child({ source: source.metadata.name })
-  // Sending is sequential per source: Knative's reflectors block on each send, and the
-  // local plane keeps one queue per source so cross-resource order is also stable.
-  let queue: Promise<void> = Promise.resolve()
   const readies: Promise<void>[] = []
   const loops: Promise<void>[] = []
 
   for (const resource of spec.resources ?? []) {
+    // Sending is sequential per watch, as each of Knative's reflectors blocks on its send, and
+    // concurrent across the source's resources, as its reflectors run side by side.
+    let queue: Promise<void> = Promise.resolve()
     const path = collectionPath(resource.apiVersion, resource.kind, clusterWide ? undefined : source.metadata.namespace)
     let markReady!: () => void
     readies.push(new Promise<void>((r) => { markReady = r }))

@@ -11,12 +11,13 @@ import type { LLMProvider } from '../schemas/llmprovider.js'
 import type { RegistryEntry } from '../mcp/registry.js'
 import type { StepModel, Workflow, WorkflowStep } from '../schemas/workflow.js'
 import {
-  API_VERSION, LABEL_AGENT, LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_STEP, LABEL_WORKFLOW,
+  API_VERSION, LABEL_AGENT, LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_SHARD, LABEL_STEP, LABEL_WORKFLOW,
 } from '../schemas/labels.js'
 import { agentServiceAccountName } from '../agent/names.js'
 import { parseGoDuration } from './duration.js'
 import { goFixed2, goFormatValue, goJson, goJsonOrdered, goShortestDecimal } from './go-format.js'
 import { memoryEnv, usesLegacyVectorVolume } from './memory-env.js'
+import { stepJobShard } from './job-shard.js'
 import { sha256Hex } from './sha256.js'
 import type { PlainEnv } from './step-input.js'
 import type { StepCredentials } from './credentials.js'
@@ -390,6 +391,7 @@ export function stepJobManifest(input: StepJobInput): V1Job {
     [LABEL_AGENT]: labelValue(agent.metadata.name ?? step.agentRef?.name ?? ''),
     [LABEL_RUN_ID]: labelValue(runId),
     [LABEL_ATTEMPT]: String(attempt),
+    [LABEL_SHARD]: stepJobShard(workflow.metadata.namespace ?? '', workflowName),
   }
   const { volumes: vols, mounts } = volumes(input)
   const res = resources(agent)

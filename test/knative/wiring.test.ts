@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { functionNames, loadManifests, ofKind } from './manifests.js'
+import { selectorMatches, type LabelSelector } from '../../local/knative/label-selector.js'
+import { STEP_JOB_SHARDS, stepJobShard } from '../../shared/reconcile/job-shard.js'
 
 const manifests = loadManifests()
 const services = ofKind(manifests, 'serving.knative.dev/v1', 'Service')
@@ -172,6 +174,23 @@ describe('Triggers', () => {
 })
 
 describe('sources', () => {
+  it('watch every step Job on exactly one of the jobs source\'s watches, each shard on its own, and old Jobs without the shard label too', () => {
+    const jobsSource = sources.find((m) => m.name === 'jobs')!
+    const selectors = (jobsSource.doc.spec.resources as Array<{ selector: LabelSelector }>).map((r) => r.selector)
+    expect(selectors).toHaveLength(STEP_JOB_SHARDS)
+    const watchesOf = (labels: Record<string, string>) => selectors.filter((sel) => selectorMatches(sel, labels)).length
+    const shards = new Set<string>()
+    for (let i = 0; i < 64; i++) {
+      // The labels step Jobs carry (test/shared/reconcile/job-builder.test.ts).
+      const labels = { 'purko.io/workflow': `run-${i}`, 'kinetic.dev/shard': stepJobShard('team-a', `run-${i}`) }
+      shards.add(labels['kinetic.dev/shard'])
+      expect(watchesOf(labels)).toBe(1)
+    }
+    expect([...shards].sort()).toEqual(Array.from({ length: STEP_JOB_SHARDS }, (_, i) => String(i)))
+    expect(watchesOf({ 'purko.io/workflow': 'made-before-shards' })).toBe(1)
+    expect(watchesOf({ 'kinetic.dev/shard': '2' })).toBe(0)
+  })
+
   it.each(sources.map((m) => [`${m.kind} ${m.name}`, m] as const))('%s sends to the default Broker with a kineticsource extension exactly one Trigger matches (Workflows: one per function that handles them)', (_, m) => {
     expect(m.doc.spec.sink.ref).toMatchObject({ apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'default' })
     const extensions = m.doc.spec.ceOverrides.extensions as Record<string, string>
@@ -200,8 +219,12 @@ describe('sources', () => {
       },
       { name: 'agents', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'Agent' }] },
       {
+        // One watch per shard of step Jobs; the first also takes Jobs without the shard label.
         name: 'jobs', mode: 'Resource', namespaceSelector: {},
-        resources: [{ apiVersion: 'batch/v1', kind: 'Job', selector: { matchExpressions: [{ key: 'purko.io/workflow', operator: 'Exists' }] } }],
+        resources: [
+          { key: 'kinetic.dev/shard', operator: 'NotIn', values: ['1', '2', '3'] },
+          ...['1', '2', '3'].map((shard) => ({ key: 'kinetic.dev/shard', operator: 'In', values: [shard] })),
+        ].map((shard) => ({ apiVersion: 'batch/v1', kind: 'Job', selector: { matchExpressions: [{ key: 'purko.io/workflow', operator: 'Exists' }, shard] } })),
       },
       { name: 'llmproviders', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'LLMProvider' }] },
       {
@@ -302,3 +325,4 @@ describe('the recipes MCP server (recipes CONTRACT §14)', () => {
     expect(bound.map((b) => b.name)).toEqual([])
   })
 })
+

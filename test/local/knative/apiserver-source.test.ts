@@ -114,6 +114,39 @@ describe('ApiServerSource emulation', () => {
     expect(all.map((e) => e.extensions.name).sort()).toEqual(['elsewhere', 'here'])
   })
 
+  it('sends each watch\'s events one at a time, waiting for the sink, while the watches of one source send side by side', async () => {
+    // The jobs source's shards: two watches of one kind, told apart by a label.
+    const shard = (value: string) => ({ apiVersion: 'batch/v1', kind: 'Job', selector: { matchLabels: { 'kinetic.dev/shard': value } } })
+    const source = aSource({ resources: [shard('0'), shard('1')] })
+    let inFlight = 0
+    let most = 0
+    const released: Array<() => void> = []
+    const sent: string[] = []
+    const s = startApiServerSource(source, kube, async (e) => {
+      sent.push(String(e.extensions.name))
+      inFlight++
+      most = Math.max(most, inFlight)
+      await new Promise<void>((r) => released.push(r))
+      inFlight--
+      return 202
+    }, silentLogger)
+    running.push(s)
+    await s.ready
+    for (const [name, value] of [['a1', '0'], ['a2', '0'], ['b1', '1']] as const) {
+      await kube.request('POST', '/apis/batch/v1/namespaces/ai-agents/jobs', aJob(name, { 'kinetic.dev/shard': value }))
+    }
+    await until('one send per watch', () => (sent.length === 2 ? true : undefined))
+    // a2 waits behind a1 on its watch; b1's watch did not wait for either.
+    await new Promise((r) => setTimeout(r, 100))
+    expect(sent.sort()).toEqual(['a1', 'b1'])
+    while (sent.length < 3 || inFlight > 0) {
+      released.shift()?.()
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    expect(sent).toContain('a2')
+    expect(most).toBe(2)
+  })
+
   it('sends an ObjectReference in Reference mode', async () => {
     const events = await start(aSource({ mode: 'Reference', resources: [{ apiVersion: 'v1', kind: 'ConfigMap' }] }))
     await kube.request('POST', '/api/v1/namespaces/ai-agents/configmaps', { metadata: { name: 'r' } })

@@ -191,11 +191,11 @@ describe('stepJobName (SPEC Appendix D)', () => {
 })
 
 describe('stepJobManifest: Job object', () => {
-  it('labels the Job and its pods with workflow, step, agent, run id and attempt', () => {
+  it('labels the Job and its pods with workflow, step, agent, run id, attempt and the shard of the jobs source that watches them', () => {
     const job = stepJobManifest(anInput())
     const labels = {
       'purko.io/workflow': 'wf', 'purko.io/step': 's1', 'purko.io/agent': 'a1',
-      'kinetic.dev/run-id': 'run1', 'kinetic.dev/attempt': '0',
+      'kinetic.dev/run-id': 'run1', 'kinetic.dev/attempt': '0', 'kinetic.dev/shard': '3',
     }
     expect(job.metadata!.labels).toEqual(labels)
     expect(job.spec!.template.metadata!.labels).toEqual(labels)
