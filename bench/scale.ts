@@ -26,8 +26,11 @@ const STEPS = Number(process.env.BENCH_STEPS ?? 10)
 const JOB_CONCURRENCY = Number(process.env.BENCH_JOB_CONCURRENCY ?? 4)
 const TIMEOUT_MS = Number(process.env.BENCH_TIMEOUT_S ?? 1200) * 1000
 const SAMPLE_MS = 1000
+const JOB_WATCHES = (parseAllDocuments(readFileSync(join(ROOT, 'knative', 'sources', 'jobs.yaml'), 'utf8'))[0]!.toJSON() as { spec: { resources: unknown[] } }).spec.resources.length
 
-type Phased = KubeObject & { status?: { phase?: string; conditions?: Array<{ type: string; status: string }> } }
+type Condition = { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }
+type StepStatus = { name?: string; phase?: string; error?: string; retryCount?: number }
+type Phased = KubeObject & { status?: { phase?: string; conditions?: Condition[]; stepStatuses?: StepStatus[]; message?: string } }
 
 /** Children this process has waited for (the step processes), user + system seconds. */
 function reapedChildrenCpuSeconds(): number {
@@ -77,9 +80,18 @@ const byUrl = new Map([...plane.functions.values()].map((f) => [f.url, f.name]))
 
 interface PerFunction { deliveries: number; busyMs: number; failed: number; cpu: number[] }
 const perFunction = new Map<string, PerFunction>([...plane.functions.keys()].map((n) => [n, { deliveries: 0, busyMs: 0, failed: 0, cpu: [] }]))
+// How late step-job-finished hears of a finished step: from the Job's Complete (or Failed)
+// condition to the start of the delivery. Events wait on their watch while earlier ones are
+// handled, so this is where a saturated pipeline shows.
+const finishedJobLagMs: number[] = []
 plane.knative.onDelivery((d) => {
-  const f = perFunction.get(byUrl.get(d.subscriber.replace(/\/$/, '')) ?? '')
+  const name = byUrl.get(d.subscriber.replace(/\/$/, '')) ?? ''
+  const f = perFunction.get(name)
   if (!f) return
+  if (name === 'step-job-finished') {
+    const end = ((d.event.data as Phased | undefined)?.status?.conditions ?? []).find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True')
+    if (end?.lastTransitionTime) finishedJobLagMs.push(Date.now() - d.durationMs - Date.parse(end.lastTransitionTime))
+  }
   f.deliveries++
   f.busyMs += d.durationMs
   if (d.outcome !== 'delivered') f.failed++
@@ -89,7 +101,21 @@ plane.knative.onDelivery((d) => {
 const stop = new AbortController()
 const phases = new Map<string, string>()
 const jobs = { created: new Set<string>(), finished: new Set<string>() }
-const onWorkflow = (w: Phased) => { if (String(w.metadata?.name).startsWith('scale-')) phases.set(String(w.metadata?.name), w.status?.phase ?? 'Pending') }
+// Why a run failed, tallied by its conditions' reasons and its failed steps' messages.
+const failures = new Map<string, number>()
+const onWorkflow = (w: Phased) => {
+  const name = String(w.metadata?.name)
+  if (!name.startsWith('scale-')) return
+  const phase = w.status?.phase ?? 'Pending'
+  if (phase === 'Failed' && phases.get(name) !== 'Failed') {
+    const conditions = (w.status?.conditions ?? []).filter((c) => c.status === 'True' || c.type === 'Ready').map((c) => `${c.type}=${c.status}/${c.reason ?? ''}`)
+    const generic = (text: string) => text.replace(/scale-\d+(-\S+)?/g, 'scale-N').replace(/\d{2,}/g, 'N').slice(0, 200)
+    const steps = (w.status?.stepStatuses ?? []).filter((st) => st.phase === 'Failed').map((st) => `${st.name} after ${st.retryCount ?? 0} retries: ${generic(st.error ?? '')}`.replace(/^s\d+ /, 'step '))
+    const key = `${conditions.join(', ')} | ${generic(w.status?.message ?? '')} | ${steps.length} failed step(s): ${[...new Set(steps)].join('; ')}`
+    failures.set(key, (failures.get(key) ?? 0) + 1)
+  }
+  phases.set(name, phase)
+}
 const onJob = (j: Phased) => {
   const name = String(j.metadata?.name)
   if (!name.startsWith('scale-')) return
@@ -115,9 +141,9 @@ for (const doc of ['00-namespace.yaml', '10-agents.yaml']) {
 
 interface Sample { t: number; cpu: Map<string, number>; self: number; steps: number; queued: number; running: number; inFlight: number; done: number; api: number }
 const samples: Sample[] = []
-// Events a Broker accepted minus deliveries it finished: a rough backlog (an event that matches
-// no Trigger never counts as finished, and one matching two counts twice), so read its trend.
-const backlog = () => { const s = plane.knative.stats(); return s.ingressed - s.delivered - s.deadLettered - s.dropped }
+// Deliveries the Brokers have started and not finished. Events not yet sent wait on their
+// source's watch instead (each watch sends one at a time), which the lag above measures.
+const backlog = () => plane.knative.stats().inFlight
 const sample = (t0: number): Sample => {
   const cpu = new Map<string, number>()
   for (const f of plane.functions.values()) if (f.pid) cpu.set(f.name, processCpuSeconds(f.pid))
@@ -136,7 +162,7 @@ samples.push(sample(t0))
 const timer = setInterval(() => {
   const s = sample(t0)
   samples.push(s)
-  if (samples.length % 10 === 0) process.stderr.write(`${s.t.toFixed(0)} s: ${s.done}/${WORKFLOWS} done, ${jobs.created.size} Jobs created, ${s.queued} waiting for a runner slot, ${s.running} running, ${s.inFlight} events in the Broker's backlog\n`)
+  if (samples.length % 10 === 0) process.stderr.write(`${s.t.toFixed(0)} s: ${s.done}/${WORKFLOWS} done, ${jobs.created.size} Jobs created, ${s.queued} waiting for a runner slot, ${s.running} running, ${s.inFlight} deliveries in flight\n`)
 }, SAMPLE_MS)
 
 // Apply all Workflows as fast as the API server takes them, 16 at once.
@@ -199,10 +225,17 @@ printTable(
     ['(step processes, all, reaped)', '-', '-', '-', '-', pct(steps.mean), pct(steps.peak)],
   ],
 )
+if (failures.size > 0) {
+  console.log('Failed runs, by reason (conditions | failed steps):')
+  for (const [key, n] of [...failures.entries()].sort((a, b) => b[1] - a[1])) console.log(`  ${n} x ${key}`)
+}
 const maxQueued = Math.max(...samples.map((s) => s.queued))
 const maxEvents = Math.max(...samples.map((s) => s.inFlight))
 const busiest = [...rows.map(({ name, cpu }) => ({ name, cpu: cpu.mean })), { name: 'this process (API server, emulation, Job runner)', cpu: self.mean }, { name: 'step processes', cpu: steps.mean }].sort((a, b) => b.cpu - a.cpu)
-console.log(`Queues: step Jobs waiting for a runner slot peaked at ${maxQueued} (runner slots: ${JOB_CONCURRENCY}); the Broker's backlog (events accepted minus deliveries finished) peaked at ${maxEvents}.`)
+const lag = [...finishedJobLagMs].sort((a, b) => a - b)
+const at = (q: number) => ((lag[Math.min(lag.length - 1, Math.floor(q * lag.length))] ?? Number.NaN) / 1000).toFixed(1)
+console.log(`Queues: step Jobs waiting for a runner slot peaked at ${maxQueued} (runner slots: ${JOB_CONCURRENCY}); Broker deliveries in flight peaked at ${maxEvents}.`)
+console.log(`Finished step Job -> step-job-finished delivery: p50 ${at(0.5)} s, p95 ${at(0.95)} s, max ${at(1)} s over ${lag.length} deliveries (the Jobs source's ${JOB_WATCHES} watches each send one event at a time).`)
 console.log(`Busiest: ${busiest.slice(0, 3).map((b) => `${b.name} ${pct(b.cpu)}`).join(', ')}; all together ${pct(busiest.reduce((a, b) => a + (Number.isFinite(b.cpu) ? b.cpu : 0), 0))} of the machine's ${100 * cpus().length}% (${cpus().length} cores; load from other processes on the machine is not counted).`)
 
 interface Deferred { promise: Promise<void>; resolve: () => void }

@@ -51,6 +51,8 @@ export interface BrokerStats {
   /** Deliveries a fault hook dropped or sent twice. */
   faultLost: number
   faultDuplicated: number
+  /** Deliveries started and not yet finished (retries included): a gauge, not a counter. */
+  inFlight: number
 }
 
 /** What a fault hook makes of one delivery to one Trigger's subscriber. */
@@ -78,7 +80,7 @@ export interface BrokerFeed {
  */
 export class Broker {
   readonly feed = new EventEmitter<BrokerFeed>()
-  readonly stats: BrokerStats = { ingressed: 0, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, replies: 0, ttlExhausted: 0, faultLost: 0, faultDuplicated: 0 }
+  readonly stats: BrokerStats = { ingressed: 0, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, replies: 0, ttlExhausted: 0, faultLost: 0, faultDuplicated: 0, inFlight: 0 }
   /** Set by tests to lose or duplicate deliveries; unset delivers every event once. */
   fault: FaultHook | undefined
   private readonly controller = new AbortController()
@@ -134,12 +136,17 @@ export class Broker {
       })
       return true
     }
-    const ok = await this.dispatchOnce(trigger, event, ttl)
-    if (fault === 'duplicate') {
-      this.stats.faultDuplicated += 1
-      await this.dispatchOnce(trigger, event, ttl)
+    this.stats.inFlight += 1
+    try {
+      const ok = await this.dispatchOnce(trigger, event, ttl)
+      if (fault === 'duplicate') {
+        this.stats.faultDuplicated += 1
+        await this.dispatchOnce(trigger, event, ttl)
+      }
+      return ok
+    } finally {
+      this.stats.inFlight -= 1
     }
-    return ok
   }
 
   private async dispatchOnce(trigger: Manifest<TriggerSpec>, event: KEvent, ttl: number): Promise<boolean> {

@@ -169,7 +169,7 @@ export async function startKnativeEmulation(opts: KnativeEmulationOptions): Prom
     },
     setFault(hook) { for (const b of brokers.values()) b.fault = hook },
     stats() {
-      const total: BrokerStats = { ingressed: 0, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, replies: 0, ttlExhausted: 0, faultLost: 0, faultDuplicated: 0 }
+      const total: BrokerStats = { ingressed: 0, delivered: 0, retried: 0, deadLettered: 0, dropped: 0, replies: 0, ttlExhausted: 0, faultLost: 0, faultDuplicated: 0, inFlight: 0 }
       for (const b of brokers.values()) for (const k of Object.keys(total) as Array<keyof BrokerStats>) total[k] += b.stats[k]
       return total
     },

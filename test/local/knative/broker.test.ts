@@ -43,6 +43,17 @@ function brokerWith(triggers: Manifest<TriggerSpec>[], urls: Record<string, stri
 const fast: DeliverySpec = { retry: 3, backoffPolicy: 'exponential', backoffDelay: 'PT0.001S' }
 
 describe('Broker delivery', () => {
+  it('counts a delivery as in flight from its first attempt until its last, retries included', async () => {
+    const sub = await subscriber((n) => ({ status: n === 0 ? 503 : 202 }))
+    const { broker } = brokerWith([trigger('t', 'fn', { delivery: { retry: 1, backoffPolicy: 'linear', backoffDelay: 'PT0.3S' } })], { fn: sub.url })
+    const done = broker.ingress(anEvent())
+    while (sub.received.length === 0) await new Promise((r) => setTimeout(r, 5))
+    expect(broker.stats.inFlight).toBe(1)
+    expect(await done).toBe(202)
+    expect(sub.received).toHaveLength(2)
+    expect(broker.stats.inFlight).toBe(0)
+  })
+
   it('delivers in binary mode with Prefer: reply, an arrival time and no broker TTL', async () => {
     const sub = await subscriber(() => ({ status: 202 }))
     const { broker, records } = brokerWith([trigger('t', 'fn')], { fn: sub.url })
