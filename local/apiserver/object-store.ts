@@ -1126,7 +1126,7 @@ export class ObjectStore {
     const key = `${gr}|${ns}|${name}`
     if (prev) this.unindexOwners(key, prev.obj)
     this.indexOwners(key, stored.obj)
-    if (!prev || !sameLabels(prev.obj.metadata.labels, stored.obj.metadata.labels)) {
+    if (!prev || !deepEqual(prev.obj.metadata.labels ?? {}, stored.obj.metadata.labels ?? {})) {
       if (prev) this.indexLabels(gr, ns, name, prev.obj.metadata.labels, false)
       this.indexLabels(gr, ns, name, stored.obj.metadata.labels, true)
     }
@@ -1315,13 +1315,6 @@ export class ObjectStore {
       this.watchers.get(e.gr)?.delete(w)
     }
   }
-}
-
-function sameLabels(a: Record<string, string> | undefined, b: Record<string, string> | undefined): boolean {
-  if (a === b) return true
-  const ak = Object.keys(a ?? {})
-  if (ak.length !== Object.keys(b ?? {}).length) return false
-  return ak.every((k) => b?.[k] === a?.[k])
 }
 
 function leftSelection(prev: Stored, rv: number): Stored {

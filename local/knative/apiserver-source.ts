@@ -47,9 +47,6 @@ export function startApiServerSource(
   const loops: Promise<void>[] = []
 
   for (const resource of spec.resources ?? []) {
-    // Sending is sequential per watch, as each of Knative's reflectors blocks on its send, and
-    // concurrent across the source's resources, as its reflectors run side by side.
-    let queue: Promise<void> = Promise.resolve()
     const path = collectionPath(resource.apiVersion, resource.kind, clusterWide ? undefined : source.metadata.namespace)
     let markReady!: () => void
     readies.push(new Promise<void>((r) => { markReady = r }))
@@ -59,16 +56,15 @@ export function startApiServerSource(
       if (spec.owner && !hasControllerOwner(obj, spec.owner)) return
       const verb = ev.type === 'ADDED' ? 'add' : ev.type === 'MODIFIED' ? 'update' : 'delete'
       const event = buildEvent(kube.server, mode, verb, obj, spec.ceOverrides?.extensions ?? {})
-      const done = queue.then(async () => {
-        try {
-          const status = await sink(event)
-          if (status >= 300) slog.error({ ceId: event.id, ceType: event.type, subject: event.subject, status }, 'Sink did not accept the event; the adapter does not resend it')
-        } catch (err) {
-          slog.error({ ceId: event.id, ceType: event.type, subject: event.subject, err: String(err) }, 'Could not send the event; it is lost')
-        }
-      })
-      queue = done
-      await done
+      // The watch waits for this before it reads its next event: sending is one at a time per
+      // watch, as each of Knative's reflectors blocks on its send, and side by side across the
+      // source's resources, as its reflectors run in parallel.
+      try {
+        const status = await sink(event)
+        if (status >= 300) slog.error({ ceId: event.id, ceType: event.type, subject: event.subject, status }, 'Sink did not accept the event; the adapter does not resend it')
+      } catch (err) {
+        slog.error({ ceId: event.id, ceType: event.type, subject: event.subject, err: String(err) }, 'Could not send the event; it is lost')
+      }
     }
     loops.push(runWatch(kube, path, selectorQuery(resource.selector), onEvent, markReady, controller.signal, slog, `${resource.kind}.${resource.apiVersion}`))
   }

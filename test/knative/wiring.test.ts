@@ -325,4 +325,3 @@ describe('the recipes MCP server (recipes CONTRACT §14)', () => {
     expect(bound.map((b) => b.name)).toEqual([])
   })
 })
-

@@ -138,7 +138,7 @@ describe('ApiServerSource emulation', () => {
     await until('one send per watch', () => (sent.length === 2 ? true : undefined))
     // a2 waits behind a1 on its watch; b1's watch did not wait for either.
     await new Promise((r) => setTimeout(r, 100))
-    expect(sent.sort()).toEqual(['a1', 'b1'])
+    expect([...sent].sort()).toEqual(['a1', 'b1'])
     while (sent.length < 3 || inFlight > 0) {
       released.shift()?.()
       await new Promise((r) => setTimeout(r, 10))
