@@ -398,7 +398,13 @@ describeCluster('Kinetic end to end on a real kube-apiserver and kube-controller
       w.plane.knative.setPingInterval(2000)
       expect(wf.status?.phase).toBe('Succeeded')
       expect(wf.status?.completedSteps).toBe(201)
-      const jobs = await jobsOf('e2e-fanout', 'wide')
+      // A step counts once the Job controller has said its success criteria are met; with
+      // 200 Jobs it may still be moving a pod from uncountedTerminatedPods into `succeeded`
+      // (and adding Complete) when the run ends, so its final counters are awaited, not assumed.
+      const jobs = await until('the Job controller to count every fan-out pod', async () => {
+        const all = await jobsOf('e2e-fanout', 'wide')
+        return all.every((j) => j.status?.succeeded === 1 && cond(j, 'Complete')) ? all : undefined
+      }, 60_000)
       const steps = jobs.map((j) => label(j, 'purko.io/step'))
       expect(new Set(steps).size).toBe(201)
       expect(steps).toHaveLength(201)
