@@ -17,8 +17,8 @@ import { listAndWatch, type KubeHttp, type KubeObject } from '../local/knative/k
 import type { KnativeEmulation } from '../local/knative/emulation.js'
 import { startLocalPlane } from '../local/plane.js'
 import { LABEL_STEP, LABEL_WORKFLOW } from '../shared/schemas/labels.js'
-import { startControlPlane } from '../test/cluster/control-plane.js'
-import { findKubeAssets } from '../test/cluster/kube-assets.js'
+import { startControlPlane } from '../cluster/control-plane.js'
+import { findKubeAssets } from '../cluster/kube-assets.js'
 import { startClusterWorkflowPlane, testAgents } from '../test/cluster/workflow-plane.js'
 import { percentile, printTable } from './stats.js'
 

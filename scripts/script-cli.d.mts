@@ -9,4 +9,4 @@ export declare function readOptions(
   options: Record<string, { type: 'string' | 'boolean'; short?: string; default?: string | boolean; multiple?: boolean }>,
   usage: string,
   required?: string[],
-): Record<string, string | boolean | undefined> | number
+): { exit: number; values?: undefined } | { exit?: undefined; values: Record<string, string | boolean | undefined> }

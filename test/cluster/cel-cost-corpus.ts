@@ -1,7 +1,7 @@
 import type { JsonSchemaProps, ValidationRule } from '../../shared/crd/structural.js'
 
 /**
- * CRD schemas with x-kubernetes-validations rules and the verdict a real kube-apiserver (v1.31)
+ * CRD schemas with x-kubernetes-validations rules and the verdict a real kube-apiserver (v1.34)
  * gave each one when it was created: accepted (no causes) or the exact Forbidden causes of its
  * CEL cost check. test/crds/cel-cost.test.ts holds the embedded API server to these verdicts
  * without a cluster; test/cluster/cel-cost.test.ts asks the real server again and compares both.

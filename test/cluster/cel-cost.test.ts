@@ -37,7 +37,7 @@ const aggregate = (name: string, causes: ExpectedCause[]) => {
 // On a mismatch, the real verdict in corpus syntax, ready to record.
 const recordable = (causes: ExpectedCause[]) => JSON.stringify(causes.map((c) => ({ ...c, message: c.message.replace(ADVICE, '${ADVICE}') })), null, 2)
 
-describeCluster('CEL cost budget: kube-apiserver v1.31 and the embedded API server give every CRD the same verdict', () => {
+describeCluster('CEL cost budget: kube-apiserver v1.34 and the embedded API server give every CRD the same verdict', () => {
   const cp = useControlPlane()
   let local: ApiServer
   let localClient: KubeHttp

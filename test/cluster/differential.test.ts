@@ -1,4 +1,4 @@
-// The embedded API server against a real kube-apiserver v1.31: the same requests go to both,
+// The embedded API server against a real kube-apiserver v1.34: the same requests go to both,
 // and what a client sees must agree (status code, Status reason, details and field causes,
 // messages, the shape of returned objects). Only what two servers can never share is
 // normalised (uids, resourceVersions, timestamps, managedFields times, ages; see
@@ -138,7 +138,7 @@ function expectSameObject(pair: Pair): void {
 
 const until = <T>(what: string, fn: () => Promise<T | undefined>, ms = 30_000) => eventually(what, fn, ms, 150)
 
-describeCluster('the embedded API server answers like a real kube-apiserver v1.31', () => {
+describeCluster('the embedded API server answers like a real kube-apiserver v1.34', () => {
   const cp = useControlPlane({ controllerManager: true })
   let server: ApiServer
   let dual: DualClient

@@ -13,7 +13,7 @@ import { KubeClient } from '../../shared/kube/client.js'
 import type { Kube } from '../../shared/kube/port.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
 import { loadManifests, ROOT, type Manifest } from '../knative/manifests.js'
-import type { AuditEvent, ControlPlane } from './control-plane.js'
+import type { AuditEvent, ControlPlane } from '../../cluster/control-plane.js'
 import { describeCluster, useControlPlane } from './tier.js'
 
 const NS = 'rbac-team'

@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node'
-import { findKubeAssets, REQUIRE_CLUSTER, type KubeAssets } from './kube-assets.js'
+import { findKubeAssets, REQUIRE_CLUSTER, type KubeAssets } from '../../cluster/kube-assets.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -9,6 +9,10 @@ import { runPodContainer, type PodRun, type PodSpec } from '../../local/jobs/pod
 import { executorCommand, type StepCommand } from '../../local/jobs/step-process.js'
 import { KubeHttp, KubeHttpError, listAndWatch, type KubeObject } from '../../local/knative/kube-http.js'
 import { silentLogger, type Logger } from '../../shared/log.js'
+import { KUBE_VERSIONS } from '../../cluster/versions.mjs'
+
+// The test node reports the version of the control plane it registers with.
+const KUBELET_VERSION = KUBE_VERSIONS.kubernetes
 
 /** Options of the test node agent. */
 export interface NodeAgentOptions {
@@ -259,7 +263,7 @@ async function registerNode(kube: KubeHttp, name: string, port: number, pods: nu
       allocatable: { cpu: '2', memory: '4Gi', pods: String(pods) },
       nodeInfo: {
         machineID: '', systemUUID: '', bootID: '', kernelVersion: '', osImage: 'kinetic test node', containerRuntimeVersion: 'local-process://1',
-        kubeletVersion: 'v1.31.14', kubeProxyVersion: '', operatingSystem: 'linux', architecture: process.arch === 'x64' ? 'amd64' : process.arch,
+        kubeletVersion: KUBELET_VERSION, kubeProxyVersion: '', operatingSystem: 'linux', architecture: process.arch === 'x64' ? 'amd64' : process.arch,
       },
     },
   })

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { LocalPlane } from '../../local/plane.js'
-import type { AuditEvent, ControlPlane } from './control-plane.js'
+import type { AuditEvent, ControlPlane } from '../../cluster/control-plane.js'
 
 /** One permission as RBAC sees it: a verb on a resource (or subresource) of an API group. */
 export interface Permission {

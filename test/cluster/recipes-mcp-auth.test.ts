@@ -13,7 +13,7 @@ import type { KubeObject } from '../../local/knative/kube-http.js'
 import { loadManifests, ROOT } from '../knative/manifests.js'
 import { eventually } from '../support/eventually.js'
 import { startFunctionProcess, type FunctionProcess } from '../support/function-process.js'
-import type { AuditEvent } from './control-plane.js'
+import type { AuditEvent } from '../../cluster/control-plane.js'
 import { describeCluster, useControlPlane } from './tier.js'
 
 const NS = 'mcp-team'

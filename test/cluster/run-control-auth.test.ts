@@ -20,7 +20,7 @@ import { silentLogger } from '../../shared/log.js'
 import { listen } from '../console/auth/support.js'
 import { startFunctionProcess, type FunctionProcess } from '../support/function-process.js'
 import { loadManifests, ROOT } from '../knative/manifests.js'
-import type { AuditEvent } from './control-plane.js'
+import type { AuditEvent } from '../../cluster/control-plane.js'
 import { describeCluster, useControlPlane } from './tier.js'
 
 const NS = 'rc-team'

@@ -1,4 +1,4 @@
-// Everything Kinetic ships, judged by a real kube-apiserver v1.31: the CRDs of crds/, purko's
+// Everything Kinetic ships, judged by a real kube-apiserver v1.34: the CRDs of crds/, purko's
 // example manifests and our own, and knative/ as `kubectl apply -k knative/` sends it (after
 // Knative's own CRDs). Each failure names the object and quotes what the server answered.
 import { join } from 'node:path'
@@ -34,7 +34,7 @@ const installTree = renderKustomization(join(ROOT, 'knative'), ROOT)
 const platformNamespaces = documents(join(ROOT, 'knative', 'platform'), ROOT, (f) => !f.endsWith('namespaces.yaml'))
 const platformTree = renderKustomization(join(ROOT, 'knative', 'platform'), ROOT)
 
-describeCluster('everything Kinetic ships is accepted by a real kube-apiserver v1.31', () => {
+describeCluster('everything Kinetic ships is accepted by a real kube-apiserver v1.34', () => {
   const cp = useControlPlane()
   const once = new Map<string, Promise<string[]>>()
   const memo = (key: string, run: () => Promise<string[]>) => {

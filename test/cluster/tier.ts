@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, inject } from 'vitest'
-import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from './control-plane.js'
-import type { KubeAssets } from './kube-assets.js'
+import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from '../../cluster/control-plane.js'
+import type { KubeAssets } from '../../cluster/kube-assets.js'
 
 // Found once per run by global-setup.ts, which also prints the one line when the tier is skipped.
 const assets: KubeAssets = inject('kubeAssets')

@@ -5,7 +5,7 @@ import { executorCommand, REPO_ROOT, type StepCommand } from '../../local/jobs/s
 import type { KubeHttp, KubeObject } from '../../local/knative/kube-http.js'
 import { startLocalPlane, type LocalPlane, type LocalPlaneOptions } from '../../local/plane.js'
 import type { Logger } from '../../shared/log.js'
-import type { ControlPlane } from './control-plane.js'
+import type { ControlPlane } from '../../cluster/control-plane.js'
 import { startNodeAgent, type NodeAgent } from './node-agent.js'
 
 /** The whole product against a real control plane: dev mode's code path plus the test node agent. */

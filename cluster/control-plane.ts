@@ -7,8 +7,11 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
-import { KubeHttp } from '../../local/knative/kube-http.js'
+import { KubeHttp } from '../local/knative/kube-http.js'
 import type { KubeBinary } from './kube-assets.js'
+
+/** The processes a control plane may start. */
+export type ControlPlaneBinary = KubeBinary | 'kube-scheduler'
 
 /** Options of one test control plane. */
 export interface ControlPlaneOptions {
@@ -24,6 +27,29 @@ export interface ControlPlaneOptions {
   apiServerPort?: number
   /** Record every request (Metadata level) in an audit log, read back with auditEvents(). */
   auditLog?: boolean
+  /**
+   * Serve a real node (npm run cluster): listen on this non-loopback address and advertise it,
+   * so the `kubernetes` Service has an endpoint pods reach; sign a client certificate the API
+   * server shows kubelets (logs, exec); issue static tokens for the node's components.
+   */
+  node?: NodeServing
+  /** Use this folder (created when missing) instead of a fresh temp folder. */
+  dir?: string
+  /**
+   * Let the processes outlive this one (npm run cluster): no lifeline, and stop() is replaced by
+   * stopping every process whose command line names the folder (stopProcessesUsing).
+   */
+  detached?: boolean
+  /** Also start kube-scheduler (a real node places pods; the test tier binds them itself). */
+  scheduler?: boolean
+}
+
+/** What a control plane for a real node adds. */
+export interface NodeServing {
+  /** The node's address: the API server listens and advertises here. */
+  address: string
+  /** Static token identities for the node's components, by name. */
+  identities: Record<string, { user: string; groups: string[] }>
 }
 
 /** One audit record of a request: who did what to which resource, and the answer. */
@@ -59,9 +85,13 @@ export interface ControlPlane {
   /** The completed requests recorded so far (empty unless started with auditLog). */
   auditEvents(): AuditEvent[]
   /** The last lines of a component's log. */
-  logTail(component: KubeBinary, lines?: number): string
+  logTail(component: ControlPlaneBinary, lines?: number): string
   /** Stops exactly the processes this control plane started and removes its folder. */
   stop(): Promise<void>
+  /** Paths of the shared PKI: CA certificate and key (a node signs its kubelet's serving certificate with them). */
+  pki: { caCert: string; caKey: string }
+  /** A kubeconfig file per identity of `node.identities`, by name. */
+  identityKubeconfigs: Record<string, string>
 }
 
 /** Pids of live processes whose command line names the folder (what stop() must leave none of). */
@@ -108,10 +138,11 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
 async function startOnce(opts: ControlPlaneOptions): Promise<ControlPlane> {
   const t0 = Date.now()
   const timeoutMs = opts.readyTimeoutMs ?? 60_000
-  const dir = mkdtempSync(join(tmpdir(), 'kinetic-cluster-'))
-  const procs: Array<{ name: KubeBinary; child: ChildProcess }> = []
-  const logFile = (name: KubeBinary) => join(dir, 'logs', `${name}.log`)
-  const logTail = (name: KubeBinary, lines = 25) => {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), 'kinetic-cluster-'))
+  mkdirSync(dir, { recursive: true })
+  const procs: Array<{ name: ControlPlaneBinary; child: ChildProcess }> = []
+  const logFile = (name: ControlPlaneBinary) => join(dir, 'logs', `${name}.log`)
+  const logTail = (name: ControlPlaneBinary, lines = 25) => {
     try {
       return readFileSync(logFile(name), 'utf8').trimEnd().split('\n').slice(-lines).join('\n')
     } catch {
@@ -123,37 +154,28 @@ async function startOnce(opts: ControlPlaneOptions): Promise<ControlPlane> {
     if (stopped) return
     stopped = true
     for (const p of [...procs].reverse()) await terminate(p.child)
-    // A lifeline's watcher may outlive its shell by a moment; every process naming this
-    // unique folder is ours, so wait for them (and end any that linger) before removing it.
-    const deadline = Date.now() + 15_000
-    while (processesUsing(dir).length > 0 && Date.now() < deadline) await sleep(100)
-    for (const pid of processesUsing(dir)) {
-      try {
-        process.kill(pid, 'SIGKILL')
-      } catch {
-        // gone meanwhile
-      }
-    }
+    await stopProcessesUsing(dir)
     rmSync(dir, { recursive: true, force: true })
   }
 
   try {
-    for (const b of ['etcd', 'kube-apiserver', ...(opts.controllerManager ? ['kube-controller-manager'] : [])] as KubeBinary[]) {
+    for (const b of ['etcd', 'kube-apiserver', ...(opts.controllerManager ? ['kube-controller-manager'] : []), ...(opts.scheduler ? ['kube-scheduler'] : [])]) {
       if (!existsSync(join(opts.binDir, b))) throw new ControlPlaneError(`${b} is missing from ${opts.binDir}`)
     }
     mkdirSync(join(dir, 'logs'))
     mkdirSync(join(dir, 'pki'))
-    const pki = makePki(join(dir, 'pki'))
-    const [etcdPort, etcdPeerPort, freeApiPort, kcmPort] = await freePorts(4)
+    const pki = makePki(join(dir, 'pki'), opts.node)
+    const [etcdPort, etcdPeerPort, freeApiPort, kcmPort, schedulerPort] = await freePorts(5)
     const apiPort = opts.apiServerPort ?? freeApiPort
-    const server = `https://127.0.0.1:${apiPort}`
+    const address = opts.node?.address ?? '127.0.0.1'
+    const server = `https://${address}:${apiPort}`
 
-    const launch = (name: KubeBinary, args: string[]) => {
-      const child = spawnWithLifeline(join(opts.binDir, name), args, logFile(name))
+    const launch = (name: ControlPlaneBinary, args: string[]) => {
+      const child = opts.detached ? spawnDetached(join(opts.binDir, name), args, logFile(name)) : spawnWithLifeline(join(opts.binDir, name), args, logFile(name))
       procs.push({ name, child })
       return child
     }
-    const waitFor = async (name: KubeBinary, what: string, check: () => Promise<boolean>) => {
+    const waitFor = async (name: ControlPlaneBinary, what: string, check: () => Promise<boolean>) => {
       const child = procs.find((p) => p.name === name)?.child
       const deadline = Date.now() + timeoutMs
       for (;;) {
@@ -184,9 +206,9 @@ async function startOnce(opts: ControlPlaneOptions): Promise<ControlPlane> {
 
     launch('kube-apiserver', [
       `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-      '--bind-address=127.0.0.1', `--secure-port=${apiPort}`,
-      // Loopback cannot go into the kubernetes Endpoints; nothing here needs them.
-      '--advertise-address=127.0.0.1', '--endpoint-reconciler-type=none',
+      `--bind-address=${address}`, `--secure-port=${apiPort}`, `--advertise-address=${address}`,
+      // Loopback cannot go into the kubernetes Endpoints; without a node nothing needs them.
+      ...(opts.node ? ['--allow-privileged=true', `--kubelet-client-certificate=${pki.kubeletClientCert}`, `--kubelet-client-key=${pki.kubeletClientKey}`] : ['--endpoint-reconciler-type=none']),
       `--tls-cert-file=${pki.servingCert}`, `--tls-private-key-file=${pki.servingKey}`,
       `--client-ca-file=${pki.caCert}`, `--token-auth-file=${pki.tokens}`,
       '--authorization-mode=Node,RBAC',
@@ -223,6 +245,20 @@ async function startOnce(opts: ControlPlaneOptions): Promise<ControlPlane> {
       await waitFor('kube-controller-manager', 'ServiceAccount default/default', async () =>
         (await admin.get('/api/v1/namespaces/default/serviceaccounts/default')) !== null)
     }
+    if (opts.scheduler) {
+      launch('kube-scheduler', [
+        `--kubeconfig=${adminKubeconfigPath}`, `--authentication-kubeconfig=${adminKubeconfigPath}`, `--authorization-kubeconfig=${adminKubeconfigPath}`,
+        '--bind-address=127.0.0.1', `--secure-port=${schedulerPort}`, '--leader-elect=false', '--v=1',
+      ])
+      await waitFor('kube-scheduler', `https://127.0.0.1:${schedulerPort}/healthz`, async () =>
+        (await httpRequest('GET', `https://127.0.0.1:${schedulerPort}/healthz`, { insecure: true })).status === 200)
+    }
+    const identityKubeconfigs: Record<string, string> = {}
+    for (const [name, identity] of Object.entries(opts.node?.identities ?? {})) {
+      const path = join(dir, `${name}.kubeconfig`)
+      writeFileSync(path, tokenKubeConfig(server, pki.caPem, identity.user, pki.identityTokens[name] as string).exportConfig(), { mode: 0o600 })
+      identityKubeconfigs[name] = path
+    }
 
     const serviceAccountKubeconfig = async (namespace: string, name: string) => {
       if (!(await admin.get(`/api/v1/namespaces/${namespace}`))) {
@@ -243,6 +279,7 @@ async function startOnce(opts: ControlPlaneOptions): Promise<ControlPlane> {
     return {
       server, caPem: pki.caPem, dir, adminKubeconfigPath, adminKubeConfig, admin,
       startMs: Date.now() - t0, serviceAccountKubeconfig, logTail, stop,
+      pki: { caCert: pki.caCert, caKey: join(dir, 'pki', 'ca.key') }, identityKubeconfigs,
       auditEvents: () => readAudit(join(dir, 'audit.log')),
     }
   } catch (err) {
@@ -268,34 +305,56 @@ function readAudit(file: string): AuditEvent[] {
 interface Pki {
   caCert: string; caPem: string; servingCert: string; servingKey: string
   saPublic: string; saPrivate: string; tokens: string; adminToken: string
+  kubeletClientCert: string; kubeletClientKey: string; identityTokens: Record<string, string>
 }
 
 // A CA and a serving certificate for 127.0.0.1 (openssl), the ServiceAccount signing key pair
-// (node:crypto), and a static admin token in group system:masters.
-function makePki(pki: string): Pki {
-  const openssl = (args: string[]) => {
-    const r = spawnSync('openssl', args, { cwd: pki, encoding: 'utf8' })
-    if (r.error) throw new ControlPlaneError(`openssl is needed to make test certificates: ${r.error.message}`)
-    if (r.status !== 0) throw new ControlPlaneError(`openssl ${args[0]} failed: ${r.stderr}`)
-  }
+// (node:crypto), and a static admin token in group system:masters. For a node also: the node's
+// address in the serving certificate, the API server's client certificate for kubelets, and a
+// static token per node component.
+function makePki(pki: string, node?: NodeServing): Pki {
+  const openssl = opensslIn(pki)
   openssl(['req', '-x509', '-new', '-nodes', '-newkey', 'rsa:2048', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '30',
     '-subj', '/CN=kinetic-test-ca', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'])
-  writeFileSync(join(pki, 'serving.ext'), [
-    'basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature,keyEncipherment', 'extendedKeyUsage=serverAuth',
-    'subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes.default.svc',
-  ].join('\n'))
-  openssl(['req', '-new', '-nodes', '-newkey', 'rsa:2048', '-keyout', 'serving.key', '-out', 'serving.csr', '-subj', '/CN=kube-apiserver'])
-  openssl(['x509', '-req', '-in', 'serving.csr', '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'serving.crt', '-days', '30', '-extfile', 'serving.ext'])
+  signCertificate(openssl, pki, 'serving', '/CN=kube-apiserver', 'extendedKeyUsage=serverAuth',
+    `subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local${node ? `,IP:${node.address}` : ''}`)
   const sa = generateKeyPairSync('rsa', { modulusLength: 2048 })
   writeFileSync(join(pki, 'sa.pub'), sa.publicKey.export({ type: 'spki', format: 'pem' }))
   writeFileSync(join(pki, 'sa.key'), sa.privateKey.export({ type: 'pkcs1', format: 'pem' }), { mode: 0o600 })
+  if (node) signCertificate(openssl, pki, 'kubelet-client', '/O=system:masters/CN=kube-apiserver-kubelet-client', 'extendedKeyUsage=clientAuth')
   const adminToken = randomBytes(24).toString('hex')
-  writeFileSync(join(pki, 'tokens.csv'), `${adminToken},admin,admin-uid,"system:masters"\n`, { mode: 0o600 })
+  const identityTokens: Record<string, string> = {}
+  const lines = [`${adminToken},admin,admin-uid,"system:masters"`]
+  for (const [name, identity] of Object.entries(node?.identities ?? {})) {
+    identityTokens[name] = randomBytes(24).toString('hex')
+    lines.push(`${identityTokens[name]},${identity.user},${identity.user}-uid,"${identity.groups.join(',')}"`)
+  }
+  writeFileSync(join(pki, 'tokens.csv'), `${lines.join('\n')}\n`, { mode: 0o600 })
   return {
+    kubeletClientCert: join(pki, 'kubelet-client.crt'), kubeletClientKey: join(pki, 'kubelet-client.key'), identityTokens,
     caCert: join(pki, 'ca.crt'), caPem: readFileSync(join(pki, 'ca.crt'), 'utf8'),
     servingCert: join(pki, 'serving.crt'), servingKey: join(pki, 'serving.key'),
     saPublic: join(pki, 'sa.pub'), saPrivate: join(pki, 'sa.key'),
     tokens: join(pki, 'tokens.csv'), adminToken,
+  }
+}
+
+/**
+ * Makes `<name>.key` and `<name>.crt` in `pki`, signed by its CA, with the subject and the
+ * extensions given (one per line of the extension file).
+ */
+export function signCertificate(openssl: (args: string[]) => void, pki: string, name: string, subject: string, ...extensions: string[]): void {
+  writeFileSync(join(pki, `${name}.ext`), ['basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature,keyEncipherment', ...extensions].join('\n'))
+  openssl(['req', '-new', '-nodes', '-newkey', 'rsa:2048', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject])
+  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '30', '-extfile', `${name}.ext`])
+}
+
+/** Runs openssl in `cwd`; throws a ControlPlaneError with its stderr when it fails. */
+export function opensslIn(cwd: string): (args: string[]) => void {
+  return (args) => {
+    const r = spawnSync('openssl', args, { cwd, encoding: 'utf8' })
+    if (r.error) throw new ControlPlaneError(`openssl is needed to make certificates: ${r.error.message}`)
+    if (r.status !== 0) throw new ControlPlaneError(`openssl ${args[0]} failed: ${r.stderr}`)
   }
 }
 
@@ -321,6 +380,36 @@ const LIFELINE = [
   'trap "stop; wait $pid; exit 143" TERM',
   'wait $pid',
 ].join('\n')
+
+// A process that outlives this one (npm run cluster): its own session, output to its log.
+function spawnDetached(bin: string, args: string[], log: string): ChildProcess {
+  const out = openSync(log, 'a')
+  const child = spawn(bin, args, { stdio: ['ignore', out, out], detached: true })
+  child.on('error', () => undefined)
+  child.unref()
+  return child
+}
+
+/**
+ * Stops every live process whose command line names `dir` (SIGTERM, then SIGKILL after
+ * `graceMs`): what a control plane or node started there, and nothing else.
+ */
+export async function stopProcessesUsing(dir: string, graceMs = 15_000): Promise<void> {
+  for (const pid of processesUsing(dir)) signal(pid, 'SIGTERM')
+  const deadline = Date.now() + graceMs
+  while (processesUsing(dir).length > 0 && Date.now() < deadline) await sleep(100)
+  for (const pid of processesUsing(dir)) signal(pid, 'SIGKILL')
+  const killed = Date.now() + 5_000
+  while (processesUsing(dir).length > 0 && Date.now() < killed) await sleep(50)
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig)
+  } catch {
+    // gone meanwhile
+  }
+}
 
 function spawnWithLifeline(bin: string, args: string[], log: string): ChildProcess {
   const out = openSync(log, 'a')
@@ -353,13 +442,14 @@ async function freePorts(n: number): Promise<number[]> {
   return ports
 }
 
-function httpRequest(method: string, url: string, opts: { ca?: string; token?: string; body?: string } = {}): Promise<{ status: number; body: string }> {
+function httpRequest(method: string, url: string, opts: { ca?: string; token?: string; body?: string; insecure?: boolean } = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url)
     const mod = u.protocol === 'https:' ? https : http
     const req = mod.request(u, {
       method, timeout: 2000,
       ...(opts.ca ? { ca: opts.ca } : {}),
+      ...(opts.insecure ? { rejectUnauthorized: false } : {}),
       headers: opts.token ? { Authorization: `Bearer ${opts.token}` } : {},
     }, (res) => {
       let body = ''

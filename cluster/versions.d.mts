@@ -1,0 +1,5 @@
+// Types for cluster/versions.mjs, so TypeScript callers are checked against it.
+export declare const KUBE_VERSIONS: { kubernetes: string; etcd: string; coredns: string }
+export declare const CONTROL_PLANE_BINARIES: readonly ['etcd', 'kube-apiserver', 'kube-controller-manager']
+export declare const NODE_BINARIES: readonly ['kube-scheduler', 'kubelet', 'kube-proxy', 'kubectl', 'coredns']
+export declare function kubeCacheDir(env?: Record<string, string | undefined>): string
