@@ -48,7 +48,7 @@ export interface ResourceType {
 }
 
 /**
- * The three wordings kube-apiserver v1.31 uses for an unsupported field selector:
+ * The three wordings kube-apiserver v1.34 uses for an unsupported field selector:
  * `"x" is not a known field selector: only "metadata.name", "metadata.namespace"` (`known`),
  * `field label not supported: x` (`label`), `field label "x" not supported for Job` (`kind`).
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { CelFormatError, celFormat } from '../../shared/crd/cel-format.js'
 
-// Expected texts are what kube-apiserver v1.31 printed for the same template and value.
+// Expected texts are what kube-apiserver v1.34 printed for the same template and value.
 describe('celFormat prints like the API server evaluating a messageExpression', () => {
   it.each<[string, unknown[], string]>([
     ['got %d', [2000001n], 'got 2000001'],

@@ -184,7 +184,7 @@ describe('npm run release: the CLI tarball', () => {
   }, 60_000)
 })
 
-describeCluster('npm run release: install.yaml on a real kube-apiserver v1.31', () => {
+describeCluster('npm run release: install.yaml on a real kube-apiserver v1.34', () => {
   const cp = useControlPlane()
 
   it('applies in file order with strict field validation after Knative\'s CRDs, then platform-namespaces.yaml and platform.yaml, and the server runs every Service on the digest', async () => {

@@ -1,4 +1,4 @@
-// Behaviour the embedded API server took over from kube-apiserver v1.31, found by the
+// Behaviour the embedded API server took over from kube-apiserver v1.34, found by the
 // differential test (test/cluster/differential.test.ts), pinned here so it holds without a
 // cluster: field ownership and server-side apply conflicts, decoding of unknown fields, CRD
 // schema checks, and Secrets' stringData.
