@@ -100,8 +100,12 @@ describeNode('a real node (npm run cluster): Kinetic\'s image as Pods and Jobs o
         template: { spec: { restartPolicy: 'Never', containers: [{ name: 'probe', image, command: ['node', '-e', probe] }] } },
       },
     }, NS)
-    await kubectl('wait', '-n', NS, '--for=condition=Complete', 'job/reach-by-name', '--timeout=180s')
-    expect(await kubectl('logs', '-n', NS, 'job/reach-by-name')).toContain('readiness answered 204')
+    const finished = await eventually('Job reach-by-name to finish', async () => {
+      const job = await node.admin.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(`/apis/batch/v1/namespaces/${NS}/jobs/reach-by-name`)
+      return job?.status?.conditions?.find((c) => ['Complete', 'Failed'].includes(c.type) && c.status === 'True')?.type
+    }, 300_000, 1000)
+    const probeLog = await kubectl('logs', '-n', NS, 'job/reach-by-name')
+    expect({ finished, probeLog }).toEqual({ finished: 'Complete', probeLog: 'readiness answered 204\n' })
 
     // The function's own log, through the API server from the kubelet.
     expect(await kubectl('logs', '-n', NS, 'dead-letter')).toMatch(/listening|ready|"level"/i)
