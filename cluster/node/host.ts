@@ -102,18 +102,23 @@ export function removeNodeChains(): void {
   for (const [save, restore] of [['iptables-save', 'iptables-restore'], ['ip6tables-save', 'ip6tables-restore']] as const) {
     const saved = sh(save, [])
     if (saved.status !== 0) continue
-    const kept = saved.stdout
-      .split('\n')
-      .filter((line) => {
-        const declared = /^:(\S+)/.exec(line)?.[1]
-        if (declared) return !NODE_CHAIN.test(declared)
-        const rule = /^-A\s+(\S+)(.*)$/.exec(line)
-        if (rule) return !NODE_CHAIN.test(rule[1] as string) && !/\s-[jg]\s+(KUBE-|CNI-)/.test(rule[2] as string)
-        return true
-      })
-      .join('\n')
+    const kept = withoutNodeChains(saved.stdout)
     if (kept !== saved.stdout) sh(restore, [], kept)
   }
+}
+
+/** Pure: iptables-save output without the KUBE- and CNI- chains and the rules that are in or jump to them. */
+export function withoutNodeChains(saved: string): string {
+  return saved
+    .split('\n')
+    .filter((line) => {
+      const declared = /^:(\S+)/.exec(line)?.[1]
+      if (declared) return !NODE_CHAIN.test(declared)
+      const rule = /^-A\s+(\S+)(.*)$/.exec(line)
+      if (rule) return !NODE_CHAIN.test(rule[1] as string) && !/\s-[jg]\s+(KUBE-|CNI-)/.test(rule[2] as string)
+      return true
+    })
+    .join('\n')
 }
 
 /** Network namespaces under /run/netns now. */
