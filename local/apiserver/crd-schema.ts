@@ -1,3 +1,4 @@
+import { forbidden, invalid, notSupported, required } from '../../shared/crd/field-error.js'
 import type { StatusCause } from './api-error.js'
 import { schemaUnknownPaths } from './decoding.js'
 import { deepEqual } from './object-meta.js'
@@ -24,10 +25,6 @@ interface CrdVersion {
   schema?: { openAPIV3Schema?: JSONSchemaProps }
 }
 
-const required = (field: string, detail: string): StatusCause => ({ reason: 'FieldValueRequired', field, message: `Required value: ${detail}` })
-const forbidden = (field: string, detail: string): StatusCause => ({ reason: 'FieldValueForbidden', field, message: `Forbidden: ${detail}` })
-const invalidValue = (field: string, value: string, detail: string): StatusCause => ({ reason: 'FieldValueInvalid', field, message: `Invalid value: ${value}: ${detail}` })
-
 /** Where each version's schema is reported, and the schema; one entry when all versions share it. */
 export function schemaSites(crd: KubeObject): Array<{ field: string; schema: JSONSchemaProps | undefined; index: number }> {
   const versions = (((crd.spec as Obj | undefined)?.versions ?? []) as CrdVersion[])
@@ -53,7 +50,7 @@ export function crdSchemaCauses(crd: KubeObject): StatusCause[] {
 
 function checkRoot(s: JSONSchemaProps, path: string, out: StatusCause[]): void {
   if (!s.type) out.push(required(`${path}.type`, 'must not be empty at the root'))
-  else if (s.type !== 'object') out.push(invalidValue(`${path}.type`, JSON.stringify(s.type), 'must be object at the root'))
+  else if (s.type !== 'object') out.push(invalid(`${path}.type`, s.type, 'must be object at the root'))
   if (s.nullable === true) out.push(forbidden(`${path}.nullable`, 'nullable cannot be true at the root'))
   const meta = s.properties?.metadata
   if (meta) {
@@ -72,7 +69,7 @@ type Level = 'root' | 'field' | 'item'
 function checkNode(s: JSONSchemaProps, path: string, level: Level, out: StatusCause[], inJunctor = false): void {
   if ('$ref' in s) out.push(forbidden(`${path}.$ref`, '$ref is not supported'))
   const preserve = s['x-kubernetes-preserve-unknown-fields']
-  if (preserve === false) out.push(invalidValue(`${path}.x-kubernetes-preserve-unknown-fields`, 'false', 'must be true or undefined'))
+  if (preserve === false) out.push(invalid(`${path}.x-kubernetes-preserve-unknown-fields`, false, 'must be true or undefined'))
   if (inJunctor) {
     if (s.type !== undefined) out.push(forbidden(`${path}.type`, 'must be empty to be structural'))
   } else if (level !== 'root') {
@@ -81,7 +78,7 @@ function checkNode(s: JSONSchemaProps, path: string, level: Level, out: StatusCa
     }
   }
   if (s.type !== undefined && !TYPES.includes(s.type)) {
-    out.push({ reason: 'FieldValueNotSupported', field: `${path}.type`, message: `Unsupported value: ${JSON.stringify(s.type)}: supported values: ${TYPES.map((t) => JSON.stringify(t)).join(', ')}` })
+    out.push(notSupported(`${path}.type`, s.type, TYPES))
   }
   if (s.type === 'array' && !s.items && !inJunctor) out.push(required(`${path}.items`, 'must be specified'))
   if (s.properties && s.additionalProperties !== undefined && s.additionalProperties !== false) {
@@ -92,7 +89,7 @@ function checkNode(s: JSONSchemaProps, path: string, level: Level, out: StatusCa
       new RegExp(s.pattern, 'u')
     } catch (err) {
       // The explanation after "isn't:" is Go's regexp package's in the real server.
-      out.push(invalidValue(`${path}.pattern`, JSON.stringify(s.pattern), `must be a valid regular expression, but isn't: ${(err as Error).message}`))
+      out.push(invalid(`${path}.pattern`, s.pattern, `must be a valid regular expression, but isn't: ${(err as Error).message}`))
     }
   }
   checkListExtensions(s, path, out)
@@ -136,7 +133,8 @@ function checkListExtensions(s: JSONSchemaProps, path: string, out: StatusCause[
     out.push(required(`${path}.x-kubernetes-list-type`, 'must be map if x-kubernetes-list-map-keys is non-empty'))
   }
   if (listType === 'set' && s.items?.type === 'object' && s.items['x-kubernetes-map-type'] !== 'atomic') {
-    out.push(invalidValue(`${path}.items.x-kubernetes-map-type`, JSON.stringify(String(s.items['x-kubernetes-map-type'] ?? 'null')), 'must be atomic as item of a list with x-kubernetes-list-type=set'))
+    // The real server reports the items' x-kubernetes-list-type as the invalid value here (null when unset).
+    out.push(invalid(`${path}.items.x-kubernetes-map-type`, s.items['x-kubernetes-list-type'] ?? null, 'must be atomic as item of a list with x-kubernetes-list-type=set'))
   }
 }
 
@@ -152,7 +150,7 @@ function checkDefault(s: JSONSchemaProps, path: string, out: StatusCause[]): voi
   }
   const probe = { v: structuredClone(value) }
   if (schemaUnknownPaths(value, rest, '', false).length) {
-    out.push(invalidValue(`${path}.default`, goValue(value), 'must not have unknown fields'))
+    out.push(invalid(`${path}.default`, value, 'must not have unknown fields'))
     return
   }
   const { causes } = validator.validate(probe)
@@ -166,11 +164,4 @@ function checkDefault(s: JSONSchemaProps, path: string, out: StatusCause[]): voi
 
 function escapeRe(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-}
-
-/** A JSON value as Go's `%#v` prints decoded JSON (maps with sorted keys). */
-function goValue(value: unknown): string {
-  if (isObj(value)) return `map[string]interface {}{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${goValue(value[k])}`).join(', ')}}`
-  if (Array.isArray(value)) return `[]interface {}{${value.map(goValue).join(', ')}}`
-  return JSON.stringify(value)
 }

@@ -1,4 +1,5 @@
 import { celCostCauses, schemaLocations } from '../../shared/crd/cel-budget.js'
+import { invalid, notSupported, required } from '../../shared/crd/field-error.js'
 import type { StatusCause } from './api-error.js'
 import { compileJsonPath } from './jsonpath.js'
 import type { ResourceType } from './resource-type.js'
@@ -32,23 +33,24 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 export function resourceTypeFromCrd(crd: KubeObject, factory: SchemaValidatorFactory): { type?: ResourceType; causes: StatusCause[] } {
   const spec = (crd.spec ?? {}) as CrdSpec
   const causes: StatusCause[] = []
-  const req = (field: string): void => void causes.push({ reason: 'FieldValueRequired', field, message: 'Required value' })
+  const req = (field: string): void => void causes.push(required(field))
   const names = spec.names ?? {}
   if (!spec.group) req('spec.group')
   if (!names.plural) req('spec.names.plural')
-  else if (!DNS_LABEL.test(names.plural)) causes.push({ reason: 'FieldValueInvalid', field: 'spec.names.plural', message: `Invalid value: ${JSON.stringify(names.plural)}: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'` })
+  else if (!DNS_LABEL.test(names.plural)) causes.push(invalid('spec.names.plural', names.plural, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-'"))
   if (!names.kind) req('spec.names.kind')
   if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') {
-    causes.push({ reason: 'FieldValueNotSupported', field: 'spec.scope', message: `Unsupported value: ${JSON.stringify(spec.scope ?? '')}: supported values: "Cluster", "Namespaced"` })
+    causes.push(notSupported('spec.scope', spec.scope ?? '', ['Cluster', 'Namespaced']))
   }
   if (spec.group && names.plural && crd.metadata.name !== `${names.plural}.${spec.group}`) {
-    causes.push({ reason: 'FieldValueInvalid', field: 'metadata.name', message: `Invalid value: ${JSON.stringify(crd.metadata.name)}: must be spec.names.plural+"."+spec.group` })
+    causes.push(invalid('metadata.name', crd.metadata.name, 'must be spec.names.plural+"."+spec.group'))
   }
   const versions = spec.versions ?? []
   if (versions.length === 0) req('spec.versions')
   const storage = versions.filter((v) => v.storage)
   if (versions.length && storage.length !== 1) {
-    causes.push({ reason: 'FieldValueInvalid', field: 'spec.versions', message: `Invalid value: ${JSON.stringify(versions.map((v) => v.name))}: must have exactly one version marked as storage version` })
+    // Known difference: the real server shows every version in full (its internal structs) as the value.
+    causes.push(invalid('spec.versions', versions.map((v) => v.name), 'must have exactly one version marked as storage version'))
   }
   const validators = new Map<string, SchemaValidator>()
   const columns = new Map<string, ReturnType<typeof printerColumns>>()
@@ -70,7 +72,7 @@ export function resourceTypeFromCrd(crd: KubeObject, factory: SchemaValidatorFac
       try {
         compileJsonPath(c.jsonPath)
       } catch (err) {
-        causes.push({ reason: 'FieldValueInvalid', field: `spec.versions[${i}].additionalPrinterColumns[${j}].jsonPath`, message: `Invalid value: ${JSON.stringify(c.jsonPath)}: ${(err as Error).message}` })
+        causes.push(invalid(`spec.versions[${i}].additionalPrinterColumns[${j}].jsonPath`, c.jsonPath, (err as Error).message))
       }
     }
     if (v.name && causes.length === 0) columns.set(v.name, printerColumns(v.additionalPrinterColumns))

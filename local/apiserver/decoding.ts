@@ -1,3 +1,5 @@
+import { errorBody } from '../../shared/crd/field-error.js'
+import { goJson } from '../../shared/crd/go-value.js'
 import { ApiError, badRequest } from './api-error.js'
 import type { ResourceType } from './resource-type.js'
 import type { KubeObject } from './types.js'
@@ -116,7 +118,8 @@ export function strictDecodingError(rt: ResourceType, version: string, fields: s
  * object itself (as Go writes it, keys sorted) as the invalid value of the field `patch`.
  */
 export function strictPatchError(patched: unknown, fields: string[]): ApiError {
-  const detail = `Invalid value: ${JSON.stringify(sortedJson(patched))}: strict decoding error: ${listed(fields)}`
+  // The value is a Go string holding the patched object as Go's JSON encoder writes it.
+  const detail = errorBody('FieldValueInvalid', goJson(patched), `strict decoding error: ${listed(fields)}`)
   return new ApiError(422, 'Invalid', ` "" is invalid: patch: ${detail}`, { causes: [{ reason: 'FieldValueInvalid', message: detail, field: 'patch' }] })
 }
 
@@ -136,19 +139,6 @@ export function typedPatchError(rt: ResourceType, version: string, namespace: st
   const gv = rt.group ? `${rt.group}/${version}` : `/${version}`
   const err = new ApiError(500, '', `failed to create typed patch object (${namespace}/${name}; ${gv}, Kind=${rt.kind}): ${detail}`)
   return err
-}
-
-/** JSON with object keys sorted at every level, as Go's encoder writes a map. */
-export function sortedJson(value: unknown): string {
-  return JSON.stringify(sortKeys(value))
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys)
-  if (!isObj(value)) return value
-  const out: Obj = {}
-  for (const k of Object.keys(value).sort()) out[k] = sortKeys(value[k])
-  return out
 }
 
 /** The start of a body as the real server quotes it in decoding errors: text for an object, hex otherwise. */

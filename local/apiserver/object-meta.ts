@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto'
+import { invalid } from '../../shared/crd/field-error.js'
 import type { StatusCause } from './api-error.js'
 
 const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/
@@ -8,23 +9,15 @@ const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/
 export function nameCauses(name: string, asLabel: boolean): StatusCause[] {
   const field = 'metadata.name'
   if (asLabel) {
-    if (name.length > 63) return [{ reason: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(name)}: must be no more than 63 characters` }]
+    if (name.length > 63) return [invalid(field, name, 'must be no more than 63 characters')]
     if (!DNS_LABEL.test(name)) {
-      return [{
-        reason: 'FieldValueInvalid',
-        field,
-        message: `Invalid value: ${JSON.stringify(name)}: a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
-      }]
+      return [invalid(field, name, "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')")]
     }
     return []
   }
-  if (name.length > 253) return [{ reason: 'FieldValueInvalid', field, message: `Invalid value: ${JSON.stringify(name)}: must be no more than 253 characters` }]
+  if (name.length > 253) return [invalid(field, name, 'must be no more than 253 characters')]
   if (!DNS_SUBDOMAIN.test(name)) {
-    return [{
-      reason: 'FieldValueInvalid',
-      field,
-      message: `Invalid value: ${JSON.stringify(name)}: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
-    }]
+    return [invalid(field, name, "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')")]
   }
   return []
 }

@@ -6,6 +6,7 @@ import {
   conflict,
   expired,
   forbidden,
+  formatCause,
   invalid,
   noSuchResource,
   notFound,
@@ -23,6 +24,7 @@ import { ResourceRegistry } from './resource-registry.js'
 import { apiVersionOf, fieldSelectorsOf, groupResource, tracksGeneration, type ResourceType } from './resource-type.js'
 import { parseFieldSelector, parseLabelSelector, pinnedName, type FieldSelectorRules, type Selector } from './selectors.js'
 import type { KubeObject, WatchEvent, WatchEventType } from './types.js'
+import { invalid as invalidField } from '../../shared/crd/field-error.js'
 import { applySchema } from '../../shared/crd/schema-pass.js'
 import { CEL_SKIPPED_MESSAGE } from '../../shared/crd/validate.js'
 import { createSchemaValidator, type JSONSchemaProps } from './validation.js'
@@ -564,10 +566,9 @@ export class ObjectStore {
     const sentRv = incoming.metadata.resourceVersion
     if (!sentRv && rt.crdName) {
       // Custom resources do not allow unconditional updates; the real server words this with the resource, not the kind.
-      throw new ApiError(422, 'Invalid', `${groupResource(rt)} "${name}" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update`, {
-        name, group: rt.group, kind: rt.plural,
-        causes: [{ reason: 'FieldValueInvalid', field: 'metadata.resourceVersion', message: 'Invalid value: 0x0: must be specified for an update' }],
-      })
+      // The value is the resourceVersion the server parsed, a uint64 0.
+      const cause = invalidField('metadata.resourceVersion', 0, 'must be specified for an update')
+      throw new ApiError(422, 'Invalid', `${groupResource(rt)} "${name}" is invalid: ${formatCause(cause)}`, { name, group: rt.group, kind: rt.plural, causes: [cause] })
     }
     if (sentRv && sentRv !== prev.obj.metadata.resourceVersion) throw conflict(rt, name)
 
@@ -857,7 +858,7 @@ export class ObjectStore {
       if (body.apiVersion === undefined) throw badRequest(`the API version in the data () does not match the expected API version (${av})`)
       if (body.kind !== t.rt.kind && body.apiVersion === av) {
         const name = isObj(body.metadata) && typeof body.metadata.name === 'string' ? body.metadata.name : ''
-        const cause = { reason: 'FieldValueInvalid', field: 'kind', message: `Invalid value: ${JSON.stringify(body.kind)}: must be ${t.rt.kind}` }
+        const cause = invalidField('kind', body.kind, `must be ${t.rt.kind}`)
         throw new ApiError(422, 'Invalid', `${String(body.kind)}.${t.rt.group} ${JSON.stringify(name)} is invalid: kind: ${cause.message}`, { name, group: t.rt.group, kind: String(body.kind), causes: [cause] })
       }
     }
@@ -937,12 +938,15 @@ export class ObjectStore {
     const { rt } = t
     if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
       defaultCrd(next)
-      this.checkCrd(rt, next)
       const oldSpec = old.spec as Obj
       const newSpec = next.spec as Obj
-      if (oldSpec?.group !== newSpec?.group || (oldSpec?.names as Obj)?.plural !== (newSpec?.names as Obj)?.plural) {
-        throw invalid(rt, next.metadata.name as string, [{ reason: 'FieldValueInvalid', field: 'spec.group', message: 'Invalid value: field is immutable' }])
-      }
+      // The served group and plural cannot change; the real server reports only that.
+      const changed = [
+        oldSpec?.group !== newSpec?.group && invalidField('spec.group', newSpec?.group, 'field is immutable'),
+        (oldSpec?.names as Obj)?.plural !== (newSpec?.names as Obj)?.plural && invalidField('spec.names.plural', (newSpec?.names as Obj)?.plural, 'field is immutable'),
+      ].filter((c) => c !== false)
+      if (changed.length) throw invalid(rt, next.metadata.name as string, changed)
+      this.checkCrd(rt, next)
       next.status = establishedStatus(next, String((((old.status as Obj)?.conditions as Obj[] | undefined)?.[0])?.lastTransitionTime ?? timestamp(this.now())))
     }
     if (rt.group === '' && rt.kind === 'Namespace') {
@@ -975,7 +979,7 @@ export class ObjectStore {
     const existing = this.registry.byKey(`${spec.names.plural}.${spec.group}`)
     if (existing && !existing.crdName) {
       throw invalid(this.registry.byKey('customresourcedefinitions.apiextensions.k8s.io') as ResourceType, crd.metadata.name as string, [
-        { reason: 'FieldValueInvalid', field: 'spec.names.plural', message: `Invalid value: ${JSON.stringify(spec.names.plural)}: conflicts with a built-in resource` },
+        invalidField('spec.names.plural', spec.names.plural, 'conflicts with a built-in resource'),
       ])
     }
   }
@@ -1025,7 +1029,7 @@ export class ObjectStore {
       return [...metaCauses, ...(t.rt.validator?.(t.version)?.validate(probe).causes ?? [])]
     }
     const { causes } = applySchema(probe, schema)
-    const skipped = hasRules(schema) ? [{ reason: 'FieldValueInvalid', field: '<nil>', message: `Invalid value: "null": ${CEL_SKIPPED_MESSAGE}` }] : []
+    const skipped = hasRules(schema) ? [invalidField('', null, CEL_SKIPPED_MESSAGE)] : []
     return [...metaCauses, ...causes, ...skipped]
   }
 

@@ -5,7 +5,8 @@
  * (there is nothing to authorize) and is told who it impersonates.
  */
 import type { IncomingMessage } from 'node:http'
-import { badRequest } from './api-error.js'
+import { invalid as invalidField } from '../../shared/crd/field-error.js'
+import { invalid } from './api-error.js'
 
 /** Who every request to the embedded server is. */
 export const LOCAL_ADMIN = { username: 'kinetic-local-admin', groups: ['system:masters', 'system:authenticated'] }
@@ -31,7 +32,10 @@ export function answerReview(
   if (review.kind === 'SelfSubjectReview') return { ...base, status: { userInfo: impersonatedUser(headers) ?? LOCAL_ADMIN } }
   const attrs = spec as { resourceAttributes?: unknown; nonResourceAttributes?: unknown }
   if (!attrs.resourceAttributes && !attrs.nonResourceAttributes) {
-    throw badRequest('SelfSubjectAccessReview.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified')
+    // The real server names neither the kind nor the object here, only the group.
+    throw invalid({ group: review.group, plural: '', kind: '' }, '', [
+      invalidField('spec.resourceAttributes', null, 'exactly one of nonResourceAttributes or resourceAttributes must be specified'),
+    ])
   }
   return { ...base, spec, status: { allowed: true, reason: 'the embedded API server allows every request (local admin)' } }
 }

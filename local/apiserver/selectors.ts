@@ -1,3 +1,4 @@
+import { errorBody } from '../../shared/crd/field-error.js'
 import { badRequest } from './api-error.js'
 import type { FieldSelectorRefusal } from './resource-type.js'
 import type { KubeObject } from './types.js'
@@ -140,7 +141,7 @@ function parseRequirements(src: string): Requirement[] {
     if (t.tok !== 'id') fail(`found '${t.lit}', expected: identifier`)
     const key = t.lit
     const keyErrs = qualifiedNameErrors(key)
-    if (keyErrs.length) fail(`<nil>: Invalid value: ${JSON.stringify(key)}: ${keyErrs.join('; ')}`)
+    if (keyErrs.length) fail(`<nil>: ${errorBody('FieldValueInvalid', key, keyErrs.join('; '))}`)
     // `!key` is complete by itself; whatever follows is the caller's to judge.
     if (op === '!') return { key, op, values: [] }
     const after = look(true).tok
@@ -164,12 +165,12 @@ function parseRequirements(src: string): Requirement[] {
     const errs: string[] = []
     if (bop === 'gt' || bop === 'lt') {
       values.forEach((v, i) => {
-        if (!/^[+-]?\d+$/.test(v)) errs.push(`values[${i}]: Invalid value: ${JSON.stringify(v)}: for 'Gt', 'Lt' operators, the value must be an integer`)
+        if (!/^[+-]?\d+$/.test(v)) errs.push(`values[${i}]: ${errorBody('FieldValueInvalid', v, "for 'Gt', 'Lt' operators, the value must be an integer")}`)
       })
     }
     values.forEach((v, i) => {
       const ve = labelValueErrors(v)
-      if (ve.length) errs.push(`values[${i}][${key}]: Invalid value: ${JSON.stringify(v)}: ${ve.join('; ')}`)
+      if (ve.length) errs.push(`values[${i}][${key}]: ${errorBody('FieldValueInvalid', v, ve.join('; '))}`)
     })
     if (errs.length) fail(errs.length === 1 ? (errs[0] as string) : `[${errs.join(', ')}]`)
     return { key, op: bop, values }

@@ -1,6 +1,7 @@
 import { Environment, type ParseResult } from '@marcbachmann/cel-js'
 import { celFormat } from './cel-format.js'
-import { fieldCause, invalidValue, isObject, joinPath, typeName, type FieldCause } from './field-error.js'
+import { fieldError, invalid, isObject, joinPath, typeName, type FieldCause, type FieldErrorType } from './field-error.js'
+import { GoStruct } from './go-value.js'
 import { listMapKey, ROOT_FIELDS } from './schema-pass.js'
 import type { JsonSchemaProps, ValidationRule } from './structural.js'
 
@@ -62,12 +63,12 @@ function compileNode(s: JsonSchemaProps, path: string, byNode: CompiledRules['by
           try {
             entry.message = CRD_CEL.parse(rule.messageExpression)
           } catch (err) {
-            errors.push(fieldCause(`${at}.messageExpression`, 'FieldValueInvalid', `Invalid value: ${goRule(rule)}: messageExpression compilation failed: ${celError(rule.messageExpression, err)}`))
+            errors.push(invalid(`${at}.messageExpression`, goRule(rule), `messageExpression compilation failed: ${celError(rule.messageExpression, err)}`))
           }
         }
         compiled.push(entry)
       } catch (err) {
-        errors.push(fieldCause(`${at}.rule`, 'FieldValueInvalid', `Invalid value: ${goRule(rule)}: compilation failed: ${celError(rule.rule, err)}`))
+        errors.push(invalid(`${at}.rule`, goRule(rule), `compilation failed: ${celError(rule.rule, err)}`))
       }
     })
     byNode.set(s, compiled)
@@ -124,7 +125,7 @@ function runNodeRules(compiled: CompiledRule[], value: unknown, s: JsonSchemaPro
     try {
       ok = c.program(vars)
     } catch (err) {
-      causes.push(invalidValue(field, shownType, `${firstLine(err)} evaluating rule: ${c.rule.rule}`))
+      causes.push(invalid(field, shownType, `${firstLine(err)} evaluating rule: ${c.rule.rule}`))
       continue
     }
     if (ok === true) continue
@@ -142,11 +143,8 @@ function ruleFailure(c: CompiledRule, vars: Json, field: string, shownType: stri
       // The static message or the rule text stands in when messageExpression itself fails, as on the server.
     }
   }
-  const reason = c.rule.reason ?? 'FieldValueInvalid'
-  if (reason === 'FieldValueRequired') return fieldCause(field, reason, `Required value: ${message}`)
-  if (reason === 'FieldValueForbidden') return fieldCause(field, reason, `Forbidden: ${message}`)
-  if (reason === 'FieldValueDuplicate') return fieldCause(field, reason, `Duplicate value: ${JSON.stringify(shownType)}: ${message}`)
-  return fieldCause(field, reason, `Invalid value: ${JSON.stringify(shownType)}: ${message}`)
+  // The schema's type stands in for the value (the API server's CEL validator reports it so).
+  return fieldError(field, (c.rule.reason ?? 'FieldValueInvalid') as FieldErrorType, shownType, message)
 }
 
 /** Pure: the CEL view of a decoded JSON value: whole numbers become CEL ints (bigint) unless the schema says `number`. */
@@ -163,13 +161,14 @@ export function toCel(schema: JsonSchemaProps | undefined, value: unknown): unkn
 }
 
 /**
- * Pure: a rule as the API server prints the invalid value, Go's `%#v` of its ValidationRule.
- * Set pointer fields print as addresses there; a placeholder address stands in for them here.
+ * Pure: a rule as the API server holds it when it reports the rule as an invalid value: its
+ * internal ValidationRule struct, whose unset pointer fields (reason, optionalOldSelf) are nil.
  */
-export function goRule(rule: ValidationRule): string {
-  const ptr = (type: string, set: boolean) => `(*${type})(${set ? '0xc000000000' : 'nil'})`
-  return `apiextensions.ValidationRule{Rule:${JSON.stringify(rule.rule)}, Message:${JSON.stringify(rule.message ?? '')}, MessageExpression:${JSON.stringify(rule.messageExpression ?? '')}, `
-    + `Reason:${ptr('apiextensions.FieldValueErrorReason', rule.reason !== undefined)}, FieldPath:${JSON.stringify(rule.fieldPath ?? '')}, OptionalOldSelf:${ptr('bool', rule.optionalOldSelf !== undefined)}}`
+export function goRule(rule: ValidationRule): GoStruct {
+  return new GoStruct([
+    ['Rule', rule.rule], ['Message', rule.message ?? ''], ['MessageExpression', rule.messageExpression ?? ''],
+    ['Reason', rule.reason ?? null], ['FieldPath', rule.fieldPath ?? ''], ['OptionalOldSelf', rule.optionalOldSelf ?? null],
+  ])
 }
 
 /**

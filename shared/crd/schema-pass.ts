@@ -1,4 +1,5 @@
-import { fieldCause, invalidValue, isObject, joinPath, typeName, type FieldCause } from './field-error.js'
+import { duplicate, invalid, isObject, joinPath, notSupported, required, tooLong, tooMany, typeInvalid, typeName, type FieldCause } from './field-error.js'
+import { goJson, goQuote } from './go-value.js'
 import type { JsonSchemaProps } from './structural.js'
 
 /**
@@ -27,13 +28,14 @@ export function applySchema(root: Json, schema: JsonSchemaProps): SchemaPassResu
 function walk(value: unknown, s: JsonSchemaProps, path: string, out: SchemaPassResult): void {
   if (!typeMatches(value, s)) {
     const expected = s['x-kubernetes-int-or-string'] ? 'integer,string' : (s.type ?? 'object')
-    const got = JSON.stringify(typeName(value))
-    out.causes.push(fieldCause(path, 'FieldValueTypeInvalid', `Invalid value: ${got}: ${path || 'body'} in body must be of type ${expected}: ${got}`))
+    const got = typeName(value)
+    out.causes.push(typeInvalid(path, got, `${path || 'body'} in body must be of type ${expected}: ${goQuote(got)}`))
     return
   }
   if (isObject(value)) applyObject(value, s, path, out, s['x-kubernetes-embedded-resource'] ? ROOT_FIELDS : undefined)
   else if (Array.isArray(value)) applyArray(value, s, path, out)
   else checkScalar(value, s, path, out)
+  checkEnum(value, s, path, out)
   checkCombinators(value, s, path, out)
 }
 
@@ -87,11 +89,11 @@ function applyObject(value: Json, s: JsonSchemaProps, path: string, out: SchemaP
     walk(v, child, props?.[key] ? joinPath(path, key) : `${path}[${key}]`, out)
   }
   for (const req of s.required ?? []) {
-    if (value[req] === undefined) out.causes.push(fieldCause(joinPath(path, req), 'FieldValueRequired', 'Required value'))
+    if (value[req] === undefined) out.causes.push(required(joinPath(path, req)))
   }
   const n = Object.keys(value).length
-  if (s.minProperties !== undefined && n < s.minProperties) out.causes.push(invalidValue(path, n, `${path || 'body'} in body should have at least ${s.minProperties} properties`))
-  if (s.maxProperties !== undefined && n > s.maxProperties) out.causes.push(fieldCause(path, 'FieldValueTooMany', `Too many: ${n}: must have at most ${s.maxProperties} items`))
+  if (s.minProperties !== undefined && n < s.minProperties) out.causes.push(invalid(path, n, `${path || 'body'} in body should have at least ${s.minProperties} properties`))
+  if (s.maxProperties !== undefined && n > s.maxProperties) out.causes.push(tooMany(path, n, s.maxProperties))
 }
 
 /** Pure: the identity of a list-map item, built from its key fields. */
@@ -105,15 +107,16 @@ function applyArray(value: unknown[], s: JsonSchemaProps, path: string, out: Sch
   value.forEach((item, i) => {
     if (s.items && (item !== null || s.items.nullable)) walk(item, s.items, `${path}[${i}]`, out)
   })
-  if (s.minItems !== undefined && value.length < s.minItems) out.causes.push(invalidValue(path, value.length, `${path} in body should have at least ${s.minItems} items`))
-  if (s.maxItems !== undefined && value.length > s.maxItems) out.causes.push(fieldCause(path, 'FieldValueTooMany', `Too many: ${value.length}: must have at most ${s.maxItems} items`))
+  if (s.minItems !== undefined && value.length < s.minItems) out.causes.push(invalid(path, value.length, `${path} in body should have at least ${s.minItems} items`))
+  if (s.maxItems !== undefined && value.length > s.maxItems) out.causes.push(tooMany(path, value.length, s.maxItems))
   if (listType === 'map' || listType === 'set' || s.uniqueItems) {
     const seen = new Set<string>()
     value.forEach((item, i) => {
-      const key = listType === 'map' ? listMapKey(item, mapKeys) : JSON.stringify(item)
+      const key = listType === 'map' ? listMapKey(item, mapKeys) : goJson(item)
       if (seen.has(key)) {
-        const shown = listType === 'map' ? goMapLiteral(Object.fromEntries(mapKeys.map((k) => [k, isObject(item) ? item[k] : undefined]))) : JSON.stringify(item)
-        out.causes.push(fieldCause(`${path}[${i}]`, 'FieldValueDuplicate', `Duplicate value: ${shown}`))
+        // A list map reports the item's key fields, a set the item itself.
+        const shown = listType === 'map' ? Object.fromEntries(mapKeys.map((k) => [k, isObject(item) ? item[k] : undefined])) : item
+        out.causes.push(duplicate(`${path}[${i}]`, shown))
       }
       seen.add(key)
     })
@@ -160,34 +163,30 @@ function exceedsUpper(value: number, s: JsonSchemaProps): string | undefined {
 
 // The order and grouping of the API server's validator: a string's length and pattern checks
 // stop at the first failure, then its format; a number's multipleOf, maximum and minimum all
-// report; the enum comes last.
+// report; the enum comes after them (checkEnum).
 function checkScalar(value: unknown, s: JsonSchemaProps, path: string, out: SchemaPassResult): void {
   if (typeof value === 'string') {
     const len = [...value].length
-    if (s.maxLength !== undefined && len > s.maxLength) out.causes.push(fieldCause(path, 'FieldValueTooLong', `Too long: may not be longer than ${s.maxLength}`))
-    else if (s.minLength !== undefined && len < s.minLength) out.causes.push(invalidValue(path, value, `${path} in body should be at least ${s.minLength} chars long`))
-    else if (s.pattern !== undefined && !new RegExp(s.pattern, 'u').test(value)) out.causes.push(invalidValue(path, value, `${path} in body should match '${s.pattern}'`))
+    if (s.maxLength !== undefined && len > s.maxLength) out.causes.push(tooLong(path, s.maxLength))
+    else if (s.minLength !== undefined && len < s.minLength) out.causes.push(invalid(path, value, `${path} in body should be at least ${s.minLength} chars long`))
+    else if (s.pattern !== undefined && !new RegExp(s.pattern, 'u').test(value)) out.causes.push(invalid(path, value, `${path} in body should match '${s.pattern}'`))
     const format = s.format === undefined ? undefined : FORMATS[s.format]
     if (format && !format.test(value)) {
-      out.causes.push(fieldCause(path, 'FieldValueTypeInvalid', `Invalid value: ${JSON.stringify(value)}: ${path} in body must be of type ${s.format}: ${JSON.stringify(value)}`))
+      out.causes.push(typeInvalid(path, value, `${path} in body must be of type ${s.format}: ${goQuote(value)}`))
     }
   }
   if (typeof value === 'number') {
-    if (typeof s.multipleOf === 'number' && value % s.multipleOf !== 0) out.causes.push(invalidValue(path, value, `${path} in body should be a multiple of ${s.multipleOf}`))
+    if (typeof s.multipleOf === 'number' && value % s.multipleOf !== 0) out.causes.push(invalid(path, value, `${path} in body should be a multiple of ${s.multipleOf}`))
     const high = exceedsUpper(value, s)
-    if (high) out.causes.push(invalidValue(path, value, `${path} in body should be ${high}`))
+    if (high) out.causes.push(invalid(path, value, `${path} in body should be ${high}`))
     const low = exceedsLower(value, s)
-    if (low) out.causes.push(invalidValue(path, value, `${path} in body should be ${low}`))
-  }
-  if (s.enum && !s.enum.some((e) => e === value)) {
-    out.causes.push(fieldCause(path, 'FieldValueNotSupported', `Unsupported value: ${JSON.stringify(value)}: supported values: ${s.enum.map((e) => JSON.stringify(e)).join(', ')}`))
+    if (low) out.causes.push(invalid(path, value, `${path} in body should be ${low}`))
   }
 }
 
-/** Pure: a key map printed the way Go's `%#v` prints a `map[string]interface{}` (keys sorted). */
-export function goMapLiteral(m: Record<string, unknown>): string {
-  const entries = Object.keys(m).sort().map((k) => `${JSON.stringify(k)}:${JSON.stringify(m[k])}`)
-  return `map[string]interface {}{${entries.join(', ')}}`
+// Any value, an object or a list too, must equal one of the enum's values.
+function checkEnum(value: unknown, s: JsonSchemaProps, path: string, out: SchemaPassResult): void {
+  if (s.enum && !s.enum.some((e) => goJson(e) === goJson(value))) out.causes.push(notSupported(path, value, s.enum))
 }
 
 /** Whether a value satisfies a sub-schema, checked on a copy so a combinator never prunes or defaults the real object. */
@@ -197,9 +196,13 @@ function passes(value: unknown, s: JsonSchemaProps): boolean {
   return probe.causes.length === 0
 }
 
+// Known difference: the real server words these failures differently ("\"spec.x\" must validate
+// all the schemas (allOf)" on the object itself, with the sub-schemas' own causes); none of
+// Kinetic's CRDs uses the combinators.
 function checkCombinators(value: unknown, s: JsonSchemaProps, path: string, out: SchemaPassResult): void {
-  for (const sub of s.allOf ?? []) if (!passes(value, sub)) out.causes.push(invalidValue(path, value, `${path} in body must match all schemas in allOf`))
-  if (s.anyOf && !s.anyOf.some((sub) => passes(value, sub))) out.causes.push(invalidValue(path, value, `${path} in body must match at least one schema in anyOf`))
-  if (s.oneOf && s.oneOf.filter((sub) => passes(value, sub)).length !== 1) out.causes.push(invalidValue(path, value, `${path} in body must match exactly one schema in oneOf`))
-  if (s.not && passes(value, s.not)) out.causes.push(invalidValue(path, value, `${path} in body must not match the schema in not`))
+  const shown = isObject(value) || Array.isArray(value) ? typeName(value) : value
+  for (const sub of s.allOf ?? []) if (!passes(value, sub)) out.causes.push(invalid(path, shown, `${path} in body must match all schemas in allOf`))
+  if (s.anyOf && !s.anyOf.some((sub) => passes(value, sub))) out.causes.push(invalid(path, shown, `${path} in body must match at least one schema in anyOf`))
+  if (s.oneOf && s.oneOf.filter((sub) => passes(value, sub)).length !== 1) out.causes.push(invalid(path, shown, `${path} in body must match exactly one schema in oneOf`))
+  if (s.not && passes(value, s.not)) out.causes.push(invalid(path, shown, `${path} in body must not match the schema in not`))
 }

@@ -1,5 +1,6 @@
 import { compileRules, runRules } from './cel-rules.js'
-import { fieldCause, isObject, NIL_FIELD, typeName, type FieldCause } from './field-error.js'
+import { invalid, isObject, typeInvalid, typeName, type FieldCause } from './field-error.js'
+import { goQuote } from './go-value.js'
 import { applySchema } from './schema-pass.js'
 import type { JsonSchemaProps } from './structural.js'
 
@@ -58,7 +59,7 @@ export function compileCrdSchema(schema: JsonSchemaProps): SchemaValidator {
       const { causes, unknownFields } = applySchema(root, schema)
       if (!rules.any) return { causes, unknownFields }
       if (causes.some((c) => BLOCKING.has(c.reason))) {
-        causes.push(fieldCause('', 'FieldValueInvalid', `Invalid value: "null": ${CEL_SKIPPED_MESSAGE}`))
+        causes.push(invalid('', null, CEL_SKIPPED_MESSAGE))
       } else {
         causes.push(...runRules(rules, root, schema, old as Record<string, unknown> | undefined))
       }
@@ -77,8 +78,8 @@ const compiled = new WeakMap<JsonSchemaProps, SchemaValidator>()
 export function validateAgainstCrd(crd: CrdLike, object: unknown, options: ValidateOptions = {}): CrdValidationResult {
   const schema = schemaFor(crd, object)
   if (!isObject(object)) {
-    const got = JSON.stringify(typeName(object))
-    return { ok: false, causes: [{ reason: 'FieldValueTypeInvalid', field: NIL_FIELD, message: `Invalid value: ${got}: body in body must be of type object: ${got}` }], unknownFields: [] }
+    const got = typeName(object)
+    return { ok: false, causes: [typeInvalid('', got, `body in body must be of type object: ${goQuote(got)}`)], unknownFields: [] }
   }
   let validator = compiled.get(schema)
   if (!validator) {

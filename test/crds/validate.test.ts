@@ -37,7 +37,7 @@ describe('validateAgainstCrd rejects invalid purko.io objects like the API serve
     ['a step that depends on itself', 'Workflow', aWorkflow(steps({ name: 'plan', type: 'x', dependsOn: ['plan'] })),
       { reason: 'FieldValueInvalid', field: 'spec.steps[0].dependsOn', message: 'Invalid value: "object": WF-003: step "plan" cannot depend on itself' }],
     ['duplicate step names', 'Workflow', aWorkflow(steps({ name: 'plan', type: 'x' }, { name: 'plan', type: 'y' })),
-      { reason: 'FieldValueDuplicate', field: 'spec.steps[1]', message: 'Duplicate value: map[string]interface {}{"name":"plan"}' }],
+      { reason: 'FieldValueDuplicate', field: 'spec.steps[1]', message: 'Duplicate value: {"name":"plan"}' }],
     ['a negative step timeout', 'Workflow', aWorkflow(steps({ name: 'plan', type: 'x', timeout: { timeoutSeconds: -5 } })),
       { reason: 'FieldValueInvalid', field: 'spec.steps[0].timeout.timeoutSeconds', message: 'Invalid value: "object": step "plan" timeout must be non-negative' }],
     ['a step name that is not a DNS label', 'Workflow', aWorkflow(steps({ name: 'Plan_1', type: 'x' })),
@@ -77,7 +77,7 @@ describe('validateAgainstCrd rejects invalid purko.io objects like the API serve
     ['maxEntries above 10000', 'Agent', anAgent({ memory: { maxEntries: 10001 } }),
       { reason: 'FieldValueInvalid', field: 'spec.memory.maxEntries', message: 'Invalid value: "object": spec.memory.maxEntries must be <= 10000 (got 10001)' }],
     ['duplicate tool names', 'Agent', anAgent({ tools: [{ name: 'gh', type: 'mcp' }, { name: 'gh', type: 'api' }] }),
-      { reason: 'FieldValueDuplicate', field: 'spec.tools[1]', message: 'Duplicate value: map[string]interface {}{"name":"gh"}' }],
+      { reason: 'FieldValueDuplicate', field: 'spec.tools[1]', message: 'Duplicate value: {"name":"gh"}' }],
     ['an MCPServer port out of range', 'MCPServer', { apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: { name: 'm' }, spec: { image: 'i', port: 70000 } },
       { reason: 'FieldValueInvalid', field: 'spec.port', message: 'Invalid value: 70000: spec.port in body should be less than or equal to 65535' }],
     ['an LLMProvider of unknown type', 'LLMProvider', { apiVersion: 'purko.io/v1alpha1', kind: 'LLMProvider', metadata: { name: 'l' }, spec: { type: 'azure', model: 'm' } },
@@ -103,7 +103,7 @@ describe('validateAgainstCrd rejects invalid purko.io objects like the API serve
     expect(result.ok).toBe(false)
     if (result.ok) return
     expect(result.causes).toContainEqual({ reason: 'FieldValueTypeInvalid', field: 'spec.parallelism', message: 'Invalid value: "string": spec.parallelism in body must be of type integer: "string"' })
-    expect(result.causes).toContainEqual({ reason: 'FieldValueInvalid', field: '<nil>', message: `Invalid value: "null": ${CEL_SKIPPED_MESSAGE}` })
+    expect(result.causes).toContainEqual({ reason: 'FieldValueInvalid', field: '<nil>', message: `Invalid value: null: ${CEL_SKIPPED_MESSAGE}` })
     expect(result.causes.map((c) => c.message)).not.toContain('Invalid value: "object": step "a" must have either agentRef.name or type')
   })
 })
@@ -218,7 +218,7 @@ describe('validateAgainstCrd works on any CRD', () => {
       causes: [
         { reason: 'FieldValueTypeInvalid', field: 'spec.size', message: 'Invalid value: "boolean": spec.size in body must be of type integer,string: "boolean"' },
         { reason: 'FieldValueDuplicate', field: 'spec.tags[1]', message: 'Duplicate value: "a"' },
-        { reason: 'FieldValueInvalid', field: '<nil>', message: `Invalid value: "null": ${CEL_SKIPPED_MESSAGE}` },
+        { reason: 'FieldValueInvalid', field: '<nil>', message: `Invalid value: null: ${CEL_SKIPPED_MESSAGE}` },
       ],
       unknownFields: [],
     })
@@ -240,7 +240,7 @@ describe('validateAgainstCrd works on any CRD', () => {
       ok: false,
       causes: [
         { reason: 'FieldValueRequired', field: 'spec.size', message: 'Required value' },
-        { reason: 'FieldValueInvalid', field: '<nil>', message: `Invalid value: "null": ${CEL_SKIPPED_MESSAGE}` },
+        { reason: 'FieldValueInvalid', field: '<nil>', message: `Invalid value: null: ${CEL_SKIPPED_MESSAGE}` },
       ],
       unknownFields: [],
     })

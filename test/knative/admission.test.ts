@@ -40,14 +40,33 @@ describe('the §12 admission policy is shipped', () => {
     const names = variable('secretNames')
     expect(names.startsWith('!variables.specChanged ? [] :')).toBe(true)
     for (const source of ['w.?envSecret', 't.?envSecret', 'object.spec.?tests', 'w.mcp.tokenSecret.secretName']) expect(names).toContain(source)
-    expect(variable('deniedSecrets').replace(/\s+/g, ' ')).toBe(
-      "variables.secretNames.filter(n, !authorizer.group('').resource('secrets').namespace(object.metadata.namespace).name(n).check('get').allowed())",
-    )
   })
 
-  it('has the three rules of §12 in order, each with the contract\'s message', () => {
+  it('asks once whether the user may get every Secret, and otherwise checks each of up to 8 different names by name', () => {
+    const flat = (name: string) => variable(name).replace(/\s+/g, ' ')
+    const secrets = "authorizer.group('').resource('secrets').namespace(object.metadata.namespace)"
+    expect(flat('mayGetSecrets')).toBe(`size(variables.secretNames) == 0 || ${secrets}.check('get').allowed()`)
+    expect(flat('secret0')).toBe("variables.mayGetSecrets ? '' : variables.secretNames.min()")
+    for (let i = 1; i < 8; i++) {
+      expect(flat(`secret${i}`)).toBe(`variables.secret${i - 1} == '' || !variables.secretNames.exists(n, n > variables.secret${i - 1}) ? '' : variables.secretNames.filter(n, n > variables.secret${i - 1}).min()`)
+    }
+    expect(flat('moreThanEightSecrets')).toBe("variables.secret7 != '' && variables.secretNames.exists(n, n > variables.secret7)")
+    for (const [a, b] of [[0, 1], [2, 3], [4, 5], [6, 7]]) {
+      expect(flat(`deniedSecrets${a}${b}`)).toBe(`[variables.secret${a}, variables.secret${b}].filter(n, n != '' && !${secrets}.name(n).check('get').allowed())`)
+    }
+  })
+
+  it('makes at most two authorization checks in any one expression (each costs 350,000 of the 1,000,000 an expression may spend)', () => {
+    for (const e of [...spec.variables.map((v) => v.expression), ...spec.validations.map((v) => v.expression)]) {
+      expect((e.match(/\.check\(/g) ?? []).length, e).toBeLessThanOrEqual(2)
+    }
+  })
+
+  it('has the three rules of §12 in order, each with the contract\'s message (rule 1 after its limit of 8 different Secrets by name)', () => {
     expect(spec.validations.map((v) => [v.expression.replace(/\s+/g, ' '), v.messageExpression.replace(/\s+/g, ' ')])).toEqual([
-      ['size(variables.deniedSecrets) == 0',
+      ['!variables.moreThanEightSecrets',
+        "request.userInfo.username + ' may not get every Secret of namespace ' + object.metadata.namespace + ', so a recipe may name at most 8 different Secrets in envSecret and mcp.tokenSecret'"],
+      ['size(variables.deniedSecrets01) + size(variables.deniedSecrets23) + size(variables.deniedSecrets45) + size(variables.deniedSecrets67) == 0',
         "request.userInfo.username + ' may not get every Secret that envSecret or mcp.tokenSecret names in namespace ' + object.metadata.namespace"],
       ["!variables.decisionChanged || authorizer.group('purko.io').resource('workflowrecipes').namespace(object.metadata.namespace).name(object.metadata.name).check('approve').allowed()",
         "'user ' + request.userInfo.username + ' may not approve or reject WorkflowRecipe ' + object.metadata.name"],
@@ -67,7 +86,10 @@ describe('the §12 admission policy is shipped', () => {
     for (const v of spec.variables) {
       if (/\bauthorizer\b/.test(v.expression) || [...authz].some((a) => v.expression.includes(`variables.${a}`))) authz.add(v.name)
     }
-    expect([...authz]).toEqual(['deniedSecrets'])
+    expect([...authz]).toEqual([
+      'mayGetSecrets', ...Array.from({ length: 8 }, (_, i) => `secret${i}`), 'moreThanEightSecrets',
+      'deniedSecrets01', 'deniedSecrets23', 'deniedSecrets45', 'deniedSecrets67',
+    ])
     for (const v of spec.validations) {
       expect(v.messageExpression).not.toMatch(/\bauthorizer\b/)
       for (const a of authz) expect(v.messageExpression).not.toContain(`variables.${a}`)

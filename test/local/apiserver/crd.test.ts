@@ -45,7 +45,7 @@ describe('CustomResourceDefinitions', () => {
     expect(code).toBe(422)
     expect(status).toMatchObject({ kind: 'Status', status: 'Failure', reason: 'Invalid' })
     expect(status.message).toBe(
-      'Widget.example.dev "nosize" is invalid: [spec.size: Required value, <nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]',
+      'Widget.example.dev "nosize" is invalid: [spec.size: Required value, <nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]',
     )
     expect(status.details).toMatchObject({ name: 'nosize', group: 'example.dev', kind: 'Widget' })
     expect(status.details?.causes?.[0]).toEqual({ field: 'spec.size', reason: 'FieldValueRequired', message: 'Required value' })
@@ -61,7 +61,7 @@ describe('CustomResourceDefinitions', () => {
       { field: 'spec.size', reason: 'FieldValueInvalid', message: 'Invalid value: 0: spec.size in body should be greater than or equal to 1' },
       { field: 'spec.color', reason: 'FieldValueNotSupported', message: 'Unsupported value: "pink": supported values: "red", "green", "blue"' },
       { field: 'spec.parts[2].name', reason: 'FieldValueRequired', message: 'Required value' },
-      { field: 'spec.parts[1]', reason: 'FieldValueDuplicate', message: 'Duplicate value: map[string]interface {}{"name":"a"}' },
+      { field: 'spec.parts[1]', reason: 'FieldValueDuplicate', message: 'Duplicate value: {"name":"a"}' },
       expect.objectContaining({ field: '<nil>', message: expect.stringContaining('some validation rules were not checked') }),
     ])
     expect(status.message).toMatch(/^Widget\.example\.dev "many" is invalid: \[spec\.size: Invalid value: 0: .*, spec\.color: Unsupported value: "pink": .*\]$/)

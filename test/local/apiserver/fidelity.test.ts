@@ -1,7 +1,7 @@
 // Behaviour the embedded API server took over from kube-apiserver v1.34, found by the
 // differential test (test/cluster/differential.test.ts), pinned here so it holds without a
 // cluster: field ownership and server-side apply conflicts, decoding of unknown fields, CRD
-// schema checks, and Secrets' stringData.
+// schema checks, how values are printed in field errors, and Secrets' stringData.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startApiServer, type ApiServer } from '../../../local/apiserver/index.js'
 
@@ -126,6 +126,99 @@ describe('CRD schemas', () => {
     const { body } = await call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd('defaulted', { type: 'object' }))
     expect(body.spec.conversion).toEqual({ strategy: 'None' })
     expect(body.spec.names).toMatchObject({ singular: 'gizmo', listKind: 'GizmoList' })
+  })
+})
+
+// Each message below was recorded from kube-apiserver v1.34 for the same request.
+describe('values in field errors, printed as kube-apiserver v1.34 prints them', () => {
+  const CRDS = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions'
+
+  it('prints each Go type its way: a float64 in exponent form, a string with %q, objects as HTML-escaped JSON, one byte and one item singular', async () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          properties: {
+            n: { type: 'integer', maximum: 3 },
+            f: { type: 'number', maximum: 3 },
+            s: { type: 'string', maxLength: 1 },
+            one: { type: 'array', maxItems: 1, items: { type: 'string' } },
+            p1: { type: 'object', maxProperties: 1, additionalProperties: { type: 'string' } },
+            e: { type: 'object', enum: [{ a: 1 }], 'x-kubernetes-preserve-unknown-fields': true },
+            en: { type: 'number', enum: [1.5] },
+            set: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'object', 'x-kubernetes-map-type': 'atomic', 'x-kubernetes-preserve-unknown-fields': true } },
+            q: { type: 'string', pattern: '^a$' },
+          },
+        },
+      },
+    }
+    expect((await call('POST', CRDS, { ...crd('oddities', schema), spec: { ...crd('oddities', schema).spec, names: { plural: 'oddities', kind: 'Oddity' } } })).code).toBe(201)
+    const { code, body } = await call('POST', '/apis/fidelity.dev/v1/namespaces/default/oddities', {
+      apiVersion: 'fidelity.dev/v1', kind: 'Oddity', metadata: { name: 'a' },
+      spec: { n: 4, f: 1234567.5, s: 'xy', one: ['a', 'b'], p1: { a: '1', b: '2' }, e: { b: '<&>' }, en: 2.5, set: [{ k: 'v', n: 1.5 }, { n: 1.5, k: 'v' }], q: 'tab\there\u0001é\u00a0<' },
+    })
+    expect(code).toBe(422)
+    const byField = Object.fromEntries((body.details.causes as Obj[]).map((c) => [c.field, c.message]))
+    expect(byField).toEqual({
+      'spec.n': 'Invalid value: 4: spec.n in body should be less than or equal to 3',
+      'spec.f': 'Invalid value: 1.2345675e+06: spec.f in body should be less than or equal to 3',
+      'spec.en': 'Unsupported value: 2.5: supported values: "1.5"',
+      'spec.s': 'Too long: may not be more than 1 byte',
+      'spec.one': 'Too many: 2: must have at most 1 item',
+      'spec.q': 'Invalid value: "tab\\there\\x01é\\u00a0<": spec.q in body should match \'^a$\'',
+      'spec.e': 'Unsupported value: {"b":"\\u003c\\u0026\\u003e"}: supported values: "{\\"a\\":1}"',
+      'spec.p1': 'Too many: 2: must have at most 1 item',
+      'spec.set[1]': 'Duplicate value: {"k":"v","n":1.5}',
+    })
+  })
+
+  it('shows a CEL rule that does not compile as the JSON of its ValidationRule', async () => {
+    const rules = [
+      { rule: 'self.a < 1 &&', message: '<m>', reason: 'FieldValueForbidden', fieldPath: '.a', optionalOldSelf: true },
+      { rule: 'true', messageExpression: "'a' +" },
+    ]
+    const schema = { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-validations': rules, properties: { a: { type: 'integer' } } } } }
+    const { code, body } = await call('POST', CRDS, crd('celrules', schema))
+    expect(code).toBe(422)
+    const at = 'spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations'
+    const head = (field: string) => String((body.details.causes as Obj[]).find((c) => c.field === field)?.message).replace(/Syntax error: [^]*$/, 'Syntax error: ')
+    expect(head(`${at}[0].rule`)).toBe('Invalid value: {"Rule":"self.a \\u003c 1 \\u0026\\u0026","Message":"\\u003cm\\u003e","MessageExpression":"","Reason":"FieldValueForbidden","FieldPath":".a","OptionalOldSelf":true}: compilation failed: ERROR: <input>:1:14: Syntax error: ')
+    expect(head(`${at}[1].messageExpression`)).toBe('Invalid value: {"Rule":"true","Message":"","MessageExpression":"\'a\' +","Reason":null,"FieldPath":"","OptionalOldSelf":null}: messageExpression compilation failed: ERROR: <input>:1:6: Syntax error: ')
+  })
+
+  it('shows the items\' list type (null when unset) for a set of objects that are not atomic', async () => {
+    const schema = {
+      type: 'object',
+      properties: { spec: { type: 'object', properties: { s: { type: 'array', 'x-kubernetes-list-type': 'set', items: { type: 'object', 'x-kubernetes-map-type': 'granular', properties: { a: { type: 'string' } } } } } } },
+    }
+    const { code, body } = await call('POST', CRDS, crd('sets', schema))
+    expect(code).toBe(422)
+    expect(body.details.causes).toEqual([{
+      reason: 'FieldValueInvalid', field: 'spec.validation.openAPIV3Schema.properties[spec].properties[s].items.x-kubernetes-map-type',
+      message: 'Invalid value: null: must be atomic as item of a list with x-kubernetes-list-type=set',
+    }])
+  })
+
+  it('refuses a new group or plural of a CRD as immutable, showing the new value', async () => {
+    const path = `${CRDS}/gizmos.fidelity.dev`
+    const group = await call('PATCH', path, { spec: { group: 'q.dev' } }, 'application/merge-patch+json')
+    expect(group.body.message).toBe('CustomResourceDefinition.apiextensions.k8s.io "gizmos.fidelity.dev" is invalid: spec.group: Invalid value: "q.dev": field is immutable')
+    const plural = await call('PATCH', path, { spec: { names: { plural: 'gizmoz' } } }, 'application/merge-patch+json')
+    expect(plural.body.message).toBe('CustomResourceDefinition.apiextensions.k8s.io "gizmos.fidelity.dev" is invalid: spec.names.plural: Invalid value: "gizmoz": field is immutable')
+  })
+
+  it('refuses a SelfSubjectAccessReview without attributes with the real 422, naming only the group', async () => {
+    const { code, body } = await call('POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: {} })
+    expect(code).toBe(422)
+    expect(body).toEqual({
+      kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', reason: 'Invalid', code: 422,
+      message: '.authorization.k8s.io "" is invalid: spec.resourceAttributes: Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified',
+      details: {
+        group: 'authorization.k8s.io',
+        causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: null: exactly one of nonResourceAttributes or resourceAttributes must be specified', field: 'spec.resourceAttributes' }],
+      },
+    })
   })
 })
 

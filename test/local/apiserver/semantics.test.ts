@@ -139,7 +139,7 @@ describe('deletion answers', () => {
     await call('POST', widgetPath('put-rv'), aWidget('w', { size: 1 }, 'put-rv'))
     const { code, body } = await call('PUT', widgetPath('put-rv', 'w'), aWidget('w', { size: 2 }, 'put-rv'))
     expect(code).toBe(422)
-    expect(body.message).toBe('widgets.example.dev "w" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update')
+    expect(body.message).toBe('widgets.example.dev "w" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update')
   })
 })
 
