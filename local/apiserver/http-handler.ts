@@ -476,7 +476,8 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     if (review) {
       if (req.method !== 'POST') throw methodNotAllowed()
       const raw = await readBody(req)
-      const body = parseBody(raw, String(req.headers['content-type'] ?? 'application/json'), review.kind, false)
+      const contentType = String(req.headers['content-type'] ?? 'application/json')
+      const body = contentType.includes('protobuf') ? decodeProtobufObject(raw) : parseBody(raw, contentType, review.kind, false)
       sendJson(res, 201, JSON.stringify(answerReview(review, body, req.headersDistinct)))
       return
     }

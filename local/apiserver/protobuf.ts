@@ -2,10 +2,11 @@ import { ApiError } from './api-error.js'
 import type { KubeObject } from './types.js'
 
 /**
- * Decodes the Kubernetes protobuf request bodies kubectl's `create` generators send
- * (`kubectl create configmap|secret|namespace|serviceaccount`). Only those kinds are known;
- * anything else answers 415 so the caller learns to send JSON. Field numbers come from the
- * published generated.proto of k8s.io/api and apimachinery.
+ * Decodes the Kubernetes protobuf request bodies kubectl sends: its `create` generators
+ * (`kubectl create configmap|secret|namespace|serviceaccount`) and the self reviews of
+ * `kubectl auth can-i` and `kubectl auth whoami`. Only those kinds are known; anything else
+ * answers 415 so the caller learns to send JSON. Field numbers come from the published
+ * generated.proto of k8s.io/api and apimachinery.
  */
 
 type Field =
@@ -39,7 +40,34 @@ const objectMeta: Schema = {
 
 const localObjectReference: Schema = { 1: { name: 'name', type: 'string' } }
 
+// authorization.k8s.io/v1: the selectors' parsed requirements (field 2) are not read; kubectl sends none.
+const selectorAttributes: Schema = { 1: { name: 'rawSelector', type: 'string' } }
+const resourceAttributes: Schema = {
+  1: { name: 'namespace', type: 'string' },
+  2: { name: 'verb', type: 'string' },
+  3: { name: 'group', type: 'string' },
+  4: { name: 'version', type: 'string' },
+  5: { name: 'resource', type: 'string' },
+  6: { name: 'subresource', type: 'string' },
+  7: { name: 'name', type: 'string' },
+  8: { name: 'fieldSelector', type: 'message', schema: selectorAttributes },
+  9: { name: 'labelSelector', type: 'message', schema: selectorAttributes },
+}
+const nonResourceAttributes: Schema = { 1: { name: 'path', type: 'string' }, 2: { name: 'verb', type: 'string' } }
+
 const KINDS: Record<string, Schema> = {
+  'authorization.k8s.io/v1/SelfSubjectAccessReview': {
+    1: { name: 'metadata', type: 'message', schema: objectMeta },
+    2: {
+      name: 'spec', type: 'message', schema: {
+        1: { name: 'resourceAttributes', type: 'message', schema: resourceAttributes },
+        2: { name: 'nonResourceAttributes', type: 'message', schema: nonResourceAttributes },
+      },
+    },
+  },
+  'authentication.k8s.io/v1/SelfSubjectReview': {
+    1: { name: 'metadata', type: 'message', schema: objectMeta },
+  },
   'v1/ConfigMap': {
     1: { name: 'metadata', type: 'message', schema: objectMeta },
     2: { name: 'data', type: 'stringMap' },

@@ -27,7 +27,7 @@ const envelope = (apiVersion: string, kind: string, raw: Buffer) =>
 const post = (path: string, body: Buffer) =>
   fetch(`${c.server.url}${path}`, { method: 'POST', body: new Uint8Array(body), headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf', Accept: 'application/json' } })
 
-describe('protobuf request bodies (kubectl create generators)', () => {
+describe('protobuf request bodies (kubectl create generators, auth can-i, auth whoami)', () => {
   it('creates a Secret from `kubectl create secret generic`-style protobuf', async () => {
     const meta = Buffer.concat([field(1, 'llm-key'), field(2, ''), mapEntry(11, 'team', 'a')])
     const secret = Buffer.concat([field(1, meta), mapEntry(2, 'apiKey', Buffer.from('s3cret'))])
@@ -38,6 +38,27 @@ describe('protobuf request bodies (kubectl create generators)', () => {
     expect(stored.type).toBe('Opaque')
     expect(stored.metadata?.labels).toEqual({ team: 'a' })
     expect(stored.metadata?.generateName).toBeUndefined()
+  })
+
+  it('answers `kubectl auth can-i`: a protobuf SelfSubjectAccessReview, resource or non-resource', async () => {
+    const attrs = Buffer.concat([field(1, 'ai-agents'), field(2, 'list'), field(3, 'purko.io'), field(5, 'workflows'), field(6, ''), field(7, '')])
+    const res = await post('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      envelope('authorization.k8s.io/v1', 'SelfSubjectAccessReview', Buffer.concat([field(1, Buffer.alloc(0)), field(2, field(1, attrs))])))
+    expect(res.status).toBe(201)
+    expect(await res.json()).toMatchObject({
+      kind: 'SelfSubjectAccessReview',
+      spec: { resourceAttributes: { namespace: 'ai-agents', verb: 'list', group: 'purko.io', resource: 'workflows' } },
+      status: { allowed: true },
+    })
+    const nonResource = await post('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      envelope('authorization.k8s.io/v1', 'SelfSubjectAccessReview', field(2, field(2, Buffer.concat([field(1, '/healthz'), field(2, 'get')])))))
+    expect(await nonResource.json()).toMatchObject({ spec: { nonResourceAttributes: { path: '/healthz', verb: 'get' } }, status: { allowed: true } })
+  })
+
+  it('answers `kubectl auth whoami`: a protobuf SelfSubjectReview', async () => {
+    const res = await post('/apis/authentication.k8s.io/v1/selfsubjectreviews', envelope('authentication.k8s.io/v1', 'SelfSubjectReview', field(1, Buffer.alloc(0))))
+    expect(res.status).toBe(201)
+    expect(await res.json()).toMatchObject({ kind: 'SelfSubjectReview', status: { userInfo: { username: 'kinetic-local-admin', groups: ['system:masters', 'system:authenticated'] } } })
   })
 
   it('answers 415 for a protobuf kind it cannot decode', async () => {
