@@ -1,96 +1,12 @@
 import { ApiError } from './api-error.js'
+import { KINDS, type Schema } from './protobuf-kinds.js'
 import type { KubeObject } from './types.js'
 
 /**
- * Decodes the Kubernetes protobuf request bodies kubectl sends: its `create` generators
- * (`kubectl create configmap|secret|namespace|serviceaccount`) and the self reviews of
- * `kubectl auth can-i` and `kubectl auth whoami`. Only those kinds are known; anything else
- * answers 415 so the caller learns to send JSON. Field numbers come from the published
- * generated.proto of k8s.io/api and apimachinery.
+ * Decodes the Kubernetes protobuf request bodies kubectl sends (`k8s\0`, then a
+ * runtime.Unknown envelope: typeMeta, raw) for the kinds `protobuf-kinds.ts` describes;
+ * anything else answers 415 so the caller learns to send JSON.
  */
-
-type Field =
-  | { name: string; type: 'string' | 'bytes' | 'bool' | 'int' | 'time' | 'strings' | 'stringMap' | 'bytesMap' }
-  | { name: string; type: 'message' | 'messages'; schema: Schema }
-
-type Schema = Record<number, Field>
-
-const ownerReference: Schema = {
-  1: { name: 'kind', type: 'string' },
-  3: { name: 'name', type: 'string' },
-  4: { name: 'uid', type: 'string' },
-  5: { name: 'apiVersion', type: 'string' },
-  6: { name: 'controller', type: 'bool' },
-  7: { name: 'blockOwnerDeletion', type: 'bool' },
-}
-
-const objectMeta: Schema = {
-  1: { name: 'name', type: 'string' },
-  2: { name: 'generateName', type: 'string' },
-  3: { name: 'namespace', type: 'string' },
-  5: { name: 'uid', type: 'string' },
-  6: { name: 'resourceVersion', type: 'string' },
-  7: { name: 'generation', type: 'int' },
-  8: { name: 'creationTimestamp', type: 'time' },
-  11: { name: 'labels', type: 'stringMap' },
-  12: { name: 'annotations', type: 'stringMap' },
-  13: { name: 'ownerReferences', type: 'messages', schema: ownerReference },
-  14: { name: 'finalizers', type: 'strings' },
-}
-
-const localObjectReference: Schema = { 1: { name: 'name', type: 'string' } }
-
-// authorization.k8s.io/v1: the selectors' parsed requirements (field 2) are not read; kubectl sends none.
-const selectorAttributes: Schema = { 1: { name: 'rawSelector', type: 'string' } }
-const resourceAttributes: Schema = {
-  1: { name: 'namespace', type: 'string' },
-  2: { name: 'verb', type: 'string' },
-  3: { name: 'group', type: 'string' },
-  4: { name: 'version', type: 'string' },
-  5: { name: 'resource', type: 'string' },
-  6: { name: 'subresource', type: 'string' },
-  7: { name: 'name', type: 'string' },
-  8: { name: 'fieldSelector', type: 'message', schema: selectorAttributes },
-  9: { name: 'labelSelector', type: 'message', schema: selectorAttributes },
-}
-const nonResourceAttributes: Schema = { 1: { name: 'path', type: 'string' }, 2: { name: 'verb', type: 'string' } }
-
-const KINDS: Record<string, Schema> = {
-  'authorization.k8s.io/v1/SelfSubjectAccessReview': {
-    1: { name: 'metadata', type: 'message', schema: objectMeta },
-    2: {
-      name: 'spec', type: 'message', schema: {
-        1: { name: 'resourceAttributes', type: 'message', schema: resourceAttributes },
-        2: { name: 'nonResourceAttributes', type: 'message', schema: nonResourceAttributes },
-      },
-    },
-  },
-  'authentication.k8s.io/v1/SelfSubjectReview': {
-    1: { name: 'metadata', type: 'message', schema: objectMeta },
-  },
-  'v1/ConfigMap': {
-    1: { name: 'metadata', type: 'message', schema: objectMeta },
-    2: { name: 'data', type: 'stringMap' },
-    3: { name: 'binaryData', type: 'bytesMap' },
-    4: { name: 'immutable', type: 'bool' },
-  },
-  'v1/Secret': {
-    1: { name: 'metadata', type: 'message', schema: objectMeta },
-    2: { name: 'data', type: 'bytesMap' },
-    3: { name: 'type', type: 'string' },
-    4: { name: 'stringData', type: 'stringMap' },
-    5: { name: 'immutable', type: 'bool' },
-  },
-  'v1/Namespace': {
-    1: { name: 'metadata', type: 'message', schema: objectMeta },
-    2: { name: 'spec', type: 'message', schema: { 1: { name: 'finalizers', type: 'strings' } } },
-  },
-  'v1/ServiceAccount': {
-    1: { name: 'metadata', type: 'message', schema: objectMeta },
-    3: { name: 'imagePullSecrets', type: 'messages', schema: localObjectReference },
-    4: { name: 'automountServiceAccountToken', type: 'bool' },
-  },
-}
 
 const typeMeta: Schema = { 1: { name: 'apiVersion', type: 'string' }, 2: { name: 'kind', type: 'string' } }
 const unknownEnvelope: Schema = {

@@ -40,6 +40,26 @@ describe('protobuf request bodies (kubectl create generators, auth can-i, auth w
     expect(stored.metadata?.generateName).toBeUndefined()
   })
 
+  it('creates a RoleBinding from `kubectl create rolebinding`-style protobuf', async () => {
+    const subject = Buffer.concat([field(1, 'Group'), field(2, 'rbac.authorization.k8s.io'), field(3, 'team-a')])
+    const roleRef = Buffer.concat([field(1, 'rbac.authorization.k8s.io'), field(2, 'ClusterRole'), field(3, 'kinetic-run-control-team')])
+    const binding = Buffer.concat([field(1, field(1, 'team-a-runs')), field(2, subject), field(3, roleRef)])
+    const res = await post('/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings', envelope('rbac.authorization.k8s.io/v1', 'RoleBinding', binding))
+    expect(res.status).toBe(201)
+    expect(await res.json()).toMatchObject({
+      metadata: { name: 'team-a-runs', namespace: 'default' },
+      subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'team-a' }],
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kinetic-run-control-team' },
+    })
+  })
+
+  it('creates a ClusterRole with its rules from `kubectl create clusterrole`-style protobuf', async () => {
+    const rule = Buffer.concat([field(1, 'get'), field(1, 'list'), field(2, 'purko.io'), field(3, 'workflows')])
+    const res = await post('/apis/rbac.authorization.k8s.io/v1/clusterroles', envelope('rbac.authorization.k8s.io/v1', 'ClusterRole', Buffer.concat([field(1, field(1, 'wf-reader')), field(2, rule)])))
+    expect(res.status).toBe(201)
+    expect((await res.json()).rules).toEqual([{ verbs: ['get', 'list'], apiGroups: ['purko.io'], resources: ['workflows'] }])
+  })
+
   it('answers `kubectl auth can-i`: a protobuf SelfSubjectAccessReview, resource or non-resource', async () => {
     const attrs = Buffer.concat([field(1, 'ai-agents'), field(2, 'list'), field(3, 'purko.io'), field(5, 'workflows'), field(6, ''), field(7, '')])
     const res = await post('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
