@@ -4,7 +4,8 @@ import type { Logger } from '../../shared/log.js'
 import { ApiError, badRequest, methodNotAllowed, noSuchResource, notFound, withoutEmpty } from './api-error.js'
 import { apiGroup, apiVersions, groupList, resourceList, SERVER_VERSION } from './discovery.js'
 import type { DeleteOptions, ManagerOptions, ObjectStore, PatchType, Stored, Target, WriteOptions } from './object-store.js'
-import { openApiV3Document, openApiV3Index } from './openapi.js'
+import { openApiV2Document, openApiV3Document, openApiV3Index } from './openapi.js'
+import { openApiV2Protobuf } from './openapi-v2-protobuf.js'
 import { decodeProtobufObject } from './protobuf.js'
 import { bodyHint } from './decoding.js'
 import { apiVersionOf, groupResource } from './resource-type.js'
@@ -12,6 +13,9 @@ import { answerReview, reviewAt } from './reviews.js'
 import { parseFieldSelector, parseLabelSelector } from './selectors.js'
 import { toTable, type IncludeObject } from './table.js'
 import type { KubeObject, WatchEventType } from './types.js'
+
+/** The media type of the protobuf OpenAPI v2 document. */
+const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf'
 
 /** Request bodies above this are refused before parsing, like the real server's 3 MiB cap. */
 const MAX_BODY_BYTES = 3 * 1024 * 1024
@@ -439,9 +443,13 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     throw methodNotAllowed()
   }
 
-  function nonResource(res: ServerResponse, segs: string[], registryPath: string): boolean {
+  function nonResource(req: IncomingMessage, res: ServerResponse, segs: string[], registryPath: string): boolean {
     const reg = store.registry
     let body: object | undefined
+    if (registryPath === '/openapi/v2') {
+      openApiV2(req, res)
+      return true
+    }
     if (registryPath === '/version') body = { ...SERVER_VERSION, gitCommit: '', gitTreeState: 'clean', buildDate: '1970-01-01T00:00:00Z', goVersion: `node${process.versions.node}`, compiler: 'node', platform: `${process.platform}/${process.arch}` }
     else if (registryPath === '/healthz' || registryPath === '/livez' || registryPath === '/readyz') {
       res.writeHead(200, { 'Content-Type': 'text/plain' })
@@ -465,6 +473,20 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     return true
   }
 
+  // client-go asks for the protobuf form only; other clients get JSON.
+  function openApiV2(req: IncomingMessage, res: ServerResponse): void {
+    const doc = openApiV2Document(store.registry) as Record<string, unknown>
+    const accept = String(req.headers.accept ?? '')
+    const protobuf = accept.split(',').map((a) => a.split(';')[0]?.trim()).find((a) => a === OPENAPI_V2_PROTOBUF || a === 'application/json' || a === '*/*') === OPENAPI_V2_PROTOBUF
+    if (protobuf) {
+      // Answered under the name kube-apiserver gives it (a `@` is not valid in a Content-Type).
+      res.writeHead(200, { 'Content-Type': 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf', 'Cache-Control': 'no-cache, private' })
+      res.end(openApiV2Protobuf(doc))
+      return
+    }
+    sendJson(res, 200, JSON.stringify(doc))
+  }
+
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/'
     const qAt = url.indexOf('?')
@@ -484,7 +506,7 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     const isResource = (segs[0] === 'api' && segs.length > 2) || (segs[0] === 'apis' && segs.length > 3)
     if (!isResource) {
       if (req.method !== 'GET' && req.method !== 'HEAD') throw methodNotAllowed()
-      nonResource(res, segs, normalized)
+      nonResource(req, res, segs, normalized)
       return
     }
     const r = route(segs)
