@@ -300,6 +300,15 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     const name = r.name as string
     const tail = q.get('tailLines')
     const text = store.podLog(ns, name, tail !== null ? { tailLines: Number(tail) } : {})
+    // A pod no node runs and nothing wrote for has no log to serve or follow: 204, as kube-apiserver
+    // answers for an unscheduled pod. (The Job runner's pods have a nodeName; tests that write a
+    // log for a pod stand in for whatever runs it.)
+    const nodeName = (store.find(r.t.rt, ns, name)?.obj.spec as { nodeName?: string } | undefined)?.nodeName
+    if (!nodeName && !store.podLog(ns, name)) {
+      res.writeHead(204)
+      res.end()
+      return
+    }
     // limitBytes caps everything served, the followed part included, as on a real kubelet.
     const limit = Number(q.get('limitBytes') ?? 0)
     let left = Number.isFinite(limit) && limit > 0 ? limit : Infinity

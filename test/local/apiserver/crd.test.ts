@@ -20,6 +20,8 @@ describe('CustomResourceDefinitions', () => {
     const discovery = (await (await fetch(`${c.server.url}/apis/example.dev/v1`)).json()) as { resources: { name: string; kind: string; shortNames?: string[] }[] }
     expect(discovery.resources.map((r) => r.name)).toEqual(['widgets', 'widgets/status'])
     expect(discovery.resources[0]).toMatchObject({ kind: 'Widget', shortNames: ['wd'] })
+    // In kube-apiserver's order for custom resources, which `kubectl api-resources -o wide` prints.
+    expect((discovery.resources[0] as { verbs?: string[] }).verbs).toEqual(['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'])
     const groups = (await (await fetch(`${c.server.url}/apis`)).json()) as { groups: { name: string }[] }
     expect(groups.groups.map((g) => g.name)).toContain('example.dev')
     const crd = await c.ext.readCustomResourceDefinition({ name: 'widgets.example.dev' })
