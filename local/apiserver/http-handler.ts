@@ -509,7 +509,7 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
       const raw = await readBody(req)
       const contentType = String(req.headers['content-type'] ?? 'application/json')
       const body = contentType.includes('protobuf') ? decodeProtobufObject(raw) : parseBody(raw, contentType, review.kind, false)
-      sendJson(res, 201, JSON.stringify(answerReview(review, body, req.headersDistinct)))
+      sendJson(res, 201, JSON.stringify(answerReview(review, body, req.headersDistinct, `${new Date().toISOString().slice(0, 19)}Z`)))
       return
     }
     const isResource = (segs[0] === 'api' && segs.length > 2) || (segs[0] === 'apis' && segs.length > 3)

@@ -2,7 +2,7 @@
  * The protobuf messages the embedded server reads, field number by field number: what
  * kubectl's `create` generators send (configmap, secret generic, namespace, serviceaccount,
  * role, clusterrole, rolebinding, clusterrolebinding) and the self reviews of `kubectl auth
- * can-i` and `kubectl auth whoami`. Field numbers come from the published generated.proto of
+ * can-i` (also `--list`) and `kubectl auth whoami`. Field numbers come from the published generated.proto of
  * k8s.io/api and k8s.io/apimachinery.
  */
 
@@ -112,6 +112,10 @@ export const KINDS: Record<string, Schema> = {
         2: { name: 'nonResourceAttributes', type: 'message', schema: nonResourceAttributes },
       },
     },
+  },
+  'authorization.k8s.io/v1/SelfSubjectRulesReview': {
+    1: { name: 'metadata', type: 'message', schema: objectMeta },
+    2: { name: 'spec', type: 'message', schema: { 1: { name: 'namespace', type: 'string' } } },
   },
   'authentication.k8s.io/v1/SelfSubjectReview': {
     1: { name: 'metadata', type: 'message', schema: objectMeta },

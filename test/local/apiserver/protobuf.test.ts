@@ -75,6 +75,17 @@ describe('protobuf request bodies (kubectl create generators, auth can-i, auth w
     expect(await nonResource.json()).toMatchObject({ spec: { nonResourceAttributes: { path: '/healthz', verb: 'get' } }, status: { allowed: true } })
   })
 
+  it('answers `kubectl auth can-i --list`: a protobuf SelfSubjectRulesReview, with every verb on everything', async () => {
+    const res = await post('/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', envelope('authorization.k8s.io/v1', 'SelfSubjectRulesReview', field(2, field(1, 'ai-agents'))))
+    expect(res.status).toBe(201)
+    expect((await res.json()).status).toEqual({
+      resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }], nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }], incomplete: false,
+    })
+    const noNamespace = await post('/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', envelope('authorization.k8s.io/v1', 'SelfSubjectRulesReview', field(2, Buffer.alloc(0))))
+    expect(noNamespace.status).toBe(400)
+    expect((await noNamespace.json()).message).toBe('no namespace on request')
+  })
+
   it('answers `kubectl auth whoami`: a protobuf SelfSubjectReview', async () => {
     const res = await post('/apis/authentication.k8s.io/v1/selfsubjectreviews', envelope('authentication.k8s.io/v1', 'SelfSubjectReview', field(1, Buffer.alloc(0))))
     expect(res.status).toBe(201)
