@@ -608,11 +608,12 @@ export class ObjectStore {
           throw invalid(rt, name, [cause])
         }
       }
-      if (tracksGeneration(rt) && specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1
     }
     next.metadata.resourceVersion = old.metadata.resourceVersion as string
     const warnings = this.prepareUpdate(t, next, old)
     warnings.push(...this.enforceSchema(t, next, old, opts.fieldValidation, decoded, opts.subresource))
+    // Compared once defaults are in, as the real server decodes (and defaults) before comparing.
+    if (opts.subresource !== 'status' && tracksGeneration(rt) && specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1
     this.track(t, old, next, opts, opts.subresource)
     if (deepEqual(next, old)) return { stored: prev, warnings }
 

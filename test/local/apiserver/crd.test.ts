@@ -33,6 +33,13 @@ describe('CustomResourceDefinitions', () => {
     expect(w.spec).toEqual({ size: 1, color: 'red', parts: [{ name: 'p', count: 1 }] })
   })
 
+  it('keeps the generation when an update only removes what defaulting puts back', async () => {
+    await c.custom.createNamespacedCustomObject({ ...widgets, namespace: 'default', body: aWidget('same-gen', { size: 1 }) })
+    const w = (await c.custom.patchNamespacedCustomObject({ ...widgets, namespace: 'default', name: 'same-gen', body: { spec: { color: null } } }, merge)) as Obj & { metadata: { generation?: number } }
+    expect(w.spec.color).toBe('red')
+    expect(w.metadata.generation).toBe(1)
+  })
+
   it('prunes unknown fields but keeps those under x-kubernetes-preserve-unknown-fields', async () => {
     const w = (await c.custom.createNamespacedCustomObject({
       ...widgets,
