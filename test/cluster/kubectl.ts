@@ -58,8 +58,8 @@ export class Kubectl {
     })
   }
 
-  /** Starts `kubectl <args>` and returns the running process (for `-f` and `-w`). */
-  start(args: string[]): { output: () => string; stop: () => Promise<KubectlResult> } {
+  /** Starts `kubectl <args>` and returns the running process (for `-f` and `-w`): its output so far, its end, and a way to end it. */
+  start(args: string[]): { output: () => string; exited: Promise<KubectlResult>; stop: () => Promise<KubectlResult> } {
     const child = spawn(this.path, [`--kubeconfig=${this.kubeconfig}`, `--cache-dir=${this.cacheDir}`, ...args], {
       env: { PATH: process.env.PATH ?? '', HOME: this.cacheDir }, stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -70,6 +70,7 @@ export class Kubectl {
     const closed = new Promise<KubectlResult>((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr })))
     return {
       output: () => stdout,
+      exited: closed,
       stop: async () => {
         if (child.exitCode === null) child.kill('SIGTERM')
         return closed
@@ -92,4 +93,6 @@ export function readable(text: string): string {
     .replace(/https?:\/\/127\.0\.0\.1:\d+/g, '<server>')
     .replace(/\/tmp\/(LIVE|MERGED)-\d+/g, '/tmp/$1-<n>')
     .replace(/\t\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+ [+-]\d{4}/g, '\t<time>')
+    // Columns are as wide as their widest cell, and an age can be one character longer on one side.
+    .replace(/(?<=\S) {2,}(?=\S)/g, '  ')
 }
