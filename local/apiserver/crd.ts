@@ -14,6 +14,7 @@ interface CrdVersion {
   schema?: { openAPIV3Schema?: JSONSchemaProps }
   subresources?: { status?: object; scale?: object }
   additionalPrinterColumns?: PrinterColumn[]
+  selectableFields?: { jsonPath?: string }[]
 }
 
 interface CrdSpec {
@@ -82,6 +83,8 @@ export function resourceTypeFromCrd(crd: KubeObject, factory: SchemaValidatorFac
   const served = versions.filter((v) => v.served !== false).map((v) => v.name as string)
   const storageVersion = storage[0]?.name as string
   const kind = names.kind as string
+  // What the OpenAPI documents are built from, safe from later changes to the CRD object.
+  const published = structuredClone(versions)
   const type: ResourceType = {
     group: spec.group as string,
     versions: served,
@@ -99,6 +102,8 @@ export function resourceTypeFromCrd(crd: KubeObject, factory: SchemaValidatorFac
     columns: (version) => columns.get(version) ?? [],
     validator: (version) => validators.get(version),
     crdName: crd.metadata.name as string,
+    openApiSchema: (version) => published.find((v) => v.name === version)?.schema?.openAPIV3Schema,
+    selectableFields: (version) => (published.find((v) => v.name === version)?.selectableFields ?? []).flatMap((f) => (f.jsonPath ? [f.jsonPath] : [])),
   }
   return { type, causes }
 }

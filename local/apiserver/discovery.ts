@@ -26,13 +26,16 @@ export function apiVersions(serverAddress: string): object {
   return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] }
 }
 
+/** A custom resource's verbs, in the order kube-apiserver lists them (`kubectl api-resources -o wide` shows it). */
+const CUSTOM_RESOURCE_VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch']
+
 function resourceEntries(rt: ResourceType): object[] {
   const main: Record<string, unknown> = {
     name: rt.plural,
     singularName: rt.singular,
     namespaced: rt.namespaced,
     kind: rt.kind,
-    verbs: standardVerbs,
+    verbs: rt.crdName ? CUSTOM_RESOURCE_VERBS : standardVerbs,
   }
   if (rt.shortNames.length) main.shortNames = rt.shortNames
   if (rt.categories.length) main.categories = rt.categories

@@ -4,7 +4,8 @@ import type { Logger } from '../../shared/log.js'
 import { ApiError, badRequest, methodNotAllowed, noSuchResource, notFound, withoutEmpty } from './api-error.js'
 import { apiGroup, apiVersions, groupList, resourceList, SERVER_VERSION } from './discovery.js'
 import type { DeleteOptions, ManagerOptions, ObjectStore, PatchType, Stored, Target, WriteOptions } from './object-store.js'
-import { openApiV3Document, openApiV3Index } from './openapi.js'
+import { openApiV2Document, openApiV3Document, openApiV3Index } from './openapi.js'
+import { openApiV2Protobuf } from './openapi-v2-protobuf.js'
 import { decodeProtobufObject } from './protobuf.js'
 import { bodyHint } from './decoding.js'
 import { apiVersionOf, groupResource } from './resource-type.js'
@@ -12,6 +13,9 @@ import { answerReview, reviewAt } from './reviews.js'
 import { parseFieldSelector, parseLabelSelector } from './selectors.js'
 import { toTable, type IncludeObject } from './table.js'
 import type { KubeObject, WatchEventType } from './types.js'
+
+/** The media type of the protobuf OpenAPI v2 document. */
+const OPENAPI_V2_PROTOBUF = 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf'
 
 /** Request bodies above this are refused before parsing, like the real server's 3 MiB cap. */
 const MAX_BODY_BYTES = 3 * 1024 * 1024
@@ -296,6 +300,15 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     const name = r.name as string
     const tail = q.get('tailLines')
     const text = store.podLog(ns, name, tail !== null ? { tailLines: Number(tail) } : {})
+    // A pod no node runs and nothing wrote for has no log to serve or follow: 204, as kube-apiserver
+    // answers for an unscheduled pod. (The Job runner's pods have a nodeName; tests that write a
+    // log for a pod stand in for whatever runs it.)
+    const nodeName = (store.find(r.t.rt, ns, name)?.obj.spec as { nodeName?: string } | undefined)?.nodeName
+    if (!nodeName && !store.podLog(ns, name)) {
+      res.writeHead(204)
+      res.end()
+      return
+    }
     // limitBytes caps everything served, the followed part included, as on a real kubelet.
     const limit = Number(q.get('limitBytes') ?? 0)
     let left = Number.isFinite(limit) && limit > 0 ? limit : Infinity
@@ -439,9 +452,13 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     throw methodNotAllowed()
   }
 
-  function nonResource(res: ServerResponse, segs: string[], registryPath: string): boolean {
+  function nonResource(req: IncomingMessage, res: ServerResponse, segs: string[], registryPath: string): boolean {
     const reg = store.registry
     let body: object | undefined
+    if (registryPath === '/openapi/v2') {
+      openApiV2(req, res)
+      return true
+    }
     if (registryPath === '/version') body = { ...SERVER_VERSION, gitCommit: '', gitTreeState: 'clean', buildDate: '1970-01-01T00:00:00Z', goVersion: `node${process.versions.node}`, compiler: 'node', platform: `${process.platform}/${process.arch}` }
     else if (registryPath === '/healthz' || registryPath === '/livez' || registryPath === '/readyz') {
       res.writeHead(200, { 'Content-Type': 'text/plain' })
@@ -465,6 +482,20 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     return true
   }
 
+  // client-go asks for the protobuf form only; other clients get JSON.
+  function openApiV2(req: IncomingMessage, res: ServerResponse): void {
+    const doc = openApiV2Document(store.registry) as Record<string, unknown>
+    const accept = String(req.headers.accept ?? '')
+    const protobuf = accept.split(',').map((a) => a.split(';')[0]?.trim()).find((a) => a === OPENAPI_V2_PROTOBUF || a === 'application/json' || a === '*/*') === OPENAPI_V2_PROTOBUF
+    if (protobuf) {
+      // Answered under the name kube-apiserver gives it (a `@` is not valid in a Content-Type).
+      res.writeHead(200, { 'Content-Type': 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf', 'Cache-Control': 'no-cache, private' })
+      res.end(openApiV2Protobuf(doc))
+      return
+    }
+    sendJson(res, 200, JSON.stringify(doc))
+  }
+
   async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = req.url ?? '/'
     const qAt = url.indexOf('?')
@@ -476,14 +507,15 @@ export function createRequestHandler(store: ObjectStore, opts: HandlerOptions): 
     if (review) {
       if (req.method !== 'POST') throw methodNotAllowed()
       const raw = await readBody(req)
-      const body = parseBody(raw, String(req.headers['content-type'] ?? 'application/json'), review.kind, false)
-      sendJson(res, 201, JSON.stringify(answerReview(review, body, req.headersDistinct)))
+      const contentType = String(req.headers['content-type'] ?? 'application/json')
+      const body = contentType.includes('protobuf') ? decodeProtobufObject(raw) : parseBody(raw, contentType, review.kind, false)
+      sendJson(res, 201, JSON.stringify(answerReview(review, body, req.headersDistinct, `${new Date().toISOString().slice(0, 19)}Z`)))
       return
     }
     const isResource = (segs[0] === 'api' && segs.length > 2) || (segs[0] === 'apis' && segs.length > 3)
     if (!isResource) {
       if (req.method !== 'GET' && req.method !== 'HEAD') throw methodNotAllowed()
-      nonResource(res, segs, normalized)
+      nonResource(req, res, segs, normalized)
       return
     }
     const r = route(segs)

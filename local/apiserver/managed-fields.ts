@@ -25,7 +25,7 @@ const key = (path: PE[]) => path.join(SEP)
 const split = (k: string): PE[] => (k === '' ? [] : k.split(SEP))
 
 /** How a node of an object is tracked. */
-type Shape =
+export type Shape =
   | { t: 'fields'; child: (name: string, value: unknown) => Shape | undefined }
   | { t: 'atomic' }
   | { t: 'listMap'; keys: string[]; item: (value: unknown) => Shape }
@@ -404,6 +404,8 @@ export function afterUpdate(entries: ManagerEntry[], changes: FieldChanges, writ
 export interface Conflict {
   manager: string
   path: string
+  /** The field as a FieldSet key. */
+  key: string
 }
 
 /** How a conflicting manager is named in messages: Apply managers by name, Update managers with their apiVersion. */
@@ -443,16 +445,19 @@ export interface ApplyPlan {
 /**
  * Server-side apply of `applied` onto `live` (undefined to create): merges the configuration,
  * removes what this manager applied before and no longer does (unless someone else owns it),
- * and refuses, with every conflict, to change fields other managers own, unless `force`.
+ * and refuses, with every conflict, to change fields other managers own, unless `force` or
+ * every conflict is on a field in `allowed`.
  */
-export function planApply(live: Obj | undefined, applied: Obj, shape: Shape, entries: ManagerEntry[], writer: Writer, force: boolean): ApplyPlan {
+export function planApply(live: Obj | undefined, applied: Obj, shape: Shape, entries: ManagerEntry[], writer: Writer, force: boolean, allowed: FieldSet = new Set()): ApplyPlan {
   const mineNow = appliedFields(applied, shape)
   const others = entries.filter((e) => !sameEntry(e, writer.manager, 'Apply', writer.apiVersion, writer.subresource))
   const previous = entries.find((e) => sameEntry(e, writer.manager, 'Apply', writer.apiVersion, writer.subresource))
   let merged = mergeApplied(live ?? {}, applied, shape) as Obj
   if (previous) {
-    const ownedByOthers = new Set(others.flatMap((e) => [...fieldsOf(e)]))
-    for (const k of fieldsOf(previous)) if (!mineNow.has(k) && !ownedByOthers.has(k)) merged = removePath(merged, split(k), shape) as Obj
+    // What some manager still owns stays, and so do the objects holding it.
+    const kept = new Set([...mineNow, ...others.flatMap((e) => [...fieldsOf(e)])])
+    for (const k of [...kept]) for (let parts = split(k); parts.length > 1; parts = parts.slice(0, -1)) kept.add(key(parts.slice(0, -1)))
+    for (const k of fieldsOf(previous)) if (!kept.has(k)) merged = removePath(merged, split(k), shape) as Obj
   }
   const { changed } = compareFields(live ?? {}, merged, shape)
   const conflicts: Conflict[] = []
@@ -460,11 +465,13 @@ export function planApply(live: Obj | undefined, applied: Obj, shape: Shape, ent
   for (const e of others) {
     for (const k of fieldsOf(e)) {
       if (!mineNow.has(k) || !changed.has(k)) continue
-      conflicts.push({ manager: managerName(e), path: pathString(k) })
+      conflicts.push({ manager: managerName(e), path: pathString(k), key: k })
       lost.set(e, [...(lost.get(e) ?? []), k])
     }
   }
-  if (conflicts.length && !force) throw conflictError(conflicts.sort((a, b) => (a.manager === b.manager ? (a.path < b.path ? -1 : 1) : a.manager < b.manager ? -1 : 1)))
+  // Conflicts the caller may overrule (`allowed`) force the apply when they are the only ones.
+  const refused = conflicts.filter((c) => !allowed.has(c.key))
+  if (refused.length && !force) throw conflictError(refused.sort((a, b) => (a.manager === b.manager ? (a.path < b.path ? -1 : 1) : a.manager < b.manager ? -1 : 1)))
   const next = others.map((e) => {
     const gone = lost.get(e)
     if (!gone) return e

@@ -18,6 +18,7 @@ import { establishedStatus, resourceTypeFromCrd } from './crd.js'
 import { crdSchemaCauses } from './crd-schema.js'
 import { deepEqual, generatedName, nameCauses, specChanged, timestamp } from './object-meta.js'
 import { bodyHint, pruneDecoded, schemaUnknownPaths, strictDecodingError, strictPatchError, typedPatchError } from './decoding.js'
+import { KUBECTL_APPLY_MANAGER, syncLastApplied, takeoverFields } from './last-applied.js'
 import { afterUpdate, alwaysPresent, compareFields, keepPresent, planApply, presentFields, readEntries, rootShape, writeEntries, type ManagerEntry, type Writer } from './managed-fields.js'
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js'
 import { ResourceRegistry } from './resource-registry.js'
@@ -608,11 +609,12 @@ export class ObjectStore {
           throw invalid(rt, name, [cause])
         }
       }
-      if (tracksGeneration(rt) && specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1
     }
     next.metadata.resourceVersion = old.metadata.resourceVersion as string
     const warnings = this.prepareUpdate(t, next, old)
     warnings.push(...this.enforceSchema(t, next, old, opts.fieldValidation, decoded, opts.subresource))
+    // Compared once defaults are in, as the real server decodes (and defaults) before comparing.
+    if (opts.subresource !== 'status' && tracksGeneration(rt) && specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1
     this.track(t, old, next, opts, opts.subresource)
     if (deepEqual(next, old)) return { stored: prev, warnings }
 
@@ -693,7 +695,11 @@ export class ObjectStore {
 
     const live = prev ? (JSON.parse(this.jsonAt(prev, t)) as Obj) : undefined
     const writer = this.writer(t, opts.fieldManager, 'Apply', opts.subresource)
-    const plan = planApply(live, { ...patch, metadata: { ...meta, name } }, this.shapeOf(t), readEntries((live?.metadata as Obj | undefined)?.managedFields), writer, opts.force === true)
+    const applied = { ...patch, metadata: { ...meta, name } }
+    const shape = this.shapeOf(t)
+    const byKubectl = opts.fieldManager === KUBECTL_APPLY_MANAGER
+    const plan = planApply(live, applied, shape, readEntries((live?.metadata as Obj | undefined)?.managedFields), writer, opts.force === true, byKubectl ? takeoverFields(live, shape) : undefined)
+    if (byKubectl) plan.merged = syncLastApplied(plan.merged, patch)
     if (!prev) return this.createIn(t, plan.merged, rt.namespaced ? ns : undefined, { ...opts, managed: plan.entries })
     const merged = plan.merged as KubeObject
     if (!isObj(merged.metadata)) merged.metadata = {}

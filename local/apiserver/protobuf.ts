@@ -1,68 +1,12 @@
 import { ApiError } from './api-error.js'
+import { KINDS, type Schema } from './protobuf-kinds.js'
 import type { KubeObject } from './types.js'
 
 /**
- * Decodes the Kubernetes protobuf request bodies kubectl's `create` generators send
- * (`kubectl create configmap|secret|namespace|serviceaccount`). Only those kinds are known;
- * anything else answers 415 so the caller learns to send JSON. Field numbers come from the
- * published generated.proto of k8s.io/api and apimachinery.
+ * Decodes the Kubernetes protobuf request bodies kubectl sends (`k8s\0`, then a
+ * runtime.Unknown envelope: typeMeta, raw) for the kinds `protobuf-kinds.ts` describes;
+ * anything else answers 415 so the caller learns to send JSON.
  */
-
-type Field =
-  | { name: string; type: 'string' | 'bytes' | 'bool' | 'int' | 'time' | 'strings' | 'stringMap' | 'bytesMap' }
-  | { name: string; type: 'message' | 'messages'; schema: Schema }
-
-type Schema = Record<number, Field>
-
-const ownerReference: Schema = {
-  1: { name: 'kind', type: 'string' },
-  3: { name: 'name', type: 'string' },
-  4: { name: 'uid', type: 'string' },
-  5: { name: 'apiVersion', type: 'string' },
-  6: { name: 'controller', type: 'bool' },
-  7: { name: 'blockOwnerDeletion', type: 'bool' },
-}
-
-const objectMeta: Schema = {
-  1: { name: 'name', type: 'string' },
-  2: { name: 'generateName', type: 'string' },
-  3: { name: 'namespace', type: 'string' },
-  5: { name: 'uid', type: 'string' },
-  6: { name: 'resourceVersion', type: 'string' },
-  7: { name: 'generation', type: 'int' },
-  8: { name: 'creationTimestamp', type: 'time' },
-  11: { name: 'labels', type: 'stringMap' },
-  12: { name: 'annotations', type: 'stringMap' },
-  13: { name: 'ownerReferences', type: 'messages', schema: ownerReference },
-  14: { name: 'finalizers', type: 'strings' },
-}
-
-const localObjectReference: Schema = { 1: { name: 'name', type: 'string' } }
-
-const KINDS: Record<string, Schema> = {
-  'v1/ConfigMap': {
-    1: { name: 'metadata', type: 'message', schema: objectMeta },
-    2: { name: 'data', type: 'stringMap' },
-    3: { name: 'binaryData', type: 'bytesMap' },
-    4: { name: 'immutable', type: 'bool' },
-  },
-  'v1/Secret': {
-    1: { name: 'metadata', type: 'message', schema: objectMeta },
-    2: { name: 'data', type: 'bytesMap' },
-    3: { name: 'type', type: 'string' },
-    4: { name: 'stringData', type: 'stringMap' },
-    5: { name: 'immutable', type: 'bool' },
-  },
-  'v1/Namespace': {
-    1: { name: 'metadata', type: 'message', schema: objectMeta },
-    2: { name: 'spec', type: 'message', schema: { 1: { name: 'finalizers', type: 'strings' } } },
-  },
-  'v1/ServiceAccount': {
-    1: { name: 'metadata', type: 'message', schema: objectMeta },
-    3: { name: 'imagePullSecrets', type: 'messages', schema: localObjectReference },
-    4: { name: 'automountServiceAccountToken', type: 'bool' },
-  },
-}
 
 const typeMeta: Schema = { 1: { name: 'apiVersion', type: 'string' }, 2: { name: 'kind', type: 'string' } }
 const unknownEnvelope: Schema = {

@@ -1,5 +1,5 @@
 import type { ColumnDefinition, KubeObject } from './types.js'
-import type { SchemaValidator } from './validation.js'
+import type { JSONSchemaProps, SchemaValidator } from './validation.js'
 
 /** One Table column: its definition plus how to compute the cell for an object. */
 export interface TableColumn {
@@ -36,6 +36,10 @@ export interface ResourceType {
   validator?(version: string): SchemaValidator | undefined
   /** The CRD that defines this resource, when it is a custom resource. */
   crdName?: string
+  /** A custom resource's openAPIV3Schema for a served version (what its OpenAPI schema is built from). */
+  openApiSchema?(version: string): JSONSchemaProps | undefined
+  /** A custom resource's `selectableFields` JSONPaths for a served version. */
+  selectableFields?(version: string): string[]
   /** A built-in kind's top-level fields besides apiVersion, kind and metadata; the decoder drops others. */
   topLevelFields?: string[]
   /** True when objects carry `metadata.generation` (kinds with a spec the server tracks; every custom resource). */

@@ -27,7 +27,8 @@ if (!lookup.available) {
 }
 const describeBrowser = lookup.available ? describe : describe.skip
 
-// plan -> check -> publish, where publish's Agent needs a person's approval.
+// plan -> check -> publish, where publish's Agent needs a person's approval; publish also
+// names plan, an edge that skips check's layer and must be drawn around its box.
 const RUN_MANIFEST = {
   apiVersion: 'purko.io/v1alpha1',
   kind: 'Workflow',
@@ -38,7 +39,7 @@ const RUN_MANIFEST = {
     steps: [
       { name: 'plan', agentRef: { name: 'planner' }, input: { task: 'Plan ${parameters.release}.' } },
       { name: 'check', agentRef: { name: 'planner' }, dependsOn: ['plan'], input: { task: 'Check the plan.' } },
-      { name: 'publish', agentRef: { name: 'publisher' }, dependsOn: ['check'], input: { task: 'Publish ${parameters.release}.' } },
+      { name: 'publish', agentRef: { name: 'publisher' }, dependsOn: ['check', 'plan'], input: { task: 'Publish ${parameters.release}.' } },
     ],
   },
 }
@@ -147,6 +148,26 @@ describeBrowser('the console in a browser, on the embedded plane', () => {
     runPageNavigations = navigations
     dagTopAtOpen = await dagTop()
   }, 60_000)
+
+  it('draws every edge around the step boxes, as the browser paints them', async () => {
+    const crossings = await page.evaluate(() => {
+      const boxes = [...document.querySelectorAll('.dag g.node')].map((g) => ({ step: g.getAttribute('data-step'), r: g.querySelector('rect')!.getBoundingClientRect() }))
+      const out: string[] = []
+      for (const path of document.querySelectorAll<SVGPathElement>('.dag path.dag-edge')) {
+        const ctm = path.getScreenCTM()!
+        const length = path.getTotalLength()
+        for (let i = 0; i <= 64; i++) {
+          const p = new DOMPoint(path.getPointAtLength((length * i) / 64).x, path.getPointAtLength((length * i) / 64).y).matrixTransform(ctm)
+          for (const { step, r } of boxes) {
+            if (p.x > r.left + 1 && p.x < r.right - 1 && p.y > r.top + 1 && p.y < r.bottom - 1) out.push(`${path.dataset.from} -> ${path.dataset.to} crosses ${step}`)
+          }
+        }
+      }
+      return [...new Set(out)]
+    })
+    expect(await page.locator('.dag path.dag-edge').count()).toBe(3)
+    expect(crossings).toEqual([])
+  }, 30_000)
 
   it('shows each step running, succeeding and the publish waiting for approval without reloading the page', async () => {
     const before = navigations

@@ -1,8 +1,10 @@
 /**
  * Where each step of a run is drawn: layered top to bottom (a step one layer below its
  * deepest dependency), ordered within a layer by barycentre sweeps to cut edge crossings, on a
- * fixed grid. Pure and deterministic: it reads only the spec, so a live status change never
- * moves a node (no layout shift), and the same spec always gives the same picture.
+ * fixed grid. A dependency that skips layers runs down a lane of its own through each layer it
+ * passes (a lane per dependency source and layer, ordered with the steps), so no edge is ever
+ * drawn through a step's box. Pure and deterministic: it reads only the spec, so a live status
+ * change never moves a node (no layout shift), and the same spec always gives the same picture.
  */
 import { topologicalOrder } from '../../reconcile/dag.js'
 import type { WorkflowStep } from '../../schemas/workflow.js'
@@ -24,6 +26,8 @@ export const NODE_HEIGHT = 44
 export const GAP_X = 24
 export const GAP_Y = 40
 export const MARGIN = 12
+/** Room on either side of a lane (a long edge passing a layer): a lane between two steps fits their usual gap. */
+export const LANE_GAP = GAP_X / 2
 /** Barycentre sweeps (down then up count as two); more brings little on real workflows. */
 const SWEEPS = 8
 
@@ -44,11 +48,17 @@ export interface LayoutEdge {
   to: number
 }
 
+/** A drawn dependency edge. */
+export interface RoutedEdge extends LayoutEdge {
+  /** The x of its lane in each layer strictly between its ends, top to bottom (empty between adjacent layers). */
+  lanes: number[]
+}
+
 /** Every step drawn. */
 export interface StepLayout {
   kind: 'steps'
   nodes: LayoutNode[]
-  edges: LayoutEdge[]
+  edges: RoutedEdge[]
   layers: number
   width: number
   height: number
@@ -119,27 +129,50 @@ export function layoutDag(steps: readonly WorkflowStep[], maxDrawn = MAX_DRAWN_S
   return steps.length > maxDrawn ? layoutGroups(steps) : layoutSteps(steps)
 }
 
-/** Pure: every step on the grid. */
+/** Pure: every step on the grid, with a lane for each long edge in each layer it passes. */
 export function layoutSteps(steps: readonly WorkflowStep[]): StepLayout {
   const layer = stepLayers(steps)
-  const edges = stepEdges(steps).filter((e) => layer[e.from]! < layer[e.to]!)
+  const deps = stepEdges(steps).filter((e) => layer[e.from]! < layer[e.to]!)
   const layerCount = steps.length === 0 ? 0 : Math.max(...layer) + 1
-  const rows: number[][] = Array.from({ length: layerCount }, () => [])
-  steps.forEach((_, i) => rows[layer[i]!]!.push(i))
 
+  // Items 0..n-1 are the steps; the rest are lanes, one per (source, layer) however many of
+  // the source's edges pass that layer, so edges from one step share their way down.
+  const itemLayer = [...layer]
   const up: number[][] = steps.map(() => [])
   const down: number[][] = steps.map(() => [])
-  for (const e of edges) {
-    up[e.to]!.push(e.from)
-    down[e.from]!.push(e.to)
+  const lanes = new Map<string, number>()
+  const link = (a: number, b: number) => {
+    if (!down[a]!.includes(b)) down[a]!.push(b)
+    if (!up[b]!.includes(a)) up[b]!.push(a)
   }
-  const position = new Float64Array(steps.length)
+  const laneOf = (source: number, l: number): number => {
+    const key = `${source}:${l}`
+    let lane = lanes.get(key)
+    if (lane === undefined) {
+      lane = itemLayer.length
+      lanes.set(key, lane)
+      itemLayer.push(l)
+      up.push([])
+      down.push([])
+      link(l - 1 === layer[source] ? source : laneOf(source, l - 1), lane)
+    }
+    return lane
+  }
+  for (const e of deps) {
+    const last = layer[e.to]! - 1
+    link(last === layer[e.from] ? e.from : laneOf(e.from, last), e.to)
+  }
+  const isStep = (item: number) => item < steps.length
+
+  const rows: number[][] = Array.from({ length: layerCount }, () => [])
+  itemLayer.forEach((l, item) => rows[l]!.push(item))
+  const position = new Float64Array(itemLayer.length)
   const place = (row: number[]) => row.forEach((s, i) => { position[s] = i })
   rows.forEach(place)
   const sortBy = (row: number[], neighbours: number[][]) => {
     const key = new Map(row.map((s) => {
       const ns = neighbours[s]!
-      // A step without neighbours on that side keeps its place.
+      // An item without neighbours on that side keeps its place.
       return [s, ns.length === 0 ? position[s]! : ns.reduce((sum, n) => sum + position[n]!, 0) / ns.length]
     }))
     row.sort((a, b) => key.get(a)! - key.get(b)! || position[a]! - position[b]! || a - b)
@@ -150,20 +183,57 @@ export function layoutSteps(steps: readonly WorkflowStep[]): StepLayout {
     else for (let l = layerCount - 2; l >= 0; l--) sortBy(rows[l]!, down)
   }
 
-  const widest = Math.max(0, ...rows.map((r) => r.length))
-  const width = MARGIN * 2 + widest * NODE_WIDTH + Math.max(0, widest - 1) * GAP_X
-  const nodes: LayoutNode[] = []
-  rows.forEach((row, l) => {
-    // Centre each row so a narrow layer sits under the middle of a wide one.
-    const rowWidth = row.length * NODE_WIDTH + Math.max(0, row.length - 1) * GAP_X
-    const left = (width - rowWidth) / 2
-    row.forEach((step, order) => {
-      nodes.push({ step, layer: l, order, x: left + order * (NODE_WIDTH + GAP_X), y: MARGIN + l * (NODE_HEIGHT + GAP_Y) })
+  // Left edges of each row's items, from 0: steps are NODE_WIDTH wide, lanes are lines.
+  const offsets = rows.map((row) => {
+    let x = 0
+    return row.map((item, i) => {
+      if (i > 0) x += isStep(item) && isStep(row[i - 1]!) ? GAP_X : LANE_GAP
+      const at = x
+      if (isStep(item)) x += NODE_WIDTH
+      return at
     })
   })
+  const rowWidth = (row: number[], l: number) => (row.length === 0 ? 0 : offsets[l]!.at(-1)! + (isStep(row.at(-1)!) ? NODE_WIDTH : 0))
+  const widest = Math.max(0, ...rows.map(rowWidth))
+  const width = MARGIN * 2 + widest
+  const x = new Float64Array(itemLayer.length)
+  rows.forEach((row, l) => {
+    // Centre each row so a narrow layer sits under the middle of a wide one.
+    const left = (width - rowWidth(row, l)) / 2
+    row.forEach((item, i) => { x[item] = left + offsets[l]![i]! })
+  })
+  const nodes: LayoutNode[] = []
+  rows.forEach((row, l) => {
+    let order = 0
+    for (const item of row) {
+      if (isStep(item)) nodes.push({ step: item, layer: l, order: order++, x: x[item]!, y: MARGIN + l * (NODE_HEIGHT + GAP_Y) })
+    }
+  })
   nodes.sort((a, b) => a.step - b.step)
+  const edges = deps.map((e) => ({
+    ...e,
+    lanes: Array.from({ length: layer[e.to]! - layer[e.from]! - 1 }, (_, i) => x[lanes.get(`${e.from}:${layer[e.from]! + 1 + i}`)!]!),
+  }))
   const height = MARGIN * 2 + layerCount * NODE_HEIGHT + Math.max(0, layerCount - 1) * GAP_Y
   return { kind: 'steps', nodes, edges, layers: layerCount, width, height }
+}
+
+/**
+ * Pure: the points an edge's drawing passes, top to bottom: the bottom middle of its source,
+ * the top and bottom of each lane, and just above the top middle of its target. Between two
+ * layers the drawing curves from one point to the next within the gap; along a lane it runs
+ * straight down.
+ */
+export function edgePoints(layout: StepLayout, edge: RoutedEdge): Array<{ x: number; y: number }> {
+  // Every step is a node, sorted by step.
+  const from = layout.nodes[edge.from]!
+  const to = layout.nodes[edge.to]!
+  const top = (l: number) => MARGIN + l * (NODE_HEIGHT + GAP_Y)
+  return [
+    { x: from.x + NODE_WIDTH / 2, y: from.y + NODE_HEIGHT },
+    ...edge.lanes.flatMap((x, i) => [{ x, y: top(from.layer + 1 + i) }, { x, y: top(from.layer + 1 + i) + NODE_HEIGHT }]),
+    { x: to.x + NODE_WIDTH / 2, y: to.y - 2 },
+  ]
 }
 
 /** Pure: one node per group of consecutive layers (at most MAX_GROUPS), in one column. */

@@ -5,7 +5,7 @@
  */
 import { html, join, trusted, type Html } from '../html.js'
 import {
-  GROUP_HEIGHT, GROUP_WIDTH, NODE_HEIGHT, NODE_WIDTH, type GroupLayout, type StepLayout,
+  edgePoints, GROUP_HEIGHT, GROUP_WIDTH, NODE_HEIGHT, NODE_WIDTH, type GroupLayout, type StepLayout,
 } from './dag-layout.js'
 import { phaseClass } from '../phase.js'
 import { phaseCounts, type StepView } from './run-view.js'
@@ -30,9 +30,16 @@ export function dagSummary(steps: readonly StepView[], layers: number): string {
 
 const ARROW = trusted('<defs><marker id="dag-arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="dag-arrowhead"/></marker></defs>')
 
-function edgePath(x1: number, y1: number, x2: number, y2: number): string {
-  const mid = (y1 + y2) / 2
-  return `M${x1},${y1} C${x1},${mid} ${x2},${mid} ${x2},${y2}`
+/** Pure: an SVG path through the points: straight where one is right below the other, else an S-curve. */
+export function edgePath(points: ReadonlyArray<{ x: number; y: number }>): string {
+  let d = `M${points[0]!.x},${points[0]!.y}`
+  for (let i = 1; i < points.length; i++) {
+    const a = points[i - 1]!
+    const b = points[i]!
+    const mid = (a.y + b.y) / 2
+    d += a.x === b.x ? ` L${b.x},${b.y}` : ` C${a.x},${mid} ${b.x},${mid} ${b.x},${b.y}`
+  }
+  return d
 }
 
 function svgOpen(width: number, height: number, label: string): Html {
@@ -42,12 +49,8 @@ function svgOpen(width: number, height: number, label: string): Html {
 
 /** Pure: every step drawn, as laid out. `steps` is the view of the same spec, in spec order. */
 export function stepDagSvg(layout: StepLayout, steps: readonly StepView[], namespace: string, name: string): Html {
-  const at = new Map(layout.nodes.map((n) => [n.step, n]))
-  const edges = layout.edges.map((e) => {
-    const a = at.get(e.from)!
-    const b = at.get(e.to)!
-    return html`<path class="dag-edge" data-from="${steps[e.from]?.name}" data-to="${steps[e.to]?.name}" d="${edgePath(a.x + NODE_WIDTH / 2, a.y + NODE_HEIGHT, b.x + NODE_WIDTH / 2, b.y - 2)}" marker-end="url(#dag-arrow)"/>`
-  })
+  const edges = layout.edges.map((e) =>
+    html`<path class="dag-edge" data-from="${steps[e.from]?.name}" data-to="${steps[e.to]?.name}" d="${edgePath(edgePoints(layout, e))}" marker-end="url(#dag-arrow)"/>`)
   const nodes = layout.nodes.map((n) => {
     const s = steps[n.step]!
     return html`<a class="node-link" href="${stepHref(namespace, name, s.name)}" data-step="${s.name}"><g class="node phase-${phaseClass(s.phase)}" data-step="${s.name}" transform="translate(${n.x},${n.y})"><title>${s.name}: ${s.label}</title><rect width="${NODE_WIDTH}" height="${NODE_HEIGHT}" rx="6"/><text class="node-name" x="10" y="18">${clip(s.name)}</text><text class="node-phase" x="10" y="35">${clip(s.label, 26)}</text></g></a>`

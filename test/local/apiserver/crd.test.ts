@@ -20,6 +20,8 @@ describe('CustomResourceDefinitions', () => {
     const discovery = (await (await fetch(`${c.server.url}/apis/example.dev/v1`)).json()) as { resources: { name: string; kind: string; shortNames?: string[] }[] }
     expect(discovery.resources.map((r) => r.name)).toEqual(['widgets', 'widgets/status'])
     expect(discovery.resources[0]).toMatchObject({ kind: 'Widget', shortNames: ['wd'] })
+    // In kube-apiserver's order for custom resources, which `kubectl api-resources -o wide` prints.
+    expect((discovery.resources[0] as { verbs?: string[] }).verbs).toEqual(['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'])
     const groups = (await (await fetch(`${c.server.url}/apis`)).json()) as { groups: { name: string }[] }
     expect(groups.groups.map((g) => g.name)).toContain('example.dev')
     const crd = await c.ext.readCustomResourceDefinition({ name: 'widgets.example.dev' })
@@ -29,6 +31,13 @@ describe('CustomResourceDefinitions', () => {
   it('applies schema defaults, including inside list items', async () => {
     const w = (await c.custom.createNamespacedCustomObject({ ...widgets, namespace: 'default', body: aWidget('defaults', { size: 1, parts: [{ name: 'p' }] }) })) as Obj
     expect(w.spec).toEqual({ size: 1, color: 'red', parts: [{ name: 'p', count: 1 }] })
+  })
+
+  it('keeps the generation when an update only removes what defaulting puts back', async () => {
+    await c.custom.createNamespacedCustomObject({ ...widgets, namespace: 'default', body: aWidget('same-gen', { size: 1 }) })
+    const w = (await c.custom.patchNamespacedCustomObject({ ...widgets, namespace: 'default', name: 'same-gen', body: { spec: { color: null } } }, merge)) as Obj & { metadata: { generation?: number } }
+    expect(w.spec.color).toBe('red')
+    expect(w.metadata.generation).toBe(1)
   })
 
   it('prunes unknown fields but keeps those under x-kubernetes-preserve-unknown-fields', async () => {

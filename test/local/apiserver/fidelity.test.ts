@@ -76,6 +76,49 @@ describe('field ownership and server-side apply', () => {
   })
 })
 
+describe('from client-side to server-side apply (kubectl apply --server-side)', () => {
+  const LAST = 'kubectl.kubernetes.io/last-applied-configuration'
+  const config = (name: string, spec: Obj) => ({ apiVersion: 'fidelity.dev/v1', kind: 'Gizmo', metadata: { annotations: {}, name, namespace: 'default' }, spec })
+  // What `kubectl apply` (client-side) creates: the object and its configuration in the annotation.
+  const clientSideApply = (name: string, spec: Obj, lastApplied: Obj = config(name, spec)) =>
+    call('POST', `${gizmos}?fieldManager=kubectl-client-side-apply`, { ...config(name, spec), metadata: { name, annotations: { [LAST]: `${JSON.stringify(lastApplied)}\n` } } })
+  const applyAs = (manager: string, name: string, spec: Obj) =>
+    call('PATCH', `${gizmos}/${name}?fieldManager=${manager}`, { apiVersion: 'fidelity.dev/v1', kind: 'Gizmo', metadata: { name, namespace: 'default' }, spec }, 'application/apply-patch+yaml')
+
+  it('lets manager kubectl take over what client-side apply set, and rewrites the annotation to the applied configuration', async () => {
+    expect((await clientSideApply('moving', { size: 1 })).code).toBe(201)
+    const { code, body } = await applyAs('kubectl', 'moving', { size: 2 })
+    expect(code).toBe(200)
+    expect(body.spec.size).toBe(2)
+    expect(body.metadata.annotations[LAST]).toBe('{"apiVersion":"fidelity.dev/v1","kind":"Gizmo","metadata":{"name":"moving","namespace":"default"},"spec":{"size":2}}\n')
+    expect(body.metadata.managedFields.find((m: Obj) => m.manager === 'kubectl')).toMatchObject({ operation: 'Apply', fieldsV1: { 'f:spec': { 'f:size': {} } } })
+  })
+
+  it('still refuses a field whose live value is no longer the one last applied, and any other manager', async () => {
+    expect((await clientSideApply('edited', { size: 3 }, config('edited', { size: 1 }))).code).toBe(201)
+    const refused = await applyAs('kubectl', 'edited', { size: 2 })
+    expect(refused.code).toBe(409)
+    expect(refused.body.message).toBe('Apply failed with 1 conflict: conflict with "kubectl-client-side-apply" using fidelity.dev/v1: .spec.size')
+    expect((await clientSideApply('other', { size: 1 })).code).toBe(201)
+    expect((await applyAs('someone', 'other', { size: 2 })).code).toBe(409)
+  })
+
+  it('keeps the objects holding what an apply still sets after its manager was given a whole object (kubectl\'s managedFields rewrite)', async () => {
+    expect((await clientSideApply('upgraded', { size: 1, parts: [{ name: 'a', count: 1 }] })).code).toBe(201)
+    // kubectl rewrites the entries to one Apply entry owning everything, then applies again.
+    const managedFields = [{
+      manager: 'someone', operation: 'Apply', apiVersion: 'fidelity.dev/v1', fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:metadata': { 'f:annotations': { '.': {}, [`f:${LAST}`]: {} } }, 'f:spec': { '.': {}, 'f:size': {}, 'f:parts': { '.': {}, 'k:{"name":"a"}': { '.': {}, 'f:name': {}, 'f:count': {} } } } },
+    }]
+    expect((await call('PATCH', `${gizmos}/upgraded?fieldManager=someone`, [{ op: 'replace', path: '/metadata/managedFields', value: managedFields }], 'application/json-patch+json')).code).toBe(200)
+    const { code, body } = await applyAs('someone', 'upgraded', { size: 1 })
+    expect(code).toBe(200)
+    expect(body.spec).toEqual({ size: 1 })
+    expect(body.metadata.annotations).toBeUndefined()
+    expect(body.metadata.managedFields).toEqual([expect.objectContaining({ manager: 'someone', fieldsV1: { 'f:spec': { 'f:size': {} } } })])
+  })
+})
+
 describe('decoding', () => {
   it('drops unknown ObjectMeta and top-level fields of a built-in kind, with Warning headers', async () => {
     const { body, warnings } = await call('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'typo', bogus: 1 }, dat: { a: 'b' } })

@@ -27,7 +27,7 @@ const envelope = (apiVersion: string, kind: string, raw: Buffer) =>
 const post = (path: string, body: Buffer) =>
   fetch(`${c.server.url}${path}`, { method: 'POST', body: new Uint8Array(body), headers: { 'Content-Type': 'application/vnd.kubernetes.protobuf', Accept: 'application/json' } })
 
-describe('protobuf request bodies (kubectl create generators)', () => {
+describe('protobuf request bodies (kubectl create generators, auth can-i, auth whoami)', () => {
   it('creates a Secret from `kubectl create secret generic`-style protobuf', async () => {
     const meta = Buffer.concat([field(1, 'llm-key'), field(2, ''), mapEntry(11, 'team', 'a')])
     const secret = Buffer.concat([field(1, meta), mapEntry(2, 'apiKey', Buffer.from('s3cret'))])
@@ -38,6 +38,58 @@ describe('protobuf request bodies (kubectl create generators)', () => {
     expect(stored.type).toBe('Opaque')
     expect(stored.metadata?.labels).toEqual({ team: 'a' })
     expect(stored.metadata?.generateName).toBeUndefined()
+  })
+
+  it('creates a RoleBinding from `kubectl create rolebinding`-style protobuf', async () => {
+    const subject = Buffer.concat([field(1, 'Group'), field(2, 'rbac.authorization.k8s.io'), field(3, 'team-a')])
+    const roleRef = Buffer.concat([field(1, 'rbac.authorization.k8s.io'), field(2, 'ClusterRole'), field(3, 'kinetic-run-control-team')])
+    const binding = Buffer.concat([field(1, field(1, 'team-a-runs')), field(2, subject), field(3, roleRef)])
+    const res = await post('/apis/rbac.authorization.k8s.io/v1/namespaces/default/rolebindings', envelope('rbac.authorization.k8s.io/v1', 'RoleBinding', binding))
+    expect(res.status).toBe(201)
+    expect(await res.json()).toMatchObject({
+      metadata: { name: 'team-a-runs', namespace: 'default' },
+      subjects: [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'team-a' }],
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'kinetic-run-control-team' },
+    })
+  })
+
+  it('creates a ClusterRole with its rules from `kubectl create clusterrole`-style protobuf', async () => {
+    const rule = Buffer.concat([field(1, 'get'), field(1, 'list'), field(2, 'purko.io'), field(3, 'workflows')])
+    const res = await post('/apis/rbac.authorization.k8s.io/v1/clusterroles', envelope('rbac.authorization.k8s.io/v1', 'ClusterRole', Buffer.concat([field(1, field(1, 'wf-reader')), field(2, rule)])))
+    expect(res.status).toBe(201)
+    expect((await res.json()).rules).toEqual([{ verbs: ['get', 'list'], apiGroups: ['purko.io'], resources: ['workflows'] }])
+  })
+
+  it('answers `kubectl auth can-i`: a protobuf SelfSubjectAccessReview, resource or non-resource', async () => {
+    const attrs = Buffer.concat([field(1, 'ai-agents'), field(2, 'list'), field(3, 'purko.io'), field(5, 'workflows'), field(6, ''), field(7, '')])
+    const res = await post('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      envelope('authorization.k8s.io/v1', 'SelfSubjectAccessReview', Buffer.concat([field(1, Buffer.alloc(0)), field(2, field(1, attrs))])))
+    expect(res.status).toBe(201)
+    expect(await res.json()).toMatchObject({
+      kind: 'SelfSubjectAccessReview',
+      spec: { resourceAttributes: { namespace: 'ai-agents', verb: 'list', group: 'purko.io', resource: 'workflows' } },
+      status: { allowed: true },
+    })
+    const nonResource = await post('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
+      envelope('authorization.k8s.io/v1', 'SelfSubjectAccessReview', field(2, field(2, Buffer.concat([field(1, '/healthz'), field(2, 'get')])))))
+    expect(await nonResource.json()).toMatchObject({ spec: { nonResourceAttributes: { path: '/healthz', verb: 'get' } }, status: { allowed: true } })
+  })
+
+  it('answers `kubectl auth can-i --list`: a protobuf SelfSubjectRulesReview, with every verb on everything', async () => {
+    const res = await post('/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', envelope('authorization.k8s.io/v1', 'SelfSubjectRulesReview', field(2, field(1, 'ai-agents'))))
+    expect(res.status).toBe(201)
+    expect((await res.json()).status).toEqual({
+      resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }], nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }], incomplete: false,
+    })
+    const noNamespace = await post('/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', envelope('authorization.k8s.io/v1', 'SelfSubjectRulesReview', field(2, Buffer.alloc(0))))
+    expect(noNamespace.status).toBe(400)
+    expect((await noNamespace.json()).message).toBe('no namespace on request')
+  })
+
+  it('answers `kubectl auth whoami`: a protobuf SelfSubjectReview', async () => {
+    const res = await post('/apis/authentication.k8s.io/v1/selfsubjectreviews', envelope('authentication.k8s.io/v1', 'SelfSubjectReview', field(1, Buffer.alloc(0))))
+    expect(res.status).toBe(201)
+    expect(await res.json()).toMatchObject({ kind: 'SelfSubjectReview', status: { userInfo: { username: 'kinetic-local-admin', groups: ['system:masters', 'system:authenticated'] } } })
   })
 
   it('answers 415 for a protobuf kind it cannot decode', async () => {

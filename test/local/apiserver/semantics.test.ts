@@ -203,6 +203,16 @@ describe('pods/log', () => {
     expect(await c.core.readNamespacedPodLog({ namespace: ns, name: 'step', tailLines: 1 })).toBe('OUTPUT:{"ok":true}\n')
     expect((await failure(c.core.readNamespacedPodLog({ namespace: ns, name: 'nope' }))).code).toBe(404)
   })
+
+  it('answers 204 at once, follow or not, for a pod no node runs and nothing wrote for, as kube-apiserver does', async () => {
+    const ns = 'logs'
+    await c.core.createNamespacedPod({ namespace: ns, body: { metadata: { name: 'unscheduled' }, spec: { containers: [{ name: 'c', image: 'i' }] } } })
+    for (const query of ['', '?follow=true']) {
+      const res = await fetch(`${c.server.url}/api/v1/namespaces/${ns}/pods/unscheduled/log${query}`, { signal: AbortSignal.timeout(5000) })
+      expect(res.status).toBe(204)
+      expect(await res.text()).toBe('')
+    }
+  })
 })
 
 describe('size limit', () => {

@@ -59,11 +59,14 @@ describe('the console port on the embedded API server', () => {
     expect((await alice.getWorkflow(NS, 'as-alice'))?.metadata.name).toBe('as-alice')
   })
 
-  it('discovery lists the two review resources (create only), so kubectl auth can-i and whoami find them', async () => {
+  it('discovery lists the review resources (create only), so kubectl auth can-i (with --list) and whoami find them', async () => {
     const groups = await (await fetch(`${api.url}/apis`)).json() as { groups: Array<{ name: string }> }
     expect(groups.groups.map((g) => g.name)).toEqual(expect.arrayContaining(['authorization.k8s.io', 'authentication.k8s.io']))
     const authz = await (await fetch(`${api.url}/apis/authorization.k8s.io/v1`)).json() as { resources: Array<{ name: string; verbs: string[]; namespaced: boolean }> }
-    expect(authz.resources).toEqual([expect.objectContaining({ name: 'selfsubjectaccessreviews', verbs: ['create'], namespaced: false })])
+    expect(authz.resources).toEqual([
+      expect.objectContaining({ name: 'selfsubjectaccessreviews', verbs: ['create'], namespaced: false }),
+      expect.objectContaining({ name: 'selfsubjectrulesreviews', verbs: ['create'], namespaced: false }),
+    ])
     expect((await fetch(`${api.url}/apis/authentication.k8s.io/v1/selfsubjectreviews`)).status).toBe(405)
     const empty = await fetch(`${api.url}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"spec":{}}' })
     // As kube-apiserver v1.34 answers a review that names no attributes (test/local/apiserver/fidelity.test.ts pins the body).
