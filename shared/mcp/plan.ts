@@ -45,6 +45,11 @@ export interface McpFacts {
   unavailableAfterMs: number
   /** The registry ConfigMap as read (null when absent). */
   registry: V1ConfigMap | null
+  /**
+   * Deletion only: the agent namespace is terminating or gone, so the registry (and the Role that
+   * lets this function read it) goes with it and there is no entry left to remove.
+   */
+  registryNamespaceGone?: boolean
   /** Managed servers only (null otherwise, or when absent). */
   deployment: V1Deployment | null
   service: V1Service | null
@@ -179,6 +184,9 @@ export function planMcpServer(server: MCPServer, facts: McpFacts, now: string): 
 
   if (server.metadata.deletionTimestamp) {
     if (!hasFinalizer) return NO_MCP_CHANGES
+    // A finalizer must not wait on what a namespace's own deletion removes: the entry dies with
+    // the registry, and the grant to read it may already be gone.
+    if (facts.registryNamespaceGone) return { ...base, deleting: true, releaseFinalizer: true }
     if (registry.error) {
       // We cannot tell where our entry is; when the text does not even mention the name, it is not there.
       const text = facts.registry?.data?.[REGISTRY_KEY] ?? ''

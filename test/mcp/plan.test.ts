@@ -269,6 +269,14 @@ describe('deletion', () => {
     expect(planned(deleting(aServer()), facts({ registry: registryMap('{{{') }))).toMatchObject({ releaseFinalizer: true })
   })
 
+  it.each([
+    ['an entry to remove', registryMap(renderRegistry([{ name: 'github', url: 'u', auth: 'none' }]))],
+    ['an unreadable registry that names it', registryMap('[{"name": "github", ')],
+  ])('releases at once, with %s, when the agent namespace is terminating: the registry goes with it', (_, registry) => {
+    const plan = planned(deleting(aServer()), facts({ registry, registryNamespaceGone: true }))
+    expect(plan).toMatchObject({ deleting: true, releaseFinalizer: true, registry: null, status: null, transitions: [] })
+  })
+
   it('does nothing once its finalizer is gone', () => {
     const server = aServer({}, { deletionTimestamp: NOW })
     expect(planMcpServer(server, facts(), NOW)).toBe(NO_MCP_CHANGES)
