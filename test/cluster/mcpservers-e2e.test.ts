@@ -75,10 +75,15 @@ describeCluster('mcpserver-changed on a real kube-apiserver, as its own ServiceA
     await admin().apply(anMCPServer('demo', { image: 'unused', managed: false, url: `${mcp.url}/mcp`, auth: 'bearer', secretRef: 'demo-token' }))
     expect(await changed('demo', RESOURCE_ADD)).toBe(202)
 
-    // Outside the agent namespace the function holds no Secret right: a finding, not a 500.
+    // Outside the agent namespace the function holds no Secret right: a finding, not a 500; the
+    // server is registered and serving, so its phase stays Ready.
     const refused = await server('demo')
-    expect(refused?.status?.phase).toBe('Error')
-    expect(condition(refused, 'ToolsDiscovered')).toMatchObject({ status: 'False', reason: 'DiscoveryFailed', message: expect.stringMatching(/^SecretForbidden: mcpserver-changed may not read Secret mcp-e2e\/demo-token/) })
+    expect(refused?.status?.phase).toBe('Ready')
+    expect(condition(refused, 'ToolsDiscovered')).toMatchObject({ status: 'False', reason: 'SecretForbidden', message: expect.stringMatching(/^mcpserver-changed may not read Secret mcp-e2e\/demo-token/) })
+    const warnings = await admin().get<{ items: Array<{ type: string; reason: string; message: string; involvedObject: { name: string } }> }>(`/api/v1/namespaces/${NS}/events`)
+    expect(warnings?.items.filter((e) => e.involvedObject.name === 'demo' && e.type === 'Warning').map((e) => [e.reason, e.message])).toEqual([
+      ['DiscoveryFailed', expect.stringMatching(/^Tool discovery failed \(SecretForbidden\): mcpserver-changed may not read Secret mcp-e2e\/demo-token/)],
+    ])
     expect(JSON.stringify(refused?.status)).not.toContain(TOKEN)
     // The grant the message names, made as `kubectl create role/rolebinding` would.
     await admin().apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: 'kinetic-mcp-token-demo-token', namespace: NS },
@@ -91,7 +96,7 @@ describeCluster('mcpserver-changed on a real kube-apiserver, as its own ServiceA
     await eventually('the tick discovered the tools with the granted token', async () => {
       const later = appAt(++tick * 15 * 60_000)
       expect((await deliver(later, PING, { reason: 'mcpservers-resync' }, { kineticsource: 'mcpserverresync' })).status).toBe(202)
-      return (await server('demo'))?.status?.phase === 'Ready'
+      return condition(await server('demo'), 'ToolsDiscovered')?.status === 'True'
     }, 10_000, 200)
 
     const ready = await server('demo')

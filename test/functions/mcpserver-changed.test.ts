@@ -124,7 +124,7 @@ describe('mcpserver-changed', () => {
     await deliver(app, RESOURCE_ADD, put(kube, { managed: false, url: 'http://127.0.0.1:9911/mcp', auth: 'bearer', secretRef: 'tok' }), SERVERS)
     await kube.createSecret({ metadata: { name: 'tok', namespace: NS }, data: { token: Buffer.from(TOKEN).toString('base64') } })
     // The Secret did not exist on the first look: a clear reason, and the tick retries after the backoff.
-    expect(condition(stored(kube), 'Ready')).toMatchObject({ status: 'False', reason: 'DiscoveryFailed', message: 'SecretMissing: Secret ai-agents/tok not found' })
+    expect(condition(stored(kube), 'ToolsDiscovered')).toMatchObject({ status: 'False', reason: 'SecretMissing', message: 'Secret ai-agents/tok not found' })
     expect(kube.deployments.size).toBe(0)
     expect(kube.services.size).toBe(0)
 
@@ -167,7 +167,7 @@ describe('mcpserver-changed', () => {
     expect(kube.mcpServers.has(`${NS}/github`)).toBe(false)
   })
 
-  it('reports a server that is up but fails MCP as Ready=False with the error, retries from the tick with backoff, never on every event', async () => {
+  it('keeps a server that is up but fails MCP Ready, as purko does, says why in ToolsDiscovered and a Warning Event, and retries from the tick with backoff, never on every event', async () => {
     const kube = agentCluster()
     const discovery: Discovery = { calls: [], result: { ok: false, reason: 'ProtocolError', message: 'the server answered HTML (text/html)' } }
     const clock = { now: new Date('2026-01-01T00:00:00Z') }
@@ -175,9 +175,12 @@ describe('mcpserver-changed', () => {
     await deliver(app, RESOURCE_ADD, put(kube, {}), SERVERS)
     await deliver(app, RESOURCE_UPDATE, makeAvailable(kube), DEPLOYMENTS)
     const server = stored(kube)
-    expect(server.status?.phase).toBe('Error')
-    expect(condition(server, 'Ready')).toMatchObject({ status: 'False', reason: 'DiscoveryFailed', message: 'ProtocolError: the server answered HTML (text/html)' })
-    expect(kube.events.at(-1)).toMatchObject({ type: 'Warning', reason: 'DiscoveryFailed' })
+    expect(server.status).toMatchObject({ phase: 'Ready', message: 'Deployment and Service created, registered in mcp-servers ConfigMap', toolCount: 0 })
+    expect(condition(server, 'Ready')).toMatchObject({ status: 'True', reason: 'Deployed' })
+    expect(condition(server, 'ToolsDiscovered')).toMatchObject({ status: 'False', reason: 'ProtocolError', message: 'the server answered HTML (text/html)' })
+    expect(kube.events.filter((e) => e.type === 'Warning').map((e) => [e.reason, e.message])).toEqual([
+      ['DiscoveryFailed', 'Tool discovery failed (ProtocolError): the server answered HTML (text/html)'],
+    ])
     await deliver(app, RESOURCE_UPDATE, makeAvailable(kube), DEPLOYMENTS)
     await deliver(app, PING, {}, TICK)
     expect(discovery.calls).toHaveLength(1)
@@ -186,6 +189,7 @@ describe('mcpserver-changed', () => {
     await deliver(app, PING, {}, TICK)
     expect(discovery.calls).toHaveLength(2)
     expect(stored(kube).status?.phase).toBe('Ready')
+    expect(condition(stored(kube), 'ToolsDiscovered')).toMatchObject({ status: 'True', reason: 'Discovered' })
   })
 
   describe('a bearer server outside the agent namespace, whose token Secret the function may not read', () => {
@@ -219,14 +223,15 @@ describe('mcpserver-changed', () => {
       const server = teamServer(kube)
       const grant = 'kubectl create role kinetic-mcp-token-tok -n team-a --verb=get --resource=secrets --resource-name=tok && '
         + 'kubectl create rolebinding kinetic-mcp-token-tok -n team-a --role=kinetic-mcp-token-tok --serviceaccount=kinetic-system:mcpserver-changed'
-      expect(server.status?.phase).toBe('Error')
+      expect(server.status?.phase).toBe('Ready')
       expect(condition(server, 'ToolsDiscovered')).toMatchObject({
-        status: 'False', reason: 'DiscoveryFailed',
-        message: `SecretForbidden: mcpserver-changed may not read Secret team-a/tok (it reads token Secrets only in ai-agents); allow it with: ${grant}`,
+        status: 'False', reason: 'SecretForbidden',
+        message: `mcpserver-changed may not read Secret team-a/tok (it reads token Secrets only in ai-agents); allow it with: ${grant}`,
       })
-      expect(condition(server, 'Ready')).toMatchObject({ status: 'False', reason: 'DiscoveryFailed', message: expect.stringMatching(/^SecretForbidden: /) })
+      expect(condition(server, 'Ready')).toMatchObject({ status: 'True', reason: 'Registered' })
       expect(discovery.calls).toEqual([])
-      expect(kube.events.map((e) => [e.type, e.reason])).toEqual([['Normal', 'Registered'], ['Warning', 'DiscoveryFailed']])
+      expect(kube.events.map((e) => [e.type, e.reason])).toEqual([['Normal', 'Registered'], ['Warning', 'DiscoveryFailed'], ['Normal', 'Registered']])
+      expect(kube.events[1]?.message).toBe(`Tool discovery failed (SecretForbidden): mcpserver-changed may not read Secret team-a/tok (it reads token Secrets only in ai-agents); allow it with: ${grant}`)
       expect(server.status?.nextCheckTime).toBeDefined()
 
       // A redelivery before the backoff has passed reads no Secret and discovers nothing.
@@ -240,6 +245,7 @@ describe('mcpserver-changed', () => {
       expect((await deliver(app, PING, {}, TICK)).status).toBe(202)
       expect(discovery.calls).toEqual([{ url: 'http://10.0.0.9:8080/mcp', token: TOKEN }])
       expect(teamServer(kube).status).toMatchObject({ phase: 'Ready', toolCount: 1 })
+      expect(condition(teamServer(kube), 'ToolsDiscovered')).toMatchObject({ status: 'True', reason: 'Discovered' })
 
       const everything = JSON.stringify({ status: teamServer(kube).status, events: kube.events, lines, registry: kube.configMaps.get(`${NS}/mcp-servers`) })
       expect(everything).not.toContain(TOKEN)
