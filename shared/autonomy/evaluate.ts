@@ -76,8 +76,8 @@ export function declaredLevel(agent: Agent): ShuHaRiLevel {
 export function rollbackDue(agent: Agent, policy: EffectivePolicy): boolean {
   if (!isOptedIn(agent) || !policy.rollback.enabled) return false
   // Days in level play no part in a rollback, so the level's own clock stands in for now.
-  const { shuHaRi, adopted } = settledState(agent, agent.status?.shuHaRi?.levelSince ?? '')
-  return !adopted && rollbackTrigger(progressOf(agent, shuHaRi, shuHaRi.levelSince ?? ''), policy) !== undefined
+  const { shuHaRi, adopted, first } = settledState(agent, agent.status?.shuHaRi?.levelSince ?? '')
+  return (!adopted || first) && rollbackTrigger(progressOf(agent, shuHaRi, shuHaRi.levelSince ?? ''), policy) !== undefined
 }
 
 /**
@@ -96,7 +96,9 @@ export function planAutonomy(agent: Agent, policy: EffectivePolicy, now: string)
   const settled = settledState(agent, now)
   let shuHaRi: ShuHaRiStatus = settled.shuHaRi
   const from = previous?.currentLevel ?? shuHaRi.currentLevel!
-  let changedLevel = settled.adopted
+  // A first evaluation measures the record the agent already has, so it may change the level at
+  // once; any other adoption is a level change of its own and waits for the next evaluation.
+  let changedLevel = settled.adopted && !settled.first
   let resumedCondition: ConditionInput | undefined
   if (settled.adopted) {
     Object.assign(spec, settled.spec)
@@ -201,8 +203,11 @@ export function planAutonomy(agent: Agent, policy: EffectivePolicy, now: string)
   }
 }
 
-/** The agent's level state once spec is taken as the truth, and the spec patch that pins it. */
-function settledState(agent: Agent, now: string): { shuHaRi: ShuHaRiStatus; adopted: boolean; resumed: boolean; spec: NonNullable<AgentPatch['spec']> } {
+/**
+ * The agent's level state once spec is taken as the truth, and the spec patch that pins it.
+ * `first` when no evaluation has recorded a level yet.
+ */
+function settledState(agent: Agent, now: string): { shuHaRi: ShuHaRiStatus; adopted: boolean; resumed: boolean; first: boolean; spec: NonNullable<AgentPatch['spec']> } {
   const previous = agent.status?.shuHaRi
   const level = declaredLevel(agent)
   const promotedAt = agent.spec.shuHaRi?.promotedAt
@@ -210,13 +215,19 @@ function settledState(agent: Agent, now: string): { shuHaRi: ShuHaRiStatus; adop
   // write was lost, then a hand edit back) without status seeing it, so the level was re-entered.
   const reentered = promotedAt !== undefined && previous?.levelSince !== undefined && Date.parse(promotedAt) > Date.parse(previous.levelSince)
   if (previous?.currentLevel === level && previous.levelSince && previous.levelStart && !reentered) {
-    return { shuHaRi: previous, adopted: false, resumed: false, spec: {} }
+    return { shuHaRi: previous, adopted: false, resumed: false, first: false, spec: {} }
   }
   const spec: NonNullable<AgentPatch['spec']> = {}
+  const first = !previous?.currentLevel
+  const created = agent.metadata.creationTimestamp
   let levelSince: string
   let resumed = false
-  if (!previous?.currentLevel) {
-    levelSince = promotedAt ?? agent.metadata.creationTimestamp ?? now
+  // Counters are measured from the same moment as days. At the agent's creation they were all
+  // zero; at a later entry nobody recorded them, so they start at what the agent has now.
+  let fromCreation = false
+  if (first) {
+    fromCreation = promotedAt === undefined || (created !== undefined && Date.parse(promotedAt) <= Date.parse(created))
+    levelSince = (fromCreation ? created : promotedAt) ?? now
   } else if (promotedAt && (!previous.levelSince || Date.parse(promotedAt) > Date.parse(previous.levelSince))) {
     levelSince = promotedAt // our own level change, whose status write was lost
     resumed = true
@@ -230,11 +241,19 @@ function settledState(agent: Agent, now: string): { shuHaRi: ShuHaRiStatus; adop
   if (Object.keys(pin).length > 0) spec.shuHaRi = pin
   const autonomy = agent.spec.autonomyLevel === 'manual' ? 'manual' : AUTONOMY_OF_LEVEL[level]
   if (autonomy !== agent.spec.autonomyLevel) spec.autonomyLevel = autonomy
-  return { shuHaRi: { ...entered(agent, level, levelSince, ''), ...(previous?.policy ? { policy: previous.policy } : {}) }, adopted: true, resumed, spec }
+  const shuHaRi = entered(agent, level, levelSince, '', fromCreation ? NO_RECORD : undefined)
+  return { shuHaRi: { ...shuHaRi, ...(previous?.policy ? { policy: previous.policy } : {}) }, adopted: true, resumed, first, spec }
 }
 
-/** Status of a level just entered: its clock, the counters it is measured from, no approvals. */
-function entered(agent: Agent, level: ShuHaRiLevel, since: string, policy: string): ShuHaRiStatus {
+type LevelStart = NonNullable<ShuHaRiStatus['levelStart']>
+/** The counters of an agent at its creation. */
+const NO_RECORD: LevelStart = { invocations: 0, successes: 0, failures: 0 }
+
+/**
+ * Status of a level just entered: its clock, the counters it is measured from (the agent's
+ * current ones unless `start` says otherwise), no approvals.
+ */
+function entered(agent: Agent, level: ShuHaRiLevel, since: string, policy: string, start?: LevelStart): ShuHaRiStatus {
   const m = agent.status?.metrics ?? {}
   return {
     currentLevel: level,
@@ -242,7 +261,7 @@ function entered(agent: Agent, level: ShuHaRiLevel, since: string, policy: strin
     readyForPromotion: false,
     ...(policy ? { policy } : {}),
     approvals: [],
-    levelStart: { invocations: m.totalInvocations ?? 0, successes: m.successCount ?? 0, failures: m.failureCount ?? 0 },
+    levelStart: start ?? { invocations: m.totalInvocations ?? 0, successes: m.successCount ?? 0, failures: m.failureCount ?? 0 },
   }
 }
 

@@ -86,8 +86,16 @@ async function gatherFacts(deps: EngineDeps, server: MCPServer, unavailableAfter
   const { kube, config } = deps
   const namespace = server.metadata.namespace ?? ''
   const name = server.metadata.name ?? ''
-  const registry = kube.getConfigMap(config.agentNamespace, REGISTRY_CONFIGMAP)
   const base = { bridgeImage: config.executorImage, agentNamespace: config.agentNamespace, unavailableAfterMs }
+  if (server.metadata.deletionTimestamp) {
+    // The agent namespace first: while it terminates, the Role that grants the registry read
+    // may already be gone (a 403), and the registry goes with the namespace anyway.
+    const agentNamespace = await kube.getNamespace(config.agentNamespace)
+    if (!agentNamespace || agentNamespace.metadata?.deletionTimestamp) {
+      return { ...base, registry: null, registryNamespaceGone: true, deployment: null, service: null, pods: null }
+    }
+  }
+  const registry = kube.getConfigMap(config.agentNamespace, REGISTRY_CONFIGMAP)
   if (server.metadata.deletionTimestamp || !server.spec.managed) {
     return { ...base, registry: await registry, deployment: null, service: null, pods: null }
   }

@@ -45,6 +45,11 @@ export interface McpFacts {
   unavailableAfterMs: number
   /** The registry ConfigMap as read (null when absent). */
   registry: V1ConfigMap | null
+  /**
+   * Deletion only: the agent namespace is terminating or gone, so the registry (and the Role that
+   * lets this function read it) goes with it and there is no entry left to remove.
+   */
+  registryNamespaceGone?: boolean
   /** Managed servers only (null otherwise, or when absent). */
   deployment: V1Deployment | null
   service: V1Service | null
@@ -179,6 +184,9 @@ export function planMcpServer(server: MCPServer, facts: McpFacts, now: string): 
 
   if (server.metadata.deletionTimestamp) {
     if (!hasFinalizer) return NO_MCP_CHANGES
+    // A finalizer must not wait on what a namespace's own deletion removes: the entry dies with
+    // the registry, and the grant to read it may already be gone.
+    if (facts.registryNamespaceGone) return { ...base, deleting: true, releaseFinalizer: true }
     if (registry.error) {
       // We cannot tell where our entry is; when the text does not even mention the name, it is not there.
       const text = facts.registry?.data?.[REGISTRY_KEY] ?? ''
@@ -315,16 +323,19 @@ export function planMcpStatus(server: MCPServer, facts: McpFacts, outcome: McpOu
     discovered = { status: 'True', reason: 'Discovered', message: `${list.length}${truncated ? '+' : ''} tools over ${d.transport === 'sse' ? 'legacy SSE' : 'Streamable HTTP'}` }
   } else if (d && !d.ok) {
     tools = { toolCount: 0, tools: [], ...(prev.lastDiscovery ? { lastDiscovery: prev.lastDiscovery } : {}), discoveredFor: fingerprint }
-    discovered = { status: 'False', reason: 'DiscoveryFailed', message: `${d.reason}: ${d.message}` }
+    discovered = { status: 'False', reason: d.reason, message: d.message }
   } else if (available.status === 'True' && prev.discoveredFor === fingerprint && prevTools) {
     discovered = { status: prevTools.status, reason: prevTools.reason ?? '', message: prevTools.message ?? '' }
   } else if (available.status === 'True' && managed && server.spec.hostNetwork && !(facts.pods ?? []).some((p) => p.status?.podIP)) {
-    discovered = { status: 'False', reason: 'DiscoveryFailed', message: 'Unreachable: no running pod with an IP to reach a host-network server on' }
+    discovered = { status: 'False', reason: 'Unreachable', message: 'no running pod with an IP to reach a host-network server on' }
   } else {
     discovered = { status: 'Unknown', reason: 'Waiting', message: available.status === 'True' ? 'discovery not run yet' : 'waiting for the server to become available' }
   }
 
   // --- Ready and phase ---
+  // purko's: Ready once the server is deployed (or, unmanaged, registered) and serving. What
+  // discovery found is ToolsDiscovered's to say: a server whose tools cannot be listed (a
+  // NetworkPolicy, an auth it wants, a slow start) is still running.
   let ready: Verdict
   let phase: MCPServerPhase
   if (outcome.registryError) {
@@ -336,21 +347,17 @@ export function planMcpStatus(server: MCPServer, facts: McpFacts, outcome: McpOu
   } else if (available.status !== 'True') {
     ready = { status: 'False', reason: available.reason, message: available.message }
     phase = available.reason === 'Progressing' || available.reason === 'ScaledToZero' ? 'Pending' : 'Error'
-  } else if (discovered.status === 'False') {
-    ready = { status: 'False', reason: 'DiscoveryFailed', message: discovered.message }
-    phase = 'Error'
-  } else if (discovered.status === 'Unknown') {
-    ready = { status: 'False', reason: 'Discovering', message: discovered.message }
-    phase = 'Pending'
   } else {
     ready = managed ? { status: 'True', reason: 'Deployed', message: DEPLOYED_MESSAGE } : { status: 'True', reason: 'Registered', message: REGISTERED_MESSAGE }
     phase = 'Ready'
   }
 
   // --- When the resync tick looks again ---
-  const failing = phase === 'Error'
+  // A failed discovery is retried with the backoff too, though the phase stays Ready.
+  const failing = phase === 'Error' || discovered.status === 'False'
   const prevReady = prev.conditions?.find((c) => c.type === READY)
   const sameState = prevReady?.status === ready.status && prevReady.reason === ready.reason && prev.observedGeneration === generation
+    && prevTools?.status === discovered.status && prevTools.reason === discovered.reason
   const prevNext = ms(prev.nextCheckTime)
   const waiting = prevNext > nowMs
   // A failure counts again only when it was tried again (a discovery, or the tick's recheck).
@@ -408,8 +415,11 @@ function transitionsFor(server: MCPServer, prev: MCPServerStatus, next: MCPServe
       data: { toolCount: next.toolCount, tools: (next.tools ?? []).map((t) => t.name) },
     })
   }
-  if (outcome.discovery && !outcome.discovery.ok && (before?.status !== 'False' || before.message !== after?.message)) {
-    out.push({ kind: 'discovery.failed', type: 'Warning', reason: 'DiscoveryFailed', message: `Tool discovery failed: ${after?.message ?? ''}`, record: true, data: { failure: outcome.discovery.reason } })
+  if (outcome.discovery && !outcome.discovery.ok && (before?.status !== 'False' || before.reason !== after?.reason || before.message !== after?.message)) {
+    out.push({
+      kind: 'discovery.failed', type: 'Warning', reason: 'DiscoveryFailed', record: true, data: { failure: outcome.discovery.reason },
+      message: `Tool discovery failed (${after?.reason ?? outcome.discovery.reason}): ${after?.message ?? ''}`,
+    })
   }
   const r0 = of(prev, READY)
   const r1 = of(next, READY)
@@ -429,7 +439,7 @@ function kindFor(reason: string): string {
   switch (reason) {
     case 'DeploymentUnavailable': return 'deployment.unavailable'
     case 'RegistryUnparseable': return 'registry.unparseable'
-    case 'Progressing': case 'Discovering': case 'ScaledToZero': return 'pending'
+    case 'Progressing': case 'ScaledToZero': return 'pending'
     default: return 'failed'
   }
 }

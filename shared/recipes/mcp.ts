@@ -32,7 +32,23 @@ export function mcpPathOf(w: Pick<WorkloadSource, 'transport' | 'mcp'>): string 
 
 /** The MCP endpoint: `http://base(w).<ns>.svc:<mcp.port><mcp.path>`. */
 export function mcpUrlOf(w: Pick<WorkloadSource, 'transport' | 'mcp' | 'ports' | 'base' | 'namespace'>): string {
-  return `http://${w.base}.${w.namespace}.svc:${mcpPortOf(w)}${mcpPathOf(w)}`
+  return mcpEndpoint(w.base, w.namespace, mcpPortOf(w), mcpPathOf(w))
+}
+
+/** `http://<name>.<namespace>.svc:<port><path>`: an MCP endpoint behind a Service of that name. */
+export function mcpEndpoint(name: string, namespace: string, port: number, path = DEFAULT_MCP_PATH): string {
+  return `http://${name}.${namespace}.svc:${port}${path}`
+}
+
+/**
+ * The endpoint of the MCPServer a workload registers (from the manifest Kinetic wrote): `spec.url`
+ * for `http`; for `stdio` the bridge the MCPServer controller runs, which serves `/mcp` on
+ * `spec.port` behind the Service `base(w)`. Undefined when the manifest says neither.
+ */
+export function mcpServerEndpoint(name: string, namespace: string, spec: { url?: unknown; transport?: unknown; port?: unknown }): string | undefined {
+  if (typeof spec.url === 'string' && spec.url !== '') return spec.url
+  if (spec.transport !== 'stdio') return undefined
+  return mcpEndpoint(name, namespace, typeof spec.port === 'number' ? spec.port : DEFAULT_STDIO_MCP_PORT)
 }
 
 /** The desired MCPServer of a `transport` workload (without digest), or undefined without `transport`. */

@@ -7,6 +7,7 @@
 import type { WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
 import { liveObject, objectKey, type LiveObject, type LiveObjects } from './deploy-plan.js'
 import type { TestsFacts } from './lifecycle-facts.js'
+import { mcpServerEndpoint } from './mcp.js'
 import type { RevisionObjects } from './observe.js'
 
 type Status = WorkflowRecipeStatus
@@ -52,7 +53,8 @@ export function withDetails(status: Status, objects: RevisionObjects | undefined
       const spec = specOf(mcp)
       const phase = str(statusOf(liveObject(live, objectKey('MCPServer', mcp.namespace, mcp.name))).phase)
       const transport = w.transport ?? (spec.transport as 'http' | 'stdio' | undefined)
-      const url = str(spec.url) ?? str(statusOf(liveObject(live, objectKey('MCPServer', mcp.namespace, mcp.name))).url)
+      // The endpoint clients use (§5.9), not the registry URL the MCPServer controller reports.
+      const url = mcpServerEndpoint(mcp.name, mcp.namespace, spec) ?? str(statusOf(liveObject(live, objectKey('MCPServer', mcp.namespace, mcp.name))).url)
       next.mcpServer = {
         name: mcp.name, managed: spec.managed === true,
         ...(transport ? { transport } : {}), ...(url ? { url: cut(url, 512) } : {}), ...(phase ? { phase: cut(phase, 32) } : {}),

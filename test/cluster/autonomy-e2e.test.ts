@@ -114,4 +114,28 @@ describeCluster('autonomy-tick on a real API server, as its own ServiceAccount',
     expect(demoted.spec).toMatchObject({ autonomyLevel: 'restricted', shuHaRi: { level: 'shu' } })
     expect(demoted.status?.conditions?.find((c) => c.type === 'ShuHaRiProgression')).toMatchObject({ status: 'False', reason: 'Demoted' })
   }, 60_000)
+
+  it('promotes an agent at shu with 60 successful actions on the first tick after a 50 / 0.95 / 0 days policy is created', async () => {
+    const admin = cp.current.admin
+    const ns = 'autonomy-veteran'
+    const agents = `/apis/purko.io/v1alpha1/namespaces/${ns}/agents`
+    await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })
+    await admin.apply({
+      apiVersion: 'purko.io/v1alpha1', kind: 'Agent', metadata: { name: 'veteran', namespace: ns },
+      spec: { model: { provider: 'offline', name: 'scripted' }, autonomyLevel: 'restricted', shuHaRi: { level: 'shu' } },
+    })
+    const live = (await admin.get(`${agents}/veteran`)) as unknown as Agent
+    const metrics = { totalInvocations: 60, successCount: 60, failureCount: 0, consecutiveSuccesses: 60, consecutiveFailures: 0, successRate: 1 }
+    await admin.request('PUT', `${agents}/veteran/status`, { ...live, status: { ...(live.status ?? {}), metrics } })
+    await admin.apply({
+      apiVersion: 'purko.io/v1alpha1', kind: 'AgentAutonomyPolicy', metadata: { name: 'default', namespace: ns },
+      spec: { shuHaRi: { progressionCriteria: { shuToHa: { minimumActionsCompleted: 50, minimumSuccessRate: 0.95, minimumDaysInLevel: 0 } } } },
+    })
+
+    await tick()
+
+    const promoted = (await admin.get(`${agents}/veteran`)) as unknown as Agent
+    expect(promoted.spec).toMatchObject({ autonomyLevel: 'supervised', shuHaRi: { level: 'ha' } })
+    expect(promoted.status?.conditions?.find((c) => c.type === 'ShuHaRiProgression')).toMatchObject({ status: 'True', reason: 'Promoted', message: expect.stringContaining('actions 60 (required 50)') })
+  }, 60_000)
 })

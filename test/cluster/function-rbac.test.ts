@@ -399,7 +399,7 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
     methods: [
       'getMCPServer', 'listAllMCPServers', 'patchMCPServerMetadata', 'replaceMCPServerStatus',
       'getDeployment', 'createDeployment', 'replaceDeployment', 'getService', 'createService', 'replaceService', 'listPods',
-      'getServiceAccount', 'createServiceAccount', 'getRoleBinding', 'createRoleBinding', 'createEvent',
+      'getServiceAccount', 'createServiceAccount', 'getRoleBinding', 'createRoleBinding', 'getNamespace', 'createEvent',
     ],
     alsoAllowed: { listMCPServers: 'list mcpservers, cluster-wide (listAllMCPServers)' },
     elsewhere: {

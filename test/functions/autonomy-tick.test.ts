@@ -62,6 +62,23 @@ describe('autonomy-tick', () => {
     expect(kube.writes.length).toBe(writes)
   })
 
+  it('promotes on its first tick an agent whose record predates the policy, measured from its creation', async () => {
+    const veteran = autonomousAgent('veteran', { metrics: metricsOf(60), settled: false })
+    veteran.spec.shuHaRi = {} // opted in, never changed level
+    const policy = policyOf('default', 'team', { shuHaRi: { progressionCriteria: { shuToHa: { minimumActionsCompleted: 50, minimumSuccessRate: 0.95, minimumDaysInLevel: 0 } } } }, '2026-02-28T00:00:00Z')
+    const kube = new FakeKube({ policies: [policy], agents: [veteran] })
+    const { app, events } = setup(kube)
+
+    await deliver(app, PING, {})
+
+    const stored = agent(kube, 'veteran')
+    expect(stored.spec.shuHaRi?.level).toBe('ha')
+    expect(stored.spec.autonomyLevel).toBe('supervised')
+    expect(events.published.filter((e) => e.type === 'dev.kinetic.agent.promoted').map((e) => e.data)).toEqual([
+      expect.objectContaining({ from: 'shu', to: 'ha', criteria: expect.objectContaining({ actionsCompleted: 60, successRate: 1, daysInLevel: 90 }) }),
+    ])
+  })
+
   it('writes policy status: the chosen one Ready/Applied with agentsEvaluated, the other NotSelected, once', async () => {
     const kube = new FakeKube({
       policies: [policyOf('old', 'team', {}, '2025-01-01T00:00:00Z'), policyOf('newer', 'team', {}, '2026-02-01T00:00:00Z')],

@@ -18,6 +18,12 @@ const DEPLOYMENTS = { kineticsource: 'mcpdeployments' }
 const TICK = { kineticsource: 'mcpserverresync' }
 
 let rv = 1000
+/** A cluster with the agent namespace, where the registry lives. */
+function agentCluster(): FakeKube {
+  const kube = new FakeKube()
+  kube.namespaces.set(NS, { metadata: { name: NS } })
+  return kube
+}
 function put(kube: FakeKube, spec: Record<string, unknown>, name = 'github', metadata: Record<string, unknown> = {}): MCPServer {
   const existing = kube.mcpServers.get(`${NS}/${name}`)
   const server = MCPServerSchema.parse({
@@ -60,7 +66,7 @@ const found = (names: string[]): DiscoveryResult => ({ ok: true, transport: 'str
 
 describe('mcpserver-changed', () => {
   it('deploys a managed server (finalizer first), registers it, discovers its tools once the Deployment is available, and reports Ready', async () => {
-    const kube = new FakeKube()
+    const kube = agentCluster()
     const discovery: Discovery = { calls: [], result: found(['search', 'create_issue']) }
     const app = createApp(depsWith(kube, discovery))
     expect((await deliver(app, RESOURCE_ADD, put(kube, {}), SERVERS)).status).toBe(202)
@@ -81,7 +87,7 @@ describe('mcpserver-changed', () => {
   })
 
   it('writes nothing for a redelivery, drops the echo of its own status write without an API call, and does not rediscover on an unchanged Deployment', async () => {
-    const kube = new FakeKube()
+    const kube = agentCluster()
     const discovery: Discovery = { calls: [], result: found(['a']) }
     const app = createApp(depsWith(kube, discovery))
     const original = put(kube, {})
@@ -99,7 +105,7 @@ describe('mcpserver-changed', () => {
   })
 
   it('rediscovers when a pod restarts', async () => {
-    const kube = new FakeKube()
+    const kube = agentCluster()
     const discovery: Discovery = { calls: [], result: found(['a']) }
     const app = createApp(depsWith(kube, discovery))
     await deliver(app, RESOURCE_ADD, put(kube, {}), SERVERS)
@@ -111,14 +117,14 @@ describe('mcpserver-changed', () => {
   })
 
   it('registers and discovers an unmanaged server at spec.url, then on deletion removes its entry (keeping the others) and its finalizer', async () => {
-    const kube = new FakeKube()
+    const kube = agentCluster()
     await kube.createConfigMap({ metadata: { name: 'mcp-servers', namespace: NS }, data: { servers: '- name: helm-one\n  url: http://h:1\n  auth: none\n  note: from helm\n' } })
     const discovery: Discovery = { calls: [], result: found(['echo']) }
     const app = createApp(depsWith(kube, discovery))
     await deliver(app, RESOURCE_ADD, put(kube, { managed: false, url: 'http://127.0.0.1:9911/mcp', auth: 'bearer', secretRef: 'tok' }), SERVERS)
     await kube.createSecret({ metadata: { name: 'tok', namespace: NS }, data: { token: Buffer.from(TOKEN).toString('base64') } })
     // The Secret did not exist on the first look: a clear reason, and the tick retries after the backoff.
-    expect(condition(stored(kube), 'Ready')).toMatchObject({ status: 'False', reason: 'DiscoveryFailed', message: 'SecretMissing: Secret ai-agents/tok not found' })
+    expect(condition(stored(kube), 'ToolsDiscovered')).toMatchObject({ status: 'False', reason: 'SecretMissing', message: 'Secret ai-agents/tok not found' })
     expect(kube.deployments.size).toBe(0)
     expect(kube.services.size).toBe(0)
 
@@ -141,17 +147,40 @@ describe('mcpserver-changed', () => {
     expect(registry(kube).entries.map((e) => e.name)).toEqual(['helm-one'])
   })
 
-  it('reports a server that is up but fails MCP as Ready=False with the error, retries from the tick with backoff, never on every event', async () => {
-    const kube = new FakeKube()
+  it('releases the finalizer of a server in a terminating agent namespace without reading the registry its Role no longer lets it read', async () => {
+    const kube = agentCluster()
+    const discovery: Discovery = { calls: [], result: found(['x']) }
+    const app = createApp(depsWith(kube, discovery))
+    await deliver(app, RESOURCE_ADD, put(kube, { managed: false, url: 'http://127.0.0.1:9911/mcp' }), SERVERS)
+    expect(stored(kube).metadata.finalizers).toEqual(['purko.io/mcpserver-finalizer'])
+
+    // `kubectl delete namespace ai-agents`: the namespace controller removes the Role first (the
+    // registry read is refused), the MCPServer waits on its finalizer.
+    kube.namespaces.set(NS, { metadata: { name: NS, deletionTimestamp: new Date('2026-01-01T00:06:00Z') }, status: { phase: 'Terminating' } })
+    kube.failNext('getConfigMap', Object.assign(new Error(`Could not get ConfigMap ${NS}/mcp-servers`), { cause: { code: 403 } }))
+    const server = stored(kube)
+    server.metadata.deletionTimestamp = '2026-01-01T00:06:00Z'
+    server.metadata.resourceVersion = `r${++rv}`
+    kube.mcpServers.set(`${NS}/github`, server)
+
+    expect((await deliver(app, RESOURCE_UPDATE, server, SERVERS)).status).toBe(202)
+    expect(kube.mcpServers.has(`${NS}/github`)).toBe(false)
+  })
+
+  it('keeps a server that is up but fails MCP Ready, as purko does, says why in ToolsDiscovered and a Warning Event, and retries from the tick with backoff, never on every event', async () => {
+    const kube = agentCluster()
     const discovery: Discovery = { calls: [], result: { ok: false, reason: 'ProtocolError', message: 'the server answered HTML (text/html)' } }
     const clock = { now: new Date('2026-01-01T00:00:00Z') }
     const app = createApp(depsWith(kube, discovery, clock))
     await deliver(app, RESOURCE_ADD, put(kube, {}), SERVERS)
     await deliver(app, RESOURCE_UPDATE, makeAvailable(kube), DEPLOYMENTS)
     const server = stored(kube)
-    expect(server.status?.phase).toBe('Error')
-    expect(condition(server, 'Ready')).toMatchObject({ status: 'False', reason: 'DiscoveryFailed', message: 'ProtocolError: the server answered HTML (text/html)' })
-    expect(kube.events.at(-1)).toMatchObject({ type: 'Warning', reason: 'DiscoveryFailed' })
+    expect(server.status).toMatchObject({ phase: 'Ready', message: 'Deployment and Service created, registered in mcp-servers ConfigMap', toolCount: 0 })
+    expect(condition(server, 'Ready')).toMatchObject({ status: 'True', reason: 'Deployed' })
+    expect(condition(server, 'ToolsDiscovered')).toMatchObject({ status: 'False', reason: 'ProtocolError', message: 'the server answered HTML (text/html)' })
+    expect(kube.events.filter((e) => e.type === 'Warning').map((e) => [e.reason, e.message])).toEqual([
+      ['DiscoveryFailed', 'Tool discovery failed (ProtocolError): the server answered HTML (text/html)'],
+    ])
     await deliver(app, RESOURCE_UPDATE, makeAvailable(kube), DEPLOYMENTS)
     await deliver(app, PING, {}, TICK)
     expect(discovery.calls).toHaveLength(1)
@@ -160,6 +189,7 @@ describe('mcpserver-changed', () => {
     await deliver(app, PING, {}, TICK)
     expect(discovery.calls).toHaveLength(2)
     expect(stored(kube).status?.phase).toBe('Ready')
+    expect(condition(stored(kube), 'ToolsDiscovered')).toMatchObject({ status: 'True', reason: 'Discovered' })
   })
 
   describe('a bearer server outside the agent namespace, whose token Secret the function may not read', () => {
@@ -182,7 +212,7 @@ describe('mcpserver-changed', () => {
     const teamServer = (kube: FakeKube) => structuredClone(kube.mcpServers.get(`${TEAM}/github`)!)
 
     it('reports SecretForbidden with the grant that allows the read (202, no redelivery), and retries with the backoff once it is granted', async () => {
-      const kube = new FakeKube().failNext('getSecret', forbidden())
+      const kube = agentCluster().failNext('getSecret', forbidden())
       await kube.createSecret({ metadata: { name: 'tok', namespace: TEAM }, data: { token: Buffer.from(TOKEN).toString('base64') } })
       const lines: string[] = []
       const discovery: Discovery = { calls: [], result: found(['echo']) }
@@ -193,14 +223,15 @@ describe('mcpserver-changed', () => {
       const server = teamServer(kube)
       const grant = 'kubectl create role kinetic-mcp-token-tok -n team-a --verb=get --resource=secrets --resource-name=tok && '
         + 'kubectl create rolebinding kinetic-mcp-token-tok -n team-a --role=kinetic-mcp-token-tok --serviceaccount=kinetic-system:mcpserver-changed'
-      expect(server.status?.phase).toBe('Error')
+      expect(server.status?.phase).toBe('Ready')
       expect(condition(server, 'ToolsDiscovered')).toMatchObject({
-        status: 'False', reason: 'DiscoveryFailed',
-        message: `SecretForbidden: mcpserver-changed may not read Secret team-a/tok (it reads token Secrets only in ai-agents); allow it with: ${grant}`,
+        status: 'False', reason: 'SecretForbidden',
+        message: `mcpserver-changed may not read Secret team-a/tok (it reads token Secrets only in ai-agents); allow it with: ${grant}`,
       })
-      expect(condition(server, 'Ready')).toMatchObject({ status: 'False', reason: 'DiscoveryFailed', message: expect.stringMatching(/^SecretForbidden: /) })
+      expect(condition(server, 'Ready')).toMatchObject({ status: 'True', reason: 'Registered' })
       expect(discovery.calls).toEqual([])
-      expect(kube.events.map((e) => [e.type, e.reason])).toEqual([['Normal', 'Registered'], ['Warning', 'DiscoveryFailed']])
+      expect(kube.events.map((e) => [e.type, e.reason])).toEqual([['Normal', 'Registered'], ['Warning', 'DiscoveryFailed'], ['Normal', 'Registered']])
+      expect(kube.events[1]?.message).toBe(`Tool discovery failed (SecretForbidden): mcpserver-changed may not read Secret team-a/tok (it reads token Secrets only in ai-agents); allow it with: ${grant}`)
       expect(server.status?.nextCheckTime).toBeDefined()
 
       // A redelivery before the backoff has passed reads no Secret and discovers nothing.
@@ -214,6 +245,7 @@ describe('mcpserver-changed', () => {
       expect((await deliver(app, PING, {}, TICK)).status).toBe(202)
       expect(discovery.calls).toEqual([{ url: 'http://10.0.0.9:8080/mcp', token: TOKEN }])
       expect(teamServer(kube).status).toMatchObject({ phase: 'Ready', toolCount: 1 })
+      expect(condition(teamServer(kube), 'ToolsDiscovered')).toMatchObject({ status: 'True', reason: 'Discovered' })
 
       const everything = JSON.stringify({ status: teamServer(kube).status, events: kube.events, lines, registry: kube.configMaps.get(`${NS}/mcp-servers`) })
       expect(everything).not.toContain(TOKEN)
@@ -221,14 +253,14 @@ describe('mcpserver-changed', () => {
     })
 
     it('lets an outage reading the Secret reach the Broker as 503, not as a finding', async () => {
-      const kube = new FakeKube().failNext('getSecret', new TransientError('connection refused'))
+      const kube = agentCluster().failNext('getSecret', new TransientError('connection refused'))
       const res = await deliver(createApp(depsWith(kube, { calls: [], result: found([]) })), RESOURCE_ADD, putTeam(kube), SERVERS)
       expect(res.status).toBe(503)
       expect(JSON.stringify(teamServer(kube).status ?? {})).not.toContain('SecretForbidden')
     })
 
     it('re-plans a lost race while reading the Secret, not a finding either', async () => {
-      const kube = new FakeKube().failNext('getSecret', new ConflictError('stale'))
+      const kube = agentCluster().failNext('getSecret', new ConflictError('stale'))
       await kube.createSecret({ metadata: { name: 'tok', namespace: TEAM }, data: { token: Buffer.from(TOKEN).toString('base64') } })
       const discovery: Discovery = { calls: [], result: found(['echo']) }
       expect((await deliver(createApp(depsWith(kube, discovery)), RESOURCE_ADD, putTeam(kube), SERVERS)).status).toBe(202)
@@ -238,7 +270,7 @@ describe('mcpserver-changed', () => {
   })
 
   it('starts no reconcile after 40 s of a tick, so slow servers cannot push it past its timeout; the rest are served by the next ticks', async () => {
-    const kube = new FakeKube()
+    const kube = agentCluster()
     const names = Array.from({ length: 20 }, (_, i) => `ext-${i}`)
     for (const [i, name] of names.entries()) put(kube, { managed: false, url: `http://10.0.0.${i}:8000/mcp` }, name)
     const clock = { now: new Date('2026-01-01T00:00:00Z') }
@@ -265,7 +297,7 @@ describe('mcpserver-changed', () => {
   })
 
   it('reports a Deployment the API server refuses as DeploymentFailed, without redelivery', async () => {
-    const kube = new FakeKube().failNext('createDeployment', new Error('Deployment.apps "github" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit'))
+    const kube = agentCluster().failNext('createDeployment', new Error('Deployment.apps "github" is invalid: spec.template.spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit'))
     const res = await deliver(createApp(depsWith(kube, { calls: [], result: found([]) })), RESOURCE_ADD, put(kube, { resources: { requests: { cpu: '2' }, limits: { cpu: '1' } } }), SERVERS)
     expect(res.status).toBe(202)
     const server = stored(kube)
@@ -275,7 +307,7 @@ describe('mcpserver-changed', () => {
   })
 
   it('keeps a hand-edited registry it cannot read, reports it, and writes nothing to it', async () => {
-    const kube = new FakeKube()
+    const kube = agentCluster()
     await kube.createConfigMap({ metadata: { name: 'mcp-servers', namespace: NS }, data: { servers: '[{"name": "x", ' } })
     const before = structuredClone(kube.configMaps.get(`${NS}/mcp-servers`))
     await deliver(createApp(depsWith(kube, { calls: [], result: found(['a']) })), RESOURCE_ADD, put(kube, { managed: false, url: 'http://e/mcp' }), SERVERS)
@@ -285,7 +317,7 @@ describe('mcpserver-changed', () => {
   })
 
   it('loses no registry entry when another writer wins the race', async () => {
-    const kube = new FakeKube()
+    const kube = agentCluster()
     await kube.createConfigMap({ metadata: { name: 'mcp-servers', namespace: NS }, data: { servers: '[]' } })
     const app = createApp(depsWith(kube, { calls: [], result: found(['a']) }))
     // Another writer adds its entry between our read and our write.
@@ -304,7 +336,7 @@ describe('mcpserver-changed', () => {
   })
 
   it('makes a hand-deleted Deployment again when its delete event arrives', async () => {
-    const kube = new FakeKube()
+    const kube = agentCluster()
     const app = createApp(depsWith(kube, { calls: [], result: found(['a']) }))
     await deliver(app, RESOURCE_ADD, put(kube, {}), SERVERS)
     const gone = structuredClone(kube.deployments.get(`${NS}/github`)!)
@@ -315,7 +347,7 @@ describe('mcpserver-changed', () => {
   })
 
   it('answers 503 on an outage and converges on the redelivery', async () => {
-    const kube = new FakeKube().failNext('getConfigMap', new TransientError('connect ECONNREFUSED'))
+    const kube = agentCluster().failNext('getConfigMap', new TransientError('connect ECONNREFUSED'))
     const app = createApp(depsWith(kube, { calls: [], result: found(['a']) }))
     const server = put(kube, { managed: false, url: 'http://e/mcp' })
     expect((await deliver(app, RESOURCE_ADD, server, SERVERS)).status).toBe(503)
@@ -324,19 +356,19 @@ describe('mcpserver-changed', () => {
   })
 
   it('answers 409 when the status race is lost every time, so the Broker redelivers', async () => {
-    const kube = new FakeKube()
+    const kube = agentCluster()
     for (let i = 0; i < 8; i++) kube.failNext('replaceMCPServerStatus', new ConflictError('modified'))
     const res = await deliver(createApp(depsWith(kube, { calls: [], result: found(['a']) })), RESOURCE_ADD, put(kube, { managed: false, url: 'http://e/mcp' }), SERVERS)
     expect(res.status).toBe(409)
   })
 
   it('refuses an event that is neither an object nor a reference with 400', async () => {
-    const res = await deliver(createApp(depsWith(new FakeKube(), { calls: [], result: found([]) })), RESOURCE_ADD, { hello: 'world' }, SERVERS)
+    const res = await deliver(createApp(depsWith(agentCluster(), { calls: [], result: found([]) })), RESOURCE_ADD, { hello: 'world' }, SERVERS)
     expect(res.status).toBe(400)
   })
 
   it('turns a Deployment that never becomes available into DeploymentUnavailable from the tick after 10 minutes', async () => {
-    const kube = new FakeKube()
+    const kube = agentCluster()
     const clock = { now: new Date('2026-01-01T00:00:00Z') }
     const app = createApp(depsWith(kube, { calls: [], result: found([]) }, clock))
     await deliver(app, RESOURCE_ADD, put(kube, {}), SERVERS)

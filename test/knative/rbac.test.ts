@@ -84,6 +84,7 @@ const MCPSERVER_CHANGED_GRANTS: Grants = {
   '/serviceaccounts': ['create', 'get'],
   'rbac.authorization.k8s.io/rolebindings': ['create', 'get'],
   'rbac.authorization.k8s.io/clusterroles': ['bind'],
+  '/namespaces': ['get'],
   '/events': ['create'],
 }
 

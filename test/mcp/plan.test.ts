@@ -213,6 +213,42 @@ describe('planMcpServer', () => {
     expect(mcpServerIsDue(ready, later(40))).toBe(true)
   })
 
+  it.each([
+    ['Unreachable', 'connect ECONNREFUSED 10.0.0.7:8000 (a NetworkPolicy?)'],
+    ['Unauthorized', 'the server answered 401'],
+    ['Timeout', 'no answer within 5000 ms'],
+  ] as const)('stays Ready, as purko does, when the Deployment serves but its tools cannot be listed (%s): ToolsDiscovered says why, a Warning Event, retried with backoff', (reason, message) => {
+    const server = withFinalizer(aServer())
+    const first = planned(server)
+    const deployment = availableDeployment(first.writes.find((w) => w.kind === 'Deployment')!.object as V1Deployment)
+    const f = facts({ deployment, service: serviceManifest(server), pods: [aPod('p1')], registry: registryMap(renderRegistry([registryEntry(server)])) })
+    const afterRollout = { ...server, status: first.status! }
+    const { status, transitions } = planMcpStatus(afterRollout, f, { registered: false, rolledOut: false, discovery: { ok: false, reason, message } }, later(1))
+    expect(status).toMatchObject({ phase: 'Ready', message: 'Deployment and Service created, registered in mcp-servers ConfigMap', toolCount: 0, tools: [], failures: 1 })
+    expect(condition(status!, 'Ready')).toMatchObject({ status: 'True', reason: 'Deployed' })
+    expect(condition(status!, 'Available')).toMatchObject({ status: 'True', reason: 'MinimumReplicasAvailable' })
+    expect(condition(status!, 'ToolsDiscovered')).toMatchObject({ status: 'False', reason, message })
+    expect(transitions).toEqual(expect.arrayContaining([
+      expect.objectContaining({ kind: 'discovery.failed', type: 'Warning', reason: 'DiscoveryFailed', message: `Tool discovery failed (${reason}): ${message}` }),
+    ]))
+    // The tick retries after the first backoff (30 s plus jitter), not on every event.
+    const failed = { ...afterRollout, status: status! }
+    expect(planMcpServer(failed, f, later(1))).toBe(NO_MCP_CHANGES)
+    expect(mcpServerIsDue(failed, later(2))).toBe(true)
+    expect(planned(failed, f, later(2)).discover).not.toBeNull()
+  })
+
+  it('says a host-network server it cannot reach is Unreachable in ToolsDiscovered, and stays Ready', () => {
+    const server = withFinalizer(aServer({ hostNetwork: true }))
+    const first = planned(server)
+    const deployment = availableDeployment(first.writes.find((w) => w.kind === 'Deployment')!.object as V1Deployment)
+    const f = facts({ deployment, service: serviceManifest(server), pods: [], registry: registryMap(renderRegistry([registryEntry(server)])) })
+    const plan = planned({ ...server, status: first.status! }, f, later(1))
+    expect(plan.discover).toBeNull()
+    expect(plan.status?.phase).toBe('Ready')
+    expect(condition(plan.status!, 'ToolsDiscovered')).toMatchObject({ status: 'False', reason: 'Unreachable', message: 'no running pod with an IP to reach a host-network server on' })
+  })
+
   it('turns Progressing into DeploymentUnavailable after the documented 10 minutes, and the tick is due at that moment', () => {
     const server = withFinalizer(aServer())
     const first = planned(server)
@@ -267,6 +303,14 @@ describe('deletion', () => {
 
   it('releases when the unreadable registry does not even mention the name', () => {
     expect(planned(deleting(aServer()), facts({ registry: registryMap('{{{') }))).toMatchObject({ releaseFinalizer: true })
+  })
+
+  it.each([
+    ['an entry to remove', registryMap(renderRegistry([{ name: 'github', url: 'u', auth: 'none' }]))],
+    ['an unreadable registry that names it', registryMap('[{"name": "github", ')],
+  ])('releases at once, with %s, when the agent namespace is terminating: the registry goes with it', (_, registry) => {
+    const plan = planned(deleting(aServer()), facts({ registry, registryNamespaceGone: true }))
+    expect(plan).toMatchObject({ deleting: true, releaseFinalizer: true, registry: null, status: null, transitions: [] })
   })
 
   it('does nothing once its finalizer is gone', () => {

@@ -26,6 +26,7 @@ describe('the registry under concurrent writers', () => {
       fc.subarray<string>(['s1', 's2', 's3', 's4']),
       async (s, names, deleted) => {
         const kube = new FakeKube()
+        kube.namespaces.set(NS, { metadata: { name: NS } })
         // Servers being deleted were registered before.
         const registered = deleted.filter((n) => names.includes(n)).map((n) => `- {name: ${n}, url: "http://${n}/mcp", auth: none}\n`).join('')
         await kube.createConfigMap({ metadata: { name: 'mcp-servers', namespace: NS }, data: { servers: HELM + registered } })

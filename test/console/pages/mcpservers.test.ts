@@ -33,8 +33,8 @@ describe('the MCP servers page', () => {
     const page = await mcpServersPage(requestFor(kube, '/mcpservers'))
     expect(page.nav).toBe('mcpservers')
     expect(rowsOf(page.body, 'MCP servers')).toEqual([
-      ['search', 'team-a', 'Ready', '2', '10 min ago'],
-      ['broken', 'team-b', 'Error', '0', ''],
+      ['search', 'team-a', 'Ready', '2', 'Waiting', '10 min ago'],
+      ['broken', 'team-b', 'Error', '0', 'Waiting', ''],
     ])
     expect(rowsOf(page.body, 'Tools of search')).toEqual([
       ['find', 'Finds documents by <keyword>', 'no (read only)'],
@@ -46,6 +46,32 @@ describe('the MCP servers page', () => {
     expect(text).toContain('Deployment has no ready pod')
     expect(text).toContain('No tools discovered yet.')
     expect(rowsOf(page.body, 'Conditions')[0]!.slice(0, 3)).toEqual(['Ready', 'True', 'ToolsDiscovered'])
+  })
+
+  it('shows a running server whose tools cannot be listed as Ready, with what discovery found and why', async () => {
+    const kube = kubeWith([
+      server('tickets', 'team-a', {
+        phase: 'Ready', toolCount: 0, tools: [], message: 'Deployment and Service created, registered in mcp-servers ConfigMap',
+        conditions: [
+          { type: 'Ready', status: 'True', reason: 'Deployed', message: 'Deployment and Service created, registered in mcp-servers ConfigMap', lastTransitionTime: '2026-12-01T11:50:00Z' },
+          { type: 'ToolsDiscovered', status: 'False', reason: 'Unauthorized', message: 'the server answered 401', lastTransitionTime: '2026-12-01T11:50:00Z' },
+        ],
+      }),
+      server('search', 'team-a', {
+        phase: 'Ready', toolCount: 2,
+        conditions: [{ type: 'ToolsDiscovered', status: 'True', reason: 'Discovered', message: '2 tools over Streamable HTTP', lastTransitionTime: '2026-12-01T11:50:00Z' }],
+      }),
+    ])
+    const page = await mcpServersPage(requestFor(kube, '/mcpservers'))
+    expect(rowsOf(page.body, 'MCP servers').map((r) => r.slice(0, 5))).toEqual([
+      ['search', 'team-a', 'Ready', '2', 'Listed'],
+      ['tickets', 'team-a', 'Ready', '0', 'Unauthorized'],
+    ])
+    expect(page.body.html).toContain('<span class="badge phase-Waiting">Unauthorized</span>')
+    const text = textOf(page.body)
+    expect(text).toContain('Tool discovery Unauthorized the server answered 401')
+    expect(text).toContain('The server runs, but its tools could not be listed (Unauthorized): the server answered 401')
+    expect(text).toContain('Tool discovery Listed 2 tools over Streamable HTTP')
   })
 
   it('reads the configured namespaces when the list across namespaces is refused', async () => {

@@ -3,6 +3,7 @@ import { CONDITION_PROGRESSION, planAutonomy, rollbackDue, type AutonomyPlan } f
 import { UNCHANGED } from '../../../shared/engine/controller.js'
 import { effectivePolicy, type EffectivePolicy } from '../../../shared/autonomy/policy.js'
 import type { Agent, AgentMetrics, AutonomyLevel, ShuHaRiLevel, ShuHaRiStatus } from '../../../shared/schemas/agent.js'
+import { metricsOf } from '../../fixtures/autonomy.js'
 import type { AgentAutonomyPolicySpec } from '../../../shared/schemas/autonomypolicy.js'
 
 const NOW = '2026-03-01T00:00:00.000Z'
@@ -21,6 +22,8 @@ const ROLLBACK = aPolicy({ rollback: { enabled: true } })
 function metrics(n: number, failures = 0, extra: Partial<AgentMetrics> = {}): AgentMetrics {
   return { totalInvocations: 1000 + n, successCount: 900 + n - failures, failureCount: 100 + failures, consecutiveSuccesses: n - failures, consecutiveFailures: 0, ...extra }
 }
+
+type ShuHaRi = NonNullable<Agent['spec']['shuHaRi']>
 
 interface Shape {
   level?: ShuHaRiLevel
@@ -304,6 +307,49 @@ describe('adoption and autonomyLevel', () => {
   it('manual stays manual, through promotions too', () => {
     const p = plan(anAgent({ level: 'shu', autonomyLevel: 'manual', metrics: metrics(100) }))
     expect(p.patch?.spec).toEqual({ shuHaRi: { level: 'ha', promotedAt: NOW } })
+  })
+})
+
+describe('the record before the first evaluation counts', () => {
+  /** An agent no evaluation has seen yet (no status.shuHaRi), created on 2025-06-01, with `m` as its whole record. */
+  function unseen(m: AgentMetrics, specLevel: ShuHaRi = {}, autonomyLevel: AutonomyLevel = 'restricted'): Agent {
+    const agent = anAgent({ metrics: m, autonomyLevel })
+    agent.spec.shuHaRi = specLevel
+    delete agent.status!.shuHaRi
+    return agent
+  }
+  const easy = aPolicy({ shuHaRi: { progressionCriteria: { shuToHa: { minimumActionsCompleted: 50, minimumSuccessRate: 0.95, minimumDaysInLevel: 0 } } } })
+
+  it('promotes at once an agent whose record since creation meets the criteria of a policy created afterwards', () => {
+    const p = plan(unseen(metricsOf(60)), easy)
+    expect(p.level).toBe('ha')
+    expect(p.patch?.spec).toEqual({ shuHaRi: { level: 'ha', promotedAt: NOW }, autonomyLevel: 'supervised' })
+    expect(kinds(p)).toEqual(['promoted'])
+    expect(p.transitions[0]?.data).toMatchObject({ criteria: { actionsCompleted: 60, successRate: 1, daysInLevel: 273 } })
+  })
+
+  it('measures actions, success rate and days from the same moment: the agent\'s creation', () => {
+    const p = plan(unseen(metricsOf(30, 2)), easy)
+    expect(p.level).toBe('shu')
+    expect(p.status?.shuHaRi).toMatchObject({ levelSince: '2025-06-01T00:00:00Z', levelStart: { invocations: 0, successes: 0, failures: 0 } })
+    expect(p.status?.shuHaRi?.promotionProgress).toMatchObject({ actionsCompleted: 32, successRate: 0.9375, daysInLevel: 273 })
+    expect(progression(p)).toMatchObject({ reason: 'CriteriaNotMet', message: 'For ha: actions 32/50, success rate 0.9375/0.95' })
+  })
+
+  it('rolls back on failures recorded before the first evaluation', () => {
+    const agent = unseen(metricsOf(15, 5), {}, 'full')
+    expect(rollbackDue(agent, ROLLBACK)).toBe(true)
+    const p = plan(agent, ROLLBACK)
+    expect(p.level).toBe('shu')
+    expect(p.patch?.spec).toEqual({ shuHaRi: { level: 'shu', promotedAt: NOW }, autonomyLevel: 'restricted' })
+    expect(kinds(p)).toEqual(['demoted'])
+    expect(p.transitions[0]?.message).toContain('success rate 0.75 below 0.9 over 20 actions')
+  })
+
+  it('a level entered after creation, with no counters recorded for it, counts from now', () => {
+    const p = plan(unseen(metricsOf(60), { level: 'shu', promotedAt: '2026-02-01T00:00:00.000Z' }), easy)
+    expect(p.level).toBe('shu')
+    expect(p.status?.shuHaRi).toMatchObject({ levelSince: '2026-02-01T00:00:00.000Z', levelStart: { invocations: 60, successes: 60, failures: 0 } })
   })
 })
 
