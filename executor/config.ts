@@ -32,6 +32,8 @@ const McpServerSchema = z.looseObject({
   token: z.string().optional(),
   /** Kinetic keeps tokens out of MCP_SERVERS: the entry names the env var (a secretKeyRef) instead. */
   tokenEnv: z.string().optional(),
+  /** Kinetic: namespace of the MCPServer the entry belongs to. */
+  namespace: z.string().optional(),
 })
 /** One entry of MCP_SERVERS (the `mcp-servers` registry). */
 export type McpServerEntry = z.infer<typeof McpServerSchema>
@@ -201,6 +203,8 @@ const EnvSchema = z.object({
   GITHUB_MCP_URL: z.preprocess(blankToUndefined, z.url().optional()),
   GITHUB_MCP_TOKEN: optStr,
   CODE_EXECUTION_ENABLED: optStr,
+  // Kinetic: the step's namespace; an MCP server of another namespace never gets a token.
+  KINETIC_NAMESPACE: optStr,
 })
 
 // W3C trace-context: version 00, 32-hex trace id, 16-hex parent id, 2-hex flags.
@@ -262,7 +266,16 @@ export function parseConfig(env: Env): ExecutorConfig {
   const stepInputs: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(collect(env, 'STEP_INPUT_'))) stepInputs[key] = parseMaybeJson(value)
 
+  const own = e.KINETIC_NAMESPACE?.trim()
+  // Every token any entry names stays a secret to redact, whether it is sent or not.
+  const named = e.MCP_SERVERS.flatMap((s) => [s.token, s.tokenEnv ? env[s.tokenEnv] : undefined])
   const mcpServers: McpServerEntry[] = e.MCP_SERVERS.map((server) => {
+    // A token is only for a server of the step's own namespace, whose MCPServer named its Secret
+    // there; whatever carries one for a server of another namespace, it is not sent.
+    if (own !== undefined && server.namespace !== undefined && server.namespace !== own) {
+      const { token: _token, tokenEnv: _tokenEnv, ...rest } = server
+      return rest
+    }
     const fromEnv = server.tokenEnv ? env[server.tokenEnv] : undefined
     return fromEnv && !server.token ? { ...server, token: fromEnv } : server
   })
@@ -277,7 +290,7 @@ export function parseConfig(env: Env): ExecutorConfig {
     }
   }
 
-  const secrets = [e.MODEL_API_KEY, e.GITHUB_MCP_TOKEN, ...mcpServers.map((s) => s.token)].filter(
+  const secrets = [...new Set([e.MODEL_API_KEY, e.GITHUB_MCP_TOKEN, ...mcpServers.map((s) => s.token), ...named])].filter(
     (s): s is string => typeof s === 'string' && s.length > 0,
   )
 

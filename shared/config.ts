@@ -2,6 +2,8 @@
  * Process configuration shared by the functions, read once from the environment at start-up.
  * Pure consumers receive it as data; only `readRuntimeConfig` touches `process.env`.
  */
+import { parseSharedNamespaces, SHARED_NAMESPACES_VARIABLE, type McpVisibility } from './mcp/visibility.js'
+
 export interface RuntimeConfig {
   /** Image for step Jobs when the Agent names none (`spec.runtime.image` wins). */
   executorImage: string
@@ -11,19 +13,30 @@ export interface RuntimeConfig {
   platformNamespace: string
   /** Namespace of the `mcp-servers` registry ConfigMap and its token Secrets (purko's --agent-namespace). */
   agentNamespace: string
+  /**
+   * Namespaces whose MCPServers every step sees besides its own and the agent namespace's
+   * (`KINETIC_MCP_SHARED_NAMESPACES`, shared/mcp/visibility.ts); empty by default.
+   */
+  mcpSharedNamespaces: string[]
   /** Where Kinetic's own CloudEvents go (a Broker URL); unset means they are only logged. */
   eventSink: string | undefined
 }
 
 export const DEFAULT_EXECUTOR_IMAGE = 'kinetic-executor:latest'
 
-/** Reads KINETIC_* (and purko's PURKO_* equivalents) with safe defaults. */
+/** Reads KINETIC_* (and purko's PURKO_* equivalents) with safe defaults; throws on a malformed KINETIC_MCP_SHARED_NAMESPACES. */
 export function readRuntimeConfig(env: Record<string, string | undefined> = process.env): RuntimeConfig {
   return {
     executorImage: env.KINETIC_EXECUTOR_IMAGE || env.PURKO_EXECUTOR_IMAGE || DEFAULT_EXECUTOR_IMAGE,
     executorHostNetwork: (env.KINETIC_EXECUTOR_HOST_NETWORK ?? env.PURKO_EXECUTOR_HOST_NETWORK) === 'true',
     platformNamespace: env.KINETIC_PLATFORM_NAMESPACE || 'purko-system',
     agentNamespace: env.KINETIC_AGENT_NAMESPACE || env.PURKO_AGENT_NAMESPACE || 'ai-agents',
+    mcpSharedNamespaces: parseSharedNamespaces(env[SHARED_NAMESPACES_VARIABLE]),
     eventSink: env.K_SINK || env.KINETIC_EVENT_SINK || undefined,
   }
+}
+
+/** Pure: which MCPServers steps see, from the configuration (shared/mcp/visibility.ts). */
+export function mcpVisibilityOf(config: Pick<RuntimeConfig, 'agentNamespace' | 'mcpSharedNamespaces'>): McpVisibility {
+  return { agentNamespace: config.agentNamespace, shared: config.mcpSharedNamespaces }
 }

@@ -3,7 +3,7 @@ import { apiMessage, ConflictError, TransientError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { DiscoveryOptions, DiscoveryResult, DiscoveryTarget } from '../mcp/discovery.js'
 import {
-  DEFAULT_UNAVAILABLE_AFTER_MS, deploymentAvailable, NO_MCP_CHANGES, planMcpServer, planMcpStatus, registryOf,
+  DEFAULT_UNAVAILABLE_AFTER_MS, deploymentAvailable, isServersEntry, NO_MCP_CHANGES, planMcpServer, planMcpStatus, registryOf,
   type DiscoveryOutcome, type McpFacts, type McpOutcome, type McpPlan, type WorkloadWrite,
 } from '../mcp/plan.js'
 import { REGISTRY_CONFIGMAP, REGISTRY_KEY, removeEntry, renderRegistry, upsertEntry, type RegistryEntry } from '../mcp/registry.js'
@@ -86,7 +86,7 @@ async function gatherFacts(deps: EngineDeps, server: MCPServer, unavailableAfter
   const { kube, config } = deps
   const namespace = server.metadata.namespace ?? ''
   const name = server.metadata.name ?? ''
-  const base = { bridgeImage: config.executorImage, agentNamespace: config.agentNamespace, unavailableAfterMs }
+  const base = { bridgeImage: config.executorImage, agentNamespace: config.agentNamespace, sharedNamespaces: config.mcpSharedNamespaces, unavailableAfterMs }
   if (server.metadata.deletionTimestamp) {
     // The agent namespace first: while it terminates, the Role that grants the registry read
     // may already be gone (a 403), and the registry goes with the namespace anyway.
@@ -134,7 +134,9 @@ async function writeChildren(deps: McpServerDeps, server: MCPServer, facts: McpF
 
   if (plan.deleting) {
     if (plan.registry?.op === 'remove') {
-      const result = await changeRegistry(deps, facts.registry, (entries) => removeEntry(entries, name))
+      const owner = plan.registry.owner
+      const result = await changeRegistry(deps, facts.registry, (entries) =>
+        removeEntry(entries, owner, deps.config.agentNamespace, (e) => isServersEntry(server, e, deps.config.agentNamespace)))
       // Someone made it unreadable since we looked: re-plan (which reports it and keeps the finalizer).
       if ('error' in result) throw new ConflictError(`registry became unreadable: ${result.error}`)
       if (result.written) written.push(`unregister ${name}`)
@@ -165,7 +167,9 @@ async function writeChildren(deps: McpServerDeps, server: MCPServer, facts: McpF
   if (registryOk && plan.registry?.op === 'upsert') {
     const entry = plan.registry.entry
     try {
-      const result = await changeRegistry(deps, facts.registry, (entries) => upsertEntry(entries, entry))
+      // Only this server's own entry is replaced; a server of the same name elsewhere keeps its entry.
+      const result = await changeRegistry(deps, facts.registry, (entries) =>
+        upsertEntry(entries, entry, deps.config.agentNamespace, (e) => isServersEntry(server, e, deps.config.agentNamespace)))
       if ('error' in result) outcome.registryError = result.error
       else if (result.written) {
         outcome.registered = true

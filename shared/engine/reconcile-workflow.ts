@@ -17,9 +17,11 @@ import {
 } from '../reconcile/workflow-plan.js'
 import { appendMemory, memoryConfigMapName, memoryUpdateFrom, recallFrom } from '../reconcile/agent-memory.js'
 import { chooseProvider, type ProviderChoice } from '../reconcile/credentials.js'
-import { mcpToolWarning, needsToolLookup } from '../reconcile/step-mcp.js'
+import { mcpToolWarning, needsToolLookup, serverKey } from '../reconcile/step-mcp.js'
 import { isOptedIn, LLM_CREDENTIALS_SECRET } from '../llm/credential-copies.js'
 import { parseRegistry, REGISTRY_CONFIGMAP, REGISTRY_KEY, type RegistryEntry } from '../mcp/registry.js'
+import { stepMcpView } from '../mcp/visibility.js'
+import { mcpVisibilityOf } from '../config.js'
 import { memoryBehavior } from '../reconcile/memory-env.js'
 import { agentServiceAccountName } from '../agent/names.js'
 import { admitRun, isActiveRun, isWaiting, needsSiblings, queueOrder, type RunCancel } from '../triggers/concurrency.js'
@@ -533,7 +535,7 @@ async function buildJobs(
       workflow, runId, step, attempt: rollback ? 0 : (start.attempt as number), agent,
       provider: ready.choices.get(choiceKeyOf(workflow, step))?.provider,
       credentials: ready.choices.get(choiceKeyOf(workflow, step))?.credentials ?? {},
-      mcpServers: ready.registry,
+      mcpServers: ready.registry, mcpVisibility: mcpVisibilityOf(deps.config),
       stepInput: input.stepInput, inputFromEnv: input.env,
       executorImage: deps.config.executorImage, hostNetwork: deps.config.executorHostNetwork,
       traceparent: traceparentFor(runId, start.jobName),
@@ -603,20 +605,22 @@ async function loadStartFacts(deps: EngineDeps, workflow: Workflow, agents: Read
   }
   const registry = parseRegistry(registryMap?.data?.[REGISTRY_KEY])
   const where = `${config.agentNamespace}/${REGISTRY_CONFIGMAP}`
+  // What a step of this Workflow may use: the Job builder lists exactly these servers.
+  const view = stepMcpView(registry.entries, namespace, mcpVisibilityOf(config))
   const knownTools = new Map<string, string[]>()
-  if (!registry.error && keys.some((k) => needsToolLookup(agents.get(k)!, registry.entries))) {
-    const registered = new Set(registry.entries.map((e) => e.name))
+  if (!registry.error && keys.some((k) => needsToolLookup(agents.get(k)!, view))) {
+    const usable = new Set(view.servers.map((s) => serverKey(s.namespace, s.entry.name)))
     for (const server of await kube.listAllMCPServers()) {
-      const name = server.metadata.name ?? ''
-      if (!registered.has(name) || !server.status?.tools) continue
-      knownTools.set(name, [...(knownTools.get(name) ?? []), ...server.status.tools.map((t) => t.name)])
+      const key = serverKey(server.metadata.namespace ?? '', server.metadata.name ?? '')
+      if (!usable.has(key) || !server.status?.tools) continue
+      knownTools.set(key, server.status.tools.map((t) => t.name))
     }
   }
   const notes = new Map<string, string>()
   for (const [key, { agentKey }] of choiceKeys) {
     const agent = agents.get(agentKey)!
     const choice = choices.get(key)!
-    const warning = mcpToolWarning(agent, registry.entries, registry.error, knownTools, where)
+    const warning = mcpToolWarning(agent, namespace, view, registry.error, knownTools, where)
     const text = [...choice.notes, ...(warning ? [warning] : [])].join('; ')
     // 1 KiB per step, like errors: 200 listed steps must keep the status far below etcd's limit.
     if (text) notes.set(key, text.length > 1024 ? `${text.slice(0, 1021)}...` : text)

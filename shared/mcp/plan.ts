@@ -6,11 +6,12 @@ import type { Condition } from '../schemas/condition.js'
 import {
   FINALIZER_MCPSERVER, MAX_STATUS_TOOLS, MAX_TOOL_DESCRIPTION, type MCPServer, type MCPServerPhase, type MCPServerStatus, type MCPTool,
 } from '../schemas/mcpserver.js'
-import { parseRegistry, REGISTRY_KEY, sameEntry, type RegistryEntry } from './registry.js'
+import { ownedBy, ownerNamespace, parseRegistry, REGISTRY_KEY, sameEntry, type RegistryEntry, type RegistryOwner } from './registry.js'
+import { seenTogether } from './visibility.js'
 import {
   ANNOTATION_SPEC_HASH, bridgeRoleBindingManifest, bridgeServiceAccountManifest, deploymentManifest, deploymentReplacement,
-  discoveryUrl, hasOwner, invalidQuantities, registryEntry, registryUrl, serverOwnerReference, serviceManifest, serviceMatches,
-  serviceReplacement, withSpecHash,
+  discoveryUrl, hasOwner, invalidQuantities, isOwnUnownedEntry, registryEntry, registryUrl, serverOwnerReference, serviceManifest,
+  serviceMatches, serviceReplacement, withSpecHash,
 } from './workload.js'
 
 /**
@@ -31,6 +32,8 @@ export const MAX_BACKOFF_MS = 10 * 60_000
 export const READY = 'Ready'
 export const AVAILABLE = 'Available'
 export const TOOLS_DISCOVERED = 'ToolsDiscovered'
+/** Another namespace registers a server of the same name that some step also sees (never a takeover). */
+export const NAME_CONFLICT = 'NameConflict'
 
 /** purko's message for a Ready managed server (SPEC §5.1). */
 export const DEPLOYED_MESSAGE = 'Deployment and Service created, registered in mcp-servers ConfigMap'
@@ -42,6 +45,8 @@ export interface McpFacts {
   bridgeImage: string
   /** Namespace of the registry ConfigMap. */
   agentNamespace: string
+  /** Namespaces whose servers every step sees (shared/mcp/visibility.ts), for name conflicts. */
+  sharedNamespaces: readonly string[]
   unavailableAfterMs: number
   /** The registry ConfigMap as read (null when absent). */
   registry: V1ConfigMap | null
@@ -99,7 +104,7 @@ export interface McpPlan {
   /** Deletion: the finalizer may go (the entry is gone or provably never was there). */
   releaseFinalizer: boolean
   writes: WorkloadWrite[]
-  registry: { op: 'upsert'; entry: RegistryEntry } | { op: 'remove'; name: string } | null
+  registry: { op: 'upsert'; entry: RegistryEntry } | { op: 'remove'; owner: RegistryOwner } | null
   discover: DiscoveryRequest | null
   /** The status if everything goes as planned and nothing is discovered (null: unchanged). */
   status: MCPServerStatus | null
@@ -118,6 +123,30 @@ const timeOf = (t: Date | string | undefined) => (t instanceof Date ? t.getTime(
 /** Pure: the registry entries as read, or the reason they cannot be. */
 export function registryOf(configMap: V1ConfigMap | null): { entries: RegistryEntry[]; error?: string } {
   return parseRegistry(configMap?.data?.[REGISTRY_KEY])
+}
+
+/** Pure: the owner of the server's registry entry: its namespace and name. */
+export function ownerOf(server: MCPServer): RegistryOwner {
+  return { namespace: server.metadata.namespace ?? '', name: server.metadata.name ?? '' }
+}
+
+/** Pure: whether a registry entry is the server's own (written by it, or by it before entries named their owner). */
+export function isServersEntry(server: MCPServer, entry: RegistryEntry, agentNamespace: string): boolean {
+  return ownedBy(entry, ownerOf(server), agentNamespace) || isOwnUnownedEntry(server, entry)
+}
+
+/**
+ * Pure: the namespaces (sorted) that register a server of the same name which some step sees
+ * together with this one; empty when none does.
+ */
+export function conflictingNamespaces(server: MCPServer, entries: readonly RegistryEntry[], facts: Pick<McpFacts, 'agentNamespace' | 'sharedNamespaces'>): string[] {
+  const own = server.metadata.namespace ?? ''
+  const vis = { agentNamespace: facts.agentNamespace, shared: facts.sharedNamespaces }
+  const others = entries
+    .filter((e) => e.name === server.metadata.name && !isServersEntry(server, e, facts.agentNamespace))
+    .map((e) => ownerNamespace(e, facts.agentNamespace))
+    .filter((ns) => ns !== own && seenTogether(own, ns, vis))
+  return [...new Set(others)].sort()
 }
 
 /**
@@ -194,8 +223,8 @@ export function planMcpServer(server: MCPServer, facts: McpFacts, now: string): 
       const status = deletionBlockedStatus(server, registry.error, now)
       return status ? { ...base, deleting: true, status, transitions: registryTransitions(server, registry.error) } : NO_MCP_CHANGES
     }
-    const present = registry.entries.some((e) => e.name === name)
-    return { ...base, deleting: true, releaseFinalizer: true, registry: present ? { op: 'remove', name } : null }
+    const present = registry.entries.some((e) => isServersEntry(server, e, facts.agentNamespace))
+    return { ...base, deleting: true, releaseFinalizer: true, registry: present ? { op: 'remove', owner: ownerOf(server) } : null }
   }
 
   const plan: McpPlan = { ...base, addFinalizer: !hasFinalizer }
@@ -203,7 +232,7 @@ export function planMcpServer(server: MCPServer, facts: McpFacts, now: string): 
   if (invalid.length === 0 && server.spec.managed) plan.writes = workloadWrites(server, facts)
   if (invalid.length === 0 && !registry.error) {
     const entry = registryEntry(server)
-    if (!sameEntry(registry.entries.find((e) => e.name === name), entry)) plan.registry = { op: 'upsert', entry }
+    if (!sameEntry(registry.entries.find((e) => isServersEntry(server, e, facts.agentNamespace)), entry)) plan.registry = { op: 'upsert', entry }
   }
   plan.discover = invalid.length === 0 ? discoveryRequest(server, facts, plan.writes, now) : null
 
@@ -373,6 +402,10 @@ export function planMcpStatus(server: MCPServer, facts: McpFacts, outcome: McpOu
   conditions = setCondition(conditions, { type: READY, ...ready, ...(generation !== undefined ? { observedGeneration: generation } : {}) }, now)
   conditions = setCondition(conditions, { type: AVAILABLE, ...available, ...(generation !== undefined ? { observedGeneration: generation } : {}) }, now)
   conditions = setCondition(conditions, { type: TOOLS_DISCOVERED, ...discovered, ...(generation !== undefined ? { observedGeneration: generation } : {}) }, now)
+  const conflict = outcome.registryError ? null : nameConflict(server, facts)
+  if (conflict && (conflict.status === 'True' || prev.conditions?.some((c) => c.type === NAME_CONFLICT))) {
+    conditions = setCondition(conditions, { type: NAME_CONFLICT, ...conflict, ...(generation !== undefined ? { observedGeneration: generation } : {}) }, now)
+  }
 
   const status: MCPServerStatus = {
     phase,
@@ -387,6 +420,19 @@ export function planMcpStatus(server: MCPServer, facts: McpFacts, outcome: McpOu
   }
   const changed = canonical(status) !== canonical(prev)
   return { status: changed ? status : null, transitions: changed || outcome.registered ? transitionsFor(server, prev, status, outcome, facts) : [] }
+}
+
+/** Pure: the NameConflict verdict from the registry as read (never a reason to change what is registered). */
+function nameConflict(server: MCPServer, facts: McpFacts): Verdict {
+  const others = conflictingNamespaces(server, registryOf(facts.registry).entries, facts)
+  const name = server.metadata.name ?? ''
+  if (others.length === 0) return { status: 'False', reason: 'UniqueName', message: `no other namespace registers a server named ${name} that a step also sees` }
+  const listed = others.slice(0, 5).join(', ') + (others.length > 5 ? ` and ${others.length - 5} more` : '')
+  return {
+    status: 'True', reason: NAME_CONFLICT,
+    message: `namespace ${listed} also registers a server named ${name}; neither entry replaces the other: a step that sees both uses `
+      + `the one of its own namespace, then the agent namespace's (${facts.agentNamespace}), then the shared namespaces' in their order`,
+  }
 }
 
 function boundedTools(tools: readonly { name: string; description?: string; readOnly?: boolean }[]): MCPTool[] {
@@ -420,6 +466,11 @@ function transitionsFor(server: MCPServer, prev: MCPServerStatus, next: MCPServe
       kind: 'discovery.failed', type: 'Warning', reason: 'DiscoveryFailed', record: true, data: { failure: outcome.discovery.reason },
       message: `Tool discovery failed (${after?.reason ?? outcome.discovery.reason}): ${after?.message ?? ''}`,
     })
+  }
+  const c0 = of(prev, NAME_CONFLICT)
+  const c1 = of(next, NAME_CONFLICT)
+  if (c1?.status === 'True' && (c0?.status !== 'True' || c0.message !== c1.message)) {
+    out.push({ kind: 'name.conflict', type: 'Warning', reason: NAME_CONFLICT, message: c1.message ?? '', record: true })
   }
   const r0 = of(prev, READY)
   const r1 = of(next, READY)

@@ -6,7 +6,12 @@ import { parse } from 'yaml'
  * it (the MCPServer controller, Helm's rendered `mcpServers` list, a dashboard, a person with
  * kubectl), so this module keeps every entry it did not write and every key it does not know,
  * reads YAML as well as JSON, and never turns content it cannot read into an empty list.
- * Pure: no I/O, no clock.
+ *
+ * Every entry belongs to one owner, (namespace, name): Kinetic writes the MCPServer's namespace
+ * into the entry as `namespace`; an entry without one (Helm's, a person's, purko's) belongs to the
+ * agent namespace, where only administrators write. Writers replace and remove only entries of
+ * their own owner, so MCPServers of the same name in two namespaces are two entries, never one
+ * taking the other's place. Pure: no I/O, no clock.
  */
 
 /** Name of the registry ConfigMap (in the agent namespace). */
@@ -23,7 +28,15 @@ export interface RegistryEntry {
   icon?: string
   category?: string
   secretRef?: string
+  /** Namespace of the MCPServer that wrote the entry; absent: the agent namespace's (see {@link ownerNamespace}). */
+  namespace?: string
   [key: string]: unknown
+}
+
+/** Who an entry belongs to. */
+export interface RegistryOwner {
+  namespace: string
+  name: string
 }
 
 /** The registry as read: `error` set means the content could not be read and must not be overwritten. */
@@ -32,7 +45,7 @@ export interface ParsedRegistry {
   error?: string
 }
 
-const OPTIONAL_STRINGS = ['icon', 'category', 'secretRef'] as const
+const OPTIONAL_STRINGS = ['icon', 'category', 'secretRef', 'namespace'] as const
 
 /**
  * Pure: reads the `servers` value (YAML, so JSON too). Absent or blank content is an empty
@@ -77,19 +90,38 @@ export function parseRegistry(text: string | undefined): ParsedRegistry {
   return { entries }
 }
 
-/**
- * Pure: the registry with `entry` in place of the first entry of the same name (its position
- * kept; later duplicates of that name dropped so readers see one), or appended.
- */
-export function upsertEntry(entries: readonly RegistryEntry[], entry: RegistryEntry): RegistryEntry[] {
-  const at = entries.findIndex((e) => e.name === entry.name)
-  if (at < 0) return [...entries, entry]
-  return entries.flatMap((e, i) => (i === at ? [entry] : e.name === entry.name ? [] : [e]))
+/** Pure: the namespace an entry belongs to: its `namespace`, else the agent namespace. */
+export function ownerNamespace(entry: RegistryEntry, agentNamespace: string): string {
+  return typeof entry.namespace === 'string' && entry.namespace !== '' ? entry.namespace : agentNamespace
 }
 
-/** Pure: the registry without any entry named `name`. */
-export function removeEntry(entries: readonly RegistryEntry[], name: string): RegistryEntry[] {
-  return entries.filter((e) => e.name !== name)
+/** Pure: whether `entry` belongs to `owner`. */
+export function ownedBy(entry: RegistryEntry, owner: RegistryOwner, agentNamespace: string): boolean {
+  return entry.name === owner.name && ownerNamespace(entry, agentNamespace) === owner.namespace
+}
+
+/**
+ * Pure: the registry with `entry` (whose `namespace` names its owner) in place of the first entry
+ * its owner holds, or that `claims` says is its own (its position kept; later entries of the
+ * owner dropped so readers see one), or appended. Entries of every other owner stay as they were.
+ */
+export function upsertEntry(
+  entries: readonly RegistryEntry[], entry: RegistryEntry, agentNamespace: string,
+  claims: (e: RegistryEntry) => boolean = () => false,
+): RegistryEntry[] {
+  const owner = { namespace: ownerNamespace(entry, agentNamespace), name: entry.name }
+  const mine = (e: RegistryEntry) => ownedBy(e, owner, agentNamespace) || claims(e)
+  const at = entries.findIndex(mine)
+  if (at < 0) return [...entries, entry]
+  return entries.flatMap((e, i) => (i === at ? [entry] : mine(e) ? [] : [e]))
+}
+
+/** Pure: the registry without the entries of `owner` (and those `claims` says are its own). */
+export function removeEntry(
+  entries: readonly RegistryEntry[], owner: RegistryOwner, agentNamespace: string,
+  claims: (e: RegistryEntry) => boolean = () => false,
+): RegistryEntry[] {
+  return entries.filter((e) => !ownedBy(e, owner, agentNamespace) && !claims(e))
 }
 
 /** Pure: the `servers` value as purko writes it (2-space-indented JSON). */

@@ -62,7 +62,10 @@ export function discoveryUrl(server: MCPServer, podIP: string | undefined): stri
   return registryUrl(server)
 }
 
-/** Pure: the server's registry entry, fields in purko's order (`secretRef` only when set). */
+/**
+ * Pure: the server's registry entry, fields in purko's order (`secretRef` only when set), then
+ * `namespace`, which makes the MCPServer its owner (shared/mcp/registry.ts).
+ */
 export function registryEntry(server: MCPServer): RegistryEntry {
   const { spec } = server
   return {
@@ -72,7 +75,28 @@ export function registryEntry(server: MCPServer): RegistryEntry {
     icon: spec.icon ?? '',
     category: spec.category ?? '',
     ...(spec.secretRef ? { secretRef: spec.secretRef } : {}),
+    namespace: server.metadata.namespace ?? '',
   }
+}
+
+/**
+ * Pure: whether an entry without an owner is this server's own, written before entries named
+ * their owner: it has the server's name and points at the server's own Service in the server's
+ * namespace (`http://<name>.<namespace>.svc[.cluster.local]...`), which only that namespace
+ * controls. Such an entry is taken over (and so seen only where the server's namespace is); any
+ * other entry without an owner stays the agent namespace's.
+ */
+export function isOwnUnownedEntry(server: MCPServer, entry: RegistryEntry): boolean {
+  const name = server.metadata.name ?? ''
+  const namespace = server.metadata.namespace ?? ''
+  if (entry.name !== name || (typeof entry.namespace === 'string' && entry.namespace !== '')) return false
+  let host: string
+  try {
+    host = new URL(entry.url).hostname
+  } catch {
+    return false
+  }
+  return host === `${name}.${namespace}.svc` || host === `${name}.${namespace}.svc.cluster.local`
 }
 
 /** Name of the registry ConfigMap, re-exported for the shell. */

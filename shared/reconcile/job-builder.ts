@@ -9,6 +9,7 @@ import type { V1EnvVar, V1Job, V1ResourceRequirements, V1Volume, V1VolumeMount }
 import type { Agent } from '../schemas/agent.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
 import type { RegistryEntry } from '../mcp/registry.js'
+import { stepMcpView, type McpVisibility } from '../mcp/visibility.js'
 import type { StepModel, Workflow, WorkflowStep } from '../schemas/workflow.js'
 import {
   API_VERSION, LABEL_AGENT, LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_SHARD, LABEL_STEP, LABEL_WORKFLOW,
@@ -49,8 +50,10 @@ export interface StepJobInput {
    * absent, the provider's own `credentials.secretRef`, as for a provider of that namespace.
    */
   credentials?: StepCredentials
-  /** The `mcp-servers` registry entries, in registry order (purko §5.2). */
+  /** The `mcp-servers` registry entries as read, in registry order (purko §5.2). */
   mcpServers: RegistryEntry[]
+  /** Which of them the step may use (shared/mcp/visibility.ts): the builder lists no other. */
+  mcpVisibility: McpVisibility
   stepInput: string
   inputFromEnv: PlainEnv[]
   executorImage: string
@@ -151,29 +154,31 @@ function fromSecret(name: string, secret: string, key: string, optional: boolean
   return { name, valueFrom: { secretKeyRef: { name: secret, key, optional } } }
 }
 
-function mcpServersEnv(servers: readonly RegistryEntry[]): V1EnvVar[] {
+/**
+ * MCP_SERVERS: the servers a step in `namespace` may use (its own namespace's, the agent
+ * namespace's, the shared namespaces'), one per name, the least trusted first so that a more
+ * trusted server's tool replaces theirs. A bearer token goes only with a server of the step's own
+ * namespace, from the Secret its MCPServer names: a pod reads Secrets of its own namespace only,
+ * and a Secret of the same name there was never meant for another namespace's server.
+ */
+function mcpServersEnv(registry: readonly RegistryEntry[], namespace: string, visibility: McpVisibility): V1EnvVar[] {
   const entries: Array<Record<string, string>> = []
   const tokens: V1EnvVar[] = []
   const used = new Set<string>()
-  const seen = new Set<string>()
-  for (const server of servers) {
+  for (const { entry: server, namespace: owner } of stepMcpView(registry, namespace, visibility).servers) {
     const { name, url } = server
-    // The registry module keeps one entry per name; a hand-edited duplicate is listed once, first wins.
-    if (seen.has(name)) continue
-    seen.add(name)
     const auth = server.auth || 'none'
     const entry: Record<string, string> = { name, url, auth }
-    if (auth === 'bearer' && server.secretRef) {
+    if (auth === 'bearer' && server.secretRef && owner === namespace) {
       let tokenEnv = mcpTokenEnvName(name)
       // Distinct servers such as `a-b` and `a.b` would share a name after sanitising.
       for (let n = 2; used.has(tokenEnv); n++) tokenEnv = `${mcpTokenEnvName(name)}_${n}`
       used.add(tokenEnv)
       entry.tokenEnv = tokenEnv
-      // Optional like purko's registry, which simply omitted a token it could not read. The
-      // Secret is the registry's (agent namespace) and must exist in the Workflow's namespace too:
-      // a pod reads only Secrets of its own namespace.
+      // Optional like purko's registry, which simply omitted a token it could not read.
       tokens.push(fromSecret(tokenEnv, server.secretRef, 'token', true))
     }
+    entry.namespace = owner
     entries.push(entry)
   }
   return [plain('MCP_SERVERS', goJsonOrdered(entries)), ...tokens]
@@ -314,7 +319,7 @@ function stepEnv(input: StepJobInput): V1EnvVar[] {
   if (spec.autonomyLevel) env.push(plain('AUTONOMY_LEVEL', spec.autonomyLevel))
   if (spec.systemPrompt) env.push(plain('AGENT_SYSTEM_PROMPT', spec.systemPrompt))
   if (input.stepInput !== '') env.push(plain('STEP_INPUT', input.stepInput))
-  env.push(...mcpServersEnv(input.mcpServers))
+  env.push(...mcpServersEnv(input.mcpServers, workflow.metadata.namespace ?? '', input.mcpVisibility))
   if (temperature !== undefined) env.push(plain('MODEL_TEMPERATURE', goFixed2(temperature)))
   env.push(...guardrailEnv(agent))
   env.push(...memoryEnv(agent, input.recalledMemory))
@@ -330,6 +335,8 @@ function stepEnv(input: StepJobInput): V1EnvVar[] {
   env.push(...runtimeEnv(agent))
   // Kinetic's own variables come last so that an agent's runtime.env cannot shadow them.
   env.push(plain('KINETIC_RUN_ID', input.runId), plain('KINETIC_ATTEMPT', String(input.attempt)))
+  // The executor sends an MCP token only to a server of this namespace (executor/config.ts).
+  env.push(plain('KINETIC_NAMESPACE', workflow.metadata.namespace ?? ''))
   if (input.traceparent) env.push(plain('TRACEPARENT', input.traceparent))
   return env
 }

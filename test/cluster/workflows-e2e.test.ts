@@ -431,7 +431,7 @@ describeCluster('Kinetic end to end on a real kube-apiserver and kube-controller
         const step = { ...(wf.spec.steps[1] as (typeof wf.spec.steps)[number]), agentRef: { name: String(raw.metadata?.name) } }
         const input = buildStepInput(step, { outputs: { draft: { response: 'x' } }, parameters: wf.spec.parameters ?? {} })
         const job = stepJobManifest({
-          workflow: wf, runId, step, attempt: 1, agent, provider: undefined, mcpServers: [],
+          workflow: wf, runId, step, attempt: 1, agent, provider: undefined, mcpServers: [], mcpVisibility: { agentNamespace: 'ai-agents', shared: [] },
           stepInput: input.stepInput, inputFromEnv: input.env, executorImage: 'kinetic', hostNetwork: false,
           traceparent: '00-0123456789abcdef0123456789abcdef-0123456789abcdef-01', activeDeadlineSeconds: stepTimeoutSeconds(step, agent),
         })

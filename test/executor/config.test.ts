@@ -150,4 +150,19 @@ describe('executor configuration', () => {
     expect(cfg.mcpServers[0]).toMatchObject({ name: 'github', auth: 'bearer', token: 'ghp-secret-value' })
     expect(cfg.secrets).toContain('ghp-secret-value')
   })
+
+  it("never sends a token to a server of another namespace than the step's, whatever the entry carries, and still redacts it", () => {
+    const cfg = parseConfig({
+      KINETIC_NAMESPACE: 'team',
+      MCP_SERVERS: JSON.stringify([
+        { name: 'recipes', url: 'https://attacker.example/mcp', auth: 'bearer', tokenEnv: 'MCP_TOKEN_RECIPES', namespace: 'evil' },
+        { name: 'inline', url: 'http://inline.ai-agents.svc/mcp', auth: 'bearer', token: 'inline-secret-value', namespace: 'ai-agents' },
+        { name: 'own', url: 'http://own.team.svc/mcp', auth: 'bearer', tokenEnv: 'MCP_TOKEN_OWN', namespace: 'team' },
+      ]),
+      MCP_TOKEN_RECIPES: 'sa-token-of-team',
+      MCP_TOKEN_OWN: 'own-secret-value',
+    })
+    expect(cfg.mcpServers.map((s) => [s.name, s.token])).toEqual([['recipes', undefined], ['inline', undefined], ['own', 'own-secret-value']])
+    expect(cfg.secrets).toEqual(expect.arrayContaining(['sa-token-of-team', 'inline-secret-value', 'own-secret-value']))
+  })
 })

@@ -228,34 +228,40 @@ describe('step Jobs see the mcp-servers registry', () => {
     return AgentSchema.parse({ ...base, spec: { ...base.spec, tools } })
   }
 
-  it('MCP_SERVERS lists the registry (YAML too) in its order with tokens only as secretKeyRef variables', async () => {
+  it('MCP_SERVERS lists the servers the step may use (YAML too) in registry order, with tokens only as secretKeyRef variables of its own namespace', async () => {
     const kube = new NoSecretsKube({ agents: [agentOf('helper')] })
-    registry(kube, '- name: zeta\n  url: http://zeta.tools.svc.cluster.local:8080\n  auth: bearer\n  secretRef: zeta-token\n- name: alpha\n  url: http://localhost:9000\n')
+    registry(kube, [
+      '- name: zeta\n  url: http://zeta.team.svc.cluster.local:8080\n  auth: bearer\n  secretRef: zeta-token\n  namespace: team',
+      '- name: alpha\n  url: http://localhost:9000',
+      '- name: platform\n  url: http://platform.ai-agents.svc:80\n  auth: bearer\n  secretRef: platform-token',
+      '- name: other\n  url: http://other.elsewhere.svc:80\n  namespace: elsewhere\n',
+    ].join('\n'))
     const { runId } = await start(kube)
     const job = `wf-a-${runId}`
 
     expect(JSON.parse(envValue(kube, job, 'MCP_SERVERS')!)).toEqual([
-      { name: 'zeta', url: 'http://zeta.tools.svc.cluster.local:8080', auth: 'bearer', tokenEnv: 'MCP_TOKEN_ZETA' },
-      { name: 'alpha', url: 'http://localhost:9000', auth: 'none' },
+      { name: 'alpha', url: 'http://localhost:9000', auth: 'none', namespace: 'ai-agents' },
+      { name: 'platform', url: 'http://platform.ai-agents.svc:80', auth: 'bearer', namespace: 'ai-agents' },
+      { name: 'zeta', url: 'http://zeta.team.svc.cluster.local:8080', auth: 'bearer', tokenEnv: 'MCP_TOKEN_ZETA', namespace: 'team' },
     ])
-    expect(envOf(kube, job).find((e) => e.name === 'MCP_TOKEN_ZETA')).toEqual({ name: 'MCP_TOKEN_ZETA', valueFrom: { secretKeyRef: { name: 'zeta-token', key: 'token', optional: true } } })
+    expect(envOf(kube, job).filter((e) => e.name.startsWith('MCP_TOKEN_'))).toEqual([{ name: 'MCP_TOKEN_ZETA', valueFrom: { secretKeyRef: { name: 'zeta-token', key: 'token', optional: true } } }])
   })
 
   it('an agent whose mcp tool names a server nobody registered gets a warning in the step status, not a silent empty tool list', async () => {
     const kube = new NoSecretsKube({ agents: [toolAgent([{ name: 'github', type: 'mcp' }])] })
-    registry(kube, '[{"name":"docs","url":"http://docs:8000","auth":"none"}]')
-    kube.mcpServers.set('tools/docs', { apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: { name: 'docs', namespace: 'tools' },
+    registry(kube, '[{"name":"docs","url":"http://docs:8000","auth":"none","namespace":"team"}]')
+    kube.mcpServers.set('team/docs', { apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: { name: 'docs', namespace: 'team' },
       spec: { image: 'docs:1' }, status: { tools: [{ name: 'search' }] } } as never)
     const { wf } = await start(kube)
 
     expect(wf.status!.stepStatuses!.find((s) => s.name === 'a')!.message).toBe(
-      'Agent "helper" names MCP server or tool "github", which no server of the registry ai-agents/mcp-servers offers (it lists docs); those tools are not available to the step')
+      'Agent "helper" names MCP server or tool "github", which no server of the registry ai-agents/mcp-servers that this step may use offers (it may use docs); those tools are not available to the step')
   })
 
   it('a tool offered by a registered server, or a registered server name, is no warning', async () => {
     const kube = new NoSecretsKube({ agents: [toolAgent([{ name: 'docs', type: 'mcp' }, { name: 'find', type: 'mcp', config: { capability: 'search' } }])] })
-    registry(kube, '[{"name":"docs","url":"http://docs:8000","auth":"none"}]')
-    kube.mcpServers.set('tools/docs', { apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: { name: 'docs', namespace: 'tools' },
+    registry(kube, '[{"name":"docs","url":"http://docs:8000","auth":"none","namespace":"team"}]')
+    kube.mcpServers.set('team/docs', { apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: { name: 'docs', namespace: 'team' },
       spec: { image: 'docs:1' }, status: { tools: [{ name: 'search' }] } } as never)
     const { wf } = await start(kube)
     expect(wf.status!.stepStatuses!.find((s) => s.name === 'a')!.message).toBeUndefined()

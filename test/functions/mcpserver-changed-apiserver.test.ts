@@ -71,7 +71,7 @@ describe('mcpserver-changed on the embedded API server', () => {
     expect(JSON.stringify(ready.status)).not.toContain(TOKEN)
     expect((await registry()).entries).toEqual([
       { name: 'from-helm', url: 'http://helm:1', auth: 'none' },
-      { name: 'demo', url: `${mcp.url}/mcp`, auth: 'bearer', icon: '', category: 'test', secretRef: 'demo-token' },
+      { name: 'demo', url: `${mcp.url}/mcp`, auth: 'bearer', icon: '', category: 'test', secretRef: 'demo-token', namespace: NS },
     ])
     expect((await apps.listNamespacedDeployment({ namespace: NS })).items).toEqual([])
     const events = (await core.listNamespacedEvent({ namespace: NS })).items.map((e) => e.reason)

@@ -282,6 +282,13 @@ describe('Services scale to zero and run locked down', () => {
     expect(missing.map((m) => m.name)).toEqual([])
   })
 
+  it('every function that decides which MCP servers a step sees is given the same shared namespaces (none by default)', () => {
+    const shared = (name: string) => (services.find((m) => m.name === name)!.doc.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>)
+      .find((e) => e.name === 'KINETIC_MCP_SHARED_NAMESPACES')?.value
+    const values = ['workflow-changed', 'step-job-finished', 'resync-tick', 'mcpserver-changed'].map(shared)
+    expect(values).toEqual(['', '', '', ''])
+  })
+
   it("a Trigger's delivery timeout never cuts a request the Service would still finish", () => {
     const seconds = (iso: string) => Number(/^PT(\d+(?:\.\d+)?)S$/.exec(iso)?.[1])
     for (const t of triggers) {

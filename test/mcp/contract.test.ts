@@ -48,7 +48,7 @@ describe('the MCPServers of recipes CONTRACT §5.9', () => {
     expect(plan).not.toBe(NO_MCP_CHANGES)
     if (plan === NO_MCP_CHANGES) return
     expect(plan.writes).toEqual([])
-    expect(registryEntry(server)).toEqual({ name: 'shop-search', url: 'http://shop-search.mcp.svc:9000/mcp', auth: 'bearer', icon: 'S', category: 'recipe', secretRef: 'shop-search-mcp-token' })
+    expect(registryEntry(server)).toEqual({ name: 'shop-search', url: 'http://shop-search.mcp.svc:9000/mcp', auth: 'bearer', icon: 'S', category: 'recipe', secretRef: 'shop-search-mcp-token', namespace: 'mcp' })
   })
 
   it('runs the stdio shape with its command, env from the copied Secret and its security overrides', () => {

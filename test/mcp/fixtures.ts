@@ -26,7 +26,7 @@ export function githubExample(): MCPServer {
 
 export function facts(overrides: Partial<McpFacts> = {}): McpFacts {
   return {
-    bridgeImage: 'kinetic:test', agentNamespace: 'ai-agents', unavailableAfterMs: DEFAULT_UNAVAILABLE_AFTER_MS,
+    bridgeImage: 'kinetic:test', agentNamespace: 'ai-agents', sharedNamespaces: [], unavailableAfterMs: DEFAULT_UNAVAILABLE_AFTER_MS,
     registry: null, deployment: null, service: null, pods: null, ...overrides,
   }
 }

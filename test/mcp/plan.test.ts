@@ -44,7 +44,7 @@ describe('the Deployment of an MCPServer (purko SPEC §5.1)', () => {
   })
 
   it('registers the github example at http://localhost:8002 with its icon, category and secretRef', () => {
-    expect(registryEntry(githubExample())).toEqual({ name: 'github', url: 'http://localhost:8002', auth: 'bearer', icon: '\u{1F419}', category: 'code', secretRef: 'github-mcp-token' })
+    expect(registryEntry(githubExample())).toEqual({ name: 'github', url: 'http://localhost:8002', auth: 'bearer', icon: '\u{1F419}', category: 'code', secretRef: 'github-mcp-token', namespace: 'ai-agents' })
   })
 
   it('gives a ClusterIP server its container port, a Service and the cluster DNS URL', () => {
@@ -59,7 +59,7 @@ describe('the Deployment of an MCPServer (purko SPEC §5.1)', () => {
       metadata: { name: 'github', namespace: 'ai-agents', labels: { 'purko.io/mcp-server': 'github' }, ownerReferences: [owner] },
       spec: { type: 'ClusterIP', selector: { 'purko.io/mcp-server': 'github' }, ports: [{ port: 9000, targetPort: 9000, protocol: 'TCP' }] },
     })
-    expect(registryEntry(server)).toEqual({ name: 'github', url: 'http://github.ai-agents.svc.cluster.local:9000', auth: 'none', icon: '', category: '' })
+    expect(registryEntry(server)).toEqual({ name: 'github', url: 'http://github.ai-agents.svc.cluster.local:9000', auth: 'none', icon: '', category: '', namespace: 'ai-agents' })
   })
 
   it('hardens every pod: non-root, RuntimeDefault seccomp, no privilege escalation, ALL capabilities dropped, no token, no service links', () => {
@@ -287,7 +287,7 @@ describe('deletion', () => {
   it('removes the registry entry, then releases the finalizer', () => {
     const server = deleting(aServer())
     const plan = planned(server, facts({ registry: registryMap(renderRegistry([registryEntry(server), { name: 'other', url: 'u', auth: 'none' }])) }))
-    expect(plan).toMatchObject({ deleting: true, releaseFinalizer: true, registry: { op: 'remove', name: 'github' }, writes: [] })
+    expect(plan).toMatchObject({ deleting: true, releaseFinalizer: true, registry: { op: 'remove', owner: { namespace: 'ai-agents', name: 'github' } }, writes: [] })
   })
 
   it('releases at once when the registry has no entry for it', () => {

@@ -55,7 +55,7 @@ describe('the registry under concurrent writers', () => {
         }
         const dashboard = delivered(async () => {
           const live = await kube.getConfigMap(NS, 'mcp-servers')
-          const entries = upsertEntry(parseRegistry(live?.data?.servers).entries, { name: 'dashboard', url: 'http://d', auth: 'none' })
+          const entries = upsertEntry(parseRegistry(live?.data?.servers).entries, { name: 'dashboard', url: 'http://d', auth: 'none' }, NS)
           await kube.replaceConfigMap({ ...live, data: { servers: renderRegistry(entries) } })
         })
         const done = Promise.all([dashboard, ...names.map((name) => delivered(() => reconcileMcpServer(deps, NS, name)))])

@@ -54,48 +54,72 @@ describe('parseRegistry', () => {
   })
 })
 
+const AGENTS = 'ai-agents'
+
 describe('upsertEntry and removeEntry', () => {
   const others = parseRegistry(helmYaml).entries.filter((e) => e.name !== 'github')
+  const mine = { ...github, namespace: AGENTS }
 
   it('appends a new server after the entries of other writers', () => {
-    expect(upsertEntry(others, github).map((e) => e.name)).toEqual(['lumino', 'github'])
+    expect(upsertEntry(others, mine, AGENTS).map((e) => e.name)).toEqual(['lumino', 'github'])
   })
 
-  it('replaces the entry of the same name in place and drops later duplicates', () => {
+  it("replaces its owner's entry in place (one without a namespace is the agent namespace's) and drops later duplicates", () => {
     const old = { ...github, url: 'http://old' }
-    const result = upsertEntry([old, ...others, { ...old }], github)
-    expect(result).toEqual([github, ...others])
+    const result = upsertEntry([old, ...others, { ...old }], mine, AGENTS)
+    expect(result).toEqual([mine, ...others])
   })
 
-  it('removes only the named server', () => {
-    expect(removeEntry([...others, github], 'github')).toEqual(others)
-    expect(removeEntry(others, 'github')).toEqual(others)
+  it('never replaces or removes the entry of a server of the same name in another namespace', () => {
+    const platform = { ...github, namespace: AGENTS }
+    const impostor = { ...github, url: 'https://attacker.example/mcp', namespace: 'evil' }
+    const helmOne = { ...github }
+    expect(upsertEntry([platform, ...others], impostor, AGENTS)).toEqual([platform, ...others, impostor])
+    expect(upsertEntry([helmOne], impostor, AGENTS)).toEqual([helmOne, impostor])
+    expect(removeEntry([platform, impostor, helmOne], { namespace: 'evil', name: 'github' }, AGENTS)).toEqual([platform, helmOne])
+    expect(removeEntry([platform, impostor, helmOne], { namespace: AGENTS, name: 'github' }, AGENTS)).toEqual([impostor])
+  })
+
+  it('takes over what `claims` says is its own, and nothing else', () => {
+    const legacy = { name: 'web', url: 'http://web.team.svc:8000/mcp', auth: 'none' }
+    const entry = { ...legacy, namespace: 'team' }
+    const claims = (e: RegistryEntry) => e === legacy
+    expect(upsertEntry([legacy, ...others], entry, AGENTS, claims)).toEqual([entry, ...others])
+    expect(removeEntry([legacy, ...others], { namespace: 'team', name: 'web' }, AGENTS, claims)).toEqual(others)
   })
 
   it('renders 2-space-indented JSON that reads back the same', () => {
-    const text = renderRegistry(upsertEntry(others, github))
+    const text = renderRegistry(upsertEntry(others, mine, AGENTS))
     expect(text).toContain('\n  {\n    "name": "lumino"')
-    expect(parseRegistry(text).entries).toEqual(upsertEntry(others, github))
+    expect(parseRegistry(text).entries).toEqual(upsertEntry(others, mine, AGENTS))
+  })
+
+  it('reads an entry whose namespace is not a string as an error', () => {
+    expect(parseRegistry('- {name: a, url: "http://a", namespace: 3}').error).toEqual(expect.any(String))
   })
 })
 
 const name = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}$/)
+const namespace = fc.option(fc.constantFrom(AGENTS, 'team', 'evil'), { nil: undefined })
 const entry = fc.record({
   name,
   url: fc.webUrl(),
   auth: fc.constantFrom('none', 'bearer'),
   category: fc.option(fc.string(), { nil: undefined }),
+  namespace,
   note: fc.option(fc.jsonValue(), { nil: undefined }),
 }).map((e) => JSON.parse(JSON.stringify(e)) as RegistryEntry)
+const owned = (e: RegistryEntry) => `${e.namespace ?? AGENTS}/${e.name}`
 
 describe('registry properties', () => {
-  it('an upsert keeps every other entry and the entry written, a remove keeps every other entry', () => {
-    fc.assert(fc.property(fc.uniqueArray(entry, { selector: (e) => e.name }), entry, (existing, mine) => {
-      const after = parseRegistry(renderRegistry(upsertEntry(existing, mine))).entries
-      expect(after.filter((e) => e.name !== mine.name)).toEqual(existing.filter((e) => e.name !== mine.name))
-      expect(after.filter((e) => e.name === mine.name)).toEqual([mine])
-      const removed = parseRegistry(renderRegistry(removeEntry(after, mine.name))).entries
-      expect(removed).toEqual(existing.filter((e) => e.name !== mine.name))
+  it("an upsert keeps every other owner's entry and the entry written, a remove keeps every other owner's entry", () => {
+    fc.assert(fc.property(fc.uniqueArray(entry, { selector: owned }), entry, (existing, mine) => {
+      const key = owned(mine)
+      const after = parseRegistry(renderRegistry(upsertEntry(existing, mine, AGENTS))).entries
+      expect(after.filter((e) => owned(e) !== key)).toEqual(existing.filter((e) => owned(e) !== key))
+      expect(after.filter((e) => owned(e) === key)).toEqual([mine])
+      const removed = parseRegistry(renderRegistry(removeEntry(after, { namespace: mine.namespace ?? AGENTS, name: mine.name }, AGENTS))).entries
+      expect(removed).toEqual(existing.filter((e) => owned(e) !== key))
     }))
   })
 

@@ -55,6 +55,7 @@ function anInput(overrides: Partial<StepJobInput> = {}): StepJobInput {
     agent: anAgent(),
     provider: undefined,
     mcpServers: [],
+    mcpVisibility: { agentNamespace: 'ai-agents', shared: [] },
     stepInput: '{"task":"x"}',
     inputFromEnv: [],
     executorImage: 'localhost/purko-executor:latest',
@@ -323,7 +324,7 @@ describe('stepJobManifest: environment', () => {
       'MEMORY_TYPE', 'MEMORY_BEHAVIOR', 'AGENT_MEMORY', 'MAX_CONTEXT_TOKENS',
       'CODE_EXECUTION_ENABLED', 'CODE_LANGUAGES', 'CODE_SANDBOX', 'AGENT_TOOLS',
       'STEP_INPUT_PLAN_RESPONSE', 'EXTRA', 'EXECUTOR_B', 'EXECUTOR_LOG_LEVEL',
-      'KINETIC_RUN_ID', 'KINETIC_ATTEMPT', 'TRACEPARENT',
+      'KINETIC_RUN_ID', 'KINETIC_ATTEMPT', 'KINETIC_NAMESPACE', 'TRACEPARENT',
     ])
   })
 
@@ -352,18 +353,15 @@ describe('stepJobManifest: environment', () => {
     expect(envValue(job, name)).toBe(value)
   })
 
-  it('lists the registry servers in registry order with purko\'s fields, and a token variable (never the token) for bearer servers', () => {
+  it('lists the registry servers in registry order with purko\'s fields and their namespace, and a token variable (never the token) for bearer servers', () => {
     expect(envValue(job, 'MCP_SERVERS')).toBe(JSON.stringify([
-      { name: 'k8s-tools', url: 'http://k8s-tools.ai-agents.svc.cluster.local:8080', auth: 'bearer', tokenEnv: 'MCP_TOKEN_K8S_TOOLS' },
-      { name: 'docs', url: 'http://localhost:9000', auth: 'none' },
+      { name: 'k8s-tools', url: 'http://k8s-tools.ai-agents.svc.cluster.local:8080', auth: 'bearer', tokenEnv: 'MCP_TOKEN_K8S_TOOLS', namespace: 'ai-agents' },
+      { name: 'docs', url: 'http://localhost:9000', auth: 'none', namespace: 'ai-agents' },
     ]))
-    expect(JSON.parse(envValue(job, 'MCP_SERVERS')!)).toEqual([
-      { name: 'k8s-tools', url: 'http://k8s-tools.ai-agents.svc.cluster.local:8080', auth: 'bearer', tokenEnv: 'MCP_TOKEN_K8S_TOOLS' },
-      { name: 'docs', url: 'http://localhost:9000', auth: 'none' },
-    ])
     expect(envOf(job).find((e) => e.name === 'MCP_TOKEN_K8S_TOOLS')).toEqual({
       name: 'MCP_TOKEN_K8S_TOOLS', valueFrom: { secretKeyRef: { name: 'k8s-tools-token', key: 'token', optional: true } },
     })
+    expect(envValue(job, 'KINETIC_NAMESPACE')).toBe('ai-agents')
   })
 
   it('sets MCP_SERVERS to [] when the registry is empty', () => {
@@ -570,5 +568,48 @@ describe('resolveProvider with a step override', () => {
     expect(resolveProvider(agent, [own, other], { provider: 'openai' })).toBe(other)
     expect(resolveProvider(agent, [own, other], {})).toBe(own)
     expect(resolveProvider(agent, [own, fallback], { provider: 'gone' })).toBe(fallback)
+  })
+})
+
+describe('stepJobManifest: MCP servers of other namespaces (issue 27)', () => {
+  // MCPServer ai-agents/recipes (the platform's), and an impostor of the same name in another namespace.
+  const platform: RegistryEntry = { name: 'recipes', url: 'http://recipes-mcp.kinetic-system.svc.cluster.local/mcp', auth: 'bearer', secretRef: 'recipes-mcp-token', category: 'platform', namespace: 'ai-agents' }
+  const impostor: RegistryEntry = { name: 'recipes', url: 'https://attacker.example/mcp', auth: 'bearer', secretRef: 'recipes-mcp-token', namespace: 'evil' }
+  const inNamespace = (namespace: string, shared: string[] = []) => {
+    const wf = aWorkflow()
+    return stepJobManifest(anInput({
+      workflow: { ...wf, metadata: { ...wf.metadata, namespace } },
+      mcpServers: [platform, impostor, { name: 'team-tools', url: 'http://tt.team.svc:80', auth: 'bearer', secretRef: 'tt-token', namespace: 'team' }],
+      mcpVisibility: { agentNamespace: 'ai-agents', shared },
+    }))
+  }
+  const servers = (job: V1Job) => JSON.parse(envValue(job, 'MCP_SERVERS')!) as Array<Record<string, string>>
+  const tokens = (job: V1Job) => envOf(job).filter((e) => e.name.startsWith('MCP_TOKEN_'))
+
+  it('a step in another namespace never connects to the impostor and sends no token to the platform server of another namespace', () => {
+    const job = inNamespace('victim')
+    expect(servers(job)).toEqual([{ name: 'recipes', url: 'http://recipes-mcp.kinetic-system.svc.cluster.local/mcp', auth: 'bearer', namespace: 'ai-agents' }])
+    expect(JSON.stringify(job)).not.toContain('attacker.example')
+    expect(tokens(job)).toEqual([])
+  })
+
+  it("a step uses its own namespace's servers with their own Secrets, and the agent namespace's without a token", () => {
+    const job = inNamespace('team')
+    expect(servers(job).map((s) => `${s.namespace}/${s.name}:${s.tokenEnv ?? '-'}`)).toEqual(['ai-agents/recipes:-', 'team/team-tools:MCP_TOKEN_TEAM_TOOLS'])
+    expect(tokens(job)).toEqual([{ name: 'MCP_TOKEN_TEAM_TOOLS', valueFrom: { secretKeyRef: { name: 'tt-token', key: 'token', optional: true } } }])
+  })
+
+  it("only the impostor's own namespace uses it, with that namespace's Secret; the agent namespace keeps the platform server and its token", () => {
+    expect(servers(inNamespace('evil')).map((s) => s.url)).toEqual(['https://attacker.example/mcp'])
+    const platformJob = inNamespace('ai-agents')
+    expect(servers(platformJob)).toEqual([{ name: 'recipes', url: 'http://recipes-mcp.kinetic-system.svc.cluster.local/mcp', auth: 'bearer', tokenEnv: 'MCP_TOKEN_RECIPES', namespace: 'ai-agents' }])
+    expect(tokens(platformJob).map((e) => e.valueFrom?.secretKeyRef?.name)).toEqual(['recipes-mcp-token'])
+  })
+
+  it('a shared namespace adds its servers for every step, behind the agent namespace and without tokens', () => {
+    const job = inNamespace('victim', ['team', 'evil'])
+    // The impostor's name is the agent namespace's, which wins; the shared team-tools is listed first so that its tools never replace another's.
+    expect(servers(job).map((s) => `${s.namespace}/${s.name}`)).toEqual(['team/team-tools', 'ai-agents/recipes'])
+    expect(tokens(job)).toEqual([])
   })
 })
