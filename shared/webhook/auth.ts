@@ -24,6 +24,8 @@ export interface Acceptance {
   outcome: 'accept'
   /** How the caller was authenticated; `unauthenticated` only under allowUnauthenticated. */
   scheme: SignatureScheme | 'unauthenticated'
+  /** The signed `t=` of X-Kinetic-Signature (unix seconds). */
+  timestamp?: number
 }
 
 /** The Secret to read before verifying. */
@@ -95,6 +97,6 @@ const FAILURE_WORDS: Record<SignatureFailure, (scheme?: SignatureScheme) => stri
 /** Pure: the verdict on a signed request, with the secret's bytes. */
 export function verifyRequest(secret: Uint8Array, rawBody: Uint8Array, headers: SignatureHeaders, now: Date): Acceptance | Refusal {
   const v = verifySignature(secret, rawBody, headers, now)
-  if (v.ok) return { outcome: 'accept', scheme: v.scheme }
+  if (v.ok) return { outcome: 'accept', scheme: v.scheme, ...(v.scheme === 'kinetic' ? { timestamp: v.timestamp } : {}) }
   return { outcome: 'refuse', reason: 'WebhookSignatureInvalid', message: `${PREFIX}: ${FAILURE_WORDS[v.reason](v.scheme)}` }
 }
