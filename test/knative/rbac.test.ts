@@ -146,8 +146,10 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
     grants: {
       'authentication.k8s.io/tokenreviews': ['create'],
       'authorization.k8s.io/subjectaccessreviews': ['create'],
-      'purko.io/workflows': ['create', 'get', 'patch'],
-      'purko.io/agents': ['get', 'patch'],
+      // approve: the admission policies let only its holders write a decision, which run-control
+      // does after checking the caller's own approve verb.
+      'purko.io/workflows': ['approve', 'create', 'get', 'patch'],
+      'purko.io/agents': ['approve', 'get', 'patch'],
       'batch/jobs': ['list'],
       '/pods': ['list'],
       '/pods/log': ['get'],
@@ -225,6 +227,13 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
 const USER_ROLES: Record<string, Grants> = {
   'kinetic-recipe-author': { 'purko.io/workflowrecipes': ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
   'kinetic-recipe-approver': { 'purko.io/workflowrecipes': ['approve', 'get', 'list', 'patch'] },
+  // The admission policy kinetic-mcpservers lets only holders of it turn on spec.hostNetwork.
+  'kinetic-mcpserver-host-network': { 'purko.io/mcpservers/hostnetwork': ['use'] },
+}
+const USER_ROLE_FILES: Record<string, string> = {
+  'kinetic-recipe-author': 'admission/recipe-roles.yaml',
+  'kinetic-recipe-approver': 'admission/recipe-roles.yaml',
+  'kinetic-mcpserver-host-network': 'admission/mcpservers.yaml',
 }
 
 function grantsOf(role: Manifest): Grants {
@@ -245,17 +254,17 @@ describe('least-privilege RBAC', () => {
     expect(clusterRoles.map((m) => m.name).sort()).toEqual([...Object.keys(EXPECTED), ...Object.keys(USER_ROLES)].sort())
   })
 
-  it.each(Object.entries(USER_ROLES))('%s (for people) grants exactly the verbs of the recipes contract, no Secret, and is bound by nothing Kinetic ships', (name, grants) => {
+  it.each(Object.entries(USER_ROLES))('%s (for people) grants exactly its verbs, no Secret, and is bound by nothing Kinetic ships', (name, grants) => {
     const role = clusterRoles.find((m) => m.name === name)!
-    expect(role.file).toBe('admission/recipe-roles.yaml')
+    expect(role.file).toBe(USER_ROLE_FILES[name])
     expect(grantsOf(role)).toEqual(grants)
     const roleBindings = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'RoleBinding')
     expect([...bindings, ...roleBindings].filter((b) => b.doc.roleRef.name === name)).toEqual([])
   })
 
-  it('only the approver role holds the approve verb', () => {
+  it('only the approver role and run-control (which checks its caller\'s first) hold the approve verb', () => {
     const holders = clusterRoles.filter((r) => Object.values(grantsOf(r)).flat().includes('approve')).map((r) => r.name)
-    expect(holders).toEqual(['kinetic-recipe-approver'])
+    expect(holders.sort()).toEqual(['kinetic-recipe-approver', 'kinetic-run-control'])
   })
 
   it.each(Object.entries(EXPECTED))('%s grants exactly the verbs in the table', (name, expected) => {
