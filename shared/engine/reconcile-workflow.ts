@@ -22,6 +22,7 @@ import { isOptedIn, LLM_CREDENTIALS_SECRET } from '../llm/credential-copies.js'
 import { parseRegistry, REGISTRY_CONFIGMAP, REGISTRY_KEY, type RegistryEntry } from '../mcp/registry.js'
 import { memoryBehavior } from '../reconcile/memory-env.js'
 import { agentServiceAccountName } from '../agent/names.js'
+import { allowsWorkflowsFrom } from '../agent/sharing.js'
 import { admitRun, isActiveRun, isWaiting, needsSiblings, queueOrder, type RunCancel } from '../triggers/concurrency.js'
 import { templateOf, templateRunSelector } from '../triggers/run-builder.js'
 import { isTerminalPhase } from '../reconcile/run-status.js'
@@ -50,6 +51,8 @@ interface WorkflowFacts {
   runId: string
   jobs: JobFact[]
   agents: Map<string, Agent>
+  /** Agents of other namespaces that steps name but that do not allow this Workflow's namespace. */
+  unshared?: Set<string>
   identities: Set<string>
   shards: V1ConfigMap[]
   outputs: Map<string, string>
@@ -214,8 +217,8 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
         const trial = planFor(workflow, { ...facts, agents: recordingLookups(remembered, read) }, trigger, now)
         if (holdsOnRemembered(facts.agents, trial, read, now)) return { ...facts, remembered: { plan: trial, now } }
       }
-      const agents = await loadAgents(kube, workflow, deps.memo)
-      return factsWith(deps, workflow, { runId, jobs, agents, shards, outputs, ...queue })
+      const { agents, unshared } = await loadAgents(kube, workflow, deps.memo)
+      return factsWith(deps, workflow, { runId, jobs, agents, unshared, shards, outputs, ...queue })
     },
     plan(workflow, facts, now) {
       // Planned already, on remembered Agents, when the facts were complete.
@@ -315,7 +318,7 @@ function planFor(workflow: Workflow, facts: WorkflowFacts, trigger: Trigger, now
   for (const [key, choice] of facts.start?.choices ?? []) if (choice.wait) credentialWaits.set(key, choice.wait)
   return planWorkflow({
     workflow, jobs: facts.jobs, jobsComplete: trigger.kind === 'full', agents: facts.agents, identities: facts.identities, outputs: facts.outputs,
-    credentialWaits, stepNotes: facts.start?.notes ?? new Map(), ...(facts.siblings ? { siblings: facts.siblings } : {}),
+    ...(facts.unshared && facts.unshared.size > 0 ? { unsharedAgents: facts.unshared } : {}), credentialWaits, stepNotes: facts.start?.notes ?? new Map(), ...(facts.siblings ? { siblings: facts.siblings } : {}),
   }, now)
 }
 
@@ -359,7 +362,7 @@ function rememberedAgents(memo: EngineMemo | undefined, workflow: Workflow): Map
     if (!step.agentRef?.name) continue
     const key = agentKeyOf(workflow, step)
     const agent = memo.agents.get(key)
-    if (agent) agents.set(key, agent)
+    if (agent && allowsWorkflowsFrom(agent, workflow.metadata.namespace ?? 'default')) agents.set(key, agent)
   }
   return agents.size > 0 ? agents : null
 }
@@ -412,9 +415,15 @@ async function attachResults(kube: Kube, namespace: string, workflow: Workflow, 
   }
 }
 
-async function loadAgents(kube: Kube, workflow: Workflow, memo?: EngineMemo): Promise<Map<string, Agent>> {
+/**
+ * The Agents the run's steps may use: those of its namespace, and those of other namespaces that
+ * allow it (`kinetic.dev/allow-workflows-from`); the others are only named in `unshared`, so
+ * nothing of them reaches a pod, and the run never counts metrics or autonomy on them.
+ */
+async function loadAgents(kube: Kube, workflow: Workflow, memo?: EngineMemo): Promise<{ agents: Map<string, Agent>; unshared: Set<string> }> {
   const namespace = workflow.metadata.namespace ?? 'default'
   const agents = new Map<string, Agent>()
+  const unshared = new Set<string>()
   for (const agent of await kube.listAgents(namespace)) agents.set(`${namespace}/${agent.metadata.name}`, agent)
   const elsewhere = new Set(
     workflow.spec.steps
@@ -424,10 +433,13 @@ async function loadAgents(kube: Kube, workflow: Workflow, memo?: EngineMemo): Pr
   for (const key of elsewhere) {
     const [ns, agentName] = key.split('/') as [string, string]
     const agent = await kube.getAgent(ns, agentName)
-    if (agent) agents.set(key, agent)
+    if (!agent) continue
+    if (allowsWorkflowsFrom(agent, namespace)) agents.set(key, agent)
+    else unshared.add(key)
   }
   for (const [key, agent] of agents) memo?.agents.set(key, agent)
-  return agents
+  for (const key of unshared) memo?.agents.delete(key)
+  return { agents, unshared }
 }
 
 /**
