@@ -3,7 +3,7 @@
 // Reads: the template Workflow, the namespace's `trigger-rules` ConfigMap, the template's webhook Secret.
 // Writes: one run Workflow per accepted call (one per delivery id), Warning Events on refused calls.
 import type { Context, Hono } from 'hono'
-import { ConflictError, RefusedError, TransientError, apiMessage } from '../../shared/errors.js'
+import { ConflictError, ForbiddenError, RefusedError, TransientError, apiMessage } from '../../shared/errors.js'
 import { baseApp } from '../../shared/http/app.js'
 import type { Kube } from '../../shared/kube/port.js'
 import type { Logger } from '../../shared/log.js'
@@ -11,7 +11,7 @@ import { kubernetesEventFor } from '../../shared/reconcile/kube-events.js'
 import { ANNOTATION_DELIVERY_KEY, ANNOTATION_WORKFLOW_TEMPLATE } from '../../shared/schemas/labels.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 import { isTemplate, randomSuffix } from '../../shared/triggers/run-builder.js'
-import { planAuth, secretValue, verifyRequest, type Acceptance, type Refusal } from '../../shared/webhook/auth.js'
+import { notGranted, planAuth, secretValue, verifyRequest, type Acceptance, type Refusal } from '../../shared/webhook/auth.js'
 import { detectSource, invalidSourceHeader, normalize, type Normalized, type Payload } from '../../shared/webhook/normalize.js'
 import { deliveryKey } from '../../shared/webhook/delivery-key.js'
 import { LookupCache } from '../../shared/webhook/lookup-cache.js'
@@ -219,7 +219,14 @@ async function createRun(deps: WebhookTriggerDeps, c: Context, log: Logger, a: A
 async function authenticate(deps: WebhookTriggerDeps, read: Reader, template: Workflow, raw: Uint8Array, headers: SignatureHeaders, now: Date): Promise<Acceptance | Refusal> {
   const plan = planAuth(template, headers)
   if (plan.outcome !== 'verify') return plan
-  const secret = await read(`secret:${plan.namespace}/${plan.name}/${plan.key}`, async () => secretValue(await deps.kube.getSecret(plan.namespace, plan.name), plan))
+  const secret = await read(`secret:${plan.namespace}/${plan.name}/${plan.key}`, async () => {
+    try {
+      return secretValue(await deps.kube.getSecret(plan.namespace, plan.name), plan)
+    } catch (err) {
+      if (!(err instanceof ForbiddenError)) throw err
+      return notGranted(plan)
+    }
+  })
   if (!(secret instanceof Uint8Array)) return secret
   return verifyRequest(secret, raw, headers, now)
 }

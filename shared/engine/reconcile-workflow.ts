@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { V1ConfigMap, V1Job } from '@kubernetes/client-node'
-import { ConflictError } from '../errors.js'
+import { apiMessage, ConflictError, ForbiddenError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
 import { ANNOTATION_CANCEL, ANNOTATION_CANCEL_REASON, LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_WORKFLOW } from '../schemas/labels.js'
@@ -10,6 +10,7 @@ import { failureFromLog, jobFactFrom, resultFromLog, type JobFact } from '../rec
 import { labelValue, stepJobManifest, stepTimeoutSeconds } from '../reconcile/job-builder.js'
 import { outputShardSelector, planOutputWrites, readOutputs } from '../reconcile/outputs.js'
 import { decodeStepStates } from '../reconcile/step-states.js'
+import { NAMESPACE_NOT_ENABLED, planNamespaceBlocked } from '../reconcile/workflow-blocked.js'
 import { recordingLookups } from '../reconcile/agent-lookups.js'
 import { buildStepInput } from '../reconcile/step-input.js'
 import {
@@ -31,7 +32,7 @@ import { recordAgentMetrics } from './agent-metrics.js'
 import { forEachLimited } from './limited.js'
 import { providersKey, registryKey, rememberedConfig, type EngineMemo } from './memo.js'
 import { providersVisibleFrom } from './providers.js'
-import { reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps, type Transition } from './controller.js'
+import { announce, reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps, type Transition } from './controller.js'
 
 export type { EngineDeps } from './controller.js'
 
@@ -114,13 +115,36 @@ const MAX_WAKE = 10
 export async function reconcileWorkflow(
   deps: EngineDeps, namespace: string, name: string, trigger: Trigger, options: ReconcileOptions = {},
 ): Promise<ReconcileOutcome> {
-  const done = await reconcile(workflowController(trigger), deps, namespace, name)
+  let done
+  try {
+    done = await reconcile(workflowController(trigger), deps, namespace, name)
+  } catch (err) {
+    // The namespace did not grant the workflow functions its Jobs, pods and ConfigMaps.
+    if (!(err instanceof ForbiddenError)) throw err
+    return reportBlocked(deps, namespace, name, apiMessage(err))
+  }
   if (done.result !== 'applied' || !done.plan) return { result: done.result, created: [], deleted: [] }
   const { plan, created, template } = done.plan
   if (template !== undefined && options.wake !== false && isTerminalPhase(plan.status?.phase)) {
     await wakeQueued(deps, namespace, name, template)
   }
   return { result: 'applied', created, deleted: plan.deleteJobs, ...(plan.status?.phase ? { phase: plan.status.phase } : {}) }
+}
+
+/**
+ * The workflow functions may not work in the Workflow's namespace: its status and a Warning
+ * Event say so with the command that grants it (the Workflow and its status are cluster-wide
+ * rights; what was refused is namespaced). Nothing is redelivered: the resync tick tries again.
+ */
+async function reportBlocked(deps: EngineDeps, namespace: string, name: string, refusal: string): Promise<ReconcileOutcome> {
+  const workflow = await deps.kube.getWorkflow(namespace, name)
+  if (!workflow) return { result: 'gone', created: [], deleted: [] }
+  const blocked = planNamespaceBlocked(workflow, refusal, deps.now().toISOString())
+  deps.log.warn({ namespace, name, refusal }, 'The workflow functions may not work in this namespace')
+  if (!blocked) return { result: 'unchanged', created: [], deleted: [] }
+  await deps.kube.patchWorkflowStatus(namespace, name, workflow.metadata.resourceVersion ?? '', blocked.status)
+  await announce(deps, 'Workflow', workflow, `${workflow.metadata.uid ?? ''}/${NAMESPACE_NOT_ENABLED}`, [announced(blocked.transition, null)])
+  return { result: 'applied', created: [], deleted: [], ...(blocked.status.phase ? { phase: blocked.status.phase } : {}) }
 }
 
 /**

@@ -89,7 +89,7 @@ export interface FinishedAttempt extends AttemptRecord {
 
 /** A state transition worth telling users about (Kubernetes Event and CloudEvent). */
 export interface Transition {
-  kind: 'run.started' | 'run.queued' | 'run.finished' | 'step.started' | 'step.approved' | 'step.finished' | 'step.waiting' | 'spec.invalid'
+  kind: 'run.started' | 'run.queued' | 'run.blocked' | 'run.finished' | 'step.started' | 'step.approved' | 'step.finished' | 'step.waiting' | 'spec.invalid'
   type: 'Normal' | 'Warning'
   reason: string
   message: string
