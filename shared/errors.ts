@@ -3,7 +3,7 @@
  * the function answers with, which in turn decides whether the Broker redelivers the event.
  */
 export abstract class FunctionError extends Error {
-  abstract readonly status: 400 | 409 | 503
+  abstract readonly status: 400 | 409 | 413 | 503
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options)
     this.name = new.target.name
@@ -13,6 +13,11 @@ export abstract class FunctionError extends Error {
 /** A malformed CloudEvent or event data: 400, never redelivered. */
 export class BadEventError extends FunctionError {
   readonly status = 400 as const
+}
+
+/** A CloudEvent larger than any event of ours: 413, never redelivered. */
+export class EventTooLargeError extends FunctionError {
+  readonly status = 413 as const
 }
 
 /** A lost optimistic-concurrency race (stale resourceVersion): 409, redelivered and re-planned. */
@@ -69,7 +74,7 @@ export class UnauthenticatedError extends Error {
 }
 
 /** The HTTP status for any thrown value: ours carry one, everything else is a bug (500). */
-export const statusFor = (err: unknown): 400 | 409 | 500 | 503 =>
+export const statusFor = (err: unknown): 400 | 409 | 413 | 500 | 503 =>
   err instanceof FunctionError ? err.status : 500
 
 /** The API server's own words for a refused request (its Status message), else the error's message. */

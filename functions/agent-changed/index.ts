@@ -10,6 +10,7 @@ import { agentMayNeedWork } from '../../shared/agent/echo.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
 import { sweep } from '../../shared/engine/limited.js'
 import { baseApp } from '../../shared/http/app.js'
+import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
 import { AgentSchema } from '../../shared/schemas/agent.js'
@@ -28,9 +29,16 @@ const IDENTITY_SOURCE = 'agentidentities'
 /** Agents re-checked at once; the API server, not this process, is the bottleneck. */
 const CONCURRENCY = 4
 
+/** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
+export const EVENTS: readonly AcceptedEvents[] = [
+  { kineticsource: 'agents', types: [RESOURCE_ADD, RESOURCE_UPDATE] },
+  { kineticsource: 'agentidentities', types: [RESOURCE_DELETE] },
+  { kineticsource: 'agentrecheck', types: [PING] },
+]
+
 /** The agent-changed function: keeps each Agent's identity, conditions and phase in step with its spec. */
 export function createApp(deps: EngineDeps): Hono {
-  const app = baseApp(deps.log)
+  const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     if (c.req.header('ce-type') === PING_TYPE) {
       await recheck(deps, (await readCloudEvent(c, PingData)).id)

@@ -9,6 +9,7 @@ import { applyAutonomy } from '../../shared/engine/autonomy.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
 import { forEachLimited, sweep } from '../../shared/engine/limited.js'
 import { baseApp } from '../../shared/http/app.js'
+import { PING, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import type { Logger } from '../../shared/log.js'
 import type { AgentAutonomyPolicy } from '../../shared/schemas/autonomypolicy.js'
@@ -29,9 +30,14 @@ export interface TickSummary {
   policiesWritten: number
 }
 
+/** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
+export const EVENTS: readonly AcceptedEvents[] = [
+  { kineticsource: 'autonomy', types: [PING] },
+]
+
 /** The autonomy-tick function: evaluates every opted-in Agent of every namespace that has a policy. */
 export function createApp(deps: EngineDeps): Hono {
-  const app = baseApp(deps.log)
+  const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, PingData)
     const log = deps.log.child({ ceId: event.id, ceType: event.type })

@@ -7,6 +7,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { EngineDeps } from '../../shared/engine/controller.js'
 import { baseApp } from '../../shared/http/app.js'
+import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
 import { isProbeDue } from '../../shared/llm/schedule.js'
@@ -24,9 +25,15 @@ export interface LLMProviderOptions {
   fetch?: typeof fetch
 }
 
+/** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
+export const EVENTS: readonly AcceptedEvents[] = [
+  { kineticsource: 'llmproviders', types: [RESOURCE_ADD, RESOURCE_UPDATE, RESOURCE_DELETE] },
+  { kineticsource: 'llmproviderprobe', types: [PING] },
+]
+
 /** The llmprovider-changed function: checks each LLMProvider's credentials and probes its endpoint. */
 export function createApp(deps: EngineDeps, opts: LLMProviderOptions = {}): Hono {
-  const app = baseApp(deps.log)
+  const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     if (c.req.header('ce-type') === PING_TYPE) {
       const event = await readCloudEvent(c, PingData)

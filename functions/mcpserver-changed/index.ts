@@ -9,6 +9,7 @@ import { z } from 'zod'
 import { sweep } from '../../shared/engine/limited.js'
 import type { McpServerDeps } from '../../shared/engine/reconcile-mcpserver.js'
 import { baseApp } from '../../shared/http/app.js'
+import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
 import { mcpServerIsDue } from '../../shared/mcp/plan.js'
@@ -33,9 +34,16 @@ const MAX_PER_TICK = 256
  */
 const START_BUDGET_MS = 40_000
 
+/** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
+export const EVENTS: readonly AcceptedEvents[] = [
+  { kineticsource: 'mcpservers', types: [RESOURCE_ADD, RESOURCE_UPDATE] },
+  { kineticsource: 'mcpdeployments', types: [RESOURCE_ADD, RESOURCE_UPDATE, RESOURCE_DELETE] },
+  { kineticsource: 'mcpserverresync', types: [PING] },
+]
+
 /** The mcpserver-changed function: runs, registers and discovers each MCPServer. */
 export function createApp(deps: McpServerDeps): Hono {
-  const app = baseApp(deps.log)
+  const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     if (c.req.header('ce-type') === PING_TYPE) {
       await resync(deps, (await readCloudEvent(c, PingData)).id)

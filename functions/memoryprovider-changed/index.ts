@@ -7,6 +7,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { EngineDeps } from '../../shared/engine/controller.js'
 import { baseApp } from '../../shared/http/app.js'
+import { PING, RESOURCE_ADD, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
 import { memoryProviderMayNeedWork } from '../../shared/reconcile/memory-provider.js'
@@ -18,9 +19,15 @@ const ProviderEventData = objectEventData('MemoryProvider')
 const PingData = z.unknown()
 const PING_TYPE = 'dev.knative.sources.ping'
 
+/** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
+export const EVENTS: readonly AcceptedEvents[] = [
+  { kineticsource: 'memoryproviders', types: [RESOURCE_ADD, RESOURCE_UPDATE] },
+  { kineticsource: 'memoryrecheck', types: [PING] },
+]
+
 /** The memoryprovider-changed function: reports each MemoryProvider's health and entry count. */
 export function createApp(deps: EngineDeps): Hono {
-  const app = baseApp(deps.log)
+  const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     if (c.req.header('ce-type') === PING_TYPE) {
       const event = await readCloudEvent(c, PingData)

@@ -7,6 +7,7 @@
 import type { Hono } from 'hono'
 import type { RecipeDeps } from '../../shared/engine/reconcile-recipe.js'
 import { baseApp } from '../../shared/http/app.js'
+import { RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData } from '../../shared/http/object-event.js'
 import { LABEL_RECIPE, LABEL_RECIPE_NAMESPACE } from '../../shared/recipes/labels.js'
@@ -25,9 +26,14 @@ export function ownerOf(labels: unknown): { namespace: string; name: string } | 
   return { namespace, name }
 }
 
+/** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
+export const EVENTS: readonly AcceptedEvents[] = [
+  { kineticsource: 'recipechildren', types: [RESOURCE_ADD, RESOURCE_UPDATE, RESOURCE_DELETE] },
+]
+
 /** The recipe-child-changed function: re-plans the recipe that owns a changed child. */
 export function createApp(deps: RecipeDeps): Hono {
-  const app = baseApp(deps.log)
+  const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, ObjectEventData)
     const log = deps.log.child({ ceId: event.id, ceType: event.type })

@@ -7,6 +7,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { RecipeDeps } from '../../shared/engine/reconcile-recipe.js'
 import { baseApp } from '../../shared/http/app.js'
+import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { WorkflowRecipePolicySchema } from '../../shared/schemas/workflowrecipepolicy.js'
 
@@ -22,9 +23,15 @@ const PolicyEventData = z.looseObject({
 const PingData = z.unknown()
 const PING_TYPE = 'dev.knative.sources.ping'
 
+/** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
+export const EVENTS: readonly AcceptedEvents[] = [
+  { kineticsource: 'recipepolicies', types: [RESOURCE_ADD, RESOURCE_UPDATE, RESOURCE_DELETE] },
+  { kineticsource: 'recipepolicyresync', types: [PING] },
+]
+
 /** The recipe-policy-changed function: re-evaluates recipes when a policy changes, and keeps policy statuses current. */
 export function createApp(deps: RecipeDeps): Hono {
-  const app = baseApp(deps.log)
+  const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     if (c.req.header('ce-type') === PING_TYPE) {
       const event = await readCloudEvent(c, PingData)

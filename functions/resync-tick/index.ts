@@ -8,6 +8,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import { reconcileWorkflow, type EngineDeps } from '../../shared/engine/reconcile-workflow.js'
 import { baseApp } from '../../shared/http/app.js'
+import { PING, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { sweep } from '../../shared/engine/limited.js'
 import { isTerminalPhase, mayNeedWork } from '../../shared/reconcile/run-status.js'
@@ -23,9 +24,14 @@ const PingData = z.unknown()
 /** Workflows reconciled at once; the API server, not this process, is the bottleneck. */
 const CONCURRENCY = 4
 
+/** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
+export const EVENTS: readonly AcceptedEvents[] = [
+  { kineticsource: 'resync', types: [PING] },
+]
+
 /** The resync-tick function: re-drives every unfinished Workflow from fresh state. */
 export function createApp(deps: EngineDeps): Hono {
-  const app = baseApp(deps.log)
+  const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, PingData)
     const log = deps.log.child({ ceId: event.id, ceType: event.type })

@@ -7,6 +7,7 @@ import { BadEventError } from '../../shared/errors.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
 import { reconcileTemplate } from '../../shared/engine/reconcile-template.js'
 import { baseApp } from '../../shared/http/app.js'
+import { PING, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { SCHEDULE_SOURCE } from '../../shared/triggers/template-plan.js'
 
@@ -15,9 +16,14 @@ const FireData = z.object({ namespace: z.string().min(1), name: z.string().min(1
 
 const PING_TYPE = 'dev.knative.sources.ping'
 
+/** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
+export const EVENTS: readonly AcceptedEvents[] = [
+  { kineticsource: 'schedule', types: [PING] },
+]
+
 /** The schedule-fired function: one run per schedule fire, however often the ping arrives. */
 export function createApp(deps: EngineDeps): Hono {
-  const app = baseApp(deps.log)
+  const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, z.unknown())
     const log = deps.log.child({ ceId: event.id, ceType: event.type })

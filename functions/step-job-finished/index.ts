@@ -5,6 +5,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { EngineDeps } from '../../shared/engine/reconcile-workflow.js'
 import { baseApp } from '../../shared/http/app.js'
+import { RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { jobFactFrom } from '../../shared/reconcile/job-facts.js'
 import type { V1Job } from '@kubernetes/client-node'
@@ -18,9 +19,14 @@ const JobEventData = z.looseObject({
   status: z.looseObject({}).optional(),
 })
 
+/** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
+export const EVENTS: readonly AcceptedEvents[] = [
+  { kineticsource: 'jobs', types: [RESOURCE_UPDATE] },
+]
+
 /** The step-job-finished function: captures a finished step's output and advances the DAG. */
 export function createApp(deps: EngineDeps): Hono {
-  const app = baseApp(deps.log)
+  const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, JobEventData)
     const job = event.data as V1Job

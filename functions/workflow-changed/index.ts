@@ -5,6 +5,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { EngineDeps } from '../../shared/engine/reconcile-workflow.js'
 import { baseApp } from '../../shared/http/app.js'
+import { RESOURCE_ADD, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData } from '../../shared/http/object-event.js'
 import { mayNeedWork, type RunView } from '../../shared/reconcile/run-status.js'
@@ -20,9 +21,14 @@ const engine = () => import('../../shared/engine/reconcile-workflow.js')
 /** Event data: a whole Workflow (Resource mode) or an ObjectReference (Reference mode). */
 const WorkflowEventData = objectEventData('Workflow')
 
+/** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
+export const EVENTS: readonly AcceptedEvents[] = [
+  { kineticsource: 'workflows', types: [RESOURCE_ADD, RESOURCE_UPDATE] },
+]
+
 /** The workflow-changed function: starts runs, acts on approve/deny/cancel/rerun, reports spec errors. */
 export function createApp(deps: EngineDeps): Hono {
-  const app = baseApp(deps.log)
+  const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, WorkflowEventData)
     const log = deps.log.child({ ceId: event.id, ceType: event.type })

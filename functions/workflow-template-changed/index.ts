@@ -7,6 +7,7 @@ import { z } from 'zod'
 import type { EngineDeps } from '../../shared/engine/controller.js'
 import { reconcileTemplate } from '../../shared/engine/reconcile-template.js'
 import { baseApp } from '../../shared/http/app.js'
+import { RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData } from '../../shared/http/object-event.js'
 import { isTerminalPhase } from '../../shared/reconcile/run-status.js'
@@ -32,9 +33,14 @@ function seenWorkflow(data: unknown): Workflow | null {
   return { apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: seen.data.metadata, spec: { steps: [], ...(seen.data.spec ?? {}) }, ...(seen.data.status ? { status: seen.data.status } : {}) } as unknown as Workflow
 }
 
+/** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
+export const EVENTS: readonly AcceptedEvents[] = [
+  { kineticsource: 'workflows', types: [RESOURCE_ADD, RESOURCE_UPDATE, RESOURCE_DELETE] },
+]
+
 /** The workflow-template-changed function: keeps templates' schedules, histories and status. */
 export function createApp(deps: EngineDeps): Hono {
-  const app = baseApp(deps.log)
+  const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, WorkflowEventData)
     const log = deps.log.child({ ceId: event.id, ceType: event.type })

@@ -9,6 +9,7 @@ import { z } from 'zod'
 import { sweep } from '../../shared/engine/limited.js'
 import type { RecipeDeps } from '../../shared/engine/reconcile-recipe.js'
 import { baseApp } from '../../shared/http/app.js'
+import { PING, RESOURCE_ADD, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
 import { ANNOTATION_APPROVE, ANNOTATION_DEPRECATE, ANNOTATION_REJECT, ANNOTATION_RETRY, ANNOTATION_ROLLBACK } from '../../shared/recipes/lifecycle.js'
@@ -63,9 +64,15 @@ export function isSettledEcho(recipe: WorkflowRecipe): boolean {
   return true
 }
 
+/** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
+export const EVENTS: readonly AcceptedEvents[] = [
+  { kineticsource: 'workflowrecipes', types: [RESOURCE_ADD, RESOURCE_UPDATE] },
+  { kineticsource: 'recipesresync', types: [PING] },
+]
+
 /** The workflowrecipe-changed function: renders, deploys, tests and keeps each WorkflowRecipe. */
 export function createApp(deps: RecipeDeps): Hono {
-  const app = baseApp(deps.log)
+  const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     if (c.req.header('ce-type') === PING_TYPE) {
       await resync(deps, (await readCloudEvent(c, PingData)).id)

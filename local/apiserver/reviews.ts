@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage } from 'node:http'
 import { invalid as invalidField } from '../../shared/crd/field-error.js'
-import { invalid } from './api-error.js'
+import { badRequest, invalid } from './api-error.js'
 
 /** Who every request to the embedded server is. */
 export const LOCAL_ADMIN = { username: 'kinetic-local-admin', groups: ['system:masters', 'system:authenticated'] }

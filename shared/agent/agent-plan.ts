@@ -24,6 +24,8 @@ export interface AgentFacts {
   identity: ExistingIdentity
   /** The Secret of `spec.model.credentialsSecretRef` in the Agent's namespace; null when absent, undefined when there is no ref. */
   credentialsSecret?: V1Secret | null
+  /** Set when agent-changed may not read that Secret (the namespace has not opted in): what to do about it. */
+  credentialsForbidden?: string
   /** LLMProviders of the Agent's namespace, then of the platform namespace (resolution order). */
   providers: LLMProvider[]
   /** Whether `spec.memory.providerRef` exists in the platform namespace; undefined when there is no ref. */
@@ -173,6 +175,9 @@ function readyPhaseMessage(agent: Agent): string {
 function credentialsCondition(agent: Agent, facts: AgentFacts): CheckedCondition {
   const ref = agent.spec.model.credentialsSecretRef
   if (!ref?.name) return { type: 'CredentialsValid', status: 'True', reason: 'SecretFound', message: 'Credentials loaded from ' }
+  if (facts.credentialsForbidden) {
+    return { type: 'CredentialsValid', status: 'Unknown', reason: 'SecretNotReadable', message: facts.credentialsForbidden, fieldPath: 'spec.model.credentialsSecretRef' }
+  }
   const key = ref.key || DEFAULT_KEY
   const secret = facts.credentialsSecret
   const hasKey = Boolean(secret && (secret.data?.[key] !== undefined || secret.stringData?.[key] !== undefined))

@@ -1,10 +1,11 @@
 import { planAgent, NO_AGENT_CHANGES, type AgentFacts, type AgentPlan, type IdentityOutcome } from '../agent/agent-plan.js'
 import type { IdentityWrite } from '../agent/identity.js'
 import { agentRoleBindingName, agentRoleName, agentServiceAccountName, defaultServiceAccountName } from '../agent/names.js'
-import { apiMessage, ConflictError, TransientError } from '../errors.js'
+import { apiMessage, ConflictError, ForbiddenError, TransientError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
 import { FINALIZER_AGENT } from '../schemas/labels.js'
+import { AGENT_GRANT, grantCommand } from '../reconcile/namespace-access.js'
 import { providersVisibleFrom } from './providers.js'
 import { reconcile, retryingConflicts, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps } from './controller.js'
 
@@ -15,6 +16,9 @@ export interface AgentOutcome {
   identity: string[]
   phase?: string
 }
+
+/** The credentials Secret could not be read: agent-changed holds no Secret right in the Agent's namespace. */
+const FORBIDDEN: unique symbol = Symbol('forbidden')
 
 /** Whole reconciles tried when another writer (metrics, autonomy) wins the status race. */
 const TRIES = 6
@@ -55,10 +59,12 @@ const agentController: Controller<Agent, AgentFacts, AgentWork> = {
       } catch (err) {
         if (err instanceof ConflictError || err instanceof TransientError) throw err
         // Refused for good (RBAC, an invalid name): report it on the Agent instead of redelivering forever.
+        // A namespace that has not opted in: say how to let agent-changed manage identities there.
+        const grant = err instanceof ForbiddenError ? `; to let Kinetic manage Agent identities in namespace ${agent.metadata.namespace}: ${grantCommand(AGENT_GRANT, agent.metadata.namespace ?? '')}` : ''
         const outcome: IdentityOutcome = {
           ok: false,
           reason: write.kind === 'ServiceAccount' && write.op !== 'delete' ? 'SACreationFailed' : 'RBACFailed',
-          message: `${write.op} ${write.kind.toLowerCase()}: ${apiMessage(err)}`,
+          message: `${write.op} ${write.kind.toLowerCase()}: ${apiMessage(err)}${grant}`,
         }
         deps.log.warn({ namespace: agent.metadata.namespace, name: agent.metadata.name, err: outcome.message }, `Could not ${write.op} ${write.kind} of Agent`)
         const refined = planAgent(agent, facts, deps.now().toISOString(), outcome)
@@ -98,14 +104,19 @@ async function gatherFacts(deps: EngineDeps, agent: Agent): Promise<AgentFacts |
     saName === defaultName ? Promise.resolve(null) : kube.getServiceAccount(namespace, defaultName),
     kube.getRole(namespace, agentRoleName(name)),
     kube.getRoleBinding(namespace, agentRoleBindingName(name)),
-    secretName ? kube.getSecret(namespace, secretName) : Promise.resolve(undefined),
+    secretName ? kube.getSecret(namespace, secretName).catch((err: unknown): typeof FORBIDDEN => {
+      if (err instanceof ForbiddenError) return FORBIDDEN
+      throw err
+    }) : Promise.resolve(undefined),
     providersVisibleFrom(kube, namespace, config.platformNamespace),
     memoryRef ? kube.getMemoryProvider(config.platformNamespace, memoryRef) : Promise.resolve(undefined),
   ])
   return {
     ...base,
     identity: { serviceAccount, defaultServiceAccount, role, roleBinding },
-    ...(credentialsSecret !== undefined ? { credentialsSecret } : {}),
+    ...(credentialsSecret === FORBIDDEN
+      ? { credentialsForbidden: `agent-changed may not read Secret ${secretName} in namespace ${namespace}, so the credentials are not checked; to let it: ${grantCommand(AGENT_GRANT, namespace)}` }
+      : credentialsSecret !== undefined ? { credentialsSecret } : {}),
     providers,
     ...(memoryProvider !== undefined ? { memoryProviderFound: memoryProvider !== null } : {}),
   }

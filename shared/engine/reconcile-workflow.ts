@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { V1ConfigMap, V1Job } from '@kubernetes/client-node'
-import { ConflictError } from '../errors.js'
+import { apiMessage, ConflictError, ForbiddenError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
 import { ANNOTATION_CANCEL, ANNOTATION_CANCEL_REASON, LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_WORKFLOW } from '../schemas/labels.js'
@@ -10,6 +10,7 @@ import { failureFromLog, jobFactFrom, resultFromLog, type JobFact } from '../rec
 import { labelValue, stepJobManifest, stepTimeoutSeconds } from '../reconcile/job-builder.js'
 import { outputShardSelector, planOutputWrites, readOutputs } from '../reconcile/outputs.js'
 import { decodeStepStates } from '../reconcile/step-states.js'
+import { NAMESPACE_NOT_ENABLED, planNamespaceBlocked } from '../reconcile/workflow-blocked.js'
 import { recordingLookups } from '../reconcile/agent-lookups.js'
 import { buildStepInput } from '../reconcile/step-input.js'
 import {
@@ -24,6 +25,7 @@ import { stepMcpView } from '../mcp/visibility.js'
 import { mcpVisibilityOf } from '../config.js'
 import { memoryBehavior } from '../reconcile/memory-env.js'
 import { agentServiceAccountName } from '../agent/names.js'
+import { allowsWorkflowsFrom } from '../agent/sharing.js'
 import { admitRun, isActiveRun, isWaiting, needsSiblings, queueOrder, type RunCancel } from '../triggers/concurrency.js'
 import { templateOf, templateRunSelector } from '../triggers/run-builder.js'
 import { isTerminalPhase } from '../reconcile/run-status.js'
@@ -32,7 +34,7 @@ import { recordAgentMetrics } from './agent-metrics.js'
 import { forEachLimited } from './limited.js'
 import { providersKey, registryKey, rememberedConfig, type EngineMemo } from './memo.js'
 import { providersVisibleFrom } from './providers.js'
-import { reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps, type Transition } from './controller.js'
+import { announce, reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps, type Transition } from './controller.js'
 
 export type { EngineDeps } from './controller.js'
 
@@ -52,6 +54,8 @@ interface WorkflowFacts {
   runId: string
   jobs: JobFact[]
   agents: Map<string, Agent>
+  /** Agents of other namespaces that steps name but that do not allow this Workflow's namespace. */
+  unshared?: Set<string>
   identities: Set<string>
   shards: V1ConfigMap[]
   outputs: Map<string, string>
@@ -113,13 +117,36 @@ const MAX_WAKE = 10
 export async function reconcileWorkflow(
   deps: EngineDeps, namespace: string, name: string, trigger: Trigger, options: ReconcileOptions = {},
 ): Promise<ReconcileOutcome> {
-  const done = await reconcile(workflowController(trigger), deps, namespace, name)
+  let done
+  try {
+    done = await reconcile(workflowController(trigger), deps, namespace, name)
+  } catch (err) {
+    // The namespace did not grant the workflow functions its Jobs, pods and ConfigMaps.
+    if (!(err instanceof ForbiddenError)) throw err
+    return reportBlocked(deps, namespace, name, apiMessage(err))
+  }
   if (done.result !== 'applied' || !done.plan) return { result: done.result, created: [], deleted: [] }
   const { plan, created, template } = done.plan
   if (template !== undefined && options.wake !== false && isTerminalPhase(plan.status?.phase)) {
     await wakeQueued(deps, namespace, name, template)
   }
   return { result: 'applied', created, deleted: plan.deleteJobs, ...(plan.status?.phase ? { phase: plan.status.phase } : {}) }
+}
+
+/**
+ * The workflow functions may not work in the Workflow's namespace: its status and a Warning
+ * Event say so with the command that grants it (the Workflow and its status are cluster-wide
+ * rights; what was refused is namespaced). Nothing is redelivered: the resync tick tries again.
+ */
+async function reportBlocked(deps: EngineDeps, namespace: string, name: string, refusal: string): Promise<ReconcileOutcome> {
+  const workflow = await deps.kube.getWorkflow(namespace, name)
+  if (!workflow) return { result: 'gone', created: [], deleted: [] }
+  const blocked = planNamespaceBlocked(workflow, refusal, deps.now().toISOString())
+  deps.log.warn({ namespace, name, refusal }, 'The workflow functions may not work in this namespace')
+  if (!blocked) return { result: 'unchanged', created: [], deleted: [] }
+  await deps.kube.patchWorkflowStatus(namespace, name, workflow.metadata.resourceVersion ?? '', blocked.status)
+  await announce(deps, 'Workflow', workflow, `${workflow.metadata.uid ?? ''}/${NAMESPACE_NOT_ENABLED}`, [announced(blocked.transition, null)])
+  return { result: 'applied', created: [], deleted: [], ...(blocked.status.phase ? { phase: blocked.status.phase } : {}) }
 }
 
 /**
@@ -216,8 +243,8 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
         const trial = planFor(workflow, { ...facts, agents: recordingLookups(remembered, read) }, trigger, now)
         if (holdsOnRemembered(facts.agents, trial, read, now)) return { ...facts, remembered: { plan: trial, now } }
       }
-      const agents = await loadAgents(kube, workflow, deps.memo)
-      return factsWith(deps, workflow, { runId, jobs, agents, shards, outputs, ...queue })
+      const { agents, unshared } = await loadAgents(kube, workflow, deps.memo)
+      return factsWith(deps, workflow, { runId, jobs, agents, unshared, shards, outputs, ...queue })
     },
     plan(workflow, facts, now) {
       // Planned already, on remembered Agents, when the facts were complete.
@@ -317,7 +344,7 @@ function planFor(workflow: Workflow, facts: WorkflowFacts, trigger: Trigger, now
   for (const [key, choice] of facts.start?.choices ?? []) if (choice.wait) credentialWaits.set(key, choice.wait)
   return planWorkflow({
     workflow, jobs: facts.jobs, jobsComplete: trigger.kind === 'full', agents: facts.agents, identities: facts.identities, outputs: facts.outputs,
-    credentialWaits, stepNotes: facts.start?.notes ?? new Map(), ...(facts.siblings ? { siblings: facts.siblings } : {}),
+    ...(facts.unshared && facts.unshared.size > 0 ? { unsharedAgents: facts.unshared } : {}), credentialWaits, stepNotes: facts.start?.notes ?? new Map(), ...(facts.siblings ? { siblings: facts.siblings } : {}),
   }, now)
 }
 
@@ -361,7 +388,7 @@ function rememberedAgents(memo: EngineMemo | undefined, workflow: Workflow): Map
     if (!step.agentRef?.name) continue
     const key = agentKeyOf(workflow, step)
     const agent = memo.agents.get(key)
-    if (agent) agents.set(key, agent)
+    if (agent && allowsWorkflowsFrom(agent, workflow.metadata.namespace ?? 'default')) agents.set(key, agent)
   }
   return agents.size > 0 ? agents : null
 }
@@ -414,9 +441,15 @@ async function attachResults(kube: Kube, namespace: string, workflow: Workflow, 
   }
 }
 
-async function loadAgents(kube: Kube, workflow: Workflow, memo?: EngineMemo): Promise<Map<string, Agent>> {
+/**
+ * The Agents the run's steps may use: those of its namespace, and those of other namespaces that
+ * allow it (`kinetic.dev/allow-workflows-from`); the others are only named in `unshared`, so
+ * nothing of them reaches a pod, and the run never counts metrics or autonomy on them.
+ */
+async function loadAgents(kube: Kube, workflow: Workflow, memo?: EngineMemo): Promise<{ agents: Map<string, Agent>; unshared: Set<string> }> {
   const namespace = workflow.metadata.namespace ?? 'default'
   const agents = new Map<string, Agent>()
+  const unshared = new Set<string>()
   for (const agent of await kube.listAgents(namespace)) agents.set(`${namespace}/${agent.metadata.name}`, agent)
   const elsewhere = new Set(
     workflow.spec.steps
@@ -426,10 +459,13 @@ async function loadAgents(kube: Kube, workflow: Workflow, memo?: EngineMemo): Pr
   for (const key of elsewhere) {
     const [ns, agentName] = key.split('/') as [string, string]
     const agent = await kube.getAgent(ns, agentName)
-    if (agent) agents.set(key, agent)
+    if (!agent) continue
+    if (allowsWorkflowsFrom(agent, namespace)) agents.set(key, agent)
+    else unshared.add(key)
   }
   for (const [key, agent] of agents) memo?.agents.set(key, agent)
-  return agents
+  for (const key of unshared) memo?.agents.delete(key)
+  return { agents, unshared }
 }
 
 /**

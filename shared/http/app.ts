@@ -1,6 +1,7 @@
 import { Hono } from 'hono'
 import { statusFor } from '../errors.js'
 import type { Logger } from '../log.js'
+import { guardEvents, type AcceptedEvents } from './event-guard.js'
 import { FunctionMetrics } from './metrics.js'
 
 /**
@@ -10,8 +11,13 @@ import { FunctionMetrics } from './metrics.js'
 /** Readiness answers name the process that gives them. */
 export const PID_HEADER = 'x-kinetic-pid'
 
-export function baseApp(log: Logger, ready: () => boolean = () => true): Hono {
+/**
+ * `events`: what the function's Triggers deliver; any other CloudEvent posted to `/` is refused
+ * with 400 (see event-guard.ts). Every `POST /` body is limited to MAX_EVENT_BYTES (413).
+ */
+export function baseApp(log: Logger, ready: () => boolean = () => true, events?: readonly AcceptedEvents[]): Hono {
   const app = new Hono()
+  if (events) acceptedByApp.set(app, events)
   const metrics = new FunctionMetrics(String(log.bindings().function ?? 'function'))
   // The pid lets a local plane tell its own function from another process on the same port.
   app.get('/health/readiness', (c) => c.body(null, ready() ? 204 : 503, { [PID_HEADER]: String(process.pid) }))
@@ -24,6 +30,7 @@ export function baseApp(log: Logger, ready: () => boolean = () => true): Hono {
     await next()
     metrics.observe(c.req.header('ce-type') ?? 'unknown', c.res.status, (performance.now() - start) / 1000)
   })
+  app.use('/', guardEvents(events))
   app.onError((err, c) => {
     const status = statusFor(err)
     // Name the event, so a redelivery or a dead-lettered event can be traced to this line.
@@ -36,6 +43,13 @@ export function baseApp(log: Logger, ready: () => boolean = () => true): Hono {
     return c.json({ error: err.name, message: err.message }, status)
   })
   return app
+}
+
+const acceptedByApp = new WeakMap<Hono, readonly AcceptedEvents[]>()
+
+/** What an app's Triggers deliver (its `events`), for callers that stand in for the Broker (the local plane's tests). */
+export function acceptedEventsOf(app: Hono): readonly AcceptedEvents[] | undefined {
+  return acceptedByApp.get(app)
 }
 
 function causeMessage(err: Error): string | undefined {

@@ -1,6 +1,7 @@
 import { overBudget, costLimitMessage } from '../agent/cost-limit.js'
 import { usageFromJson, type AttemptRecord } from '../agent/metrics.js'
 import { agentServiceAccountName } from '../agent/names.js'
+import { notSharedMessage } from '../agent/sharing.js'
 import type { Agent } from '../schemas/agent.js'
 import type { Condition, StepPhase, Workflow, WorkflowPhase, WorkflowStatus, WorkflowStep } from '../schemas/workflow.js'
 import {
@@ -45,6 +46,11 @@ export interface WorkflowFacts {
   /** Agents by `namespace/name`. */
   agents: ReadonlyMap<string, Agent>
   /**
+   * Agents (by `namespace/name`) of other namespaces that steps name but that do not allow the
+   * Workflow's namespace (`kinetic.dev/allow-workflows-from`): their steps wait, saying so.
+   */
+  unsharedAgents?: ReadonlySet<string>
+  /**
    * Agents (by `namespace/name`) whose ServiceAccount is known to exist in the Workflow's
    * namespace; steps of any other agent wait instead of creating a Job no pod can start for.
    */
@@ -83,7 +89,7 @@ export interface FinishedAttempt extends AttemptRecord {
 
 /** A state transition worth telling users about (Kubernetes Event and CloudEvent). */
 export interface Transition {
-  kind: 'run.started' | 'run.queued' | 'run.finished' | 'step.started' | 'step.approved' | 'step.finished' | 'step.waiting' | 'spec.invalid'
+  kind: 'run.started' | 'run.queued' | 'run.blocked' | 'run.finished' | 'step.started' | 'step.approved' | 'step.finished' | 'step.waiting' | 'spec.invalid'
   type: 'Normal' | 'Warning'
   reason: string
   message: string
@@ -589,6 +595,11 @@ class RunBuilder {
       }
       const agentKey = agentKeyOf(this.wf, step)
       const agent = facts.agents.get(agentKey)
+      if (!agent && facts.unsharedAgents?.has(agentKey)) {
+        this.wait(step, state, notSharedMessage(step.agentRef.namespace ?? '', step.agentRef.name, step.name, this.wf.metadata.namespace ?? ''), 'AgentNotShared', waiting)
+        waiting++
+        continue
+      }
       if (!agent) {
         this.wait(step, state, `Agent "${step.agentRef.name}" not found for step "${step.name}"`, 'AgentNotFound', waiting)
         waiting++

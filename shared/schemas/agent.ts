@@ -85,7 +85,9 @@ export const ToolSchema = z.looseObject({
     authHeader: z.string().optional().describe('Header carrying the credential.'),
   }).optional().describe('Endpoint configuration for API-based tools.'),
   credentialsSecretRef: SecretKeyRefSchema.optional().describe('Secret with the tool credential.'),
-  config: z.looseObject({}).optional().describe('Additional tool-specific configuration.'),
+  config: z.looseObject({
+    configMapName: z.string().max(253).optional().describe('ConfigMap of the namespace mounted at /etc/tool-config/<tool>.'),
+  }).optional().describe('Additional tool-specific configuration.'),
 }).describe('An external tool or function available to the agent.')
 export type Tool = z.infer<typeof ToolSchema>
 

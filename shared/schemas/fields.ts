@@ -14,10 +14,24 @@ export const SecretKeyRefSchema = z.looseObject({
 })
 export type SecretKeyRef = z.infer<typeof SecretKeyRefSchema>
 
-/** `{name, value}` environment variable pair. */
+/** A key of a Secret or ConfigMap of the object's own namespace, the Kubernetes way. */
+const KeySelectorSchema = z.looseObject({
+  name: z.string().max(253).describe('Name of the Secret or ConfigMap (in the same namespace).'),
+  key: z.string().optional().describe('The key to select.'),
+  optional: z.boolean().optional().describe('Whether the Secret or ConfigMap or its key must exist.'),
+})
+
+/**
+ * `{name, value}` environment variable pair, or (Kubernetes' form, kept by the CRD) a `valueFrom`
+ * Secret or ConfigMap key. Declared so the admission policy can read who may name which Secret.
+ */
 export const EnvVarSchema = z.looseObject({
   name: z.string(),
   value: z.string().optional(),
+  valueFrom: z.looseObject({
+    secretKeyRef: KeySelectorSchema.optional(),
+    configMapKeyRef: KeySelectorSchema.optional(),
+  }).optional().describe('A value from a Secret or ConfigMap key of the namespace.'),
 })
 export type EnvVar = z.infer<typeof EnvVarSchema>
 

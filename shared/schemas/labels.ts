@@ -57,8 +57,13 @@ export const ANNOTATION_TRIGGER_SOURCE = 'purko.io/trigger-source'
 export const ANNOTATION_TRIGGER_ROUTE = 'purko.io/trigger-route'
 /** Annotation on a scheduled run: the fire time it stands for (RFC 3339, UTC). */
 export const ANNOTATION_SCHEDULED_TIME = 'kinetic.dev/scheduled-time'
-/** Annotation on a webhook run: the delivery id the sender gave (so a redelivery makes no second run). */
+/** Annotation on a webhook or manual run: the delivery id (or Idempotency-Key) the sender gave. */
 export const ANNOTATION_DELIVERY_ID = 'kinetic.dev/delivery-id'
+/**
+ * Annotation on a webhook run: the key derived from what the signature covers that named the
+ * run, so a redelivery or a replay finds it (shared/webhook/delivery-key.ts).
+ */
+export const ANNOTATION_DELIVERY_KEY = 'kinetic.dev/delivery-key'
 /** Label on a run naming its template (label-safe), so a template's runs are listed by selector. */
 export const LABEL_TEMPLATE = 'kinetic.dev/template'
 /**

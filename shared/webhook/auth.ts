@@ -4,6 +4,7 @@
  * `allowUnauthenticated: true` (unsafe). Every refusal says why, for the template's Warning Event
  * (never the secret, never the signature); the caller only ever hears 401.
  */
+import { grantCommand, WEBHOOK_GRANT } from '../reconcile/namespace-access.js'
 import type { Workflow } from '../schemas/workflow.js'
 import { hasSignature, REPLAY_WINDOW_SECONDS, verifySignature, type SignatureFailure, type SignatureHeaders, type SignatureScheme } from './signature.js'
 
@@ -24,6 +25,8 @@ export interface Acceptance {
   outcome: 'accept'
   /** How the caller was authenticated; `unauthenticated` only under allowUnauthenticated. */
   scheme: SignatureScheme | 'unauthenticated'
+  /** The signed `t=` of X-Kinetic-Signature (unix seconds). */
+  timestamp?: number
 }
 
 /** The Secret to read before verifying. */
@@ -39,8 +42,8 @@ const PREFIX = 'Refused a webhook call'
 /**
  * Pure: what a request needs before it is accepted: a final answer when the template's
  * configuration decides it alone, else the Secret to read. The Secret must be in the template's
- * own namespace: the function may read Secrets anywhere, and a template author must not borrow
- * one of another namespace as an HMAC key (an oracle for its value).
+ * own namespace: the function may read Secrets in every namespace that granted it, and a template
+ * author must not borrow one of another namespace as an HMAC key (an oracle for its value).
  */
 export function planAuth(template: Workflow, headers: SignatureHeaders): Acceptance | Refusal | SecretToRead {
   const webhook = template.spec.trigger?.webhook
@@ -81,6 +84,17 @@ export function secretValue(secret: { data?: Record<string, string>; stringData?
   return bytes
 }
 
+/**
+ * Pure: the refusal when webhook-trigger may not read the template's Secret: it reads Secrets
+ * only in namespaces that granted it (RoleBinding to kinetic-webhook-secrets).
+ */
+export function notGranted(ref: SecretToRead): Refusal {
+  return {
+    outcome: 'refuse', reason: 'WebhookSecretForbidden',
+    message: `${PREFIX}: webhook-trigger may not read Secret ${ref.namespace}/${ref.name}; to let it: ${grantCommand(WEBHOOK_GRANT, ref.namespace)}`,
+  }
+}
+
 function missing(what: string): Refusal {
   return { outcome: 'refuse', reason: 'WebhookSecretMissing', message: `${PREFIX}: ${what}` }
 }
@@ -95,6 +109,6 @@ const FAILURE_WORDS: Record<SignatureFailure, (scheme?: SignatureScheme) => stri
 /** Pure: the verdict on a signed request, with the secret's bytes. */
 export function verifyRequest(secret: Uint8Array, rawBody: Uint8Array, headers: SignatureHeaders, now: Date): Acceptance | Refusal {
   const v = verifySignature(secret, rawBody, headers, now)
-  if (v.ok) return { outcome: 'accept', scheme: v.scheme }
+  if (v.ok) return { outcome: 'accept', scheme: v.scheme, ...(v.scheme === 'kinetic' ? { timestamp: v.timestamp } : {}) }
   return { outcome: 'refuse', reason: 'WebhookSignatureInvalid', message: `${PREFIX}: ${FAILURE_WORDS[v.reason](v.scheme)}` }
 }

@@ -3,6 +3,7 @@
  * for (SPEC Appendix A and §4.18).
  */
 import { buildRun, deliverySuffix } from '../triggers/run-builder.js'
+import { ANNOTATION_DELIVERY_KEY } from '../schemas/labels.js'
 import type { Workflow } from '../schemas/workflow.js'
 import { isObject, type Normalized, type Payload } from './normalize.js'
 import { payloadParameters, webhookInputFor } from './run-inputs.js'
@@ -87,28 +88,33 @@ export interface WebhookRunRequest {
   normalized: Normalized
   /** `explicit` or `rule:<name>`. */
   route: string
+  /** The sender's delivery id header: recorded, never trusted (it is not signed). */
   deliveryId?: string
-  /** Used when there is no delivery id (`randomSuffix()` in the shell). */
+  /** What names the run (deliveryKey: derived from what the signature covers). */
+  deliveryKey?: string
+  /** Used when there is no delivery key (`randomSuffix()` in the shell). */
   randomSuffix: string
 }
 
 /**
- * Pure: the run a webhook asks for: named from the template's uid and the delivery id when
- * there is one (a redelivery names the same run), parameters from the payload, and the webhook
- * input for every step without one.
+ * Pure: the run a webhook asks for: named from the template's uid and the delivery key when
+ * there is one (a redelivery or a replay names the same run), parameters from the payload, and
+ * the webhook input for every step without one.
  */
 export function webhookRun(req: WebhookRunRequest): Workflow {
   const uid = req.template.metadata.uid ?? ''
-  return buildRun({
+  const run = buildRun({
     template: req.template,
     type: 'webhook',
     source: req.normalized.source,
-    suffix: req.deliveryId !== undefined ? deliverySuffix(uid, req.deliveryId) : req.randomSuffix,
+    suffix: req.deliveryKey !== undefined ? deliverySuffix(uid, req.deliveryKey) : req.randomSuffix,
     route: req.route,
     ...(req.deliveryId !== undefined ? { deliveryId: req.deliveryId } : {}),
     parameters: payloadParameters(req.payload),
     inputFor: webhookInputFor(req.normalized, req.payload),
   })
+  if (req.deliveryKey !== undefined) run.metadata.annotations = { ...run.metadata.annotations, [ANNOTATION_DELIVERY_KEY]: req.deliveryKey }
+  return run
 }
 
 /** Pure: the size of a run as the API server will store it (JSON bytes). */

@@ -25,7 +25,8 @@ export type SignatureScheme = 'github' | 'kinetic'
 /** Why a signature was refused; the words are safe to log and to put in an Event (no digest, no secret). */
 export type SignatureFailure = 'missing' | 'malformed' | 'mismatch' | 'stale'
 
-export type Verification = { ok: true; scheme: SignatureScheme } | { ok: false; reason: SignatureFailure; scheme?: SignatureScheme }
+/** A verified request; `timestamp` is the signed `t=` of X-Kinetic-Signature (GitHub's signature signs no time). */
+export type Verification = { ok: true; scheme: 'github' } | { ok: true; scheme: 'kinetic'; timestamp: number } | { ok: false; reason: SignatureFailure; scheme?: SignatureScheme }
 
 /** Pure: whether the request carries any signature header at all. */
 export function hasSignature(h: SignatureHeaders): boolean {
@@ -86,7 +87,7 @@ export function verifySignature(secret: Uint8Array, rawBody: Uint8Array, h: Sign
     if (!matched) return { ok: false, reason: 'mismatch', scheme: 'kinetic' }
     // Checked after the digest, so a stale but genuine delivery is told apart from a forgery in the Event.
     if (Math.abs(now.getTime() / 1000 - parsed.t) > REPLAY_WINDOW_SECONDS) return { ok: false, reason: 'stale', scheme: 'kinetic' }
-    return { ok: true, scheme: 'kinetic' }
+    return { ok: true, scheme: 'kinetic', timestamp: parsed.t }
   }
   const github = h.github?.trim()
   if (github) {

@@ -12,6 +12,7 @@ import { silentLogger } from '../../shared/log.js'
 import { loadManifests, ROOT } from '../knative/manifests.js'
 import { deliver, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { eventually } from '../support/eventually.js'
+import { grantNamespace } from './namespace-grants.js'
 import { describeCluster, useControlPlane } from './tier.js'
 
 /**
@@ -58,6 +59,7 @@ describeCluster('agent-changed on a real kube-apiserver, as its own ServiceAccou
     const rbac = loadManifests().filter((m) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'].includes(m.kind))
     for (const m of [...rbac].sort((x, y) => Number(y.kind === 'Namespace') - Number(x.kind === 'Namespace'))) await a.apply(m.doc)
     await a.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
+    await grantNamespace(a, NS)
     await eventually('the purko.io API served', async () => (await a.get('/apis/purko.io/v1alpha1/agents')) !== null, 30_000, 100)
     a.forgetDiscovery()
     await a.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'llm-key', namespace: NS }, stringData: { 'api-key': 'x' } })

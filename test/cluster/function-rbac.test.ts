@@ -14,6 +14,7 @@ import type { Kube } from '../../shared/kube/port.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
 import { loadManifests, ROOT, type Manifest } from '../knative/manifests.js'
 import type { AuditEvent, ControlPlane } from '../../cluster/control-plane.js'
+import { grantNamespace } from './namespace-grants.js'
 import { describeCluster, useControlPlane } from './tier.js'
 
 const NS = 'rbac-team'
@@ -487,6 +488,7 @@ describeCluster("every function's ServiceAccount may do what the function does (
     const rbac = manifests.filter((m) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(m.kind))
     for (const m of [...rbac].sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'))) await admin.apply(m.doc)
     await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
+    await grantNamespace(admin, NS)
     await admin.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: NS } })
     await admin.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'rbac-with-pod-x', namespace: NS, labels: { 'job-name': 'rbac-with-pod' } },
       spec: { automountServiceAccountToken: false, containers: [{ name: 'step', image: 'kinetic' }] } })

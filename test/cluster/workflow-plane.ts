@@ -6,6 +6,7 @@ import type { KubeHttp, KubeObject } from '../../local/knative/kube-http.js'
 import { startLocalPlane, type LocalPlane, type LocalPlaneOptions } from '../../local/plane.js'
 import type { Logger } from '../../shared/log.js'
 import type { ControlPlane } from '../../cluster/control-plane.js'
+import { grantNamespace } from './namespace-grants.js'
 import { startNodeAgent, type NodeAgent } from './node-agent.js'
 
 /** The whole product against a real control plane: dev mode's code path plus the test node agent. */
@@ -121,6 +122,7 @@ export async function startClusterWorkflowPlane(cp: ControlPlane, opts: { log?: 
         if (Date.now() > deadline) throw new Error(`No default ServiceAccount in ${name} after 30 s`)
         await new Promise((r) => setTimeout(r, 100))
       }
+      await grantNamespace(admin, name)
       for (const a of testAgents(name)) await admin.apply(a)
       // Steps wait for their agent's ServiceAccount (the real ServiceAccount admission refuses a
       // pod without it); agent-changed reports it in status once it made it. Many namespaces

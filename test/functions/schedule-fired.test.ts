@@ -90,12 +90,12 @@ describe('schedule-fired', () => {
     expect(kube.writes).toEqual([])
   })
 
-  it('a ping for a template that is gone, or one that is not ours, is accepted and does nothing', async () => {
+  it('a ping for a template that is gone is accepted and does nothing; one no Trigger of ours sends here is refused with 400', async () => {
     const t = scheduled('nightly', { cron: '*/10 * * * *' })
     const { kube, app } = setup(t)
     expect((await ping(app, { namespace: 'team', name: 'gone', uid: 'x' }, '2026-03-01T10:10:00Z')).status).toBe(202)
     const calls = kube.calls
-    expect((await ping(app, idOf(t), '2026-03-01T10:10:00Z', { kineticsource: 'resync' })).status).toBe(202)
+    expect((await ping(app, idOf(t), '2026-03-01T10:10:00Z', { kineticsource: 'resync' })).status).toBe(400)
     expect(kube.calls).toBe(calls)
     expect(kube.writes).toEqual([])
   })

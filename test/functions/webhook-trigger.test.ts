@@ -8,6 +8,7 @@ import { startApiServer, type ApiServer } from '../../local/apiserver/index.js'
 import { TransientError } from '../../shared/errors.js'
 import { KubeClient } from '../../shared/kube/client.js'
 import type { Kube } from '../../shared/kube/port.js'
+import { createHash } from 'node:crypto'
 import { deliverySuffix } from '../../shared/triggers/run-builder.js'
 import { RateLimiter, type RateLimit } from '../../shared/webhook/rate-limit.js'
 import { githubSignature, kineticSignature } from '../../shared/webhook/signature.js'
@@ -32,14 +33,24 @@ function fakeWith(...templates: ReturnType<typeof template>[]): FakeKube {
   return kube
 }
 
-/** The app with a log that is kept, a fixed clock and a fixed random suffix. */
-function appFor(kube: Kube, limit: RateLimit = { ratePerSecond: 1000, burst: 1000 }) {
+/** The app with a log that is kept, a settable clock (NOW unless moved) and a fixed random suffix. */
+function appFor(kube: Kube, limit: RateLimit = { ratePerSecond: 1000, burst: 1000 }, extra: { refused?: RateLimit; lookups?: RateLimit } = {}) {
   const lines: string[] = []
   const log = pino({ level: 'debug', base: { function: 'webhook-trigger' } }, { write: (s: string) => { lines.push(s) } })
   let n = 0
-  const app = createApp({ kube, log, now: () => NOW, limiter: new RateLimiter(limit), randomSuffix: () => (++n).toString(16).padStart(8, '0') })
-  return { app, lines }
+  const clock = { now: NOW }
+  const app = createApp({
+    kube, log, now: () => clock.now, limiter: new RateLimiter(limit), randomSuffix: () => (++n).toString(16).padStart(8, '0'),
+    refusedLimiter: new RateLimiter(extra.refused ?? limit), lookupLimiter: new RateLimiter(extra.lookups ?? { ratePerSecond: 1000, burst: 1000 }),
+  })
+  return { app, lines, clock }
 }
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
+/** The key a GitHub-signed body is deduplicated by at `at`: its hour and its digest. */
+const githubKey = (body: string, at: Date = NOW) => `github:${Math.floor(at.getTime() / 3_600_000)}:${sha256(body)}`
+/** The run a deduplicated delivery names. */
+const runOf = (key: string) => `deploy-run-${deliverySuffix('uid-deploy', key)}`
 
 type App = ReturnType<typeof appFor>['app']
 
@@ -58,14 +69,16 @@ describe('webhook-trigger (FakeKube)', () => {
     const res = await post(app, '/api/trigger/team/deploy', BODY, signed(BODY))
     expect(res.status).toBe(201)
     const body = await res.json()
+    const name = runOf(githubKey(BODY))
     expect(body).toEqual({
-      status: 'triggered', run: 'deploy-run-00000001', namespace: NS, template: 'deploy', route: 'explicit', source: 'unknown',
+      status: 'triggered', run: name, namespace: NS, template: 'deploy', route: 'explicit', source: 'unknown',
       normalized: { source: 'unknown', title: 'Release 1.4', severity: '', service: '', action: '', type: '', repository: '', user: '', description: 'Release 1.4' },
     })
-    expect(kube.writes).toEqual(['create Workflow/deploy-run-00000001'])
-    const run = kube.workflow(NS, 'deploy-run-00000001')
+    expect(kube.writes).toEqual([`create Workflow/${name}`])
+    const run = kube.workflow(NS, name)
     expect(run.metadata.annotations).toEqual({
       'purko.io/workflow-template': 'deploy', 'purko.io/trigger-type': 'webhook', 'purko.io/trigger-source': 'unknown', 'purko.io/trigger-route': 'explicit',
+      'kinetic.dev/delivery-key': githubKey(BODY),
     })
     expect(run.spec.parameters).toEqual({ env: 'prod', title: 'Release 1.4', version: '1.4.0' })
     expect(run.spec.steps[0]?.input).toEqual({ description: 'Release 1.4', task: 'Release 1.4', webhook_payload: JSON.parse(BODY), webhook_source: 'unknown' })
@@ -79,44 +92,86 @@ describe('webhook-trigger (FakeKube)', () => {
     expect(res.status).toBe(201)
   })
 
-  it('the same delivery id twice makes one run: the second call is 200 duplicate naming it', async () => {
-    const kube = fakeWith()
-    const { app } = appFor(kube)
-    const headers = signed(BODY, { 'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958' })
-    const first = await post(app, '/api/trigger/team/deploy', BODY, headers)
-    const second = await post(app, '/api/trigger/team/deploy', BODY, headers)
-    const run = `deploy-run-${deliverySuffix('uid-deploy', '72d3162e-cc78-11e3-81ab-4c9367dc0958')}`
-    expect(first.status).toBe(201)
-    expect(second.status).toBe(200)
-    expect(await second.json()).toMatchObject({ status: 'duplicate', run, namespace: NS, template: 'deploy', route: 'explicit' })
-    expect(kube.writes).toEqual([`create Workflow/${run}`])
-    expect(kube.workflow(NS, run).metadata.annotations?.['kinetic.dev/delivery-id']).toBe('72d3162e-cc78-11e3-81ab-4c9367dc0958')
+  describe('replays: a run is named by what the signature covers, never by an unsigned delivery id', () => {
+    it('a captured GitHub-signed request replayed with another delivery id, or none, is the same run: 200 duplicate', async () => {
+      const kube = fakeWith()
+      const { app } = appFor(kube)
+      const first = await post(app, '/api/trigger/team/deploy', BODY, signed(BODY, { 'x-github-delivery': '72d3162e-cc78-11e3-81ab-4c9367dc0958' }))
+      expect(first.status).toBe(201)
+      const ids: Array<Record<string, string>> = [{ 'x-github-delivery': 'changed' }, { 'idempotency-key': 'other' }, { 'x-kinetic-delivery': 'third' }, {}]
+      for (const id of ids) {
+        const replay = await post(app, '/api/trigger/team/deploy', BODY, signed(BODY, id))
+        expect(replay.status).toBe(200)
+        expect(await replay.json()).toMatchObject({ status: 'duplicate', run: runOf(githubKey(BODY)), namespace: NS, template: 'deploy' })
+      }
+      expect(kube.writes).toEqual([`create Workflow/${runOf(githubKey(BODY))}`])
+      // The sender's id is still recorded, for people; it names nothing.
+      expect(kube.workflow(NS, runOf(githubKey(BODY))).metadata.annotations?.['kinetic.dev/delivery-id']).toBe('72d3162e-cc78-11e3-81ab-4c9367dc0958')
+    })
+
+    it('a GitHub-signed body is one delivery within its clock hour: the next hour it makes one more run, at most', async () => {
+      const kube = fakeWith()
+      const { app, clock } = appFor(kube)
+      expect((await post(app, '/api/trigger/team/deploy', BODY, signed(BODY))).status).toBe(201)
+      clock.now = new Date(NOW.getTime() + 59 * 60_000)
+      expect((await post(app, '/api/trigger/team/deploy', BODY, signed(BODY))).status).toBe(200)
+      const later = new Date(NOW.getTime() + 61 * 60_000)
+      clock.now = later
+      expect((await post(app, '/api/trigger/team/deploy', BODY, signed(BODY))).status).toBe(201)
+      expect((await post(app, '/api/trigger/team/deploy', BODY, signed(BODY))).status).toBe(200)
+      expect(kube.writes).toEqual([`create Workflow/${runOf(githubKey(BODY))}`, `create Workflow/${runOf(githubKey(BODY, later))}`])
+      // A different body is a different delivery.
+      const other = JSON.stringify({ title: 'Release 1.5' })
+      expect((await post(app, '/api/trigger/team/deploy', other, signed(other))).status).toBe(201)
+    })
+
+    it('an X-Kinetic-Signature request replayed within its window is a duplicate whatever its delivery id; re-signed, it is a new delivery', async () => {
+      const kube = fakeWith()
+      const { app, clock } = appFor(kube)
+      const t = NOW.getTime() / 1000 - 10
+      const header = { 'x-kinetic-signature': kineticSignature(SECRET, BODY, t) }
+      expect((await post(app, '/api/trigger/team/deploy', BODY, { ...header, 'x-kinetic-delivery': 'd-1' })).status).toBe(201)
+      clock.now = new Date(NOW.getTime() + 200_000)
+      const replay = await post(app, '/api/trigger/team/deploy', BODY, { ...header, 'x-kinetic-delivery': 'd-2' })
+      expect([replay.status, (await replay.json() as { run: string }).run]).toEqual([200, runOf(`kinetic:${t}:${sha256(BODY)}`)])
+      // Past the window the same request is refused, so it never makes a second run.
+      clock.now = new Date(NOW.getTime() + 400_000)
+      expect((await post(app, '/api/trigger/team/deploy', BODY, header)).status).toBe(401)
+      // The sender signing anew is a new delivery.
+      const fresh = { 'x-kinetic-signature': kineticSignature(SECRET, BODY, clock.now.getTime() / 1000) }
+      expect((await post(app, '/api/trigger/team/deploy', BODY, fresh)).status).toBe(201)
+      expect(kube.writes.filter((w) => w.startsWith('create Workflow/'))).toHaveLength(2)
+    })
+
+    it('an unauthenticated template (nothing signed) is deduplicated by the delivery id it is given; without one every call is a new run', async () => {
+      const kube = fakeWith(template('deploy', { allowUnauthenticated: true }))
+      const { app } = appFor(kube)
+      expect((await post(app, '/api/trigger/team/deploy', BODY, { 'idempotency-key': 'k1' })).status).toBe(201)
+      const again = await post(app, '/api/trigger/team/deploy', BODY, { 'idempotency-key': 'k1' })
+      expect([again.status, (await again.json() as { run: string }).run]).toEqual([200, runOf('k1')])
+      expect((await post(app, '/api/trigger/team/deploy', BODY)).status).toBe(201)
+      expect((await post(app, '/api/trigger/team/deploy', BODY)).status).toBe(201)
+      expect(kube.writes.filter((w) => w.startsWith('create Workflow/'))).toHaveLength(3)
+    })
+
+    it('a delivery whose run name is held by some other Workflow is 409, not a duplicate', async () => {
+      const kube = fakeWith()
+      kube.putWorkflow(workflowOf(runOf(githubKey(BODY)), [{ name: 'x' }]))
+      const { app } = appFor(kube)
+      const res = await post(app, '/api/trigger/team/deploy', BODY, signed(BODY, { 'x-kinetic-delivery': 'd-9' }))
+      expect(res.status).toBe(409)
+    })
   })
 
-  it('Idempotency-Key works as a delivery id too; without one every call is a new run', async () => {
+  it('a template that does not exist is answered as a bad signature is (401, the same bytes): callers cannot probe for templates', async () => {
     const kube = fakeWith()
     const { app } = appFor(kube)
-    await post(app, '/api/trigger/team/deploy', BODY, signed(BODY, { 'idempotency-key': 'k1' }))
-    expect((await post(app, '/api/trigger/team/deploy', BODY, signed(BODY, { 'idempotency-key': 'k1' }))).status).toBe(200)
-    expect((await post(app, '/api/trigger/team/deploy', BODY, signed(BODY))).status).toBe(201)
-    expect((await post(app, '/api/trigger/team/deploy', BODY, signed(BODY))).status).toBe(201)
-    expect(kube.writes.filter((w) => w.startsWith('create Workflow/'))).toHaveLength(3)
-  })
-
-  it('a delivery id whose run name is held by some other Workflow is 409, not a duplicate', async () => {
-    const kube = fakeWith()
-    kube.putWorkflow(workflowOf(`deploy-run-${deliverySuffix('uid-deploy', 'd-9')}`, [{ name: 'x' }]))
-    const { app } = appFor(kube)
-    const res = await post(app, '/api/trigger/team/deploy', BODY, signed(BODY, { 'x-kinetic-delivery': 'd-9' }))
-    expect(res.status).toBe(409)
-  })
-
-  it('404 with purko\'s body when the template does not exist; nothing is created', async () => {
-    const kube = fakeWith()
-    const { app } = appFor(kube)
-    const res = await post(app, '/api/trigger/team/nope', BODY, signed(BODY))
-    expect(res.status).toBe(404)
-    expect(await res.json()).toEqual({ error: 'workflow "nope" not found', route: 'explicit' })
+    const unknown = await post(app, '/api/trigger/team/nope', BODY, signed(BODY))
+    const forged = await post(app, '/api/trigger/team/deploy', BODY, { 'x-hub-signature-256': githubSignature('guess', BODY) })
+    const unsigned = await post(app, '/api/trigger/team/nope', BODY)
+    expect([unknown.status, unsigned.status, forged.status]).toEqual([401, 401, 401])
+    const bodies = [await unknown.text(), await unsigned.text(), await forged.text()]
+    expect(bodies).toEqual(['{"error":"unauthorized"}', '{"error":"unauthorized"}', '{"error":"unauthorized"}'])
     expect(kube.writes).toEqual([])
   })
 
@@ -138,13 +193,12 @@ describe('webhook-trigger (FakeKube)', () => {
     expect(await (await post(app, '/api/trigger/team', other, signed(other))).json()).toMatchObject({ template: 'fallback', route: 'rule:rest' })
   })
 
-  it('a rule naming a missing workflow is 404 with the route, and nothing is created (default rules)', async () => {
+  it('a rule naming a missing workflow is 401 like any unknown template, and nothing is created (default rules)', async () => {
     const kube = fakeWith()
     const { app } = appFor(kube)
     const incident = JSON.stringify({ event: { event_type: 'incident.triggered', data: { title: 'DB down', urgency: 'critical' } } })
     const res = await post(app, '/api/trigger/team', incident, signed(incident))
-    expect(res.status).toBe(404)
-    expect(await res.json()).toEqual({ error: 'workflow "incident-response" not found', route: 'rule:pagerduty-critical' })
+    expect([res.status, await res.text()]).toEqual([401, '{"error":"unauthorized"}'])
     expect(kube.writes).toEqual([])
   })
 
@@ -155,7 +209,8 @@ describe('webhook-trigger (FakeKube)', () => {
     const none = await post(app, '/api/trigger/team', low, signed(low))
     expect([none.status, await none.json()]).toEqual([404, { error: 'no matching rule found' }])
     kube.configMaps.set(`${NS}/trigger-rules`, { metadata: { name: 'trigger-rules', namespace: NS }, data: { rules: '[{"name":"catch-all","source":"*","match":{},"workflow":"_intent"}]' } })
-    const intent = await post(app, '/api/trigger/team', low, signed(low))
+    // The rules are remembered for a few seconds: a new process (or 10 s later) reads the new ones.
+    const intent = await post(appFor(kube).app, '/api/trigger/team', low, signed(low))
     expect([intent.status, await intent.json()]).toEqual([501, { error: 'the _intent fallback requires Purko Pro' }])
     expect(kube.writes).toEqual([])
   })
@@ -237,15 +292,56 @@ describe('webhook-trigger (FakeKube)', () => {
   it('429 with Retry-After over the rate limit of a template, before any API call; other templates are not held up', async () => {
     const kube = fakeWith(template('deploy'), template('other'))
     const { app } = appFor(kube, { ratePerSecond: 1, burst: 2 })
-    expect((await post(app, '/api/trigger/team/deploy', BODY, signed(BODY))).status).toBe(201)
-    expect((await post(app, '/api/trigger/team/deploy', BODY, signed(BODY))).status).toBe(201)
+    const body = (n: number) => JSON.stringify({ title: `call ${n}` })
+    expect((await post(app, '/api/trigger/team/deploy', body(1), signed(body(1)))).status).toBe(201)
+    expect((await post(app, '/api/trigger/team/deploy', body(2), signed(body(2)))).status).toBe(201)
     const calls = kube.calls
-    const limited = await post(app, '/api/trigger/team/deploy', BODY, signed(BODY))
+    const limited = await post(app, '/api/trigger/team/deploy', body(3), signed(body(3)))
     expect(limited.status).toBe(429)
     expect(limited.headers.get('retry-after')).toBe('1')
     expect(kube.calls).toBe(calls)
     expect((await post(app, '/api/trigger/team/other', BODY, signed(BODY))).status).toBe(201)
   })
+
+  describe('authentication before rate limiting: forged traffic has its own budget', () => {
+    const forged = (n: number) => ({ 'x-hub-signature-256': githubSignature(`guess-${n}`, BODY) })
+
+    it('a flood of forged calls to a template\'s path never makes its genuine deliveries 429', async () => {
+      const kube = fakeWith()
+      const { app } = appFor(kube, { ratePerSecond: 10, burst: 20 })
+      const answers = new Set<number>()
+      for (let i = 0; i < 100; i++) answers.add((await post(app, '/api/trigger/team/deploy', BODY, forged(i))).status)
+      expect([...answers].sort()).toEqual([401, 429])
+      const genuine = await post(app, '/api/trigger/team/deploy', BODY, signed(BODY))
+      expect(genuine.status).toBe(201)
+    })
+
+    it('verifying a call to a known template costs no API call once its template and secret are known (a few seconds)', async () => {
+      const kube = fakeWith()
+      const { app, clock } = appFor(kube)
+      expect((await post(app, '/api/trigger/team/deploy', BODY, signed(BODY))).status).toBe(201)
+      const calls = kube.calls
+      for (let i = 0; i < 20; i++) expect((await post(app, '/api/trigger/team/deploy', BODY, forged(i))).status).toBe(401)
+      // One call for all twenty: the Warning Event of this minute.
+      expect(kube.calls - calls).toBe(1)
+      expect(kube.events).toHaveLength(1)
+      // After the cache's lifetime the template and the secret are read again (a rotation is seen).
+      clock.now = new Date(NOW.getTime() + 11_000)
+      const before = kube.calls
+      expect((await post(app, '/api/trigger/team/deploy', BODY, forged(99))).status).toBe(401)
+      expect(kube.calls - before).toBe(2)
+    })
+
+    it('names that do not exist spend a per-process lookup budget, then get 429 before any API call', async () => {
+      const kube = fakeWith()
+      const { app } = appFor(kube, undefined, { lookups: { ratePerSecond: 1, burst: 5 } })
+      const statuses: number[] = []
+      for (let i = 0; i < 8; i++) statuses.push((await post(app, `/api/trigger/team/nope-${i}`, BODY, signed(BODY))).status)
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 429, 429, 429])
+      expect(kube.calls).toBe(5)
+    })
+  })
+
 
   it('400 for a Workflow that is not a template (once the caller is authenticated)', async () => {
     const kube = fakeWith(template('plain', { secret: { name: 'hook' } }, {}))
@@ -397,17 +493,16 @@ describe('webhook-trigger on the embedded API server', () => {
 
   it('a signed call creates one run the CRD accepts, owned by the template; the redelivery is 200 duplicate', async () => {
     const { app } = appFor(kube)
-    const headers = signed(BODY, { 'x-github-delivery': 'emb-1' })
-    const first = await post(app, '/api/trigger/team/deploy', BODY, headers)
+    const first = await post(app, '/api/trigger/team/deploy', BODY, signed(BODY, { 'x-github-delivery': 'emb-1' }))
     expect(first.status).toBe(201)
-    const second = await post(app, '/api/trigger/team/deploy', BODY, headers)
+    const second = await post(app, '/api/trigger/team/deploy', BODY, signed(BODY, { 'x-github-delivery': 'emb-2' }))
     expect(second.status).toBe(200)
     const { run } = await first.json() as { run: string }
     expect((await second.json() as { run: string }).run).toBe(run)
     const items = await runs()
     expect(items.map((i) => i.metadata.name)).toEqual([run])
     const tplUid = ((await custom.getNamespacedCustomObject({ group: 'purko.io', version: 'v1alpha1', namespace: NS, plural: 'workflows', name: 'deploy' })) as { metadata: { uid: string } }).metadata.uid
-    expect(run).toBe(`deploy-run-${deliverySuffix(tplUid, 'emb-1')}`)
+    expect(run).toBe(`deploy-run-${deliverySuffix(tplUid, githubKey(BODY))}`)
     expect(items[0]?.metadata.ownerReferences?.[0]?.uid).toBe(tplUid)
   })
 
@@ -421,12 +516,12 @@ describe('webhook-trigger on the embedded API server', () => {
     expect(events.map((e) => [e.type, e.reason])).toContainEqual(['Warning', 'WebhookSignatureInvalid'])
   })
 
-  it('a default rule naming a missing workflow is 404 and creates nothing', async () => {
+  it('a default rule naming a missing workflow is 401 and creates nothing', async () => {
     const { app } = appFor(kube)
     const before = (await custom.listNamespacedCustomObject({ group: 'purko.io', version: 'v1alpha1', namespace: NS, plural: 'workflows' }) as { items: unknown[] }).items.length
     const push = JSON.stringify({ ref: 'refs/heads/main', repository: { full_name: 'acme/shop' } })
     const res = await post(app, '/api/trigger/team', push, signed(push))
-    expect([res.status, await res.json()]).toEqual([404, { error: 'workflow "cluster-sdlc-analysis" not found', route: 'rule:github-push' }])
+    expect([res.status, await res.json()]).toEqual([401, { error: 'unauthorized' }])
     const after = (await custom.listNamespacedCustomObject({ group: 'purko.io', version: 'v1alpha1', namespace: NS, plural: 'workflows' }) as { items: unknown[] }).items.length
     expect(after).toBe(before)
   })

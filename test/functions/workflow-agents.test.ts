@@ -29,6 +29,12 @@ async function start(kube: FakeKube, name = 'wf') {
   return kube.workflow('team', name).status!.runId!
 }
 
+/** Agent `helper` of namespace `shared`, allowing Workflows of `allow` (the annotation's value) when given. */
+function sharedAgent(allow?: string) {
+  const base = agentOf('helper')
+  return { ...base, metadata: { ...base.metadata, namespace: 'shared', ...(allow !== undefined ? { annotations: { 'kinetic.dev/allow-workflows-from': allow } } : {}) } }
+}
+
 describe('step Jobs and agent identities', () => {
   it('runs a step as its agent\'s ServiceAccount, without a mounted token', async () => {
     const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')] })
@@ -63,8 +69,40 @@ describe('step Jobs and agent identities', () => {
     expect(kube.createdJobs).toHaveLength(1)
   })
 
+  it('an agent of another namespace that does not allow this one is never used: the step waits saying how to share it, and nothing of the agent reaches a pod or its metrics', async () => {
+    const secretive = { ...sharedAgent(), spec: { ...sharedAgent().spec, systemPrompt: 'Internal runbook: rotate keys with ...' } }
+    const wf = workflowOf('wf', [{ name: 's1', agentRef: { name: 'helper', namespace: 'shared' } }])
+    const kube = new FakeKube({ workflows: [wf], agents: [secretive] })
+    kube.serviceAccounts.set('team/agent-helper-sa', { metadata: { name: 'agent-helper-sa', namespace: 'team' } })
+    await start(kube)
+    expect(kube.createdJobs).toEqual([])
+    const step = kube.workflow('team', 'wf').status?.stepStatuses?.[0]
+    expect(step).toMatchObject({
+      phase: 'Pending',
+      error: 'Agent "helper" in namespace shared does not allow Workflows of namespace team (step "s1"): kubectl annotate agent helper -n shared kinetic.dev/allow-workflows-from=team',
+    })
+    expect(kube.events.filter((e) => e.reason === 'AgentNotShared')).toHaveLength(1)
+    expect(kube.agents.get('shared/helper')?.status?.metrics).toBeUndefined()
+
+    // Another namespace listed is not this one; the owner adding this one (or `*`) starts the step at the next tick.
+    kube.putAgent({ ...secretive, metadata: { ...secretive.metadata, annotations: { 'kinetic.dev/allow-workflows-from': 'ops, dev' } } })
+    expect((await deliver(resyncTick(testDeps(kube)), PING, {})).status).toBe(202)
+    expect(kube.createdJobs).toEqual([])
+    kube.putAgent({ ...secretive, metadata: { ...secretive.metadata, annotations: { 'kinetic.dev/allow-workflows-from': 'ops, team' } } })
+    expect((await deliver(resyncTick(testDeps(kube)), PING, {})).status).toBe(202)
+    expect(kube.createdJobs).toHaveLength(1)
+  })
+
+  it('`*` shares an agent with every namespace', async () => {
+    const wf = workflowOf('wf', [{ name: 's1', agentRef: { name: 'helper', namespace: 'shared' } }])
+    const kube = new FakeKube({ workflows: [wf], agents: [sharedAgent('*')] })
+    kube.serviceAccounts.set('team/agent-helper-sa', { metadata: { name: 'agent-helper-sa', namespace: 'team' } })
+    await start(kube)
+    expect(kube.createdJobs).toHaveLength(1)
+  })
+
   it('looks a cross-namespace agent\'s ServiceAccount up in the Workflow\'s namespace, not the agent\'s', async () => {
-    const shared = { ...agentOf('helper'), metadata: { ...agentOf('helper').metadata, namespace: 'shared' } }
+    const shared = sharedAgent('team')
     const wf = workflowOf('wf', [{ name: 's1', agentRef: { name: 'helper', namespace: 'shared' } }])
     const kube = new FakeKube({ workflows: [wf], agents: [shared] }) // identity made in "shared" only
     await start(kube)
@@ -130,7 +168,7 @@ describe('agent metrics', () => {
   })
 
   it('counts a cross-namespace agent\'s attempt on that agent, in its own namespace', async () => {
-    const shared = { ...agentOf('helper'), metadata: { ...agentOf('helper').metadata, namespace: 'shared' } }
+    const shared = sharedAgent('team')
     const local = agentOf('helper') // a same-named agent beside the Workflow, which purko would wrongly update
     const wf = workflowOf('wf', [{ name: 's1', agentRef: { name: 'helper', namespace: 'shared' } }])
     const kube = new FakeKube({ workflows: [wf], agents: [shared, local] })

@@ -108,7 +108,7 @@ describe('workflowrecipe-changed', () => {
     expect((await settle(kube, deps)).status).toMatchObject({ phase: 'Active', observedGeneration: 2 })
   })
 
-  it('a deleted recipe (deletionTimestamp) has its children deleted before the finalizer goes; the final delete event is nothing to do', async () => {
+  it('a deleted recipe (deletionTimestamp) has its children deleted before the finalizer goes; a delete event (which no Trigger sends here) is refused', async () => {
     const { kube, deps } = setup()
     kube.putRecipe(shop())
     await settle(kube, deps)
@@ -123,7 +123,7 @@ describe('workflowrecipe-changed', () => {
     expect(recipe?.metadata.finalizers ?? []).toEqual([])
 
     const calls = kube.calls
-    expect((await deliver(app, RESOURCE_DELETE, deleting, RECIPES)).status).toBe(202)
+    expect((await deliver(app, RESOURCE_DELETE, deleting, RECIPES)).status).toBe(400)
     expect(kube.calls).toBe(calls)
   })
 

@@ -8,7 +8,7 @@ const manifests = loadManifests()
 const API = 'admissionregistration.k8s.io/v1'
 const policies = ofKind(manifests, API, 'ValidatingAdmissionPolicy')
 const bindings = ofKind(manifests, API, 'ValidatingAdmissionPolicyBinding')
-const policy = policies[0]!
+const policy = policies.find((m) => m.name === 'kinetic-workflowrecipes')!
 const spec = policy.doc.spec as {
   failurePolicy: string
   matchConstraints: { resourceRules: Array<Record<string, string[]>> }
@@ -17,15 +17,63 @@ const spec = policy.doc.spec as {
 }
 const variable = (name: string) => spec.variables.find((v) => v.name === name)?.expression ?? ''
 
-describe('the §12 admission policy is shipped', () => {
-  it('as one ValidatingAdmissionPolicy and one binding, kinetic-workflowrecipes, in knative/admission/recipes.yaml (GA admissionregistration.k8s.io/v1)', () => {
-    expect(policies.map((m) => [m.name, m.file])).toEqual([['kinetic-workflowrecipes', 'admission/recipes.yaml']])
-    expect(bindings.map((m) => [m.name, m.file])).toEqual([['kinetic-workflowrecipes', 'admission/recipes.yaml']])
+type Spec = typeof spec
+const SHIPPED: Array<[string, string, string]> = [
+  ['kinetic-workflowrecipes', 'admission/recipes.yaml', 'workflowrecipes'],
+  ['kinetic-agents', 'admission/agents.yaml', 'agents'],
+  ['kinetic-workflows', 'admission/workflows.yaml', 'workflows'],
+  ['kinetic-mcpservers', 'admission/mcpservers.yaml', 'mcpservers'],
+]
+
+/** The variables an expression uses, with the variables those use, transitively. */
+function usedVariables(s: Spec, expression: string, seen = new Set<string>()): Set<string> {
+  for (const [, name] of expression.matchAll(/variables\.(\w+)/g)) {
+    if (seen.has(name!)) continue
+    seen.add(name!)
+    usedVariables(s, s.variables.find((v) => v.name === name)?.expression ?? '', seen)
+  }
+  return seen
+}
+
+describe('the admission policies are shipped', () => {
+  it('one ValidatingAdmissionPolicy and one binding per kind whose author Kinetic cannot see (GA admissionregistration.k8s.io/v1)', () => {
+    const byName = (a: string[], b: string[]) => a[0]!.localeCompare(b[0]!)
+    const want = SHIPPED.map(([name, file]) => [name, file]).sort(byName)
+    expect(policies.map((m) => [m.name, m.file]).sort(byName)).toEqual(want)
+    expect(bindings.map((m) => [m.name, m.file]).sort(byName)).toEqual(want)
   })
 
-  it('the binding denies (no audit or warn only) and binds the whole policy with no parameters or narrower match', () => {
-    expect(bindings[0]!.doc.spec).toEqual({ policyName: 'kinetic-workflowrecipes', validationActions: ['Deny'] })
+  it.each(SHIPPED)('%s: the binding denies (no audit or warn only) and binds the whole policy; it fails closed on CREATE and UPDATE of its kind only', (name, _file, resource) => {
+    expect(bindings.find((b) => b.name === name)!.doc.spec).toEqual({ policyName: name, validationActions: ['Deny'] })
+    const s = policies.find((p) => p.name === name)!.doc.spec as Spec
+    expect(s.failurePolicy).toBe('Fail')
+    expect(s.matchConstraints.resourceRules).toEqual([{ apiGroups: ['purko.io'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: [resource] }])
+    expect(s.validations.every((v) => v.reason === 'Forbidden')).toBe(true)
   })
+
+  it.each(SHIPPED.slice(1))('%s: no message uses authorizer or a variable built on it, and no expression makes more than two authorizer checks (kube-apiserver\'s cost limit of one expression)', (name) => {
+    const s = policies.find((p) => p.name === name)!.doc.spec as Spec
+    const checks = (expression: string) => (expression.match(/\.check\(/g) ?? []).length
+    const authz = new Set(s.variables.filter((v) => checks(v.expression) > 0).map((v) => v.name))
+    for (const v of s.validations) {
+      expect(v.messageExpression).not.toMatch(/\bauthorizer\b/)
+      for (const used of usedVariables(s, v.messageExpression)) expect(authz.has(used), `${v.messageExpression} uses ${used}`).toBe(false)
+      const total = checks(v.expression) + [...usedVariables(s, v.expression)].reduce((n, u) => n + checks(s.variables.find((x) => x.name === u)!.expression), 0)
+      expect(total, v.expression).toBeLessThanOrEqual(2)
+    }
+  })
+
+  it.each(SHIPPED)('%s: every variable is defined before it is used', (name) => {
+    const s = policies.find((p) => p.name === name)!.doc.spec as Spec
+    s.variables.forEach((v, i) => {
+      const used = [...v.expression.matchAll(/variables\.(\w+)/g)].map((m) => m[1])
+      const earlier = s.variables.slice(0, i).map((e) => e.name)
+      expect(used.filter((u) => !earlier.includes(u!)), v.name).toEqual([])
+    })
+  })
+})
+
+describe('the §12 admission policy of recipes', () => {
 
   it('fails closed and matches CREATE and UPDATE of purko.io/v1alpha1 workflowrecipes only: not the status subresource, not DELETE', () => {
     expect(spec.failurePolicy).toBe('Fail')

@@ -8,7 +8,10 @@ const bindings = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'ClusterRoleB
 /** `<apiGroup>/<resource>` -> sorted verbs, for comparison independent of rule grouping. */
 type Grants = Record<string, string[]>
 
-/** The verbs each function's port methods use (shared/kube/port.ts), and nothing more. */
+/**
+ * The verbs each function's port methods use (shared/kube/port.ts) in every namespace, and
+ * nothing more: what acts inside a namespace (Jobs, pods, logs, ConfigMaps) is NAMESPACE_ROLES'.
+ */
 const FUNCTION_GRANTS: Grants = {
   'purko.io/workflows': ['get', 'list', 'patch'],
   'purko.io/workflows/status': ['update'],
@@ -20,12 +23,6 @@ const FUNCTION_GRANTS: Grants = {
   'purko.io/agentautonomypolicies': ['list'],
   'purko.io/llmproviders': ['list'],
   'purko.io/mcpservers': ['list'],
-  'batch/jobs': ['create', 'delete', 'list'],
-  '/pods': ['list'],
-  '/pods/log': ['get'],
-  // Whether a step's agent identity exists yet.
-  '/serviceaccounts': ['get'],
-  '/configmaps': ['create', 'get', 'list', 'update'],
   // No Secret right: model keys are secretKeyRefs; the opt-in label of the Workflow's namespace
   // says whether the kinetic-llm-credentials copy is there.
   '/namespaces': ['get'],
@@ -37,6 +34,8 @@ const RESYNC_GRANTS: Grants = {
   ...FUNCTION_GRANTS,
   'purko.io/workflows': ['create', 'delete', 'get', 'list', 'patch'],
   'sources.knative.dev/pingsources': ['create', 'delete', 'get', 'patch'],
+  // One list of every step Job per tick (which runs are quiet); never create or delete.
+  'batch/jobs': ['list'],
 }
 
 /**
@@ -59,12 +58,34 @@ const AGENT_CHANGED_GRANTS: Grants = {
   'purko.io/agents/finalizers': ['update'],
   'purko.io/llmproviders': ['list'],
   'purko.io/memoryproviders': ['get'],
-  '/serviceaccounts': ['create', 'delete', 'get', 'update'],
-  'rbac.authorization.k8s.io/roles': ['create', 'get', 'update'],
-  'rbac.authorization.k8s.io/rolebindings': ['create', 'get', 'update'],
-  '/secrets': ['get'],
-  '/configmaps': ['get', 'list'],
+  // What exists of an identity; writing it (and the Secret read) is NAMESPACE_ROLES'.
+  '/serviceaccounts': ['get'],
+  'rbac.authorization.k8s.io/roles': ['get'],
+  'rbac.authorization.k8s.io/rolebindings': ['get'],
   '/events': ['create'],
+}
+
+/**
+ * What the functions that act inside a namespace may do there: ClusterRoles bound only by
+ * RoleBindings in the namespaces that opt in (knative/platform/ in the agent namespace), never
+ * by a ClusterRoleBinding.
+ */
+const NAMESPACE_ROLES: Record<string, { serviceAccounts: string[]; grants: Grants }> = {
+  'kinetic-workflow-runner': {
+    serviceAccounts: ['workflow-changed', 'step-job-finished', 'resync-tick'],
+    grants: { 'batch/jobs': ['create', 'delete', 'list'], '/pods': ['list'], '/pods/log': ['get'], '/serviceaccounts': ['get'], '/configmaps': ['create', 'get', 'list', 'update'] },
+  },
+  'kinetic-agent-identities': {
+    serviceAccounts: ['agent-changed'],
+    grants: {
+      '/serviceaccounts': ['create', 'delete', 'get', 'update'],
+      'rbac.authorization.k8s.io/roles': ['create', 'get', 'update'],
+      'rbac.authorization.k8s.io/rolebindings': ['create', 'get', 'update'],
+      '/secrets': ['get'],
+      '/configmaps': ['get', 'list'],
+    },
+  },
+  'kinetic-webhook-secrets': { serviceAccounts: ['webhook-trigger'], grants: { '/secrets': ['get'] } },
 }
 
 /** Bound per namespace by RoleBindings (opt-in), never cluster-wide. */
@@ -147,8 +168,10 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
     grants: {
       'authentication.k8s.io/tokenreviews': ['create'],
       'authorization.k8s.io/subjectaccessreviews': ['create'],
-      'purko.io/workflows': ['create', 'get', 'patch'],
-      'purko.io/agents': ['get', 'patch'],
+      // approve: the admission policies let only its holders write a decision, which run-control
+      // does after checking the caller's own approve verb.
+      'purko.io/workflows': ['approve', 'create', 'get', 'patch'],
+      'purko.io/agents': ['approve', 'get', 'patch'],
       'batch/jobs': ['list'],
       '/pods': ['list'],
       '/pods/log': ['get'],
@@ -174,7 +197,8 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
   // The template and its run, the namespace's trigger-rules, the template's webhook Secret, Events on refusals.
   'kinetic-webhook-trigger': {
     serviceAccount: 'webhook-trigger',
-    grants: { 'purko.io/workflows': ['create', 'get'], '/configmaps': ['get'], '/secrets': ['get'], '/events': ['create'] },
+    // configmaps: trigger-rules only (resourceNames); no Secret (NAMESPACE_ROLES).
+    grants: { 'purko.io/workflows': ['create', 'get'], '/configmaps': ['get'], '/events': ['create'] },
   },
   'kinetic-workflowrecipes-source': { serviceAccount: 'workflowrecipes-source', grants: { 'purko.io/workflowrecipes': ['get', 'list', 'watch'] } },
   'kinetic-workflowrecipepolicies-source': { serviceAccount: 'workflowrecipepolicies-source', grants: { 'purko.io/workflowrecipepolicies': ['get', 'list', 'watch'] } },
@@ -226,6 +250,13 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
 const USER_ROLES: Record<string, Grants> = {
   'kinetic-recipe-author': { 'purko.io/workflowrecipes': ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
   'kinetic-recipe-approver': { 'purko.io/workflowrecipes': ['approve', 'get', 'list', 'patch'] },
+  // The admission policy kinetic-mcpservers lets only holders of it turn on spec.hostNetwork.
+  'kinetic-mcpserver-host-network': { 'purko.io/mcpservers/hostnetwork': ['use'] },
+}
+const USER_ROLE_FILES: Record<string, string> = {
+  'kinetic-recipe-author': 'admission/recipe-roles.yaml',
+  'kinetic-recipe-approver': 'admission/recipe-roles.yaml',
+  'kinetic-mcpserver-host-network': 'admission/mcpservers.yaml',
 }
 
 function grantsOf(role: Manifest): Grants {
@@ -243,20 +274,50 @@ function grantsOf(role: Manifest): Grants {
 
 describe('least-privilege RBAC', () => {
   it('defines exactly the expected ClusterRoles', () => {
-    expect(clusterRoles.map((m) => m.name).sort()).toEqual([...Object.keys(EXPECTED), ...Object.keys(USER_ROLES)].sort())
+    expect(clusterRoles.map((m) => m.name).sort()).toEqual([...Object.keys(EXPECTED), ...Object.keys(USER_ROLES), ...Object.keys(NAMESPACE_ROLES)].sort())
   })
 
-  it.each(Object.entries(USER_ROLES))('%s (for people) grants exactly the verbs of the recipes contract, no Secret, and is bound by nothing Kinetic ships', (name, grants) => {
+  it.each(Object.entries(NAMESPACE_ROLES))('%s grants exactly its verbs, and only RoleBindings in the agent namespace bind it, to its functions', (name, expected) => {
     const role = clusterRoles.find((m) => m.name === name)!
-    expect(role.file).toBe('admission/recipe-roles.yaml')
+    expect(role.file).toBe('rbac/namespace-access.yaml')
+    expect(grantsOf(role)).toEqual(expected.grants)
+    expect(bindings.filter((b) => b.doc.roleRef.name === name)).toEqual([])
+    const roleBindings = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'RoleBinding').filter((b) => b.doc.roleRef.name === name)
+    expect(roleBindings.map((b) => [b.file, b.namespace])).toEqual([['platform/access.yaml', 'ai-agents']])
+    expect(roleBindings[0]!.doc.subjects).toEqual(expected.serviceAccounts.map((sa) => ({ kind: 'ServiceAccount', name: sa, namespace: 'kinetic-system' })))
+  })
+
+  it('webhook-trigger, which the internet calls, reads no Secret and only the trigger-rules ConfigMap cluster-wide', () => {
+    const role = clusterRoles.find((m) => m.name === 'kinetic-webhook-trigger')!
+    const configMaps = (role.doc.rules as Array<{ resources: string[]; resourceNames?: string[] }>).filter((r) => r.resources.includes('configmaps'))
+    expect(configMaps.map((r) => r.resourceNames)).toEqual([['trigger-rules']])
+    expect(grantsOf(role)).not.toHaveProperty(['/secrets'])
+  })
+
+  it('no function may create a Job or a Role, or read a Secret, in every namespace (kube-system included), but the recipe functions\' Secret reads', () => {
+    for (const binding of bindings) {
+      const role = clusterRoles.find((m) => m.name === binding.doc.roleRef.name)
+      if (!role || role.name === 'kinetic-recipes') continue
+      const grants = grantsOf(role)
+      expect(grants['batch/jobs'] ?? [], role.name).not.toContain('create')
+      expect(grants['rbac.authorization.k8s.io/roles'] ?? [], role.name).not.toContain('create')
+      // mcpserver-changed binds kinetic-mcp-bridge (pods/attach), the one ClusterRole it may bind, for a stdio server's bridge.
+      if (role.name !== 'kinetic-mcpserver-changed') expect(grants['rbac.authorization.k8s.io/rolebindings'] ?? [], role.name).not.toContain('create')
+      expect(grants, role.name).not.toHaveProperty(['/secrets'])
+    }
+  })
+
+  it.each(Object.entries(USER_ROLES))('%s (for people) grants exactly its verbs, no Secret, and is bound by nothing Kinetic ships', (name, grants) => {
+    const role = clusterRoles.find((m) => m.name === name)!
+    expect(role.file).toBe(USER_ROLE_FILES[name])
     expect(grantsOf(role)).toEqual(grants)
     const roleBindings = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'RoleBinding')
     expect([...bindings, ...roleBindings].filter((b) => b.doc.roleRef.name === name)).toEqual([])
   })
 
-  it('only the approver role holds the approve verb', () => {
+  it('only the approver role and run-control (which checks its caller\'s first) hold the approve verb', () => {
     const holders = clusterRoles.filter((r) => Object.values(grantsOf(r)).flat().includes('approve')).map((r) => r.name)
-    expect(holders).toEqual(['kinetic-recipe-approver'])
+    expect(holders.sort()).toEqual(['kinetic-recipe-approver', 'kinetic-run-control'])
   })
 
   it.each(Object.entries(EXPECTED))('%s grants exactly the verbs in the table', (name, expected) => {

@@ -90,6 +90,18 @@ describe('function, Service and Trigger share one name', () => {
   })
 })
 
+describe('what each function accepts is exactly what its Triggers send', () => {
+  const withTriggers = functionNames().filter((n) => !WITHOUT_TRIGGER.has(n))
+  it.each(withTriggers.map((n) => [n]))('functions/%s refuses any other CloudEvent: its EVENTS are its Triggers\' filters', async (name) => {
+    const { EVENTS } = await import(`../../functions/${name}/index.ts`) as { EVENTS?: Array<{ kineticsource: string; types: readonly string[] }> }
+    const fromTriggers = triggers.filter((t) => t.doc.spec.subscriber.ref.name === name)
+      .map((t) => ({ kineticsource: requiredExact(t.doc.spec.filters).get('kineticsource'), types: acceptedTypes(t.doc.spec.filters).sort() }))
+    const declared = (EVENTS ?? []).map((e) => ({ kineticsource: e.kineticsource, types: [...e.types].sort() }))
+    const byKey = (a: { kineticsource?: string }, b: { kineticsource?: string }) => String(a.kineticsource).localeCompare(String(b.kineticsource))
+    expect(declared.sort(byKey)).toEqual(fromTriggers.sort(byKey))
+  })
+})
+
 describe('Triggers', () => {
   it.each(triggers.map((m) => [m.name, m] as const))('Trigger %s subscribes from the default Broker to a Service in knative/', (_, m) => {
     expect(m.doc.spec.broker).toBe('default')

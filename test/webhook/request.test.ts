@@ -93,12 +93,14 @@ describe('the run a webhook makes', () => {
   const payload = { title: 'DB down', severity: 'critical', env: 'prod' }
   const n = normalize('unknown', payload)
 
-  it('is named from the template uid and the delivery id, so a redelivery names the same run', () => {
-    const a = webhookRun({ template, payload, normalized: n, route: 'explicit', deliveryId: 'd-1', randomSuffix: 'aaaaaaaa' })
-    const b = webhookRun({ template, payload, normalized: n, route: 'explicit', deliveryId: 'd-1', randomSuffix: 'bbbbbbbb' })
-    expect(a.metadata.name).toBe(`incident-run-${deliverySuffix('uid-incident', 'd-1')}`)
+  it('is named from the template uid and the delivery key, so a redelivery names the same run; the sender\'s id is only recorded', () => {
+    const a = webhookRun({ template, payload, normalized: n, route: 'explicit', deliveryId: 'd-1', deliveryKey: 'github:1:abc', randomSuffix: 'aaaaaaaa' })
+    const b = webhookRun({ template, payload, normalized: n, route: 'explicit', deliveryId: 'd-2', deliveryKey: 'github:1:abc', randomSuffix: 'bbbbbbbb' })
+    expect(a.metadata.name).toBe(`incident-run-${deliverySuffix('uid-incident', 'github:1:abc')}`)
     expect(b.metadata.name).toBe(a.metadata.name)
-    expect(a.metadata.annotations).toMatchObject({ 'kinetic.dev/delivery-id': 'd-1' })
+    expect(a.metadata.annotations).toMatchObject({ 'kinetic.dev/delivery-id': 'd-1', 'kinetic.dev/delivery-key': 'github:1:abc' })
+    const unkeyed = webhookRun({ template, payload, normalized: n, route: 'explicit', deliveryId: 'd-1', randomSuffix: 'cccccccc' })
+    expect(unkeyed.metadata.name).toBe('incident-run-cccccccc')
   })
 
   it('without a delivery id it takes the random suffix and records none', () => {

@@ -50,7 +50,7 @@ describe('X-Kinetic-Signature (t=<unix>,v1=<hex>)', () => {
   it('signs `${t}.${body}`: the same digest as a plain HMAC over that string', () => {
     const header = kineticSignature('s3cret', body, T)
     expect(header).toBe(`t=${T},${githubSignature('s3cret', `${T}.${body}`).replace('sha256=', 'v1=')}`)
-    expect(verifySignature(enc('s3cret'), enc(body), { kinetic: header }, NOW)).toEqual({ ok: true, scheme: 'kinetic' })
+    expect(verifySignature(enc('s3cret'), enc(body), { kinetic: header }, NOW)).toEqual({ ok: true, scheme: 'kinetic', timestamp: T })
   })
 
   it.each([
@@ -62,7 +62,7 @@ describe('X-Kinetic-Signature (t=<unix>,v1=<hex>)', () => {
     ['a day old', T - 86_400, false],
   ])('a timestamp %s is accepted: %s', (_, t, ok) => {
     const v = verifySignature(enc('s3cret'), enc(body), { kinetic: kineticSignature('s3cret', body, t) }, NOW)
-    expect(v).toEqual(ok ? { ok: true, scheme: 'kinetic' } : { ok: false, reason: 'stale', scheme: 'kinetic' })
+    expect(v).toEqual(ok ? { ok: true, scheme: 'kinetic', timestamp: t } : { ok: false, reason: 'stale', scheme: 'kinetic' })
   })
 
   it('refuses a timestamp moved after signing (the digest covers it)', () => {
@@ -80,7 +80,7 @@ describe('X-Kinetic-Signature (t=<unix>,v1=<hex>)', () => {
     const good = kineticSignature('new', body, T).split(',')[1]
     const old = kineticSignature('old', body, T).split(',')[1]
     const header = `t=${T},v0=abc,${old},${good}`
-    expect(verifySignature(enc('new'), enc(body), { kinetic: header }, NOW)).toEqual({ ok: true, scheme: 'kinetic' })
+    expect(verifySignature(enc('new'), enc(body), { kinetic: header }, NOW)).toEqual({ ok: true, scheme: 'kinetic', timestamp: T })
   })
 
   it.each([

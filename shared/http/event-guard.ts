@@ -1,0 +1,96 @@
+/**
+ * What a function's Triggers can deliver, and the guard that turns away anything else before a
+ * handler runs. Every function but the public ones is reachable from any pod of the cluster, so
+ * an event no Trigger of ours sends (another type, another `kineticsource`) is refused with 400,
+ * and a body larger than any event of ours with 413; neither is redelivered by the Broker.
+ * `test/knative/wiring.test.ts` checks each function's list against its Triggers' filters.
+ */
+import type { MiddlewareHandler } from 'hono'
+import { BadEventError, EventTooLargeError } from '../errors.js'
+
+/** ApiServerSource and PingSource event types (Resource mode). */
+export const RESOURCE_ADD = 'dev.knative.apiserver.resource.add'
+export const RESOURCE_UPDATE = 'dev.knative.apiserver.resource.update'
+export const RESOURCE_DELETE = 'dev.knative.apiserver.resource.delete'
+export const PING = 'dev.knative.sources.ping'
+
+/**
+ * Largest CloudEvent body: an object in Resource mode is at most etcd's 1.5 MiB, which JSON
+ * escaping and a structured-mode envelope can grow, but not past this.
+ */
+export const MAX_EVENT_BYTES = 3 * 1024 * 1024
+
+/** The events of one source a function's Trigger lets through. */
+export interface AcceptedEvents {
+  /** The `kineticsource` extension the source stamps. */
+  kineticsource: string
+  /** The event types the Trigger's filter passes. */
+  types: readonly string[]
+}
+
+/** Pure: whether an event of `type` from `kineticsource` is one a Trigger of the function sends. */
+export function isAccepted(accepted: readonly AcceptedEvents[], type: string | undefined, kineticsource: unknown): boolean {
+  return accepted.some((a) => a.kineticsource === kineticsource && type !== undefined && a.types.includes(type))
+}
+
+/**
+ * Middleware for `POST /`: reads the body once, at most MAX_EVENT_BYTES (413 beyond, read no
+ * further), and, when `accepted` is given, refuses with 400 an event whose type and
+ * `kineticsource` (binary-mode headers, or a structured-mode envelope) no Trigger sends. The body
+ * read is kept for the handler's readCloudEvent.
+ */
+export function guardEvents(accepted?: readonly AcceptedEvents[]): MiddlewareHandler {
+  return async (c, next) => {
+    if (c.req.method !== 'POST') return next()
+    const text = await readCapped(c.req.raw, MAX_EVENT_BYTES)
+    // Hono keeps a read body in bodyCache (promises, though typed as Body's methods): the handler's
+    // c.req.text() then answers from it instead of the consumed stream.
+    ;(c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text)
+    if (accepted) {
+      const { type, kineticsource } = attributesOf(c.req.header('content-type'), (n) => c.req.header(n), text)
+      if (!isAccepted(accepted, type, kineticsource)) {
+        const expected = accepted.map((a) => `${a.kineticsource}: ${a.types.join(', ')}`).join('; ')
+        throw new BadEventError(`No Trigger sends this function a CloudEvent of type ${type ?? '(none)'} with kineticsource ${String(kineticsource ?? '(none)')} (it takes ${expected})`)
+      }
+    }
+    return next()
+  }
+}
+
+/** The type and kineticsource of a binary-mode (headers) or structured-mode (JSON envelope) event. */
+function attributesOf(contentType: string | undefined, header: (name: string) => string | undefined, body: string): { type?: string; kineticsource?: unknown } {
+  if ((contentType ?? '').toLowerCase().startsWith('application/cloudevents+json')) {
+    try {
+      const envelope = JSON.parse(body) as Record<string, unknown>
+      return { ...(typeof envelope.type === 'string' ? { type: envelope.type } : {}), kineticsource: envelope.kineticsource }
+    } catch {
+      return {}
+    }
+  }
+  const type = header('ce-type')
+  return { ...(type !== undefined ? { type } : {}), kineticsource: header('ce-kineticsource') }
+}
+
+async function readCapped(req: Request, max: number): Promise<string> {
+  const declared = Number(req.headers.get('content-length') ?? '')
+  if (Number.isFinite(declared) && declared > max) throw tooLarge(max)
+  if (!req.body) return ''
+  const reader = req.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.byteLength
+    if (size > max) {
+      await reader.cancel().catch(() => undefined)
+      throw tooLarge(max)
+    }
+    chunks.push(value)
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks))
+}
+
+function tooLarge(max: number): EventTooLargeError {
+  return new EventTooLargeError(`CloudEvent body larger than ${max} bytes; no event of ours is that large`)
+}
