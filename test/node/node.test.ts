@@ -20,6 +20,7 @@ import { startLocalPlane, type LocalPlane } from '../../local/plane.js'
 import { freePort } from '../../local/free-port.js'
 import { eventually } from '../support/eventually.js'
 import { serviceEnv } from '../image/entry-points.js'
+import { grantNamespace } from '../cluster/namespace-grants.js'
 import { describeNode, nodeBinDir } from './tier.js'
 
 const run = promisify(execFile)
@@ -130,6 +131,8 @@ describeNode('a real node (npm run cluster): Kinetic\'s image as Pods and Jobs o
         apiVersion: 'v1', kind: 'Namespace',
         metadata: { name: ns, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
       })
+      // Opted in as README says: the functions' grants there.
+      await grantNamespace(node.admin, ns)
       await eventually('the default ServiceAccount', () => node.admin.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`).then((sa) => sa ?? undefined), 60_000)
       await node.admin.apply({
         apiVersion: 'purko.io/v1alpha1', kind: 'Agent', metadata: { name: 'writer', namespace: ns },
