@@ -1,14 +1,18 @@
 /**
  * CONTENT_FILTERS: redaction applied to every string in the step's output before it is
  * printed. Filter names follow purko's (`no-pii`, `no-secrets-in-output`, `regex:<p>:<r>`) and
- * the short forms `pii` and `secrets`.
+ * the short forms `pii` and `secrets`. Every pattern, the agent author's and the built-in ones,
+ * runs on RE2 (shared/cel/regex.ts): the text is model output, which anyone who can put words in
+ * front of the model shapes, so redaction takes time linear in its length.
  */
+import type { RE2JS } from 're2js'
+import { compileEcmaScriptOnRe2, compileRe2 } from '../shared/cel/regex.js'
 
 /** One parsed filter; `unknown` keeps a name we cannot enforce so the run can warn about it. */
 export type ContentFilter =
   | { kind: 'pii' }
   | { kind: 'secrets' }
-  | { kind: 'regex'; pattern: RegExp; replacement: string }
+  | { kind: 'regex'; pattern: RE2JS; replacement: string }
   | { kind: 'unknown'; name: string }
 
 const PII_NAMES = new Set(['pii', 'no-pii', 'redact-pii'])
@@ -67,33 +71,50 @@ function fromName(raw: string): ContentFilter {
 
 function regexFilter(pattern: string, replacement: string): ContentFilter {
   try {
-    return { kind: 'regex', pattern: new RegExp(pattern, 'g'), replacement }
+    return { kind: 'regex', pattern: compileEcmaScriptOnRe2(pattern), replacement }
   } catch (err) {
     throw new Error(`regex filter ${JSON.stringify(pattern)} does not compile: ${(err as Error).message}`)
   }
 }
 
-const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g
-const SSN = /\b\d{3}-\d{2}-\d{4}\b/g
-// 13 to 19 digits, optionally grouped by single spaces or dashes; checked with Luhn below.
-const CARD = /\b\d(?:[ -]?\d){12,18}\b/g
-// International or national numbers with separators; dots are excluded so IP addresses survive.
-const PHONE = /(?<![\w.])(?:\+\d{1,3}[ -]?)?(?:\(\d{2,4}\)[ -]?|\d{2,4}[ -])\d{3,4}[ -]\d{3,4}(?![\w.])/g
+/** Every match of `re` in `text` replaced, as String.prototype.replace with a global pattern does. */
+function replaceAll(text: string, re: RE2JS, replacement: string | ((match: string, ...groups: string[]) => string)): string {
+  if (typeof replacement === 'string') return re.matcher(text).replaceAll(replacement)
+  const m = re.matcher(text)
+  let out = ''
+  let last = 0
+  while (m.find()) {
+    const groups = Array.from({ length: m.groupCount() }, (_, i) => m.group(i + 1) ?? '')
+    out += text.slice(last, m.start()) + replacement(m.group() ?? '', ...groups)
+    last = m.end()
+  }
+  return last === 0 ? text : out + text.slice(last)
+}
 
-const SECRET_PATTERNS: readonly RegExp[] = [
-  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----/g,
-  /\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}/g,
-  /\bgh[pousr]_[A-Za-z0-9]{30,}/g,
-  /\bgithub_pat_[A-Za-z0-9_]{30,}/g,
-  /\bxox[abprs]-[A-Za-z0-9-]{10,}/g,
-  /\bAKIA[0-9A-Z]{16}\b/g,
-  /\bAIza[0-9A-Za-z_-]{35}/g,
-  /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
-  /\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{16,}/g,
-]
+const EMAIL = compileRe2(String.raw`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`)
+const SSN = compileRe2(String.raw`\b\d{3}-\d{2}-\d{4}\b`)
+// 13 to 19 digits, optionally grouped by single spaces or dashes; checked with Luhn below.
+const CARD = compileRe2(String.raw`\b\d(?:[ -]?\d){12,18}\b`)
+// International or national numbers with separators, not touching a word character or a dot on
+// either side (checked in redactPii: RE2 has no lookaround), so IP addresses survive.
+const PHONE = compileRe2(String.raw`(?:\+\d{1,3}[ -]?)?(?:\(\d{2,4}\)[ -]?|\d{2,4}[ -])\d{3,4}[ -]\d{3,4}`)
+const WORD_OR_DOT = /[\w.]/
+
+const SECRET_PATTERNS: readonly RE2JS[] = [
+  String.raw`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`,
+  String.raw`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}`,
+  String.raw`\bgh[pousr]_[A-Za-z0-9]{30,}`,
+  String.raw`\bgithub_pat_[A-Za-z0-9_]{30,}`,
+  String.raw`\bxox[abprs]-[A-Za-z0-9-]{10,}`,
+  String.raw`\bAKIA[0-9A-Z]{16}\b`,
+  String.raw`\bAIza[0-9A-Za-z_-]{35}`,
+  String.raw`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`,
+  String.raw`\b[Bb]earer\s+[A-Za-z0-9._~+/=-]{16,}`,
+].map(compileRe2)
 // `api_key = value`, `"token": "value"`, `password: value`: keep the name, hide the value.
-const SECRET_ASSIGNMENT =
-  /\b([A-Za-z0-9_-]*(?:api[_-]?key|secret|token|password|passwd|credential)[A-Za-z0-9_-]*)(["']?\s*[:=]\s*["']?)([^\s"',;]{4,})/gi
+const SECRET_ASSIGNMENT = compileRe2(
+  String.raw`(?i)\b([A-Za-z0-9_-]*(?:api[_-]?key|secret|token|password|passwd|credential)[A-Za-z0-9_-]*)(["']?\s*[:=]\s*["']?)([^\s"',;]{4,})`,
+)
 
 function luhn(digits: string): boolean {
   let sum = 0
@@ -108,18 +129,37 @@ function luhn(digits: string): boolean {
   return sum % 10 === 0
 }
 
+function redactPhones(text: string): string {
+  const m = PHONE.matcher(text)
+  let out = ''
+  let last = 0
+  let from = 0
+  while (from <= text.length && m.find(from)) {
+    const start = m.start()
+    const end = m.end()
+    if (WORD_OR_DOT.test(text[start - 1] ?? '') || WORD_OR_DOT.test(text[end] ?? '')) {
+      // Not a number on its own; a match may still start later inside it (the pattern spans at most ~30 characters).
+      from = start + 1
+      continue
+    }
+    out += `${text.slice(last, start)}***PHONE***`
+    last = end
+    from = end
+  }
+  return last === 0 ? text : out + text.slice(last)
+}
+
 function redactPii(text: string): string {
-  return text
-    .replace(EMAIL, '***EMAIL***')
-    .replace(SSN, '***SSN***')
-    .replace(CARD, (m) => (luhn(m.replace(/[ -]/g, '')) ? '***CARD***' : m))
-    .replace(PHONE, '***PHONE***')
+  let out = replaceAll(text, EMAIL, '***EMAIL***')
+  out = replaceAll(out, SSN, '***SSN***')
+  out = replaceAll(out, CARD, (m) => (luhn(m.replace(/[ -]/g, '')) ? '***CARD***' : m))
+  return redactPhones(out)
 }
 
 function redactSecrets(text: string): string {
   let out = text
-  for (const p of SECRET_PATTERNS) out = out.replace(p, '***REDACTED***')
-  return out.replace(SECRET_ASSIGNMENT, (_m, key: string, sep: string, value: string) =>
+  for (const p of SECRET_PATTERNS) out = replaceAll(out, p, '***REDACTED***')
+  return replaceAll(out, SECRET_ASSIGNMENT, (_m, key = '', sep = '', value = '') =>
     value === '***REDACTED***' || /^\d{1,7}$/.test(value) ? `${key}${sep}${value}` : `${key}${sep}***REDACTED***`,
   )
 }
@@ -130,7 +170,7 @@ export function applyFilters(text: string, filters: readonly ContentFilter[]): s
   for (const f of filters) {
     if (f.kind === 'pii') out = redactPii(out)
     else if (f.kind === 'secrets') out = redactSecrets(out)
-    else if (f.kind === 'regex') out = out.replace(f.pattern, f.replacement)
+    else if (f.kind === 'regex') out = replaceAll(out, f.pattern, f.replacement)
   }
   return out
 }

@@ -58,11 +58,14 @@ interface Costed {
   size?: Estimate
   /** The value of a literal. */
   literal?: unknown
+  /** The most characters or elements of each element of a list a function made (`split`). */
+  elemSize?: Estimate
 }
 
 interface IterVar {
   type: CelType
   path?: string[]
+  size?: Estimate
 }
 
 const T = (kind: CelKind, elem?: CelType): CelType => (elem ? { kind, elem } : { kind })
@@ -79,6 +82,12 @@ const PARSER = new Environment({ enableOptionalTypes: true, unlistedVariablesAre
 export interface CostOptions {
   /** `oldSelf` is an optional (the rule sets optionalOldSelf). */
   optionalOldSelf?: boolean
+  /**
+   * Estimating one evaluation on known values rather than a CRD rule as the API server does:
+   * also use what is sure beyond the server's estimate (each part of a `split` is at most the
+   * whole string), so ordinary expressions on real values are not refused for sizes nobody has.
+   */
+  runtime?: boolean
 }
 
 /**
@@ -92,16 +101,23 @@ export function estimateExpressionCost(expression: string, self: CelDecl, option
   } catch {
     return null
   }
-  return new Coster(self, options).visit(ast).cost
+  return new Coster(new Map([['self', self], ['oldSelf', self]]), options, self).visit(ast).cost
+}
+
+/**
+ * Pure: the estimated cost range of a parsed expression whose variables are declared by
+ * `variables` (a variable not listed costs 1 and has no known size). With declarations made from
+ * the values an evaluation is about to see (shared/cel/budget.ts), `max` bounds that evaluation.
+ */
+export function estimateAstCost(ast: ASTNode, variables: ReadonlyMap<string, CelDecl>): Estimate {
+  return new Coster(variables, { runtime: true }).visit(ast).cost
 }
 
 class Coster {
   private readonly scopes = new Map<string, IterVar[]>()
-  private readonly selfType: CelType
 
-  constructor(private readonly root: CelDecl, private readonly options: CostOptions) {
-    this.selfType = celTypeOf(root)
-  }
+  /** `fallback`: the declaration a path from any other name walks (the API server walks `self`'s for every path). */
+  constructor(private readonly roots: ReadonlyMap<string, CelDecl>, private readonly options: CostOptions, private readonly fallback?: CelDecl) {}
 
   visit(n: ASTNode): Costed {
     switch (n.op) {
@@ -161,10 +177,12 @@ class Coster {
 
   private ident(name: string): Costed {
     const scoped = this.scopes.get(name)?.at(-1)
-    if (scoped) return { cost: ONE, type: scoped.type, ...(scoped.path ? { path: scoped.path } : {}) }
-    if (name === 'self') return { cost: ONE, type: this.selfType, path: ['self'] }
-    if (name === 'oldSelf') return { cost: ONE, type: this.options.optionalOldSelf ? T('optional', this.selfType) : this.selfType, path: ['oldSelf'] }
-    return { cost: ONE, type: T('type'), path: [name] }
+    if (scoped) return { cost: ONE, type: scoped.type, ...(scoped.path ? { path: scoped.path } : {}), ...(scoped.size ? { size: scoped.size } : {}) }
+    const root = this.roots.get(name)
+    if (!root) return { cost: ONE, type: T('type'), path: [name] }
+    const type = celTypeOf(root)
+    if (name === 'oldSelf' && this.options.optionalOldSelf) return { cost: ONE, type: T('optional', type), path: [name] }
+    return { cost: ONE, type, path: [name] }
   }
 
   private select(operand: ASTNode, field: string): Costed {
@@ -270,6 +288,7 @@ class Coster {
     const rangeKind = range.type.kind
     const iter: IterVar = { type: rangeKind === 'list' ? (range.type.elem ?? DYN) : rangeKind === 'map' ? (range.type.key ?? STRING) : DYN }
     if (rangeKind === 'list') iter.path = [...(range.path ?? []), '@items']
+    if (range.elemSize) iter.size = range.elemSize
     else if (rangeKind === 'map') iter.path = [...(range.path ?? []), '@keys']
     const stack = this.scopes.get(first.args) ?? []
     stack.push(iter)
@@ -318,12 +337,12 @@ class Coster {
 
   private call(name: string, target: Costed | undefined, args: Costed[]): Costed {
     const argCost = sum(args.map((a) => a.cost))
-    const { cost, size, type } = this.functionCost(name, target, args)
-    return { cost: add(cost, argCost), type, ...(size ? { size } : {}) }
+    const { cost, size, type, elemSize } = this.functionCost(name, target, args)
+    return { cost: add(cost, argCost), type, ...(size ? { size } : {}), ...(elemSize ? { elemSize } : {}) }
   }
 
   // The cost of the function itself (arguments excluded), its result type and, when known, its result size.
-  private functionCost(name: string, target: Costed | undefined, args: Costed[]): { cost: Estimate; type: CelType; size?: Estimate } {
+  private functionCost(name: string, target: Costed | undefined, args: Costed[]): { cost: Estimate; type: CelType; size?: Estimate; elemSize?: Estimate } {
     const a0 = args[0]
     const a1 = args[1]
     const traverse = (n: Costed, f = STRING_TRAVERSAL) => factor(this.librarySize(n), f)
@@ -366,13 +385,14 @@ class Coster {
           const size = this.librarySize(target)
           let max = size.max
           if (typeof a1?.literal === 'bigint') max = BigInt.asUintN(64, a1.literal)
-          return { cost: factor(size, 0.2), type: T('list', STRING), size: est(0n, max) }
+          // Each part is at most the whole string.
+          return { cost: factor(size, 0.2), type: T('list', STRING), size: est(0n, max), ...(this.options.runtime ? { elemSize: est(0n, size.max) } : {}) }
         }
         case 'join': {
           const list = this.librarySize(target)
           let size = ZERO
           if (target.type.kind === 'list' || target.type.kind === 'map' || target.type.kind === 'optional') {
-            const elem: Costed = { cost: ZERO, type: target.type.elem ?? DYN, ...(target.path ? { path: [...target.path, '@items'] } : {}) }
+            const elem: Costed = { cost: ZERO, type: target.type.elem ?? DYN, ...(target.path ? { path: [...target.path, '@items'] } : {}), ...(target.elemSize ? { size: target.elemSize } : {}) }
             size = mul(list, this.librarySize(elem))
           }
           if (a0) {
@@ -515,15 +535,18 @@ class Coster {
     return n.size ?? this.schemaSize(n.path) ?? UNKNOWN_SIZE
   }
 
-  // The first path element names the variable (self, oldSelf, or whatever the path started from); the rest walks the schema.
+  // The first path element names the variable (self, oldSelf, or whatever the path started from); the rest walks its declaration.
   private schemaSize(path: string[] | undefined): Estimate | undefined {
     if (!path || path.length === 0) return undefined
-    let node: CelDecl | undefined = this.root
+    let node: CelDecl | undefined = this.roots.get(path[0]!) ?? this.fallback
+    if (!node) return undefined
     for (const step of path.slice(1)) {
+      const from: CelDecl = node
       if (step === '@items' || step === '@values') node = node.elem
       else if (step === '@keys') node = node.key
       else node = node.fields?.get(step)
-      if (!node) return undefined
+      // A value known in full has no such part: evaluation stops there, having traversed nothing.
+      if (!node) return from.closed ? ZERO : undefined
     }
     return est(0n, node.maxElements)
   }

@@ -37,6 +37,8 @@ export interface CelDecl {
   fields?: Map<string, CelDecl>
   elem?: CelDecl
   key?: CelDecl
+  /** Declared from an actual value (shared/cel/budget.ts): `fields` lists every key and a list or map without `elem` is empty. */
+  closed?: boolean
 }
 
 const STRING_KEY: CelDecl = { kind: 'string', maxElements: 0n, minSerializedSize: 2n }

@@ -7,10 +7,14 @@
  * and cannot be interrupted, so instead of a clock the expression itself is bounded before it
  * runs: at most 1024 characters, 512 AST nodes, depth 64, no comprehension inside another
  * comprehension and no macro outside `has`, `all`, `exists`, `exists_one`, `map`, `filter`
- * (no `cel.bind`), and `replace` refuses results over 65536 characters. Every input is at most
- * 4096 characters, so an accepted expression runs in well under 10 ms.
+ * (no `cel.bind`), and `replace` refuses results over 65536 characters. `matches` runs on RE2
+ * (linear time, Kubernetes' syntax) and every evaluation is refused when its cost estimated on
+ * the actual values is over Kubernetes' per-expression limit (shared/cel/budget.ts): its excess
+ * is a `ComputedValueError` or `IncludeWhenError` like any evaluation error (§2.3).
  */
-import { Environment } from '@marcbachmann/cel-js'
+import { Environment, type ASTNode } from '@marcbachmann/cel-js'
+import { overBudget } from '../cel/budget.js'
+import { rewriteMatches, useRe2Matches, userFacingCelMessage } from '../cel/regex.js'
 
 /** A value as CEL and the template renderer see it (§3.1). */
 export type TypedValue =
@@ -42,18 +46,18 @@ function buildEnvironment(): Environment {
     if (length > MAX_REPLACE_RESULT) throw new Error(`replace() result is longer than ${MAX_REPLACE_RESULT} characters`)
     return from === '' ? to + parts.join(to) + to : parts.join(to)
   })
-  return env
+  return useRe2Matches(env)
 }
 
 const env = buildEnvironment()
 type Program = (ctx: Record<string, unknown>) => unknown
-type Compiled = { ok: true; run: Program; refs: Set<string> } | { ok: false; error: string }
+type Compiled = { ok: true; run: Program; ast: ASTNode; refs: Set<string> } | { ok: false; error: string }
 const cache = new Map<string, Compiled>()
 
 /** First line of a cel-js error (its message continues with a source excerpt). */
 export function celErrorDetail(err: unknown): string {
   const message = err instanceof Error ? err.message : String(err)
-  return (message.split('\n')[0] ?? '').trim() || 'evaluation error'
+  return userFacingCelMessage((message.split('\n')[0] ?? '').trim()) || 'evaluation error'
 }
 
 interface Node { op: string; args: unknown }
@@ -108,9 +112,10 @@ function compile(expression: string): Compiled {
   } else {
     try {
       const program = env.parse(expression)
+      rewriteMatches(program.ast)
       const refs = new Set<string>()
       const costError = inspect(program.ast, 0, refs)
-      compiled = costError ? { ok: false, error: costError } : { ok: true, run: program as Program, refs }
+      compiled = costError ? { ok: false, error: costError } : { ok: true, run: program as Program, ast: program.ast, refs }
     } catch (err) {
       compiled = { ok: false, error: celErrorDetail(err) }
     }
@@ -135,8 +140,11 @@ export type CelOutcome =
 export function evaluateCel(expression: string, scope: CelScope): CelOutcome {
   const compiled = compile(expression)
   if (!compiled.ok) return { ok: false, error: compiled.error, refs: new Set() }
+  const variables = { inputs: scope.inputs, computed: scope.computed, recipe: scope.recipe }
+  const tooCostly = overBudget(compiled.ast, variables)
+  if (tooCostly) return { ok: false, error: tooCostly, refs: compiled.refs }
   try {
-    return { ok: true, value: compiled.run({ inputs: scope.inputs, computed: scope.computed, recipe: scope.recipe }) }
+    return { ok: true, value: compiled.run(variables) }
   } catch (err) {
     return { ok: false, error: celErrorDetail(err), refs: compiled.refs }
   }

@@ -1,9 +1,13 @@
 /**
  * Step conditions: CEL (as purko documents) plus purko's legacy shorthand, which is rewritten
  * into CEL text before compiling. Compiled programs are cached per expression; compiling is
- * deterministic, so the cache does not make evaluation impure.
+ * deterministic, so the cache does not make evaluation impure. Every evaluation has a bounded
+ * cost: `matches` runs on RE2 and an expression whose estimated cost on the outputs it reads is
+ * over Kubernetes' limit is refused (shared/cel/budget.ts), so no condition stalls a controller.
  */
-import { Environment } from '@marcbachmann/cel-js'
+import { Environment, type ASTNode } from '@marcbachmann/cel-js'
+import { COST_LIMIT_EXCEEDED, overBudget } from '../cel/budget.js'
+import { rewriteMatches, useRe2Matches, userFacingCelMessage } from '../cel/regex.js'
 
 /** What a condition can see: each step's parsed output and the Workflow parameters. */
 export interface ConditionContext {
@@ -11,8 +15,11 @@ export interface ConditionContext {
   parameters: Record<string, string>
 }
 
-/** Result of evaluating a condition: a boolean, or an error naming the expression. */
-export type ConditionResult = { ok: true; value: boolean } | { ok: false; error: string }
+/**
+ * Result of evaluating a condition: a boolean, or an error naming the expression; `reason` is
+ * `CostLimitExceeded` when it was not evaluated because its cost on these outputs is over budget.
+ */
+export type ConditionResult = { ok: true; value: boolean } | { ok: false; error: string; reason?: typeof COST_LIMIT_EXCEEDED }
 
 interface Tok {
   k: 'id' | 'str' | 'num' | 'op'
@@ -20,7 +27,7 @@ interface Tok {
 }
 
 type Compiled =
-  | { ok: true; run: (ctx: Record<string, unknown>) => unknown; refs: string[]; allSteps: boolean }
+  | { ok: true; run: (ctx: Record<string, unknown>) => unknown; ast: ASTNode; refs: string[]; allSteps: boolean }
   | { ok: false; error: string; refs: string[] }
 
 const COMPARE = new Set(['==', '!=', '<', '<=', '>', '>='])
@@ -102,7 +109,7 @@ function buildEnvironment(): Environment {
     }
   }
   env.registerOperator('string == bool', (a: string, b: boolean) => a === String(b))
-  return env
+  return useRe2Matches(env)
 }
 
 const env = buildEnvironment()
@@ -413,7 +420,7 @@ function readsStepsDynamically(t: Tok[]): boolean {
 function describe(expr: string, err: unknown, what = 'invalid condition'): string {
   const e = err as { summary?: unknown; message?: unknown }
   const detail = typeof e.summary === 'string' ? e.summary : typeof e.message === 'string' ? e.message.split('\n')[0] : String(err)
-  return `${what} ${JSON.stringify(expr)}: ${detail}`
+  return `${what} ${JSON.stringify(expr)}: ${userFacingCelMessage(detail ?? '')}`
 }
 
 function compile(expr: string): Compiled {
@@ -426,9 +433,10 @@ function compile(expr: string): Compiled {
     const withContains = rewriteContains(tokens)
     const text = wrapBareOperands(withContains, 0, withContains.length).map((t) => t.v).join(' ')
     const program = env.parse(text)
+    rewriteMatches(program.ast)
     const checked = program.check()
     compiled = checked.valid
-      ? { ok: true, run: (ctx) => program(ctx), refs, allSteps: readsStepsDynamically(tokens) }
+      ? { ok: true, run: (ctx) => program(ctx), ast: program.ast, refs, allSteps: readsStepsDynamically(tokens) }
       : { ok: false, error: describe(expr, checked.error), refs }
   } catch (err) {
     compiled = { ok: false, error: describe(expr, err), refs }
@@ -470,6 +478,8 @@ export function evaluateCondition(expr: string, ctx: ConditionContext): Conditio
     const alias = stepAlias(name)
     if (Object.hasOwn(ctx.outputs, name) && !Object.hasOwn(steps, alias)) steps[alias] = { output: ctx.outputs[name] }
   }
+  const tooCostly = overBudget(compiled.ast, { steps, parameters: ctx.parameters })
+  if (tooCostly) return { ok: false, error: describe(expr, { message: tooCostly }, 'cannot evaluate condition'), reason: COST_LIMIT_EXCEEDED }
   try {
     const value = compiled.run({ steps, parameters: ctx.parameters })
     return { ok: true, value: truthy(value) }

@@ -583,7 +583,7 @@ class RunBuilder {
           state.phase = 'Skipped'
           state.completionTime = this.now
           if (!verdict.ok) state.error = `Condition error: ${verdict.error}`
-          this.transition({ kind: 'step.finished', type: verdict.ok ? 'Normal' : 'Warning', reason: verdict.ok ? 'StepSkipped' : 'ConditionError', message: verdict.ok ? `Step ${step.name} skipped: condition is false` : `Step ${step.name} skipped: ${verdict.error}`, step: step.name, phase: 'Skipped' })
+          this.transition({ kind: 'step.finished', type: verdict.ok ? 'Normal' : 'Warning', reason: verdict.ok ? 'StepSkipped' : verdict.reason === 'CostLimitExceeded' ? 'ConditionCostLimitExceeded' : 'ConditionError', message: verdict.ok ? `Step ${step.name} skipped: condition is false` : `Step ${step.name} skipped: ${verdict.error}`, step: step.name, phase: 'Skipped' })
           continue
         }
       }

@@ -105,7 +105,7 @@ describeCluster('mcpserver-changed on a real kube-apiserver, as its own ServiceA
     expect(ready?.status?.tools.map((t: { name: string }) => t.name).sort()).toEqual(['ping', 'search', 'write_file'])
     expect(condition(ready, 'Ready')).toMatchObject({ status: 'True', reason: 'Registered' })
     expect(condition(ready, 'ToolsDiscovered')).toMatchObject({ status: 'True', message: '3 tools over Streamable HTTP' })
-    expect((await registry()).entries).toEqual([{ name: 'demo', url: `${mcp.url}/mcp`, auth: 'bearer', icon: '', category: '', secretRef: 'demo-token' }])
+    expect((await registry()).entries).toEqual([{ name: 'demo', url: `${mcp.url}/mcp`, auth: 'bearer', icon: '', category: '', secretRef: 'demo-token', namespace: NS }])
     // The echo of the status write: nothing to do.
     const rv = ready?.metadata?.resourceVersion
     expect(await changed('demo')).toBe(202)

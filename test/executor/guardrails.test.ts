@@ -195,6 +195,39 @@ describe('CONTENT_FILTERS', () => {
     expect(run.output._metrics).toMatchObject({ provider: 'offline' })
   })
 
+  it('a phone number touching a word character or a dot is not one; one later in the same run still is', () => {
+    expect(applyFilters('id x415-555-0132 and 415-555-0133.', pii)).toBe('id x415-555-0132 and 415-555-0133.')
+    expect(applyFilters('a1415 555 0132, then 020 7946 0958 ok', pii)).toBe('a1415 555 0132, then ***PHONE*** ok')
+  })
+
+  describe('bounded cost (issue 27, item 2)', () => {
+    it('an agent author\'s `regex:` filter runs on RE2: `(a+)+$` on 48 a\'s and a ! answers at once', () => {
+      const filters = parseContentFilters(JSON.stringify(['regex:^(a+)+$:X']))
+      expect(applyFilters(`${'a'.repeat(48)}!`, filters)).toBe(`${'a'.repeat(48)}!`)
+      expect(applyFilters('a'.repeat(48), filters)).toBe('X')
+    })
+
+    it('a filter pattern that needs backtracking is a configuration error that says why', () => {
+      expect(() => parseContentFilters(JSON.stringify(['regex:secret(?=\\d)']))).toThrow(/does not compile: invalid regular expression .*RE2 syntax: no backreferences or lookaround/)
+      expect(() => parseContentFilters(JSON.stringify([{ type: 'regex', pattern: '(x)\\1' }]))).toThrow(/backreferences are not supported/)
+    })
+
+    it('the built-in filters finish on model output shaped against them (256 KB each) and still redact what follows', () => {
+      const shaped = [
+        `${'a'.repeat(262_144)} password=hunter2hunter2`, // a long name that almost is one (the secret assignment)
+        `${'a.'.repeat(131_072)} mail ops@example.com`, // an address that never comes (e-mail)
+        `${'eyJ'.repeat(87_382)} token ghp_abcdefghijklmnopqrstuvwxyz0123456789`, // a JWT that never completes
+        `${'-----BEGIN RSA PRIVATE KEY-----'.repeat(8_192)} AKIAIOSFODNN7EXAMPLE`, // keys that never end
+      ]
+      const all = parseContentFilters('["pii","secrets"]')
+      const out = shaped.map((text) => applyFilters(text, all))
+      expect(out[0]!.endsWith('password=***REDACTED***')).toBe(true)
+      expect(out[1]!.endsWith('mail ***EMAIL***')).toBe(true)
+      expect(out[2]!.endsWith('token ***REDACTED***')).toBe(true)
+      expect(out[3]!.endsWith(' ***REDACTED***')).toBe(true)
+    })
+  })
+
   it('keeps unknown filter names so the run can warn instead of failing a purko manifest', () => {
     expect(parseContentFilters('no-profanity, pii')).toEqual([{ kind: 'unknown', name: 'no-profanity' }, { kind: 'pii' }])
     expect(() => parseContentFilters('["regex:([:x"]')).toThrow(/does not compile/)

@@ -364,6 +364,27 @@ describe('recipes-mcp: deploy-recipe', () => {
     expect(kube.dryRuns).toEqual(['create WorkflowRecipe/shop'])
   })
 
+  it('a dry run whose computed value and includeWhen an agent made catastrophic answers at once with the reasons (issue 27, item 2)', async () => {
+    const kube = kubeWith({}, ['*', 'workflowrecipes'])
+    const client = await connect((await start(kube)).url)
+    const spec = {
+      inputs: [{ name: 'name', type: 'string', default: `${'a'.repeat(48)}!` }, { name: 'csv', type: 'string', default: 'x,'.repeat(2000) }],
+      computed: [{ name: 'plain', expression: "inputs.name.matches('^(a+)+$')" }, { name: 'slow', expression: "inputs.csv.split(',').exists(a, inputs.csv.split(',').size() == 0)" }],
+      workloads: [
+        { name: 'web', kind: 'Deployment', image: 'nginx:1.27', ports: [{ name: 'http', port: 80 }], env: [{ name: 'PLAIN', value: '{{computed.plain}}' }] },
+        { name: 'side', kind: 'Deployment', image: 'nginx:1.27', includeWhen: "inputs.csv.split(',').exists(a, inputs.csv.split(',').size() == 0)" },
+      ],
+    }
+    const result = await ok(client, 'deploy-recipe', { namespace: NS, name: 'costly', spec, dryRun: true })
+    expect(result.specValid).toBe(false)
+    expect(result.errors.map((e: { reason: string; message: string }) => [e.reason, e.message])).toEqual(expect.arrayContaining([
+      ['ComputedValueError', expect.stringMatching(/^computed "slow": evaluation cost limit exceeded/)],
+      ['IncludeWhenError', expect.stringMatching(/^workload "side": includeWhen: evaluation cost limit exceeded/)],
+    ]))
+    expect(JSON.stringify(result.errors)).not.toContain('computed "plain"')
+    expect(kube.writes).toEqual([])
+  })
+
   it('tells approval and policy findings from the in-process evaluation, and an invalid spec from the API server with its causes', async () => {
     const policy = {
       apiVersion: 'purko.io/v1alpha1', kind: 'WorkflowRecipePolicy', metadata: { name: 'digests' },

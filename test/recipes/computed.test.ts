@@ -85,3 +85,27 @@ describe('includeWhen (§3.2)', () => {
     expect(r.errors).toEqual([{ reason: 'IncludeWhenError', message, field: 'spec.workloads[w].includeWhen' }])
   })
 })
+
+describe('bounded cost of recipe CEL (issue 27, item 2)', () => {
+  const long = (s: string) => new Map<string, TypedValue>([['long', { type: 'string', value: s }]])
+  const evaluate = (expression: string, values: Map<string, TypedValue>) =>
+    evaluateComputed({ computed: [{ name: 'v', expression }] }, values, new Set(), recipe)
+
+  it("`'aaaa…a!'.matches('^(a+)+$')` answers at once with RE2's result", () => {
+    expect(evaluate("inputs.long.matches('^(a+)+$')", long(`${'a'.repeat(48)}!`)).values.get('v')).toEqual({ type: 'bool', value: false })
+    expect(evaluate("inputs.long.matches('^(a+)+$')", long('a'.repeat(48))).values.get('v')).toEqual({ type: 'bool', value: true })
+  })
+
+  it('an evaluation over the cost limit on these inputs is a ComputedValueError, and the same expression on a short input runs', () => {
+    const expression = "inputs.long.split('').exists(c, inputs.long.split('').size() == 0)"
+    const r = evaluate(expression, long('x'.repeat(4096)))
+    expect(r.errors).toEqual([{ reason: 'ComputedValueError', field: expect.any(String), message: expect.stringMatching(/^computed "v": evaluation cost limit exceeded: estimated cost \d+ on these values, limit 1000000$/) }])
+    expect(evaluate(expression, long('x'.repeat(40))).values.get('v')).toEqual({ type: 'bool', value: false })
+  })
+
+  it('includeWhen over the limit is an IncludeWhenError and the workload stays included', () => {
+    const r = evaluateInclusion([{ name: 'w', includeWhen: "inputs.long.split('').exists(c, inputs.long.split('').size() == 0)" }], long('x'.repeat(4096)), new Map(), { inputs: new Set(), computed: new Set() }, recipe)
+    expect(r.included).toEqual(['w'])
+    expect(r.errors.map((e) => [e.reason, e.message])).toEqual([['IncludeWhenError', expect.stringMatching(/^workload "w": includeWhen: evaluation cost limit exceeded/)]])
+  })
+})

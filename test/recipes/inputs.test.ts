@@ -85,3 +85,19 @@ describe('function configuration (§1.1)', () => {
     expect(() => recipeConfig({ KINETIC_RECIPES_MCP_AUTH: 'oidc' })).toThrow('KINETIC_RECIPES_MCP_AUTH must be "kubernetes" or "none", got "oidc"')
   })
 })
+
+describe('input patterns run in linear time (issue 27, item 2)', () => {
+  it('a catastrophic pattern on a long value answers at once: it does not match', () => {
+    const r = resolveInputs({ inputs: [input({ name: 'p', pattern: '(a+)+', default: `${'a'.repeat(4000)}!` })] })
+    expect(r.errors.map((e) => e.message)).toEqual([expect.stringMatching(/^input "p": "a+.* does not match \(a\+\)\+$/)])
+    expect(resolveInputs({ inputs: [input({ name: 'p', pattern: '(a+)+', default: 'a'.repeat(4000) })] }).errors).toEqual([])
+  })
+
+  it('a pattern that needs backtracking (a backreference, lookaround) is refused with the reason', () => {
+    const r = resolveInputs({ inputs: [input({ name: 'p', pattern: '(a)\\1', default: 'aa' })] })
+    expect(r.errors.map((e) => e.message)).toEqual(['input "p": "aa" does not match (a)\\1 (invalid regular expression "(a)\\\\1" (RE2 syntax: no backreferences or lookaround): backreferences are not supported)'])
+    expect(resolveInputs({ inputs: [input({ name: 'p', pattern: 'a(?=b)', default: 'ab' })] }).errors.map((e) => e.message)).toEqual([
+      expect.stringMatching(/does not match a\(\?=b\) \(invalid regular expression .*RE2 syntax/),
+    ])
+  })
+})

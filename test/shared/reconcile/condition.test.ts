@@ -153,3 +153,38 @@ describe('conditionReferences and conditionError', () => {
     expect(conditionError('unknownVariable == 1')).toContain('unknownVariable')
   })
 })
+
+describe('evaluateCondition: bounded cost (issue 27, item 2)', () => {
+  const evil = `${'a'.repeat(48)}!`
+
+  it("`'aaaa…a!'.matches('^(a+)+$')` answers at once with RE2's result instead of backtracking for hours", () => {
+    expect(evaluateCondition(`steps.a.output.s.matches('^(a+)+$')`, { outputs: { a: { s: evil } }, parameters: {} })).toEqual({ ok: true, value: false })
+    expect(evaluateCondition(`steps.a.output.s.matches('^(a+)+$')`, { outputs: { a: { s: 'a'.repeat(48) } }, parameters: {} })).toEqual({ ok: true, value: true })
+  })
+
+  it('a webhook parameter fed to an author\'s regex is just as bounded', () => {
+    expect(evaluateCondition(`parameters.title.matches('(x+x+)+y')`, { outputs: {}, parameters: { title: 'x'.repeat(5000) } })).toEqual({ ok: true, value: false })
+  })
+
+  it('a pattern RE2 does not accept (backreferences, lookaround) is a condition error that says so', () => {
+    const verdict = evaluateCondition(`parameters.p.matches('(?=a)a')`, { outputs: {}, parameters: { p: 'a' } })
+    expect(verdict).toMatchObject({ ok: false })
+    expect(!verdict.ok && verdict.error).toMatch(/invalid regular expression "\(\?=a\)a" \(RE2 syntax: no backreferences or lookaround\)/)
+    expect(!verdict.ok && verdict.error).not.toContain('kineticRe2Matches')
+  })
+
+  it('an expression whose cost on the outputs it reads is over the limit is refused with CostLimitExceeded, not run', () => {
+    const list = Array.from({ length: 20_000 }, (_, i) => i)
+    const verdict = evaluateCondition('steps.a.output.l.exists(x, steps.a.output.l.exists(y, x + y < 0))', { outputs: { a: { l: list } }, parameters: {} })
+    expect(verdict).toMatchObject({ ok: false, reason: 'CostLimitExceeded' })
+    expect(!verdict.ok && verdict.error).toMatch(/evaluation cost limit exceeded: estimated cost \d+ on these values, limit 1000000$/)
+  })
+
+  it('the same expression on small outputs, and one pass over a large one, still evaluate', () => {
+    const small = Array.from({ length: 20 }, (_, i) => i)
+    expect(evaluateCondition('steps.a.output.l.exists(x, steps.a.output.l.exists(y, x + y == 37))', { outputs: { a: { l: small } }, parameters: {} })).toEqual({ ok: true, value: true })
+    const large = Array.from({ length: 20_000 }, (_, i) => ({ id: i, name: `item-${i}` }))
+    expect(evaluateCondition("steps.a.output.items.exists(i, i.name == 'item-19999')", { outputs: { a: { items: large } }, parameters: {} })).toEqual({ ok: true, value: true })
+    expect(evaluateCondition('steps.a.output.missing.exists(i, i == 1)', { outputs: { a: { items: large } }, parameters: {} })).toEqual({ ok: true, value: false })
+  })
+})

@@ -162,6 +162,14 @@ describe('starting a run', () => {
     expect(started(plan)).toEqual(['s2'])
   })
 
+  it('skips a step whose condition is over the evaluation cost limit on a webhook parameter, with the reason, instead of stalling', () => {
+    const steps = [aStep('s1', { condition: "parameters.csv.split(',').exists(a, parameters.csv.split(',').exists(b, a + b == 'x'))" })]
+    const { plan, wf } = planAndSettle(withSpec({ steps, parameters: { csv: 'a,'.repeat(4000) } }), T0)
+    expect(stepOf(wf, 's1')?.phase).toBe('Skipped')
+    expect(stepOf(wf, 's1')?.error).toMatch(/^Condition error: cannot evaluate condition .*: evaluation cost limit exceeded: estimated cost \d+ on these values, limit 1000000$/)
+    expect(plan.transitions).toContainEqual(expect.objectContaining({ reason: 'ConditionCostLimitExceeded', type: 'Warning', step: 's1' }))
+  })
+
   it('decides conditions on earlier outputs, including purko\'s >= and <= forms', () => {
     const steps = [
       aStep('s1'),
