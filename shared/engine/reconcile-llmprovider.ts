@@ -1,5 +1,5 @@
 import type { V1Secret } from '@kubernetes/client-node'
-import { ConflictError, TransientError } from '../errors.js'
+import { ForbiddenError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import { checkCredentials, credentialsKeyOf, credentialsSecretName, type SecretLookup } from '../llm/credentials.js'
 import { planProvider, type ProviderFacts, type ProviderPlan } from '../llm/plan.js'
@@ -192,7 +192,7 @@ function sharingPlatformSecrets(kube: Kube, platformNamespace: string, round: Pr
   })
 }
 
-/** The provider's Secret as the credentials check needs it; a refusal (RBAC) is a finding, not a crash. */
+/** The provider's Secret as the credentials check needs it; a 403 (RBAC) is a finding, not a crash. */
 async function lookupSecret(deps: EngineDeps, provider: LLMProvider, round: ProbeRound): Promise<SecretLookup> {
   const name = credentialsSecretName(provider)
   if (!name) return { state: 'none' }
@@ -204,9 +204,11 @@ async function lookupSecret(deps: EngineDeps, provider: LLMProvider, round: Prob
     const raw = secret.data?.[key]
     return raw === undefined ? { state: 'found' } : { state: 'found', value: Buffer.from(raw, 'base64').toString('utf8') }
   } catch (err) {
-    if (err instanceof ConflictError || err instanceof TransientError) throw err
-    deps.log.warn({ namespace, name: provider.metadata.name, secret: name, err: (err as Error).message }, 'Could not read the credentials Secret of LLMProvider')
-    return { state: 'unreadable' }
+    // Outside the platform namespace the read needs a grant of the namespace's own: a finding
+    // that names the grant. Anything else (an outage, a bug) is not the provider's to report.
+    if (!(err instanceof ForbiddenError)) throw err
+    deps.log.warn({ namespace, name: provider.metadata.name, secret: name, err: err.message }, 'Reading the credentials Secret of LLMProvider is forbidden')
+    return { state: 'forbidden' }
   }
 }
 

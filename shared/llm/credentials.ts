@@ -6,16 +6,16 @@ export type SecretLookup =
   | { state: 'none' }
   /** The Secret does not exist (404). */
   | { state: 'missing' }
-  /** The API server refused the read (no RoleBinding for llmprovider-changed there). */
-  | { state: 'unreadable' }
+  /** The API server refused the read: 403, no Role there lets llmprovider-changed get it. */
+  | { state: 'forbidden' }
   /** The Secret exists; `value` is the decoded key, absent when the Secret lacks it. */
   | { state: 'found'; value?: string }
 
 /** The credentials check of SPEC §5.3, with purko's reasons and messages. */
 export interface CredentialsCheck {
   valid: boolean
-  /** `NoCredentialsRequired`, `SecretFound` or `CredentialsInvalid`. */
-  reason: 'NoCredentialsRequired' | 'SecretFound' | 'CredentialsInvalid'
+  /** `NoCredentialsRequired`, `SecretFound`, `CredentialsInvalid`, or `SecretForbidden` (a 403 reading the Secret). */
+  reason: 'NoCredentialsRequired' | 'SecretFound' | 'CredentialsInvalid' | 'SecretForbidden'
   /** Message of the CredentialsValid condition (names the Secret, never its content). */
   message: string
   /** The key itself, for the probe only: never logged, never in a status, an Event or a message. */
@@ -24,6 +24,16 @@ export interface CredentialsCheck {
 
 /** purko's message for invalid credentials (Ready condition and status.message). */
 export const CREDENTIALS_INVALID_MESSAGE = 'Credentials not found or invalid'
+
+/** The ServiceAccount llmprovider-changed runs as (knative/rbac/llmprovider-changed.yaml). */
+const FUNCTION_ACCOUNT = 'kinetic-system:llmprovider-changed'
+
+/** Pure: the kubectl commands that let llmprovider-changed read one Secret of a namespace (a Role per Secret, so several providers' grants do not clash). */
+export function secretGrantCommand(namespace: string, secret: string): string {
+  const role = `kinetic-llmprovider-${secret}`
+  return `kubectl create role ${role} -n ${namespace} --verb=get --resource=secrets --resource-name=${secret} && `
+    + `kubectl create rolebinding ${role} -n ${namespace} --role=${role} --serviceaccount=${FUNCTION_ACCOUNT}`
+}
 
 /** Pure: the Secret name the provider's credentials live in, or undefined when it names none. */
 export function credentialsSecretName(provider: LLMProvider): string | undefined {
@@ -59,8 +69,12 @@ export function checkCredentials(provider: LLMProvider, lookup: SecretLookup): C
     case 'none':
     case 'missing':
       return invalid(`${CREDENTIALS_INVALID_MESSAGE}: Secret ${name} not found in namespace ${namespace}`)
-    case 'unreadable':
-      return invalid(`${CREDENTIALS_INVALID_MESSAGE}: Secret ${name} in namespace ${namespace} may not be read by llmprovider-changed (a Role there granting get on it, bound to ServiceAccount kinetic-system/llmprovider-changed, allows it)`)
+    case 'forbidden':
+      // Not the user's credentials but Kinetic's rights: say so, and the one grant that fixes it.
+      return {
+        valid: false, reason: 'SecretForbidden',
+        message: `Reading Secret ${namespace}/${name} is forbidden to llmprovider-changed (no Role in ${namespace} grants it get); allow it with: ${secretGrantCommand(namespace, name)}`,
+      }
     case 'found':
       if (lookup.value === undefined) return invalid(`${CREDENTIALS_INVALID_MESSAGE}: Secret ${name} has no key ${credentialsKeyOf(provider)}`)
       return { valid: true, reason: 'SecretFound', message: `Credentials loaded from ${name}`, secret: lookup.value }

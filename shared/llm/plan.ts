@@ -41,7 +41,7 @@ export function isModelOffered(model: string, offered: readonly string[]): boole
  * Pure: the status after one check at `now`. Phases: Ready when the credentials hold and the
  * endpoint lists `spec.model` (or the health check is disabled: purko's presence check only);
  * Degraded when the endpoint answers but rate limits (429) or does not offer `spec.model`;
- * Error otherwise (missing or refused credentials, unreachable, timeout, redirect to another
+ * Error otherwise (missing, refused or forbidden credentials, unreachable, timeout, redirect to another
  * host, HTML or oversized answers, unusable endpoint). Ready=True only in phase Ready.
  */
 export function planProvider(provider: LLMProvider, facts: ProviderFacts, now: string): ProviderPlan {
@@ -60,16 +60,20 @@ export function planProvider(provider: LLMProvider, facts: ProviderFacts, now: s
   let failed: boolean
   let notBefore: number | undefined
 
+  const forbidden = credentials.reason === 'SecretForbidden'
   creds = credentials.valid
     ? { status: 'True', reason: credentials.reason, message: credentials.message }
-    : { status: 'False', reason: 'CredentialsInvalid', message: credentials.message }
+    : { status: 'False', reason: forbidden ? 'SecretForbidden' : 'CredentialsInvalid', message: credentials.message }
   const notProbed = (why: string): Checked => ({ status: 'Unknown', reason: 'NotProbed', message: why })
 
   if (!credentials.valid || probe === 'skipped') {
     phase = 'Error'
     failed = true
-    ready = { status: 'False', reason: 'CredentialsInvalid', message: CREDENTIALS_INVALID_MESSAGE }
-    reachable = notProbed(`Not probed: ${CREDENTIALS_INVALID_MESSAGE.toLowerCase()}`)
+    // purko's message for credentials that are missing or wrong; a refused read is Kinetic's rights, not the user's key.
+    ready = forbidden
+      ? { status: 'False', reason: 'SecretForbidden', message: credentials.message }
+      : { status: 'False', reason: 'CredentialsInvalid', message: CREDENTIALS_INVALID_MESSAGE }
+    reachable = notProbed(`Not probed: ${forbidden ? 'the credentials Secret may not be read' : CREDENTIALS_INVALID_MESSAGE.toLowerCase()}`)
     modelCheck = notProbed('Not probed: no model list')
   } else if (probe === 'disabled') {
     phase = 'Ready'

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -38,9 +39,10 @@ describeCluster('provider functions on a real kube-apiserver, as their own Servi
   const admin = () => cp.current.admin
   const provider = (namespace: string, name: string) => admin().get<ProviderObject>(`/apis/purko.io/v1alpha1/namespaces/${namespace}/llmproviders/${name}`)
   const cond = (p: ProviderObject | null, type: string) => p?.status?.conditions?.find((c) => c.type === type)
-  const appAs = async <T>(account: string, make: (deps: Parameters<typeof llmproviderChanged>[0]) => T): Promise<T> => {
+  /** The function as its own ServiceAccount, its clock `offsetMs` ahead (a check after a backoff). */
+  const appAs = async <T>(account: string, make: (deps: Parameters<typeof llmproviderChanged>[0]) => T, offsetMs = 0): Promise<T> => {
     const { kubeConfig } = await cp.current.serviceAccountKubeconfig('kinetic-system', account)
-    return make({ kube: new KubeClient(kubeConfig), log: silentLogger, now: () => new Date(), config: readRuntimeConfig({}), events: noKineticEvents })
+    return make({ kube: new KubeClient(kubeConfig), log: silentLogger, now: () => new Date(Date.now() + offsetMs), config: readRuntimeConfig({}), events: noKineticEvents })
   }
   const anLLMProvider = (namespace: string, name: string, secretRef: string) => ({
     apiVersion: 'purko.io/v1alpha1', kind: 'LLMProvider', metadata: { name, namespace },
@@ -98,14 +100,31 @@ describeCluster('provider functions on a real kube-apiserver, as their own Servi
     expect(JSON.stringify(p)).not.toMatch(/sk-e2e-/)
   })
 
-  it('a provider outside the platform namespace cannot have its Secret read without a Role there: it says so', async () => {
+  it('a provider outside the platform namespace whose Secret it may not read says forbidden, and the grant it gives works when run with kubectl', async () => {
     await admin().apply(anLLMProvider(TEAM, 'team', 'right-key'))
     const before = requests
-    await deliver(llm, RESOURCE_ADD, await provider(TEAM, 'team'))
+    expect((await deliver(llm, RESOURCE_ADD, await provider(TEAM, 'team'))).status).toBe(202)
     const p = await provider(TEAM, 'team')
-    expect(p?.status?.phase).toBe('Error')
-    expect(cond(p, 'CredentialsValid')?.message).toMatch(/may not be read by llmprovider-changed/)
     expect(requests).toBe(before)
+    expect(p?.status?.phase).toBe('Error')
+    const ready = cond(p, 'Ready')
+    expect(ready).toMatchObject({ status: 'False', reason: 'SecretForbidden', message: expect.stringMatching(/^Reading Secret providers-e2e\/right-key is forbidden to llmprovider-changed .*; allow it with: kubectl create role /) })
+    expect(p?.status?.message).toBe(ready?.message)
+    expect(cond(p, 'CredentialsValid')).toMatchObject({ status: 'False', reason: 'SecretForbidden', message: ready?.message })
+    const events = await admin().get<{ items: Array<{ type?: string; reason?: string; message?: string; involvedObject?: { name?: string } }> }>(`/api/v1/namespaces/${TEAM}/events`)
+    expect(events?.items.filter((e) => e.involvedObject?.name === 'team').map((e) => [e.type, e.reason, e.message])).toEqual([['Warning', 'SecretForbidden', ready?.message]])
+
+    // The grant exactly as the message gives it, run by the real kubectl as an administrator.
+    const grant = ready!.message!.split('allow it with: ')[1]!
+    for (const command of grant.split(' && ')) {
+      const [tool, ...args] = command.split(' ')
+      expect(tool).toBe('kubectl')
+      execFileSync('/usr/bin/kubectl', [...args, `--kubeconfig=${cp.current.adminKubeconfigPath}`], { stdio: 'pipe' })
+    }
+    // The next check (after the failure backoff) reads the Secret and probes.
+    const later = await appAs('llmprovider-changed', llmproviderChanged, 40 * 60_000)
+    expect((await deliver(later, RESOURCE_ADD, await provider(TEAM, 'team'))).status).toBe(202)
+    expect((await provider(TEAM, 'team'))?.status).toMatchObject({ phase: 'Ready', availableModels: 2 })
   })
 
   it('the probe round probes only what is due: right after the checks above, nothing', async () => {

@@ -7,7 +7,7 @@ import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from '../../functions/llmprovider-changed/index.js'
 import { kineticEventsFor, type KineticEvents } from '../../shared/engine/kinetic-events.js'
-import { TransientError } from '../../shared/errors.js'
+import { ForbiddenError, TransientError } from '../../shared/errors.js'
 import { LLMProviderSchema, type LLMProvider } from '../../shared/schemas/llmprovider.js'
 import { FakeKube } from '../fakes/kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
@@ -115,7 +115,7 @@ describe('llmprovider-changed', () => {
 
   it('a missing Secret, and a Secret it may not read, are purko\'s Error without any probe', async () => {
     const kube = kubeWith([aProvider('openai'), aProvider('team', {}, 'team-a')], [])
-    kube.failNext('getSecret', new Error('secrets "openai-key" is forbidden: User "system:serviceaccount:kinetic-system:llmprovider-changed" cannot get resource "secrets" in the namespace "team-a"'))
+    kube.failNext('getSecret', new ForbiddenError('Could not get Secret team-a/openai-key', { cause: { code: 403 } }))
     const app = createApp(testDeps(kube))
     await deliver(app, RESOURCE_ADD, stored(kube, 'team', 'team-a'))
     await deliver(app, RESOURCE_ADD, stored(kube, 'openai'))
@@ -123,8 +123,14 @@ describe('llmprovider-changed', () => {
     expect(requests).toEqual([])
     expect(stored(kube, 'openai').status).toMatchObject({ phase: 'Error', message: 'Credentials not found or invalid' })
     expect(cond(stored(kube, 'openai'), 'CredentialsValid')?.message).toBe('Credentials not found or invalid: Secret openai-key not found in namespace purko-system')
-    expect(cond(stored(kube, 'team', 'team-a'), 'CredentialsValid')?.message).toBe(
-      'Credentials not found or invalid: Secret openai-key in namespace team-a may not be read by llmprovider-changed (a Role there granting get on it, bound to ServiceAccount kinetic-system/llmprovider-changed, allows it)')
+    const forbidden = 'Reading Secret team-a/openai-key is forbidden to llmprovider-changed (no Role in team-a grants it get); allow it with: '
+      + 'kubectl create role kinetic-llmprovider-openai-key -n team-a --verb=get --resource=secrets --resource-name=openai-key && '
+      + 'kubectl create rolebinding kinetic-llmprovider-openai-key -n team-a --role=kinetic-llmprovider-openai-key --serviceaccount=kinetic-system:llmprovider-changed'
+    const team = stored(kube, 'team', 'team-a')
+    expect(team.status).toMatchObject({ phase: 'Error', message: forbidden })
+    expect(cond(team, 'Ready')).toMatchObject({ status: 'False', reason: 'SecretForbidden', message: forbidden })
+    expect(cond(team, 'CredentialsValid')).toMatchObject({ status: 'False', reason: 'SecretForbidden', message: forbidden })
+    expect(kube.events.filter((e) => e.involvedObject?.name === 'team').map((e) => [e.type, e.reason, e.message])).toEqual([['Warning', 'SecretForbidden', forbidden]])
   })
 
   it('one probe per endpoint+credential per round: 5 providers sharing both send 1 request, another key adds 1', async () => {

@@ -37,6 +37,23 @@ describe('the credentials check (SPEC §5.3)', () => {
   })
 })
 
+describe('a credentials Secret llmprovider-changed may not read (403)', () => {
+  const GRANT = 'kubectl create role kinetic-llmprovider-team-key -n team-a --verb=get --resource=secrets --resource-name=team-key && '
+    + 'kubectl create rolebinding kinetic-llmprovider-team-key -n team-a --role=kinetic-llmprovider-team-key --serviceaccount=kinetic-system:llmprovider-changed'
+  const team = aProvider({ credentials: { secretRef: 'team-key' } }, undefined, { namespace: 'team-a' })
+
+  it('says forbidden, not missing, and gives the grant command in Ready, CredentialsValid, the message and the Warning Event', () => {
+    const message = `Reading Secret team-a/team-key is forbidden to llmprovider-changed (no Role in team-a grants it get); allow it with: ${GRANT}`
+    expect(checkCredentials(team, { state: 'forbidden' })).toEqual({ valid: false, reason: 'SecretForbidden', message })
+    const plan = planProvider(team, facts(team, { state: 'forbidden' }, 'skipped'), NOW)
+    expect(plan.status).toMatchObject({ phase: 'Error', message })
+    expect(cond(plan.status, 'Ready')).toMatchObject({ status: 'False', reason: 'SecretForbidden', message })
+    expect(cond(plan.status, 'CredentialsValid')).toMatchObject({ status: 'False', reason: 'SecretForbidden', message })
+    expect(JSON.stringify(plan.status)).not.toContain('not found or invalid')
+    expect(plan.transitions).toEqual([expect.objectContaining({ type: 'Warning', reason: 'SecretForbidden', message })])
+  })
+})
+
 describe('planProvider', () => {
   it('Ready with the discovered count and names when the endpoint lists spec.model', () => {
     const p = aProvider()

@@ -1,7 +1,9 @@
 /**
  * GET /providers: each LLM provider's health (phase, conditions, last probe), its models, and
- * which Secret holds its key: the Secret's name only, never anything read from it.
+ * which Secret holds its key: the Secret's name only, never anything read from it; when
+ * llmprovider-changed may not read that Secret, the grant that lets it.
  */
+import { secretGrantCommand } from '../../llm/credentials.js'
 import type { LLMProvider } from '../../schemas/llmprovider.js'
 import type { ConsoleRequest, PageResult } from '../context.js'
 import { html, join, type Html } from '../html.js'
@@ -24,6 +26,19 @@ export function modelsOf(p: LLMProvider): { name: string; declared: boolean; max
   return [...declared, ...discovered]
 }
 
+/**
+ * Pure: when llmprovider-changed may not read the provider's Secret (Ready reason
+ * SecretForbidden), the grant that lets it: a Role on that one Secret and its RoleBinding.
+ */
+function forbiddenNote(p: LLMProvider): Html {
+  const ready = p.status?.conditions?.find((c) => c.type === 'Ready')
+  const secret = p.spec.credentials?.secretRef
+  if (ready?.reason !== 'SecretForbidden' || !secret) return html``
+  const namespace = p.metadata.namespace ?? ''
+  return html`<div class="note" role="note"><p>Reading Secret <code>${namespace}/${secret}</code> is forbidden to llmprovider-changed, so its key cannot be checked. Allow it with:</p>
+<pre><code>${secretGrantCommand(namespace, secret).split(' && ').join('\n')}</code></pre></div>`
+}
+
 function providerSection(p: LLMProvider, now: Date): Html {
   const status = p.status ?? {}
   const secret = p.spec.credentials?.secretRef
@@ -41,6 +56,7 @@ function providerSection(p: LLMProvider, now: Date): Html {
 ${p.spec.fallback?.providerRef ? html`<dt>Fallback</dt><dd>${p.spec.fallback.providerRef}</dd>` : ''}
 ${status.message ? html`<dt>Message</dt><dd>${status.message}</dd>` : ''}
 </dl>
+${forbiddenNote(p)}
 ${scrollTable(`Models of ${p.metadata.name ?? ''}`, ['Model', 'Source', { text: 'Max tokens', num: true }, 'Pricing'], models.map((m) =>
     html`<tr><td><code>${m.name}</code></td><td>${m.declared ? 'declared' : 'found by the probe'}</td><td class="num">${m.maxTokens ?? ''}</td><td>${m.pricing ?? ''}</td></tr>`))}
 <details><summary>Conditions</summary>${conditionsTable(status.conditions, (iso) => timeTag(iso, now))}</details>

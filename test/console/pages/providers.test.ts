@@ -41,6 +41,21 @@ describe('the LLM providers page', () => {
     expect(calls).toEqual([])
   })
 
+  it('says when llmprovider-changed may not read the key Secret, and gives the grant command', async () => {
+    const message = 'Reading Secret team-a/anthropic-key is forbidden to llmprovider-changed (no Role in team-a grants it get); allow it with: ...'
+    const forbidden: LLMProvider = {
+      ...provider,
+      status: { phase: 'Error', message, conditions: [{ type: 'Ready', status: 'False', reason: 'SecretForbidden', message, lastTransitionTime: '2026-12-01T11:58:00Z' }] },
+    }
+    const page = await providersPage(requestFor(new FakeKube({ providers: [forbidden] }), '/providers'))
+    const text = textOf(page.body)
+    expect(text).toContain('Reading Secret team-a/anthropic-key is forbidden to llmprovider-changed, so its key cannot be checked. Allow it with:')
+    expect(page.body.html).toContain('<pre><code>kubectl create role kinetic-llmprovider-anthropic-key -n team-a --verb=get --resource=secrets --resource-name=anthropic-key\n'
+      + 'kubectl create rolebinding kinetic-llmprovider-anthropic-key -n team-a --role=kinetic-llmprovider-anthropic-key --serviceaccount=kinetic-system:llmprovider-changed</code></pre>')
+    // A provider whose key was merely wrong gets no such note.
+    expect(textOf((await providersPage(requestFor(new FakeKube({ providers: [provider] }), '/providers'))).body)).not.toContain('Allow it with')
+  })
+
   it('says when there are none', async () => {
     expect(textOf((await providersPage(requestFor(new FakeKube(), '/providers'))).body)).toContain('No LLM providers to show.')
   })
