@@ -5,7 +5,7 @@ import type { Condition } from '../schemas/condition.js'
 import { ANNOTATION_RESET_COST, FINALIZER_AGENT } from '../schemas/labels.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
 import type { Transition } from '../engine/controller.js'
-import { resolvedModelName, resolveProvider } from '../reconcile/job-builder.js'
+import { OFFLINE_PROVIDER, resolvedModelName, resolveProvider } from '../reconcile/job-builder.js'
 import { setCondition } from '../reconcile/conditions.js'
 import { planIdentity, type ExistingIdentity, type IdentityPlan } from './identity.js'
 import { quotaCondition, type CheckedCondition } from './quota.js'
@@ -190,6 +190,9 @@ function modelCondition(agent: Agent, facts: AgentFacts): CheckedCondition {
   const { provider: wanted, name } = agent.spec.model
   const provider = resolveProvider(agent, facts.providers)
   const namespace = agent.metadata.namespace ?? ''
+  if (!provider && wanted === OFFLINE_PROVIDER) {
+    return { type: 'ModelAvailable', status: 'True', reason: 'OfflineModel', message: `Model ${wanted}/${name} configured: steps run on the executor's deterministic offline model (no model API; nothing leaves the machine)` }
+  }
   if (!provider) {
     return {
       type: 'ModelAvailable', status: 'False', reason: 'ProviderNotFound', fieldPath: 'spec.model.provider',

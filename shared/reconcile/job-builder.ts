@@ -98,15 +98,23 @@ export function overridesProvider(agent: Agent, override?: StepModel): boolean {
 }
 
 /**
+ * The provider name of the executor's deterministic offline model: no model API, nothing leaves
+ * the machine (the executor answers offline whenever MODEL_PROVIDER is `offline`). No default
+ * provider stands in for it.
+ */
+export const OFFLINE_PROVIDER = 'offline'
+
+/**
  * Pure: the LLMProvider for an Agent (or for one step of it, with the step's `model` override):
- * the first whose name equals the wanted provider (`wantedProviderName`), else a `default: true`
- * provider from the first namespace (in the given priority order) that has one, the last listed
- * there as in purko; undefined when none fits.
+ * the first whose name equals the wanted provider (`wantedProviderName`), else (except for the
+ * offline model) a `default: true` provider from the first namespace (in the given priority
+ * order) that has one, the last listed there as in purko; undefined when none fits.
  */
 export function resolveProvider(agent: Agent, providers: LLMProvider[], override?: StepModel): LLMProvider | undefined {
   const wanted = wantedProviderName(agent, override)
   const byName = providers.find((p) => p.metadata.name === wanted)
   if (byName) return byName
+  if (wanted === OFFLINE_PROVIDER) return undefined
   const defaults = providers.filter((p) => p.spec.default === true)
   const firstNamespace = defaults[0]?.metadata.namespace
   return defaults.filter((p) => p.metadata.namespace === firstNamespace).at(-1)

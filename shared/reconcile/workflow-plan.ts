@@ -529,7 +529,7 @@ class RunBuilder {
       if (!facts.identities.has(agentKey)) {
         const message = identityMessage(this.wf, step, agent)
         if (this.wf.status?.message !== message) {
-          this.transition({ kind: 'step.waiting', type: 'Warning', reason: 'AgentIdentityPending', message, step: step.name, phase: 'Succeeded' })
+          this.transition({ kind: 'step.waiting', type: identityWaitType(this.wf, agent), reason: 'AgentIdentityPending', message, step: step.name, phase: 'Succeeded' })
         }
         this.summarise('RollbackInProgress', message)
         return
@@ -606,7 +606,7 @@ class RunBuilder {
         continue
       }
       if (!facts.identities.has(agentKey)) {
-        this.wait(step, state, identityMessage(this.wf, step, agent), 'AgentIdentityPending', waiting)
+        this.wait(step, state, identityMessage(this.wf, step, agent), 'AgentIdentityPending', waiting, identityWaitType(this.wf, agent))
         waiting++
         continue
       }
@@ -659,7 +659,7 @@ class RunBuilder {
     this.summarise('StepsInProgress', `${this.countPhase('Succeeded') + this.countPhase('Skipped')}/${this.steps.length} steps completed, ${this.countPhase('Running')} running${waiting > 0 ? `, ${waiting} waiting` : ''}`)
   }
 
-  private wait(step: WorkflowStep, state: StepState, message: string, reason: string, waitingBefore: number): void {
+  private wait(step: WorkflowStep, state: StepState, message: string, reason: string, waitingBefore: number, type: 'Warning' | 'Normal' = WARNING_WAITS.has(reason) ? 'Warning' : 'Normal'): void {
     if (state.phase === 'Pending' && state.error === message) return
     // Every marked step is listed in the status with its message (and announced); a 10,000-step
     // fan-out whose agent is missing would outgrow etcd's object limit, so the rest wait unmarked.
@@ -670,7 +670,7 @@ class RunBuilder {
     state.phase = 'Pending'
     state.error = message
     if (sameWait) return
-    this.transition({ kind: 'step.waiting', type: WARNING_WAITS.has(reason) ? 'Warning' : 'Normal', reason, message, step: step.name, phase: 'Pending' })
+    this.transition({ kind: 'step.waiting', type, reason, message, step: step.name, phase: 'Pending' })
   }
 
   private dependenciesMet(step: WorkflowStep, continueOnError: boolean): boolean {
@@ -844,7 +844,16 @@ function cancelCause(annotations: Readonly<Record<string, string>>): { reason: s
 }
 
 /** Waits a person has to act on (create something, raise a limit); approval is the normal kind. */
-const WARNING_WAITS: ReadonlySet<string> = new Set(['AgentNotFound', 'AgentIdentityPending', 'CostLimitExceeded', 'LLMCredentialsUnavailable'])
+const WARNING_WAITS: ReadonlySet<string> = new Set(['AgentNotFound', 'CostLimitExceeded', 'LLMCredentialsUnavailable'])
+
+/**
+ * An agent of the Workflow's own namespace gets its ServiceAccount from agent-changed, usually a
+ * moment after both were applied: a Normal wait (a failure to make it is a Warning on the Agent).
+ * An agent of another namespace needs a person to create the account here: a Warning.
+ */
+function identityWaitType(wf: Workflow, agent: Agent): 'Warning' | 'Normal' {
+  return (agent.metadata.namespace ?? wf.metadata.namespace) === wf.metadata.namespace ? 'Normal' : 'Warning'
+}
 
 /** What a waiting message waits for: the part before its first `: ` (the details may change). */
 function waitSubject(message: string): string {

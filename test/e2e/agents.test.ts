@@ -46,7 +46,8 @@ describe('agent-changed on the local plane', () => {
     })
     console.log(`Agent Ready ${Date.now() - t0} ms after apply (local plane started in ${startedMs} ms)`)
     expect(ready.status?.serviceAccountName).toBe('agent-scout-sa')
-    expect(ready.status?.conditions?.find((c) => c.type === 'ModelAvailable')).toMatchObject({ status: 'False', reason: 'ProviderNotFound' })
+    // `offline` names the executor's offline model, which needs no LLMProvider.
+    expect(ready.status?.conditions?.find((c) => c.type === 'ModelAvailable')).toMatchObject({ status: 'True', reason: 'OfflineModel' })
     const sa = await plane.kube.get<KubeObject & { automountServiceAccountToken?: boolean }>(`/api/v1/namespaces/${NS}/serviceaccounts/agent-scout-sa`)
     expect(sa?.automountServiceAccountToken).toBe(false)
     expect(sa?.metadata?.labels?.['purko.io/agent-type']).toBe('retriever')

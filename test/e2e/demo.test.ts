@@ -94,6 +94,16 @@ describe('the bundled example on the local plane', () => {
     expect(step('publish')?.phase).toBe('Succeeded')
   })
 
+  it('leaves no Warning Event: its Agents say they run on the offline model, and nothing failed', async () => {
+    const events = (await plane.kube.get<{ items: Array<{ type?: string; reason?: string; message?: string; involvedObject?: { kind?: string; name?: string } }> }>('/api/v1/events'))?.items ?? []
+    const warnings = events.filter((e) => e.type === 'Warning').map((e) => `${e.involvedObject?.kind}/${e.involvedObject?.name} ${e.reason}: ${e.message}`)
+    expect(warnings).toEqual([])
+    for (const name of ['planner', 'researcher', 'publisher']) {
+      const agent = await plane.kube.get<{ status?: { conditions?: Array<{ type: string; status: string; reason?: string }> } }>(`/apis/purko.io/v1alpha1/namespaces/ai-agents/agents/${name}`)
+      expect(agent?.status?.conditions?.find((c) => c.type === 'ModelAvailable'), name).toMatchObject({ status: 'True', reason: 'OfflineModel' })
+    }
+  })
+
   it('stores each executed step output in the <workflow>-outputs ConfigMap', async () => {
     const cm = await plane.kube.get('/api/v1/namespaces/ai-agents/configmaps/release-notes-outputs')
     const data = (cm?.data ?? {}) as Record<string, string>

@@ -43,19 +43,19 @@ describe('step Jobs and agent identities', () => {
     expect(pod).toMatchObject({ serviceAccountName: 'agent-helper-sa', automountServiceAccountToken: false })
   })
 
-  it('makes a step wait, with one Warning Event, until the agent\'s ServiceAccount exists; then the tick starts it', async () => {
+  it('makes a step wait, with one Normal Event (agent-changed is making it), until the agent\'s ServiceAccount exists; then the tick starts it', async () => {
     const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')], identities: false })
     await start(kube)
     expect(kube.createdJobs).toEqual([])
     expect(kube.workflow('team', 'wf').status?.stepStatuses?.[0]).toMatchObject({ phase: 'Pending', error: expect.stringContaining('"agent-helper-sa" in namespace "team"') })
-    const warnings = () => kube.events.filter((e) => e.reason === 'AgentIdentityPending')
-    expect(warnings()).toHaveLength(1)
-    expect(warnings()[0]).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Workflow', name: 'wf', fieldPath: 'spec.steps{s1}' } })
+    const waits = () => kube.events.filter((e) => e.reason === 'AgentIdentityPending')
+    expect(waits()).toHaveLength(1)
+    expect(waits()[0]).toMatchObject({ type: 'Normal', involvedObject: { kind: 'Workflow', name: 'wf', fieldPath: 'spec.steps{s1}' } })
 
     const tick = resyncTick(testDeps(kube))
     expect((await deliver(tick, PING, {})).status).toBe(202)
     expect(kube.createdJobs).toEqual([])
-    expect(warnings()).toHaveLength(1)
+    expect(waits()).toHaveLength(1)
 
     kube.putAgent(kube.agents.get('team/helper')!) // agent-changed made the identity
     expect((await deliver(tick, PING, {})).status).toBe(202)
@@ -108,6 +108,8 @@ describe('step Jobs and agent identities', () => {
     await start(kube)
     expect(kube.createdJobs).toEqual([])
     expect(kube.workflow('team', 'wf').status?.stepStatuses?.[0]?.error).toContain('a pod can only use a ServiceAccount of its own namespace')
+    // Nothing makes it there by itself: a person has to, so the Event is a Warning.
+    expect(kube.events.filter((e) => e.reason === 'AgentIdentityPending')).toEqual([expect.objectContaining({ type: 'Warning' })])
 
     kube.serviceAccounts.set('team/agent-helper-sa', { metadata: { name: 'agent-helper-sa', namespace: 'team' } })
     expect((await deliver(resyncTick(testDeps(kube)), PING, {})).status).toBe(202)

@@ -95,6 +95,8 @@ describe('planAgent: purko\'s conditions', () => {
       { type: 'ModelAvailable', status: 'True', reason: 'DefaultProvider', message: 'Model fallback/claude-default configured: no LLMProvider "gone", default LLMProvider purko-system/fallback used' }, 'Ready'],
     ['no LLMProvider at all', anAgent({ model: { provider: 'gone', name: 'claude' } }), { providers: [] },
       { type: 'ModelAvailable', status: 'False', reason: 'ProviderNotFound', message: 'No LLMProvider "gone" in namespace ns1 or purko-system, and no default LLMProvider there: steps call provider "gone" directly with the Agent\'s own credentials' }, 'Ready'],
+    ['the offline model, even beside a default LLMProvider', anAgent({ model: { provider: 'offline', name: 'demo' } }), { providers: [provider('fallback', 'purko-system', { default: true })] },
+      { type: 'ModelAvailable', status: 'True', reason: 'OfflineModel', message: "Model offline/demo configured: steps run on the executor's deterministic offline model (no model API; nothing leaves the machine)" }, 'Ready'],
     ['an empty model (purko\'s step 5; the CRD normally refuses it)', anAgent({ model: { provider: '', name: 'claude' } }), {},
       { type: 'Ready', status: 'False', reason: 'InvalidConfig', message: 'model.provider and model.name are required' }, 'Error'],
   ])('%s', (_, agent, overrides, expected, phase) => {

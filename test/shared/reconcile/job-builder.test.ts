@@ -465,6 +465,12 @@ describe('resolveProvider', () => {
     expect(resolveProvider(agent, [aProvider('other')])).toBeUndefined()
     expect(resolveProvider(agent, [])).toBeUndefined()
   })
+
+  it('lets no default stand in for the offline model', () => {
+    const offline = anAgent({ model: { provider: 'offline', name: 'demo' } })
+    expect(resolveProvider(offline, [aProvider('platform-default', { default: true })])).toBeUndefined()
+    expect(resolveProvider(agent, [aProvider('platform-default', { default: true })], { provider: 'offline' })).toBeUndefined()
+  })
 })
 
 describe('stepTimeoutSeconds', () => {

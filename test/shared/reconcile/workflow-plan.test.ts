@@ -1172,7 +1172,8 @@ describe('agent identity', () => {
       phase: 'Pending',
       error: expect.stringMatching(/^Waiting for ServiceAccount "agent-a1-sa" in namespace "ai-agents": step "s1" runs as agent "a1"/),
     })
-    expect(first.plan.transitions).toContainEqual(expect.objectContaining({ kind: 'step.waiting', reason: 'AgentIdentityPending', type: 'Warning', step: 's1' }))
+    // agent-changed makes it a moment after the Agent is applied: nobody has to act, so not a Warning.
+    expect(first.plan.transitions).toContainEqual(expect.objectContaining({ kind: 'step.waiting', reason: 'AgentIdentityPending', type: 'Normal', step: 's1' }))
     // Still missing a minute later: nothing to write, nothing to announce again.
     expect(planWorkflow(factsFor(first.wf, { identities: new Set() }), T1)).toBe(NO_CHANGES)
 
@@ -1194,6 +1195,8 @@ describe('agent identity', () => {
     expect(plan.startJobs).toEqual([])
     expect(stepOf(next, 's1')?.error).toBe('Waiting for ServiceAccount "agent-a1-sa" in namespace "ai-agents": step "s1" runs as agent shared/a1, '
       + 'and a pod can only use a ServiceAccount of its own namespace; create "agent-a1-sa" in "ai-agents" (agent-changed makes it only in "shared")')
+    // A person has to create it: a Warning.
+    expect(plan.transitions).toContainEqual(expect.objectContaining({ kind: 'step.waiting', reason: 'AgentIdentityPending', type: 'Warning', step: 's1' }))
   })
 
   it('holds back only the steps of the agent without an identity', () => {
@@ -1210,7 +1213,7 @@ describe('agent identity', () => {
     run = finish(run.wf, T2, { step: 's2', state: 'Failed' }, { identities: new Set() })
     expect(run.plan.startJobs).toEqual([])
     expect(complete(run.wf)).toMatchObject({ reason: 'RollbackInProgress', message: expect.stringContaining('Waiting for ServiceAccount "agent-a1-sa"') })
-    expect(run.plan.transitions).toContainEqual(expect.objectContaining({ reason: 'AgentIdentityPending', type: 'Warning', step: 's1' }))
+    expect(run.plan.transitions).toContainEqual(expect.objectContaining({ reason: 'AgentIdentityPending', type: 'Normal', step: 's1' }))
     expect(planWorkflow(factsFor(run.wf, { identities: new Set() }), T3)).toBe(NO_CHANGES)
     run = planAndSettle(run.wf, T3)
     expect(run.plan.startJobs).toEqual([expect.objectContaining({ step: 's1', attempt: 'rollback' })])
