@@ -1,4 +1,4 @@
-// Recipes CONTRACT §12 on a real kube-apiserver v1.31: the shipped ValidatingAdmissionPolicy
+// Recipes CONTRACT §12 on a real kube-apiserver (v1.34): the shipped ValidatingAdmissionPolicy
 // kinetic-workflowrecipes (knative/admission/recipes.yaml) with the shipped ClusterRoles
 // kinetic-recipe-author and kinetic-recipe-approver (§15), judged for real users (ServiceAccount
 // tokens, so RBAC applies as to anyone): Secret references need get on the Secret, approvals need
@@ -39,7 +39,7 @@ const denied = (name: string, message: string) => `workflowrecipes.purko.io "${n
 
 const messageOf = (res: KubeResponse) => String((res.body as { message?: unknown } | undefined)?.message ?? res.text)
 
-describeCluster('the §12 admission policy on a real kube-apiserver v1.31', () => {
+describeCluster('the §12 admission policy on a real kube-apiserver', () => {
   // The controller manager runs the policy's type checking (status.typeChecking).
   const cp = useControlPlane({ controllerManager: true })
   const as: Record<string, KubeHttp> = {}
