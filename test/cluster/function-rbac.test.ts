@@ -451,13 +451,13 @@ async function settledAudit(cp: ControlPlane): Promise<AuditEvent[]> {
   return cp.auditEvents()
 }
 
-async function allowed(cp: ControlPlane, user: string, access: Access, namespace?: string): Promise<boolean> {
+async function allowed(cp: ControlPlane, user: string, access: Access, namespace?: string, name?: string): Promise<boolean> {
   const [verb, path] = access.split(' ') as [string, string]
   const [group, resource, subresource] = path.split('/') as [string, string, string | undefined]
   const review = await cp.admin.request<{ status: { allowed: boolean } }>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
     apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
     spec: { user, groups: ['system:serviceaccounts', `system:serviceaccounts:${SYSTEM_NS}`, 'system:authenticated'],
-      resourceAttributes: { verb, group, resource, ...(subresource ? { subresource } : {}), ...(namespace ? { namespace } : {}) } },
+      resourceAttributes: { verb, group, resource, ...(subresource ? { subresource } : {}), ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) } },
   })
   return review.status.allowed
 }
@@ -568,10 +568,11 @@ describeCluster("every function's ServiceAccount may do what the function does (
         await expect(kube.replaceAgentStatus(NS, 'rbac-agent', '1', {})).rejects.toBeInstanceOf(ConflictError)
       }
 
-      // Each authorized request checked in the scope it was made in (cluster-wide for the lists).
+      // Each authorized request checked in the scope it was made in (cluster-wide for the lists),
+      // for the object it named (a grant by resourceNames allows only those).
       const requests = (await settledAudit(cp.current)).slice(before).filter((e) => e.user.username === user && e.responseStatus?.code !== 403)
       const used = new Set(requests.map(accessOf))
-      for (const e of requests) expect(await allowed(cp.current, user, accessOf(e), e.objectRef?.namespace), `${user} may ${accessOf(e)}`).toBe(true)
+      for (const e of requests) expect(await allowed(cp.current, user, accessOf(e), e.objectRef?.namespace, e.objectRef?.name), `${user} may ${accessOf(e)}`).toBe(true)
       const unused = [...grants].filter((g) => !used.has(g) && !CHECKED_BY_ADMISSION.has(g))
       console.log(`${fn}: uses ${[...used].sort().join(', ')}; granted but never used: ${unused.length > 0 ? unused.join(', ') : 'none'}`)
     },
