@@ -4,8 +4,15 @@
  * `shorten(name, limit)`: a name that does not start with a letter first gets the prefix `r`;
  * then it is returned unchanged when it fits, else as its first `limit - 9` characters (trailing
  * `-` removed) + `-` + the first 8 hex digits of SHA-256 of the full (prefixed) name.
- * `base(w)` = `shorten(<recipe-namespace>-<recipe>-<workload>, 52)`; every other name derives
- * from it or is shortened to its own limit, so each one is a valid DNS-1123 label.
+ * `base(w)` = `shorten(<recipe-namespace>-<recipe>-<workload>, 43)-<identity>`; every other name
+ * derives from it or is shortened to its own limit, so each one is a valid DNS-1123 label.
+ *
+ * **Deviation from CONTRACT §5.2 (issue 27):** the contract's `<ns>-<recipe>-<workload>` is not
+ * one-to-one: recipe `a-web` of namespace `team` and recipe `web` of `team-a` get the same
+ * names in the shared target namespaces, so one of them waits on a NameConflict for good. Names
+ * made from a recipe's namespace and name therefore end in `<identity>`, the first 8 hex of
+ * SHA-256 of `<ns>/<recipe>/<workload or test>` (`/` occurs in none of them), so different
+ * recipes never share a name unless SHA-256's first 32 bits collide.
  */
 import { sha256Hex } from '../reconcile/sha256.js'
 
@@ -29,9 +36,14 @@ export function shorten(name: string, limit: number): string {
   return `${head}-${hash8(full)}`
 }
 
-/** `base(w)` = `shorten(<recipe-namespace>-<recipe>-<workload>, 52)`. */
+/** The 8 hex that tell apart recipes whose joined names read the same (see the deviation above). */
+export function identityHash(recipeNamespace: string, recipe: string, member: string): string {
+  return hash8(`${recipeNamespace}/${recipe}/${member}`)
+}
+
+/** `base(w)` = `shorten(<recipe-namespace>-<recipe>-<workload>, 43)-<identity>`: 52 at most. */
 export function baseName(recipeNamespace: string, recipe: string, workload: string): string {
-  return shorten(`${recipeNamespace}-${recipe}-${workload}`, BASE_NAME_LIMIT)
+  return `${shorten(`${recipeNamespace}-${recipe}-${workload}`, BASE_NAME_LIMIT - 9)}-${identityHash(recipeNamespace, recipe, workload)}`
 }
 
 /** Alias of {@link baseName} with the contract's spelling. */
@@ -62,14 +74,14 @@ export function mcpTokenSecretName(baseOfWorkload: string): string {
   return `${baseOfWorkload}-mcp-token`
 }
 
-/** Test Job: `shorten(<recipe-namespace>-<recipe>-test-<test>-r<revision>, 63)`. */
+/** Test Job: `shorten(<recipe-namespace>-<recipe>-test-<test>-<identity>-r<revision>, 63)`. */
 export function testJobName(recipeNamespace: string, recipe: string, test: string, revision: number): string {
-  return shorten(`${recipeNamespace}-${recipe}-test-${test}-r${revision}`, LABEL_NAME_LIMIT)
+  return shorten(`${recipeNamespace}-${recipe}-test-${test}-${identityHash(recipeNamespace, recipe, `test/${test}`)}-r${revision}`, LABEL_NAME_LIMIT)
 }
 
-/** Copied env Secret of a test: `shorten(<recipe-namespace>-<recipe>-test-<test>, 52)-env` (§5.8). */
+/** Copied env Secret of a test: `shorten(<recipe-namespace>-<recipe>-test-<test>, 43)-<identity>-env` (§5.8). */
 export function testEnvSecretName(recipeNamespace: string, recipe: string, test: string): string {
-  return `${shorten(`${recipeNamespace}-${recipe}-test-${test}`, BASE_NAME_LIMIT)}-env`
+  return `${shorten(`${recipeNamespace}-${recipe}-test-${test}`, BASE_NAME_LIMIT - 9)}-${identityHash(recipeNamespace, recipe, `test/${test}`)}-env`
 }
 
 /** Child Workflow: `shorten(<recipe>-wf-<h8>, 63)`, `<h8>` over the canonical rendered Workflow spec. */

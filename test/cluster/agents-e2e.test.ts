@@ -60,7 +60,8 @@ describeCluster('agent-changed on a real kube-apiserver, as its own ServiceAccou
     for (const m of [...rbac].sort((x, y) => Number(y.kind === 'Namespace') - Number(x.kind === 'Namespace'))) await a.apply(m.doc)
     await a.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
     await grantNamespace(a, NS)
-    await eventually('the purko.io API served', async () => (await a.get('/apis/purko.io/v1alpha1/agents')) !== null, 30_000, 100)
+    // A CRD just created may answer 429 "storage is (re)initializing" for a moment.
+    await eventually('the purko.io API served', async () => (await a.get('/apis/purko.io/v1alpha1/agents').catch(() => null)) !== null, 30_000, 100)
     a.forgetDiscovery()
     await a.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'llm-key', namespace: NS }, stringData: { 'api-key': 'x' } })
     app = await appAs('agent-changed')

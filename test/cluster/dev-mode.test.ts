@@ -50,7 +50,7 @@ describeCluster('npm run demo -- --kubeconfig <file> against an existing cluster
     // The bundled recipe's smoke test ran there too (its db and web pods also start on the node,
     // which runs no postgres or nginx, so how often they restart is not a fixed number).
     const recipeJobs = await admin.request<{ items: Array<{ metadata: { name: string }; status?: { succeeded?: number } }> }>('GET', '/apis/batch/v1/namespaces/sandbox-recipes/jobs')
-    expect(recipeJobs.items.map((j) => [j.metadata.name, j.status?.succeeded])).toEqual([['ai-agents-shop-test-smoke-r1', 1]])
+    expect(recipeJobs.items.map((j) => [j.metadata.name, j.status?.succeeded])).toEqual([['ai-agents-shop-test-smoke-ee0ca366-r1', 1]])
     expect(agent.stats().started).toBeGreaterThan(5)
     // Nothing Kinetic started locally outlives the command.
     expect(out).toMatch(/Stopped everything\.$/m)

@@ -112,7 +112,8 @@ const PORT_CALLS: PortCalls = {
   readJobLog: (k, t) => k.readJobLog(podNamespace(t), 'rbac-with-pod').catch(() => null),
   // Its pod left no termination message, so it reads the log too, refused (400) as above.
   readStepOutput: (k, t) => k.readStepOutput(podNamespace(t), 'rbac-with-pod').catch(() => null),
-  getConfigMap: (k, t) => k.getConfigMap(NS, `rbac-${t}`),
+  // webhook-trigger may read only the namespace's routing rules.
+  getConfigMap: (k, t) => k.getConfigMap(NS, t === 'webhook-trigger' ? 'trigger-rules' : `rbac-${t}`),
   listConfigMaps: (k) => k.listConfigMaps(NS, { 'purko.io/workflow': 'rbac' }),
   createConfigMap: (k, t) => k.createConfigMap(configMap(t)),
   replaceConfigMap: async (k, t) => {
@@ -277,9 +278,7 @@ const WORKFLOW: Method[] = [
  */
 const WORKFLOW_ALSO: Partial<Record<Method, string>> = {
   listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for listAgents in every namespace)',
-  listAllJobs: 'list jobs, cluster-wide (the ClusterRole lists them for listJobs in every namespace)',
   listAllLLMProviders: 'list llmproviders, cluster-wide (the ClusterRole lists them for listLLMProviders in every namespace)',
-  listAllConfigMaps: 'list configmaps, cluster-wide (the ClusterRole lists them for listConfigMaps in every namespace)',
   listPods: 'list pods: readJobLog finds a Job\'s pod by its job-name label',
   followPodLog: 'get pods/log: readJobLog reads a step pod\'s log',
   listMCPServers: 'list mcpservers, cluster-wide (the ClusterRole lists them for listAllMCPServers)',
@@ -375,7 +374,6 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
       listAgents: 'list agents: the recheck tick lists them cluster-wide, which covers every namespace',
       getConfigMap: 'configmaps get: the per-agent Role grants it, and the API server only lets a holder grant it',
       listConfigMaps: 'configmaps list: the per-agent Role grants it, and the API server only lets a holder grant it',
-      listAllConfigMaps: 'configmaps list, cluster-wide (the ClusterRole holds it so the per-agent Role may grant it)',
       listAllLLMProviders: 'list llmproviders, cluster-wide (the ClusterRole lists them for listLLMProviders in every namespace)',
     },
   },
@@ -453,13 +451,13 @@ async function settledAudit(cp: ControlPlane): Promise<AuditEvent[]> {
   return cp.auditEvents()
 }
 
-async function allowed(cp: ControlPlane, user: string, access: Access, namespace?: string): Promise<boolean> {
+async function allowed(cp: ControlPlane, user: string, access: Access, namespace?: string, name?: string): Promise<boolean> {
   const [verb, path] = access.split(' ') as [string, string]
   const [group, resource, subresource] = path.split('/') as [string, string, string | undefined]
   const review = await cp.admin.request<{ status: { allowed: boolean } }>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
     apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
     spec: { user, groups: ['system:serviceaccounts', `system:serviceaccounts:${SYSTEM_NS}`, 'system:authenticated'],
-      resourceAttributes: { verb, group, resource, ...(subresource ? { subresource } : {}), ...(namespace ? { namespace } : {}) } },
+      resourceAttributes: { verb, group, resource, ...(subresource ? { subresource } : {}), ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) } },
   })
   return review.status.allowed
 }
@@ -570,10 +568,11 @@ describeCluster("every function's ServiceAccount may do what the function does (
         await expect(kube.replaceAgentStatus(NS, 'rbac-agent', '1', {})).rejects.toBeInstanceOf(ConflictError)
       }
 
-      // Each authorized request checked in the scope it was made in (cluster-wide for the lists).
+      // Each authorized request checked in the scope it was made in (cluster-wide for the lists),
+      // for the object it named (a grant by resourceNames allows only those).
       const requests = (await settledAudit(cp.current)).slice(before).filter((e) => e.user.username === user && e.responseStatus?.code !== 403)
       const used = new Set(requests.map(accessOf))
-      for (const e of requests) expect(await allowed(cp.current, user, accessOf(e), e.objectRef?.namespace), `${user} may ${accessOf(e)}`).toBe(true)
+      for (const e of requests) expect(await allowed(cp.current, user, accessOf(e), e.objectRef?.namespace, e.objectRef?.name), `${user} may ${accessOf(e)}`).toBe(true)
       const unused = [...grants].filter((g) => !used.has(g) && !CHECKED_BY_ADMISSION.has(g))
       console.log(`${fn}: uses ${[...used].sort().join(', ')}; granted but never used: ${unused.length > 0 ? unused.join(', ') : 'none'}`)
     },
@@ -607,8 +606,9 @@ describeCluster("every function's ServiceAccount may do what the function does (
 
   it('owning a child with blockOwnerDeletion needs update on workflows/finalizers, which the functions have', async () => {
     const admin = cp.current.admin
-    const role = manifests.find((m) => m.kind === 'ClusterRole' && m.name === 'kinetic-workflow-changed')!
-    const withoutFinalizers = (role.doc.rules as Array<{ resources: string[] }>).filter((r) => !r.resources.includes('workflows/finalizers'))
+    // workflow-changed's rights, cluster-wide and those of the namespace (Jobs), less the finalizers.
+    const roles = manifests.filter((m) => m.kind === 'ClusterRole' && ['kinetic-workflow-changed', 'kinetic-workflow-runner'].includes(m.name))
+    const withoutFinalizers = roles.flatMap((r) => r.doc.rules as Array<{ resources: string[] }>).filter((r) => !r.resources.includes('workflows/finalizers'))
     await admin.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'rbac-no-finalizers' }, rules: withoutFinalizers })
     await admin.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'rbac-no-finalizers' },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'rbac-no-finalizers' },

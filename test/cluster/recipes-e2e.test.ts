@@ -136,7 +136,8 @@ describeCluster('WorkflowRecipes on a real kube-apiserver and controller manager
     const rbac = loadManifests().filter((m) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(m.kind))
     for (const m of [...rbac].sort((x, y) => Number(y.kind === 'Namespace') - Number(x.kind === 'Namespace'))) await a.apply(m.doc)
     await a.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
-    await eventually('the purko.io API served', async () => (await a.get('/apis/purko.io/v1alpha1/workflowrecipes')) !== null, 30_000, 100)
+    // A CRD just created may answer 429 "storage is (re)initializing" for a moment.
+    await eventually('the purko.io API served', async () => (await a.get('/apis/purko.io/v1alpha1/workflowrecipes').catch(() => null)) !== null, 30_000, 100)
     a.forgetDiscovery()
     agent = await startNodeAgent({ kubeConfig: cp.current.adminKubeConfig(), command: podCommand, concurrency: 16 })
     const { kubeConfig } = await cp.current.serviceAccountKubeconfig('kinetic-system', 'workflowrecipe-changed')

@@ -124,23 +124,23 @@ describe('the bundled example on the local plane', () => {
   it('puts the recipe children in sandbox-recipes, the namespace knative/platform/namespaces.yaml declares', async () => {
     const ns = await plane.kube.get(`/api/v1/namespaces/${SANDBOX}`)
     expect(ns?.metadata?.labels).toMatchObject({ 'pod-security.kubernetes.io/enforce': 'baseline', 'app.kubernetes.io/part-of': 'kinetic' })
-    const db = await plane.kube.get(`/apis/apps/v1/namespaces/${SANDBOX}/statefulsets/ai-agents-shop-db`)
+    const db = await plane.kube.get(`/apis/apps/v1/namespaces/${SANDBOX}/statefulsets/ai-agents-shop-db-3cbc7b1c`)
     expect((db?.status as Status).readyReplicas).toBe(1)
-    const claim = await plane.kube.get(`/api/v1/namespaces/${SANDBOX}/persistentvolumeclaims/data-ai-agents-shop-db-0`)
+    const claim = await plane.kube.get(`/api/v1/namespaces/${SANDBOX}/persistentvolumeclaims/data-ai-agents-shop-db-3cbc7b1c-0`)
     expect((claim?.status as Status).phase).toBe('Bound')
-    const web = await plane.kube.get(`/apis/apps/v1/namespaces/${SANDBOX}/deployments/ai-agents-shop-web`)
+    const web = await plane.kube.get(`/apis/apps/v1/namespaces/${SANDBOX}/deployments/ai-agents-shop-web-f82c014a`)
     expect((web?.status as Status).availableReplicas).toBe(1)
-    const copied = await plane.kube.get(`/api/v1/namespaces/${SANDBOX}/secrets/ai-agents-shop-db-env`)
+    const copied = await plane.kube.get(`/api/v1/namespaces/${SANDBOX}/secrets/ai-agents-shop-db-3cbc7b1c-env`)
     expect(Buffer.from(String((copied?.data as Record<string, string>).POSTGRES_PASSWORD), 'base64').toString()).toBe('change-me')
   })
 
   it('runs the smoke test Job as host Node.js with the wiring the templates resolved', async () => {
     expect(recipe.status?.tests?.map((t) => [t.name, t.phase])).toEqual([['smoke', 'Succeeded']])
-    const job = await plane.kube.get(`/apis/batch/v1/namespaces/${SANDBOX}/jobs/ai-agents-shop-test-smoke-r1`)
+    const job = await plane.kube.get(`/apis/batch/v1/namespaces/${SANDBOX}/jobs/ai-agents-shop-test-smoke-ee0ca366-r1`)
     expect((job?.status as Status).conditions).toContainEqual(expect.objectContaining({ type: 'Complete', status: 'True' }))
-    const pods = await plane.kube.request<{ items: KubeObject[] }>('GET', `/api/v1/namespaces/${SANDBOX}/pods?labelSelector=${encodeURIComponent('job-name=ai-agents-shop-test-smoke-r1')}`)
+    const pods = await plane.kube.request<{ items: KubeObject[] }>('GET', `/api/v1/namespaces/${SANDBOX}/pods?labelSelector=${encodeURIComponent('job-name=ai-agents-shop-test-smoke-ee0ca366-r1')}`)
     const log = await plane.kube.text(`/api/v1/namespaces/${SANDBOX}/pods/${pods.items[0]?.metadata?.name}/log`)
-    expect(log).toContain('smoke: web at http://ai-agents-shop-web.sandbox-recipes.svc')
+    expect(log).toContain('smoke: web at http://ai-agents-shop-web-f82c014a.sandbox-recipes.svc')
   })
 
   it('leaves no function process behind when stopped', async () => {

@@ -68,10 +68,10 @@ describe('reconcileRecipe on FakeKube', () => {
     expect(r.metadata.finalizers).toContain('purko.io/recipe-finalizer')
     expect(r.status?.readyWorkloads).toBe('2/2')
     expect(r.status?.workloads?.map((w) => [w.name, w.kind, w.phase, w.serviceName, w.url])).toEqual([
-      ['db', 'StatefulSet', 'Ready', 'team-a-shop-db', 'http://team-a-shop-db.sandbox-recipes.svc:5432'],
-      ['web', 'Deployment', 'Ready', 'team-a-shop-web', 'http://team-a-shop-web.sandbox-recipes.svc:80'],
+      ['db', 'StatefulSet', 'Ready', 'team-a-shop-db-d306e21e', 'http://team-a-shop-db-d306e21e.sandbox-recipes.svc:5432'],
+      ['web', 'Deployment', 'Ready', 'team-a-shop-web-5101637e', 'http://team-a-shop-web-5101637e.sandbox-recipes.svc:80'],
     ])
-    expect(r.status?.tests).toEqual([{ name: 'smoke', jobName: 'team-a-shop-test-smoke-r1', phase: 'Succeeded', startTime: '2026-03-01T10:00:01Z' }])
+    expect(r.status?.tests).toEqual([{ name: 'smoke', jobName: 'team-a-shop-test-smoke-58485c92-r1', phase: 'Succeeded', startTime: '2026-03-01T10:00:01Z' }])
     expect(r.status?.conditions?.filter((c) => c.status !== 'True').map((c) => c.type)).toEqual([])
   })
 
@@ -79,7 +79,7 @@ describe('reconcileRecipe on FakeKube', () => {
     const { kube, deps } = setup()
     kube.putRecipe(recipe(webDb))
     await settle(kube, deps)
-    const good = kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')!
+    const good = kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web-5101637e')!
     const changed = recipe({ ...webDb, workloads: [webDb.workloads[0], { ...webDb.workloads[1], image: 'nginx:1.28' }] })
     kube.putRecipe({ ...changed, metadata: { ...kube.recipe(NS, 'shop')!.metadata }, status: kube.recipe(NS, 'shop')!.status })
     // The new revision's smoke test fails.
@@ -92,7 +92,7 @@ describe('reconcileRecipe on FakeKube', () => {
     const upToDate = r.status?.conditions?.find((c) => c.type === 'UpToDate')
     expect(upToDate).toMatchObject({ status: 'False', reason: 'RolledBack' })
     expect(upToDate?.message).toMatch(/^revision 2 \(generation 2\) failed: TestFailed; running revision 1$/)
-    const web = kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')!
+    const web = kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web-5101637e')!
     expect(web.metadata?.annotations?.['purko.io/manifest-digest']).toBe(good.metadata?.annotations?.['purko.io/manifest-digest'])
     expect(JSON.stringify(web.spec)).toContain('nginx:1.27')
     expect(r.status?.history?.map((h) => h.to).slice(-5)).toEqual(['Pending', 'Deploying', 'Testing', 'RollingBack', 'Active'])
@@ -100,7 +100,7 @@ describe('reconcileRecipe on FakeKube', () => {
 
   it('fails the revision with ApplyFailed and the API server\'s words when a child is refused', async () => {
     const { kube, deps } = setup()
-    kube.refuseApply('Deployment', 'sandbox-recipes', 'team-a-shop-web', 422, 'Deployment.apps "team-a-shop-web" is invalid: spec.template.spec.containers[0].image: Required value')
+    kube.refuseApply('Deployment', 'sandbox-recipes', 'team-a-shop-web-5101637e', 422, 'Deployment.apps "team-a-shop-web-5101637e" is invalid: spec.template.spec.containers[0].image: Required value')
     kube.putRecipe(recipe(webDb))
     const r = await settle(kube, deps)
     expect(r.status?.phase).toBe('Failed')
@@ -116,15 +116,15 @@ describe('reconcileRecipe on FakeKube', () => {
     const { kube, deps } = setup()
     kube.putRecipe(recipe(webDb))
     await settle(kube, deps)
-    kube.putChild({ ...kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')!, metadata: { ...kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')!.metadata, finalizers: ['example.com/hold'] } })
+    kube.putChild({ ...kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web-5101637e')!, metadata: { ...kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web-5101637e')!.metadata, finalizers: ['example.com/hold'] } })
     kube.markRecipeDeleted(NS, 'shop', '2026-03-01T11:00:00Z')
     // Wave (a) the test Job, then (c) the last workload in order: web, which its finalizer holds.
     for (let i = 0; i < 3; i++) await reconcileRecipe(deps, NS, 'shop')
     const r = kube.recipe(NS, 'shop')!
-    expect(r.status?.deletion?.blockedBy).toBe('Deployment sandbox-recipes/team-a-shop-web is terminating (finalizers: example.com/hold)')
-    expect(kube.child('StatefulSet', 'sandbox-recipes', 'team-a-shop-db')).toBeDefined()
+    expect(r.status?.deletion?.blockedBy).toBe('Deployment sandbox-recipes/team-a-shop-web-5101637e is terminating (finalizers: example.com/hold)')
+    expect(kube.child('StatefulSet', 'sandbox-recipes', 'team-a-shop-db-d306e21e')).toBeDefined()
     expect(r.status?.conditions?.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'Deleting' })
-    kube.releaseChild('Deployment', 'sandbox-recipes', 'team-a-shop-web')
+    kube.releaseChild('Deployment', 'sandbox-recipes', 'team-a-shop-web-5101637e')
     for (let i = 0; i < 10 && kube.recipe(NS, 'shop'); i++) await reconcileRecipe(deps, NS, 'shop')
     expect(kube.recipe(NS, 'shop')).toBeUndefined()
     for (const kind of ['Deployment', 'StatefulSet', 'Service', 'Job', 'Secret'] as const) expect(kube.children(kind)).toEqual([])
@@ -132,14 +132,14 @@ describe('reconcileRecipe on FakeKube', () => {
 
   it('never adopts a foreign object under a child\'s name: Pending with NameConflict, the object untouched', async () => {
     const { kube, deps } = setup()
-    const foreign = kube.putChild({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'team-a-shop-web', namespace: 'sandbox-recipes', labels: { app: 'theirs' } }, spec: { ports: [{ port: 1 }] } })
+    const foreign = kube.putChild({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'team-a-shop-web-5101637e', namespace: 'sandbox-recipes', labels: { app: 'theirs' } }, spec: { ports: [{ port: 1 }] } })
     kube.putRecipe(recipe(webDb))
     const r = await settle(kube, deps)
     expect(r.status?.phase).toBe('Pending')
     expect(r.status?.conditions?.find((c) => c.type === 'PrerequisitesMet')).toMatchObject({
-      status: 'False', reason: 'NameConflict', message: 'Service sandbox-recipes/team-a-shop-web already exists and is not managed by this recipe',
+      status: 'False', reason: 'NameConflict', message: 'Service sandbox-recipes/team-a-shop-web-5101637e already exists and is not managed by this recipe',
     })
-    expect(kube.child('Service', 'sandbox-recipes', 'team-a-shop-web')).toEqual(foreign)
+    expect(kube.child('Service', 'sandbox-recipes', 'team-a-shop-web-5101637e')).toEqual(foreign)
     expect(kube.children('Deployment')).toEqual([])
   })
 
@@ -147,17 +147,17 @@ describe('reconcileRecipe on FakeKube', () => {
     const { kube, deps } = setup()
     kube.putRecipe(recipe(webDb))
     await settle(kube, deps)
-    const web = kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')!
+    const web = kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web-5101637e')!
     const spec = JSON.parse(JSON.stringify(web.spec)) as { template: { spec: { containers: { image: string }[] } } }
     spec.template.spec.containers[0]!.image = 'evil:latest'
     kube.putChild({ ...web, spec })
     await reconcileRecipe(deps, NS, 'shop')
-    expect(JSON.stringify(kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')!.spec)).toContain('nginx:1.27')
+    expect(JSON.stringify(kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web-5101637e')!.spec)).toContain('nginx:1.27')
     expect(kube.events.some((e) => e.reason === 'DriftCorrected')).toBe(true)
 
-    await kube.deleteChild('StatefulSet', 'sandbox-recipes', 'team-a-shop-db', { propagationPolicy: 'Foreground' })
+    await kube.deleteChild('StatefulSet', 'sandbox-recipes', 'team-a-shop-db-d306e21e', { propagationPolicy: 'Foreground' })
     await reconcileRecipe(deps, NS, 'shop')
-    expect(kube.child('StatefulSet', 'sandbox-recipes', 'team-a-shop-db')).toBeDefined()
+    expect(kube.child('StatefulSet', 'sandbox-recipes', 'team-a-shop-db-d306e21e')).toBeDefined()
     expect(kube.recipe(NS, 'shop')!.status?.phase).toBe('Degraded')
     const r = await settle(kube, deps)
     expect(r.status?.phase).toBe('Active')
@@ -247,14 +247,14 @@ describe('reconcileRecipe on FakeKube', () => {
     const { kube, deps } = setup()
     kube.putRecipe(recipe({ workloads: [{ name: 'web', kind: 'Deployment', image: 'nginx:1.27' }] }))
     for (let i = 0; i < 5; i++) await reconcileRecipe(deps, NS, 'shop')
-    kube.pods.set('sandbox-recipes/team-a-shop-web-5d8f-x1', {
-      metadata: { name: 'team-a-shop-web-5d8f-x1', namespace: 'sandbox-recipes', labels: { 'app.kubernetes.io/instance': 'team-a-shop-web' } },
+    kube.pods.set('sandbox-recipes/team-a-shop-web-5101637e-5d8f-x1', {
+      metadata: { name: 'team-a-shop-web-5101637e-5d8f-x1', namespace: 'sandbox-recipes', labels: { 'app.kubernetes.io/instance': 'team-a-shop-web-5101637e' } },
       status: { containerStatuses: [{ name: 'web', image: 'nginx:1.27', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'CreateContainerConfigError', message: 'secret "db" not found' } } }] },
     })
     await reconcileRecipe(deps, NS, 'shop')
     const row = kube.recipe(NS, 'shop')!.status?.workloads?.[0]
     expect(row?.phase).toBe('Progressing')
-    expect(row?.message).toMatch(/^pod team-a-shop-web-5d8f-x1 container web: CreateContainerConfigError: secret "db" not found/)
+    expect(row?.message).toMatch(/^pod team-a-shop-web-5101637e-5d8f-x1 container web: CreateContainerConfigError: secret "db" not found/)
   })
 
   it('applies independent workloads in the same wave once what they depend on is Ready', async () => {
@@ -265,10 +265,10 @@ describe('reconcileRecipe on FakeKube', () => {
       { name: 'web', kind: 'Deployment', image: 'nginx:1.27', dependsOn: ['db'] },
     ] }))
     await reconcileRecipe(deps, NS, 'shop')
-    expect(kube.children('Deployment').map((d) => d.metadata?.name)).toEqual(['team-a-shop-db'])
+    expect(kube.children('Deployment').map((d) => d.metadata?.name)).toEqual(['team-a-shop-db-d306e21e'])
     controllers(kube)
     await reconcileRecipe(deps, NS, 'shop')
-    expect(kube.children('Deployment').map((d) => d.metadata?.name).sort()).toEqual(['team-a-shop-api', 'team-a-shop-db', 'team-a-shop-web'])
+    expect(kube.children('Deployment').map((d) => d.metadata?.name).sort()).toEqual(['team-a-shop-api-284ef9ca', 'team-a-shop-db-d306e21e', 'team-a-shop-web-5101637e'])
   })
 
   it('still tells of the children it wrote when another reconcile wins the status write', async () => {
@@ -278,7 +278,7 @@ describe('reconcileRecipe on FakeKube', () => {
     for (let i = 0; i < 4; i++) kube.failNext('replaceRecipeStatus', new ConflictError('the object has been modified'))
     await expect(reconcileRecipe(deps, NS, 'shop')).rejects.toBeInstanceOf(ConflictError)
     expect(kube.children('Deployment')).toHaveLength(1)
-    expect(kube.events.filter((e) => e.reason === 'WorkloadApplied').map((e) => e.message)).toContain('created Deployment sandbox-recipes/team-a-shop-web')
+    expect(kube.events.filter((e) => e.reason === 'WorkloadApplied').map((e) => e.message)).toContain('created Deployment sandbox-recipes/team-a-shop-web-5101637e')
     expect(events.published.filter((e) => e.type === 'dev.kinetic.recipe.phase.changed')).toEqual([])
     // The redelivery finds the Deployment applied: it plans the phases and writes nothing twice.
     await reconcileRecipe(deps, NS, 'shop')
@@ -296,9 +296,9 @@ describe('reconcileRecipe on FakeKube', () => {
       await reconcileRecipe(deps, NS, 'shop')
     }
     expect(kube.recipe(NS, 'shop')!.status?.phase).toBe('Testing')
-    await kube.deleteChild('Deployment', 'sandbox-recipes', 'team-a-shop-web', { propagationPolicy: 'Foreground' })
+    await kube.deleteChild('Deployment', 'sandbox-recipes', 'team-a-shop-web-5101637e', { propagationPolicy: 'Foreground' })
     await reconcileRecipe(deps, NS, 'shop')
-    expect(kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web')).toBeDefined()
+    expect(kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web-5101637e')).toBeDefined()
     const r = await settle(kube, deps)
     expect(r.status?.phase).toBe('Active')
   })
@@ -313,12 +313,12 @@ describe('reconcileRecipe on FakeKube', () => {
     expect(r.status?.phase).toBe('Active')
     expect(r.status?.currentRevision).toBe(2)
     expect(kube.children('StatefulSet')).toEqual([])
-    expect(kube.children('Service').map((s) => s.metadata?.name)).toEqual(['team-a-shop-web'])
-    expect(kube.children('Job').map((j) => j.metadata?.name)).toEqual(['team-a-shop-test-smoke-r2'])
+    expect(kube.children('Service').map((s) => s.metadata?.name)).toEqual(['team-a-shop-web-5101637e'])
+    expect(kube.children('Job').map((j) => j.metadata?.name)).toEqual(['team-a-shop-test-smoke-58485c92-r2'])
     expect(kube.events.filter((e) => e.reason === 'WorkloadDeleted').map((e) => e.message).sort()).toEqual([
-      'deleted Job sandbox-recipes/team-a-shop-test-smoke-r1',
-      'deleted Service sandbox-recipes/team-a-shop-db',
-      'deleted StatefulSet sandbox-recipes/team-a-shop-db',
+      'deleted Job sandbox-recipes/team-a-shop-test-smoke-58485c92-r1',
+      'deleted Service sandbox-recipes/team-a-shop-db-d306e21e',
+      'deleted StatefulSet sandbox-recipes/team-a-shop-db-d306e21e',
     ])
   })
 })

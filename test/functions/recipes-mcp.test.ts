@@ -228,8 +228,8 @@ describe('recipes-mcp: deploy-recipe', () => {
       specValid: true, errors: [], approvalRequired: false,
       policy: { compliant: true, evaluated: [], violations: [] },
       objects: [
-        { kind: 'Service', namespace: 'sandbox-recipes', name: 'team-a-shop-web' },
-        { kind: 'Deployment', namespace: 'sandbox-recipes', name: 'team-a-shop-web' },
+        { kind: 'Service', namespace: 'sandbox-recipes', name: 'team-a-shop-web-5101637e' },
+        { kind: 'Deployment', namespace: 'sandbox-recipes', name: 'team-a-shop-web-5101637e' },
       ],
     })
     const stored = kube.recipe(NS, 'shop')!
@@ -358,7 +358,7 @@ describe('recipes-mcp: deploy-recipe', () => {
     const kube = kubeWith({ recipes: [template()] }, ['*', 'workflowrecipes'])
     const client = await connect((await start(kube)).url)
     const result = await ok(client, 'deploy-recipe', { namespace: NS, name: 'shop', template: { name: 'hello-web' }, dryRun: true })
-    expect(result).toMatchObject({ created: true, dryRun: true, generation: 1, specValid: true, objects: expect.arrayContaining([{ kind: 'Deployment', namespace: 'sandbox-recipes', name: 'team-a-shop-web' }]) })
+    expect(result).toMatchObject({ created: true, dryRun: true, generation: 1, specValid: true, objects: expect.arrayContaining([{ kind: 'Deployment', namespace: 'sandbox-recipes', name: 'team-a-shop-web-5101637e' }]) })
     expect(kube.recipe(NS, 'shop')).toBeUndefined()
     expect(kube.writes).toEqual([])
     expect(kube.dryRuns).toEqual(['create WorkflowRecipe/shop'])

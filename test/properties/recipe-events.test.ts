@@ -343,7 +343,7 @@ describe('recipe events are hints, state is truth', () => {
       expect(condition(got, 'Ready')?.status).toBe('True')
       expect(childSet(w.kube)).toEqual(childSet(expected.kube))
       // The running revision's test ran to completion.
-      const test = w.kube.child('Job', 'sandbox-recipes', `team-a-shop-test-smoke-r${got?.status?.currentRevision}`)
+      const test = w.kube.child('Job', 'sandbox-recipes', `team-a-shop-test-smoke-58485c92-r${got?.status?.currentRevision}`)
       expect((test?.status as { conditions?: Array<{ type: string }> } | undefined)?.conditions?.map((c) => c.type)).toEqual(['Complete'])
       expectLawful(w)
       expectLawful(expected)
@@ -364,7 +364,7 @@ describe('recipe events are hints, state is truth', () => {
     const MESSAGE = 'Deployment.apps "web" is invalid: spec.template.spec.containers[0].image: Required value'
     await fc.assert(fc.asyncProperty(scenario, fc.constantFrom('db', 'web'), fc.boolean(), async (s, refused, hadGood) => {
       const ops = { ...s, action: { kind: 'none' } as const }
-      const target = refused === 'db' ? { kind: 'StatefulSet' as const, name: 'team-a-shop-db' } : { kind: 'Deployment' as const, name: 'team-a-shop-web' }
+      const target = refused === 'db' ? { kind: 'StatefulSet' as const, name: 'team-a-shop-db-d306e21e' } : { kind: 'Deployment' as const, name: 'team-a-shop-web-5101637e' }
       let w: World
       if (!hadGood) {
         w = await chaotic(ops, recipeOf(spec('nginx:1.27')), (x) => { x.kube.refuseApply(target.kind, 'sandbox-recipes', target.name, 422, MESSAGE) })

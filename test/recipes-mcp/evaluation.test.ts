@@ -22,8 +22,8 @@ describe('evaluateDeployment', () => {
     expect(e).toMatchObject({ specValid: true, errors: [], approvalRequired: false, policy: { compliant: true, evaluated: [], violations: [] } })
     expect(e).not.toHaveProperty('approveCommand')
     expect(e.objects.map((o) => `${o.kind} ${o.namespace}/${o.name}`)).toEqual([
-      'Service sandbox-recipes/team-a-shop-db', 'StatefulSet sandbox-recipes/team-a-shop-db',
-      'Service mcp-server/team-a-shop-web', 'Deployment mcp-server/team-a-shop-web', 'MCPServer mcp-server/team-a-shop-web',
+      'Service sandbox-recipes/team-a-shop-db-d306e21e', 'StatefulSet sandbox-recipes/team-a-shop-db-d306e21e',
+      'Service mcp-server/team-a-shop-web-5101637e', 'Deployment mcp-server/team-a-shop-web-5101637e', 'MCPServer mcp-server/team-a-shop-web-5101637e',
     ])
   })
 

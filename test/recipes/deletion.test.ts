@@ -45,15 +45,15 @@ describe('waves (§11.3)', () => {
     expect(waves).toEqual(['tests', 'mcpservers', 'workloads', 'workloads', 'workloads', 'services'])
     expect(steps).toEqual([
       [`Job sandbox-recipes/${testJob.name} Foreground`],
-      ['MCPServer mcp-server/recipes-demo-shop-tools Foreground'],
-      ['Deployment mcp-server/recipes-demo-shop-tools Foreground'],
-      ['Deployment sandbox-recipes/recipes-demo-shop-web Foreground'],
-      ['StatefulSet sandbox-recipes/recipes-demo-shop-db Foreground'],
+      ['MCPServer mcp-server/recipes-demo-shop-tools-fa0caeae Foreground'],
+      ['Deployment mcp-server/recipes-demo-shop-tools-fa0caeae Foreground'],
+      ['Deployment sandbox-recipes/recipes-demo-shop-web-0f1506de Foreground'],
+      ['StatefulSet sandbox-recipes/recipes-demo-shop-db-ea96027d Foreground'],
       [
-        'Service mcp-server/recipes-demo-shop-tools Background',
-        'Service sandbox-recipes/recipes-demo-shop-web Background',
-        'Secret sandbox-recipes/recipes-demo-shop-web-env Background',
-        'Service sandbox-recipes/recipes-demo-shop-db Background',
+        'Service mcp-server/recipes-demo-shop-tools-fa0caeae Background',
+        'Service sandbox-recipes/recipes-demo-shop-web-0f1506de Background',
+        'Secret sandbox-recipes/recipes-demo-shop-web-0f1506de-env Background',
+        'Service sandbox-recipes/recipes-demo-shop-db-ea96027d Background',
       ],
     ])
     expect(run(live)).toMatchObject({ deletes: [], remaining: [], removeFinalizer: true })
@@ -61,16 +61,16 @@ describe('waves (§11.3)', () => {
 
   it('waits for real absence: a terminating object is named as the blocker, with its finalizers, and not deleted again', () => {
     const live = liveWith(objects.workloads.flatMap((w) => w.children))
-    live.delete('MCPServer mcp-server/recipes-demo-shop-tools')
-    live.delete('Deployment mcp-server/recipes-demo-shop-tools')
-    const web = 'Deployment sandbox-recipes/recipes-demo-shop-web'
+    live.delete('MCPServer mcp-server/recipes-demo-shop-tools-fa0caeae')
+    live.delete('Deployment mcp-server/recipes-demo-shop-tools-fa0caeae')
+    const web = 'Deployment sandbox-recipes/recipes-demo-shop-web-0f1506de'
     live.set(web, { ...live.get(web)!, metadata: { ...live.get(web)!.metadata, deletionTimestamp: NOW, finalizers: ['foregroundDeletion', 'example.com/hold'] } })
     const plan = run(live)
     expect(plan.deletes).toEqual([])
-    expect(plan.blockedBy).toBe('Deployment sandbox-recipes/recipes-demo-shop-web is terminating (finalizers: foregroundDeletion, example.com/hold)')
+    expect(plan.blockedBy).toBe('Deployment sandbox-recipes/recipes-demo-shop-web-0f1506de is terminating (finalizers: foregroundDeletion, example.com/hold)')
     expect(plan.remaining).toEqual([
-      web, 'StatefulSet sandbox-recipes/recipes-demo-shop-db',
-      'Service mcp-server/recipes-demo-shop-tools', 'Service sandbox-recipes/recipes-demo-shop-web', 'Secret sandbox-recipes/recipes-demo-shop-web-env', 'Service sandbox-recipes/recipes-demo-shop-db',
+      web, 'StatefulSet sandbox-recipes/recipes-demo-shop-db-ea96027d',
+      'Service mcp-server/recipes-demo-shop-tools-fa0caeae', 'Service sandbox-recipes/recipes-demo-shop-web-0f1506de', 'Secret sandbox-recipes/recipes-demo-shop-web-0f1506de-env', 'Service sandbox-recipes/recipes-demo-shop-db-ea96027d',
     ])
     expect(plan.ready).toEqual({ status: 'False', reason: 'Deleting', message: `deleting 6 children: ${plan.blockedBy}` })
   })
@@ -78,8 +78,8 @@ describe('waves (§11.3)', () => {
   it('reports what is gone since the last reconcile (WorkloadDeleted)', () => {
     const live = liveWith(objects.workloads.flatMap((w) => w.children))
     const before = run(live).remaining
-    live.delete('MCPServer mcp-server/recipes-demo-shop-tools')
-    expect(run(live, { previousRemaining: before }).deleted).toEqual([{ kind: 'MCPServer', namespace: 'mcp-server', name: 'recipes-demo-shop-tools', component: 'mcpserver', workload: 'tools', order: 2 }])
+    live.delete('MCPServer mcp-server/recipes-demo-shop-tools-fa0caeae')
+    expect(run(live, { previousRemaining: before }).deleted).toEqual([{ kind: 'MCPServer', namespace: 'mcp-server', name: 'recipes-demo-shop-tools-fa0caeae', component: 'mcpserver', workload: 'tools', order: 2 }])
   })
 })
 
@@ -102,8 +102,8 @@ describe('inventory (§11.2)', () => {
     const sts = objects.workloads[0]!.children[1]!
     live.set(keyOf(sts), foreign(sts))
     const plan = run(live)
-    expect(plan.deletes.map((d) => d.key)).toEqual(['Service sandbox-recipes/recipes-demo-shop-db'])
-    live.delete('Service sandbox-recipes/recipes-demo-shop-db')
+    expect(plan.deletes.map((d) => d.key)).toEqual(['Service sandbox-recipes/recipes-demo-shop-db-ea96027d'])
+    live.delete('Service sandbox-recipes/recipes-demo-shop-db-ea96027d')
     expect(run(live).removeFinalizer).toBe(true)
   })
 
@@ -111,7 +111,7 @@ describe('inventory (§11.2)', () => {
     const older = snapshotOf(['db', 'cron'], 1)
     const live = liveWith(snapshotObjects(older).children)
     const plan = run(live, { snapshots: [snap, older] })
-    expect(plan.remaining).toEqual(['CronJob sandbox-recipes/recipes-demo-shop-cron', 'StatefulSet sandbox-recipes/recipes-demo-shop-db', 'Service sandbox-recipes/recipes-demo-shop-db'])
-    expect(plan.deletes.map((d) => d.key)).toEqual(['CronJob sandbox-recipes/recipes-demo-shop-cron'])
+    expect(plan.remaining).toEqual(['CronJob sandbox-recipes/recipes-demo-shop-cron-052a6e50', 'StatefulSet sandbox-recipes/recipes-demo-shop-db-ea96027d', 'Service sandbox-recipes/recipes-demo-shop-db-ea96027d'])
+    expect(plan.deletes.map((d) => d.key)).toEqual(['CronJob sandbox-recipes/recipes-demo-shop-cron-052a6e50'])
   })
 })

@@ -13,27 +13,27 @@ describe('apply order (§7.11)', () => {
 
   it.each([
     ['nothing Ready: independent workloads start, dependents wait', {}, [
-      'created Service sandbox-recipes/recipes-demo-shop-db',
-      'created StatefulSet sandbox-recipes/recipes-demo-shop-db',
-      'created DaemonSet sandbox-recipes/recipes-demo-shop-agent',
+      'created Service sandbox-recipes/recipes-demo-shop-db-ea96027d',
+      'created StatefulSet sandbox-recipes/recipes-demo-shop-db-ea96027d',
+      'created DaemonSet sandbox-recipes/recipes-demo-shop-agent-47d32dc0',
     ], { web: 'Waiting', tools: 'Waiting' }],
     ['db Ready: web next, copied Secret, Service, Deployment', ready('db'), [
-      'created Service sandbox-recipes/recipes-demo-shop-db',
-      'created StatefulSet sandbox-recipes/recipes-demo-shop-db',
-      'created Secret sandbox-recipes/recipes-demo-shop-web-env',
-      'created Service sandbox-recipes/recipes-demo-shop-web',
-      'created Deployment sandbox-recipes/recipes-demo-shop-web',
-      'created DaemonSet sandbox-recipes/recipes-demo-shop-agent',
+      'created Service sandbox-recipes/recipes-demo-shop-db-ea96027d',
+      'created StatefulSet sandbox-recipes/recipes-demo-shop-db-ea96027d',
+      'created Secret sandbox-recipes/recipes-demo-shop-web-0f1506de-env',
+      'created Service sandbox-recipes/recipes-demo-shop-web-0f1506de',
+      'created Deployment sandbox-recipes/recipes-demo-shop-web-0f1506de',
+      'created DaemonSet sandbox-recipes/recipes-demo-shop-agent-47d32dc0',
     ], { web: 'Progressing', tools: 'Waiting' }],
     ['web Ready: the http MCP workload without its MCPServer until it is Ready', ready('db', 'web'), [
-      'created Service sandbox-recipes/recipes-demo-shop-db',
-      'created StatefulSet sandbox-recipes/recipes-demo-shop-db',
-      'created Secret sandbox-recipes/recipes-demo-shop-web-env',
-      'created Service sandbox-recipes/recipes-demo-shop-web',
-      'created Deployment sandbox-recipes/recipes-demo-shop-web',
-      'created Service mcp-server/recipes-demo-shop-tools',
-      'created Deployment mcp-server/recipes-demo-shop-tools',
-      'created DaemonSet sandbox-recipes/recipes-demo-shop-agent',
+      'created Service sandbox-recipes/recipes-demo-shop-db-ea96027d',
+      'created StatefulSet sandbox-recipes/recipes-demo-shop-db-ea96027d',
+      'created Secret sandbox-recipes/recipes-demo-shop-web-0f1506de-env',
+      'created Service sandbox-recipes/recipes-demo-shop-web-0f1506de',
+      'created Deployment sandbox-recipes/recipes-demo-shop-web-0f1506de',
+      'created Service mcp-server/recipes-demo-shop-tools-fa0caeae',
+      'created Deployment mcp-server/recipes-demo-shop-tools-fa0caeae',
+      'created DaemonSet sandbox-recipes/recipes-demo-shop-agent-47d32dc0',
     ], { tools: 'Progressing' }],
   ] as const)('%s', (_label, readiness, expected, phases) => {
     const plan = planDeploy({ uid: UID, desired: rev, live: new Map(), readiness })
@@ -50,7 +50,7 @@ describe('apply order (§7.11)', () => {
   it('the MCPServer of an http workload is written once the workload object is Ready (§5.9)', () => {
     const live = liveWith(rev.workloads.filter((w) => w.name !== 'tools').flatMap((w) => w.children), rev.workloads.find((w) => w.name === 'tools')!.children.filter((c) => !c.afterReady))
     const readiness = { ...ready('db', 'web', 'agent'), tools: { ready: false, mainReady: true } }
-    expect(writesOf(planDeploy({ uid: UID, desired: rev, live, readiness }))).toEqual(['created MCPServer mcp-server/recipes-demo-shop-tools'])
+    expect(writesOf(planDeploy({ uid: UID, desired: rev, live, readiness }))).toEqual(['created MCPServer mcp-server/recipes-demo-shop-tools-fa0caeae'])
     expect(writesOf(planDeploy({ uid: UID, desired: rev, live, readiness: { ...readiness, tools: { ready: false, mainReady: false } } }))).toEqual([])
   })
 
@@ -61,7 +61,7 @@ describe('apply order (§7.11)', () => {
     expect(same).toMatchObject({ writes: [], prune: [], allReady: true, done: true })
     const rev2 = revisionOf(['db', 'web', 'tools', 'agent'], 2, { web: '2' })
     const next = planDeploy({ uid: UID, desired: rev2, live, readiness: ready('db', 'tools', 'agent') })
-    expect(writesOf(next)).toEqual(['updated Deployment sandbox-recipes/recipes-demo-shop-web'])
+    expect(writesOf(next)).toEqual(['updated Deployment sandbox-recipes/recipes-demo-shop-web-0f1506de'])
     expect(next.done).toBe(false)
   })
 
@@ -83,15 +83,15 @@ describe('never adopt (§5.2, §7.4 NameConflict)', () => {
     const sts = rev.workloads[0]!.children[1]!
     const live = new Map<string, LiveObject>([[keyOf(svc), foreign(svc)], [keyOf(sts), foreign(sts, 'another-uid')]])
     const previous = inventoryOf(revisionOf(['db', 'agent'], 0))
-    live.set('DaemonSet sandbox-recipes/recipes-demo-shop-agent', applied(revisionOf(['agent'], 0).children[0]!))
+    live.set('DaemonSet sandbox-recipes/recipes-demo-shop-agent-47d32dc0', applied(revisionOf(['agent'], 0).children[0]!))
     const plan = planDeploy({ uid: UID, desired: rev, live, readiness: ready('db', 'web'), previous })
     expect(plan.conflicts.map((c) => c.message)).toEqual([
-      'StatefulSet sandbox-recipes/recipes-demo-shop-db already exists and is not managed by this recipe',
-      'Service sandbox-recipes/recipes-demo-shop-web already exists and is not managed by this recipe',
+      'StatefulSet sandbox-recipes/recipes-demo-shop-db-ea96027d already exists and is not managed by this recipe',
+      'Service sandbox-recipes/recipes-demo-shop-web-0f1506de already exists and is not managed by this recipe',
     ])
     expect(plan.prerequisite).toEqual({
       reason: 'NameConflict',
-      message: 'StatefulSet sandbox-recipes/recipes-demo-shop-db already exists and is not managed by this recipe; Service sandbox-recipes/recipes-demo-shop-web already exists and is not managed by this recipe',
+      message: 'StatefulSet sandbox-recipes/recipes-demo-shop-db-ea96027d already exists and is not managed by this recipe; Service sandbox-recipes/recipes-demo-shop-web-0f1506de already exists and is not managed by this recipe',
     })
     expect(plan).toMatchObject({ writes: [], prune: [], done: false })
   })
@@ -139,18 +139,18 @@ describe('prune (§7.11)', () => {
     })
     const first = planDeploy({ uid: UID, desired: next, live, readiness: ready('db', 'agent'), previous })
     expect(first.prune.map((d) => `${d.key} ${d.propagationPolicy}`)).toEqual([
-      'MCPServer mcp-server/recipes-demo-shop-tools Foreground',
-      'Deployment mcp-server/recipes-demo-shop-tools Foreground',
-      'Service mcp-server/recipes-demo-shop-tools Background',
+      'MCPServer mcp-server/recipes-demo-shop-tools-fa0caeae Foreground',
+      'Deployment mcp-server/recipes-demo-shop-tools-fa0caeae Foreground',
+      'Service mcp-server/recipes-demo-shop-tools-fa0caeae Background',
     ])
     expect(first.pruneRemaining).toEqual([
-      'MCPServer mcp-server/recipes-demo-shop-tools', 'Deployment mcp-server/recipes-demo-shop-tools', 'Service mcp-server/recipes-demo-shop-tools',
-      'Deployment sandbox-recipes/recipes-demo-shop-web', 'Service sandbox-recipes/recipes-demo-shop-web', 'Secret sandbox-recipes/recipes-demo-shop-web-env',
+      'MCPServer mcp-server/recipes-demo-shop-tools-fa0caeae', 'Deployment mcp-server/recipes-demo-shop-tools-fa0caeae', 'Service mcp-server/recipes-demo-shop-tools-fa0caeae',
+      'Deployment sandbox-recipes/recipes-demo-shop-web-0f1506de', 'Service sandbox-recipes/recipes-demo-shop-web-0f1506de', 'Secret sandbox-recipes/recipes-demo-shop-web-0f1506de-env',
     ])
     for (const c of prev.workloads[2]!.children) live.delete(keyOf(c))
     const second = planDeploy({ uid: UID, desired: next, live, readiness: ready('db', 'agent'), previous })
     expect(second.prune.map((d) => d.key)).toEqual([
-      'Deployment sandbox-recipes/recipes-demo-shop-web', 'Service sandbox-recipes/recipes-demo-shop-web', 'Secret sandbox-recipes/recipes-demo-shop-web-env',
+      'Deployment sandbox-recipes/recipes-demo-shop-web-0f1506de', 'Service sandbox-recipes/recipes-demo-shop-web-0f1506de', 'Secret sandbox-recipes/recipes-demo-shop-web-0f1506de-env',
     ])
     for (const c of prev.workloads[1]!.children) live.delete(keyOf(c))
     expect(planDeploy({ uid: UID, desired: next, live, readiness: ready('db', 'agent'), previous })).toMatchObject({ prune: [], pruneRemaining: [], done: true })
@@ -158,11 +158,11 @@ describe('prune (§7.11)', () => {
 
   it('names a terminating object as the blocker and does not delete it again', () => {
     const live = liveWith(next.children, prev.workloads[1]!.children)
-    const web = 'Deployment sandbox-recipes/recipes-demo-shop-web'
+    const web = 'Deployment sandbox-recipes/recipes-demo-shop-web-0f1506de'
     live.set(web, { ...live.get(web)!, metadata: { ...live.get(web)!.metadata, deletionTimestamp: NOW, finalizers: ['example.com/hold'] } })
     const plan = planDeploy({ uid: UID, desired: next, live, readiness: ready('db', 'agent'), previous })
-    expect(plan.prune.map((d) => d.key)).toEqual(['Service sandbox-recipes/recipes-demo-shop-web', 'Secret sandbox-recipes/recipes-demo-shop-web-env'])
-    expect(plan.pruneBlockedBy).toBe('Deployment sandbox-recipes/recipes-demo-shop-web is terminating (finalizers: example.com/hold)')
+    expect(plan.prune.map((d) => d.key)).toEqual(['Service sandbox-recipes/recipes-demo-shop-web-0f1506de', 'Secret sandbox-recipes/recipes-demo-shop-web-0f1506de-env'])
+    expect(plan.pruneBlockedBy).toBe('Deployment sandbox-recipes/recipes-demo-shop-web-0f1506de is terminating (finalizers: example.com/hold)')
   })
 
   it('never touches an object of another owner, a kind Kinetic does not create, or a name outside the inventory', () => {

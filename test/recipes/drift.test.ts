@@ -75,8 +75,8 @@ describe('planDrift (§7.8)', () => {
     m.set(keyOf(web), live(web, (o) => { o.spec.template.spec.containers[0].image = 'evil:1' }))
     const plan = planDrift({ ...base, live: m })
     expect(plan.events).toEqual([
-      { reason: 'DriftCorrected', message: 're-created StatefulSet sandbox-recipes/recipes-demo-shop-db' },
-      { reason: 'DriftCorrected', message: 'restored Deployment sandbox-recipes/recipes-demo-shop-web: spec.template.spec.containers[0].image' },
+      { reason: 'DriftCorrected', message: 're-created StatefulSet sandbox-recipes/recipes-demo-shop-db-ea96027d' },
+      { reason: 'DriftCorrected', message: 'restored Deployment sandbox-recipes/recipes-demo-shop-web-0f1506de: spec.template.spec.containers[0].image' },
     ])
     expect(plan.correct.map((d) => d.child)).toEqual([db, web])
     expect(plan.childMissing).toBe(true)
@@ -92,8 +92,8 @@ describe('planDrift (§7.8)', () => {
     m.set(keyOf(web), live(web, (o) => { o.spec.template.spec.containers[0].image = 'evil:1' }))
     const plan = planDrift({ ...base, ...extra, live: m })
     expect(plan.correct).toEqual([])
-    expect(plan.events).toEqual([{ reason: 'DriftDetected', message: 'Deployment sandbox-recipes/recipes-demo-shop-web differs: spec.template.spec.containers[0].image' }])
-    expect(plan.condition).toEqual({ type: 'Drifted', status: 'True', reason: 'DriftDetected', message: 'Deployment sandbox-recipes/recipes-demo-shop-web: spec.template.spec.containers[0].image' })
+    expect(plan.events).toEqual([{ reason: 'DriftDetected', message: 'Deployment sandbox-recipes/recipes-demo-shop-web-0f1506de differs: spec.template.spec.containers[0].image' }])
+    expect(plan.condition).toEqual({ type: 'Drifted', status: 'True', reason: 'DriftDetected', message: 'Deployment sandbox-recipes/recipes-demo-shop-web-0f1506de: spec.template.spec.containers[0].image' })
   })
 
   it('a foreign object under a child\'s name and a terminating child are not corrected; a completed Job gone by TTL is not missing', () => {

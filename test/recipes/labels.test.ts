@@ -12,19 +12,19 @@ const common = {
 
 describe('labels (§5.3)', () => {
   it.each([
-    ['workload object', workloadObjectLabels(RECIPE, 'workload', 'web', 'recipes-demo-shop-web', 4), {
+    ['workload object', workloadObjectLabels(RECIPE, 'workload', 'web', 'recipes-demo-shop-web-0f1506de', 4), {
       ...common, 'app.kubernetes.io/part-of': 'shop', 'purko.io/component': 'workload', 'purko.io/revision': '4',
-      'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'recipes-demo-shop-web', 'purko.io/workload': 'web',
+      'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'recipes-demo-shop-web-0f1506de', 'purko.io/workload': 'web',
     }],
-    ['Service', workloadObjectLabels(RECIPE, 'service', 'web', 'recipes-demo-shop-web', 4), {
+    ['Service', workloadObjectLabels(RECIPE, 'service', 'web', 'recipes-demo-shop-web-0f1506de', 4), {
       ...common, 'app.kubernetes.io/part-of': 'shop', 'purko.io/component': 'service', 'purko.io/revision': '4',
-      'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'recipes-demo-shop-web', 'purko.io/workload': 'web',
+      'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'recipes-demo-shop-web-0f1506de', 'purko.io/workload': 'web',
     }],
     ['MCPServer', workloadRelatedLabels(RECIPE, 'mcpserver', 'web', 4), {
       ...common, 'app.kubernetes.io/part-of': 'shop', 'purko.io/component': 'mcpserver', 'purko.io/revision': '4', 'purko.io/workload': 'web',
     }],
-    ['pod template: no part-of, component or revision', workloadPodLabels(RECIPE, 'web', 'recipes-demo-shop-web'), {
-      ...common, 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'recipes-demo-shop-web', 'purko.io/workload': 'web',
+    ['pod template: no part-of, component or revision', workloadPodLabels(RECIPE, 'web', 'recipes-demo-shop-web-0f1506de'), {
+      ...common, 'app.kubernetes.io/name': 'web', 'app.kubernetes.io/instance': 'recipes-demo-shop-web-0f1506de', 'purko.io/workload': 'web',
     }],
     ['test Job', testJobLabels(RECIPE, 'smoke', 4), {
       ...common, 'app.kubernetes.io/part-of': 'shop', 'purko.io/component': 'test', 'purko.io/revision': '4', 'purko.io/test': 'smoke',
@@ -33,7 +33,7 @@ describe('labels (§5.3)', () => {
     ['revision ConfigMap', childLabels(RECIPE, 'revision', 4), {
       ...common, 'app.kubernetes.io/part-of': 'shop', 'purko.io/component': 'revision', 'purko.io/revision': '4',
     }],
-    ['selector', selectorLabels('recipes-demo-shop-web'), { 'app.kubernetes.io/instance': 'recipes-demo-shop-web' }],
+    ['selector', selectorLabels('recipes-demo-shop-web-0f1506de'), { 'app.kubernetes.io/instance': 'recipes-demo-shop-web-0f1506de' }],
   ])('%s', (_label, actual, expected) => {
     expect(actual).toEqual(expected)
     expect(Object.keys(actual)).not.toContain('purko.io/workflow')

@@ -55,7 +55,7 @@ export const rejecting: Outcome = {
 }
 
 export function web(ready: boolean, extra: Partial<WorkloadFact> = {}): WorkloadFact {
-  return { name: 'web', kind: 'Deployment', namespace: 'sandbox-recipes', objectName: 'team-a-shop-web', ready, message: ready ? '1/1 replicas available' : '0/1 replicas available', firstAppliedAt: T0, ...extra }
+  return { name: 'web', kind: 'Deployment', namespace: 'sandbox-recipes', objectName: 'team-a-shop-web-5101637e', ready, message: ready ? '1/1 replicas available' : '0/1 replicas available', firstAppliedAt: T0, ...extra }
 }
 
 export function readiness(revision: number, ...workloads: WorkloadFact[]): ReadinessFacts {

@@ -260,7 +260,7 @@ describe('T1-T27 (CONTRACT §7.3)', () => {
     r = { ...r, metadata: { ...r.metadata, generation: 2 } }
     r = applied(r, planLifecycle(r, factsB({ readiness: readiness(2), snapshots: [1, 2] }), at(10)))
     expect(r.status?.phase).toBe('Testing')
-    const tests = { revision: 2, results: [{ name: 'smoke', jobName: 'team-a-shop-test-smoke-r2', phase: 'Succeeded' as const, startTime: at(11), completionTime: at(20) }] }
+    const tests = { revision: 2, results: [{ name: 'smoke', jobName: 'team-a-shop-test-smoke-58485c92-r2', phase: 'Succeeded' as const, startTime: at(11), completionTime: at(20) }] }
     const { plan, echo } = settle(r, factsB({ readiness: readiness(2), tests, snapshots: [1, 2] }), at(21))
     expect(walk(plan)).toEqual(['Active:RevisionActive'])
     expect(plan.status).toMatchObject({ currentRevision: 2, lastGoodRevision: 2 })
@@ -304,7 +304,7 @@ describe('T1-T27 (CONTRACT §7.3)', () => {
     expectEcho(notReady.echo)
     const missing = settle(active, facts({ readiness: readiness(1, web(false, { missing: true })), snapshots: [1] }), at(100))
     expect(walk(missing.plan)).toEqual(['Degraded:ChildMissing'])
-    expect(missing.plan.status.message).toBe('Deployment sandbox-recipes/team-a-shop-web of workload "web" is missing')
+    expect(missing.plan.status.message).toBe('Deployment sandbox-recipes/team-a-shop-web-5101637e of workload "web" is missing')
   })
 
   it('T20: Degraded recovers when every workload is Ready', () => {

@@ -9,18 +9,18 @@ import { createHash } from 'node:crypto'
 
 type Obj = Record<string, any>
 const build = (fields: Record<string, unknown>, revision = 1): Obj => workloadManifest(RECIPE, rendered({ image: 'img:1', ...fields }), revision) as Obj
-const selector = { matchLabels: { 'app.kubernetes.io/instance': 'recipes-demo-shop-w' } }
+const selector = { matchLabels: { 'app.kubernetes.io/instance': 'recipes-demo-shop-w-81f5be35' } }
 
 describe('kind mapping (§5.5)', () => {
   it.each([
     ['Deployment', { kind: 'Deployment' }, 'apps/v1', { selector, strategy: { type: 'RollingUpdate' } }],
     ['Deployment Recreate', { kind: 'Deployment', strategy: 'Recreate' }, 'apps/v1', { selector, strategy: { type: 'Recreate' } }],
     ['StatefulSet', { kind: 'StatefulSet' }, 'apps/v1', {
-      selector, serviceName: 'recipes-demo-shop-w', podManagementPolicy: 'OrderedReady',
+      selector, serviceName: 'recipes-demo-shop-w-81f5be35', podManagementPolicy: 'OrderedReady',
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Retain', whenScaled: 'Retain' },
     }],
     ['StatefulSet Parallel, Delete', { kind: 'StatefulSet', podManagementPolicy: 'Parallel', persistentVolumeClaimRetention: 'Delete' }, 'apps/v1', {
-      selector, serviceName: 'recipes-demo-shop-w', podManagementPolicy: 'Parallel',
+      selector, serviceName: 'recipes-demo-shop-w-81f5be35', podManagementPolicy: 'Parallel',
       persistentVolumeClaimRetentionPolicy: { whenDeleted: 'Delete', whenScaled: 'Retain' },
     }],
     ['DaemonSet', { kind: 'DaemonSet' }, 'apps/v1', { selector, updateStrategy: { type: 'RollingUpdate' } }],
@@ -51,7 +51,7 @@ describe('kind mapping (§5.5)', () => {
   it('a Job is named base(w)-<h8> over its canonical rendered spec: same spec same name, changed spec new name', () => {
     const a = build({ name: 'w', kind: 'Job', args: ['migrate'] })
     const h8 = createHash('sha256').update(canonicalJson(a.spec)).digest('hex').slice(0, 8)
-    expect(a.metadata.name).toBe(`recipes-demo-shop-w-${h8}`)
+    expect(a.metadata.name).toBe(`recipes-demo-shop-w-81f5be35-${h8}`)
     expect(build({ name: 'w', kind: 'Job', args: ['migrate'] }, 9).metadata.name).toBe(a.metadata.name)
     expect(build({ name: 'w', kind: 'Job', args: ['migrate', '--v2'] }).metadata.name).not.toBe(a.metadata.name)
     expect(jobNameOf(RECIPE, rendered({ name: 'w', kind: 'Job', image: 'img:1', args: ['migrate'] }))).toBe(a.metadata.name)
@@ -91,7 +91,7 @@ describe('replicas (§5.6)', () => {
 describe('test Jobs (§2.9)', () => {
   it('run in the sandbox with activeDeadlineSeconds = timeoutSeconds, backoffLimit, Never, test labels and the revision in the name', () => {
     const job = testJobManifest(RECIPE, renderedTest({ name: 'smoke', image: 'curl:8', args: ['-fsS', 'http://x/'], timeoutSeconds: 120 }), 4) as Obj
-    expect(job.metadata.name).toBe('recipes-demo-shop-test-smoke-r4')
+    expect(job.metadata.name).toBe('recipes-demo-shop-test-smoke-2460e744-r4')
     expect(job.metadata.namespace).toBe('sandbox-recipes')
     expect(job.metadata.labels['purko.io/test']).toBe('smoke')
     expect(job.metadata.labels['purko.io/component']).toBe('test')
@@ -120,18 +120,18 @@ describe('buildManifests: placement, owners and deploy order', () => {
 
   it('orders children per workload (Secrets, Service, object, MCPServer), then the Workflow, then tests', () => {
     expect(objects.children.map((c) => `${c.kind} ${c.namespace}/${c.name}`)).toEqual([
-      'Secret sandbox-recipes/recipes-demo-shop-db-env',
-      'Service sandbox-recipes/recipes-demo-shop-db',
-      'StatefulSet sandbox-recipes/recipes-demo-shop-db',
-      'Service sandbox-recipes/recipes-demo-shop-web',
-      'Deployment sandbox-recipes/recipes-demo-shop-web',
-      'Secret mcp-server/recipes-demo-shop-tools-mcp-token',
-      'Service mcp-server/recipes-demo-shop-tools',
-      'Deployment mcp-server/recipes-demo-shop-tools',
-      'MCPServer mcp-server/recipes-demo-shop-tools',
+      'Secret sandbox-recipes/recipes-demo-shop-db-ea96027d-env',
+      'Service sandbox-recipes/recipes-demo-shop-db-ea96027d',
+      'StatefulSet sandbox-recipes/recipes-demo-shop-db-ea96027d',
+      'Service sandbox-recipes/recipes-demo-shop-web-0f1506de',
+      'Deployment sandbox-recipes/recipes-demo-shop-web-0f1506de',
+      'Secret mcp-server/recipes-demo-shop-tools-fa0caeae-mcp-token',
+      'Service mcp-server/recipes-demo-shop-tools-fa0caeae',
+      'Deployment mcp-server/recipes-demo-shop-tools-fa0caeae',
+      'MCPServer mcp-server/recipes-demo-shop-tools-fa0caeae',
       `Workflow recipes-demo/${objects.workflow!.name}`,
-      'Secret sandbox-recipes/recipes-demo-shop-test-smoke-env',
-      'Job sandbox-recipes/recipes-demo-shop-test-smoke-r5',
+      'Secret sandbox-recipes/recipes-demo-shop-test-smoke-2460e744-env',
+      'Job sandbox-recipes/recipes-demo-shop-test-smoke-2460e744-r5',
     ])
     expect(objects.children.filter((c) => c.afterReady).map((c) => c.kind)).toEqual(['MCPServer'])
   })

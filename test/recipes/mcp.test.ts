@@ -13,23 +13,23 @@ describe('transport: http (Kinetic runs the server)', () => {
 
   it('registers an unmanaged MCPServer with the Service URL and nothing of the pod', () => {
     expect(m.apiVersion).toBe('purko.io/v1alpha1')
-    expect(m.metadata.name).toBe('recipes-demo-shop-tools')
+    expect(m.metadata.name).toBe('recipes-demo-shop-tools-fa0caeae')
     expect(m.metadata.namespace).toBe('mcp-server')
     expect(m.metadata.labels['purko.io/component']).toBe('mcpserver')
     expect(m.metadata.labels['purko.io/workload']).toBe('tools')
     expect(m.spec).toEqual({
       image: 'mcp/x:1', port: 3001, managed: false, transport: 'http',
-      url: 'http://recipes-demo-shop-tools.mcp-server.svc:3001/mcp', auth: 'none', category: 'testing',
+      url: 'http://recipes-demo-shop-tools-fa0caeae.mcp-server.svc:3001/mcp', auth: 'none', category: 'testing',
     })
   })
 
   it.each([
     ['port defaults to the first port, path to /mcp, category to recipe', { ports: [{ name: 'a', port: 8080 }, { name: 'b', port: 9090 }], transport: 'http' },
-      { port: 8080, url: 'http://recipes-demo-shop-tools.mcp-server.svc:8080/mcp', category: 'recipe' }],
+      { port: 8080, url: 'http://recipes-demo-shop-tools-fa0caeae.mcp-server.svc:8080/mcp', category: 'recipe' }],
     ['mcp.port and path chosen', { ports: [{ name: 'a', port: 8080 }, { name: 'b', port: 9090 }], transport: 'http', mcp: { port: 9090, path: '/rpc', icon: '🛠' } },
-      { port: 9090, url: 'http://recipes-demo-shop-tools.mcp-server.svc:9090/rpc', icon: '🛠' }],
+      { port: 9090, url: 'http://recipes-demo-shop-tools-fa0caeae.mcp-server.svc:9090/rpc', icon: '🛠' }],
     ['bearer auth points at the copied token', { ports: [{ name: 'a', port: 8080 }], transport: 'http', mcp: { auth: 'bearer', tokenSecret: { secretName: 's', key: 'k' } } },
-      { auth: 'bearer', secretRef: 'recipes-demo-shop-tools-mcp-token' }],
+      { auth: 'bearer', secretRef: 'recipes-demo-shop-tools-fa0caeae-mcp-token' }],
   ])('%s', (_label, fields, expected) => {
     expect(mcp(fields).spec).toMatchObject(expected)
   })
@@ -47,7 +47,7 @@ describe('transport: stdio (the MCPServer controller runs it)', () => {
     expect(m.spec).toEqual({
       image: 'mcp/x:1', port: 8000, managed: true, transport: 'stdio',
       command: ['uvx'], args: ['mcp-server-time', '--local-timezone=UTC'],
-      env: [{ name: 'A', value: '1' }, { name: 'KEY', valueFrom: { secretKeyRef: { name: 'recipes-demo-shop-tools-env', key: 'KEY', optional: true } } }],
+      env: [{ name: 'A', value: '1' }, { name: 'KEY', valueFrom: { secretKeyRef: { name: 'recipes-demo-shop-tools-fa0caeae-env', key: 'KEY', optional: true } } }],
       replicas: 2,
       resources: { requests: { cpu: '20m' }, limits: { memory: '128Mi' } },
       securityContext: { runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, addCapabilities: ['NET_BIND_SERVICE'] },

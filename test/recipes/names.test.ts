@@ -1,4 +1,5 @@
-// CONTRACT §5.2: shorten with the SHA-256 suffix, the `r` prefix, base(w) at 52 and every child name.
+// CONTRACT §5.2: shorten with the SHA-256 suffix, the `r` prefix, base(w) at 52 and every child name;
+// with Kinetic's identity suffix, so recipes of different namespaces never share a name (issue 27).
 import { createHash } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -34,28 +35,48 @@ describe('shorten (§5.2)', () => {
 describe('names of every child (§5.2)', () => {
   const base = baseName('recipes-demo', 'shop', 'web')
   it.each([
-    ['base(w)', base, 'recipes-demo-shop-web'],
-    ['Service', serviceName(base), 'recipes-demo-shop-web'],
-    ['MCPServer', mcpServerName(baseName('recipes-demo', 'mcp-everything', 'everything')), 'recipes-demo-mcp-everything-everything'],
-    ['copied env Secret', envSecretName(base), 'recipes-demo-shop-web-env'],
-    ['copied MCP token Secret', mcpTokenSecretName(base), 'recipes-demo-shop-web-mcp-token'],
-    ['Job workload', jobWorkloadName(base, '{"x":1}'), `recipes-demo-shop-web-${sha8('{"x":1}')}`],
-    ['test Job', testJobName('recipes-demo', 'shop', 'smoke', 4), 'recipes-demo-shop-test-smoke-r4'],
-    ['test env Secret', testEnvSecretName('recipes-demo', 'shop', 'smoke'), 'recipes-demo-shop-test-smoke-env'],
+    ['base(w)', base, 'recipes-demo-shop-web-0f1506de'],
+    ['Service', serviceName(base), 'recipes-demo-shop-web-0f1506de'],
+    ['MCPServer', mcpServerName(baseName('recipes-demo', 'mcp-everything', 'everything')), 'recipes-demo-mcp-everything-everything-a3013afa'],
+    ['copied env Secret', envSecretName(base), 'recipes-demo-shop-web-0f1506de-env'],
+    ['copied MCP token Secret', mcpTokenSecretName(base), 'recipes-demo-shop-web-0f1506de-mcp-token'],
+    ['Job workload', jobWorkloadName(base, '{"x":1}'), `recipes-demo-shop-web-0f1506de-${sha8('{"x":1}')}`],
+    ['test Job', testJobName('recipes-demo', 'shop', 'smoke', 4), 'recipes-demo-shop-test-smoke-2460e744-r4'],
+    ['test env Secret', testEnvSecretName('recipes-demo', 'shop', 'smoke'), 'recipes-demo-shop-test-smoke-2460e744-env'],
     ['child Workflow', childWorkflowName('shop', '{"steps":[]}'), `shop-wf-${sha8('{"steps":[]}')}`],
     ['revision ConfigMap', revisionConfigMapName('shop', 7), 'shop-rev-7'],
   ])('%s', (_label, actual, expected) => {
     expect(actual).toBe(expected)
   })
 
-  it('shortens base(w) to 52 before suffixes, so the longest derived names still fit 63', () => {
+  it('base(w) is the joined name shortened to 43, then its identity: SHA-256 of <ns>/<recipe>/<workload>; 52 at most', () => {
+    expect(baseName('team', 'shop', 'web')).toBe(`team-shop-web-${sha8('team/shop/web')}`)
     const ns = 'n'.repeat(63)
     const b = baseName(ns, 'r'.repeat(40), 'w'.repeat(32))
     expect(b).toHaveLength(52)
-    expect(b).toBe(`${'n'.repeat(43)}-${sha8(`${ns}-${'r'.repeat(40)}-${'w'.repeat(32)}`)}`)
+    expect(b).toBe(`${'n'.repeat(34)}-${sha8(`${ns}-${'r'.repeat(40)}-${'w'.repeat(32)}`)}-${sha8(`${ns}/${'r'.repeat(40)}/${'w'.repeat(32)}`)}`)
     expect(mcpTokenSecretName(b)).toHaveLength(62)
     expect(jobWorkloadName(b, 'spec')).toHaveLength(61)
     expect(testJobName(ns, 'r'.repeat(40), 't'.repeat(32), 12345)).toHaveLength(63)
+  })
+})
+
+describe('names are collision-free across recipes of different namespaces', () => {
+  it('recipe a-web in namespace team and recipe web in team-a (the same joined text) get different names for every child', () => {
+    expect(baseName('team', 'a-web', 'db')).not.toBe(baseName('team-a', 'web', 'db'))
+    expect(baseName('team', 'a', 'web-db')).not.toBe(baseName('team', 'a-web', 'db'))
+    expect(testJobName('team', 'a-web', 'smoke', 1)).not.toBe(testJobName('team-a', 'web', 'smoke', 1))
+    expect(testEnvSecretName('team', 'a-web', 'smoke')).not.toBe(testEnvSecretName('team-a', 'web', 'smoke'))
+    // A test named like a workload is not that workload.
+    expect(testEnvSecretName('team', 'shop', 'web')).not.toBe(envSecretName(baseName('team', 'shop', 'test-web')))
+  })
+
+  it('property: any two different (namespace, recipe, workload) whose joined text is the same get different names', () => {
+    fc.assert(fc.property(label(20, 'a-z'), label(20, 'a-z'), label(20, 'a-z'), label(20, 'a-z'), (a, b, c, d) => {
+      // (a, b-c, d) and (a-b, c, d) read the same joined by dashes.
+      expect(baseName(a, `${b}-${c}`, d)).not.toBe(baseName(`${a}-${b}`, c, d))
+      expect(testJobName(a, `${b}-${c}`, d, 1)).not.toBe(testJobName(`${a}-${b}`, c, d, 1))
+    }), { numRuns: 300 })
   })
 })
 

@@ -53,14 +53,15 @@ describe('workloads.<job>.name', () => {
     })
     const rendered = ok(r)
     const names = objectNames(r, rendered)
-    expect(names.migrate).toMatch(/^team-app-migrate-[0-9a-f]{8}$/)
+    // base(w) (with its identity suffix), then the hash of the Job's spec.
+    expect(names.migrate).toMatch(/^team-app-migrate-[0-9a-f]{8}-[0-9a-f]{8}$/)
     expect(envOf(rendered, 'web', 'MIGRATION')).toBe(`job/${names.migrate}`)
     expect(rendered.tests[0]!.env![0]!.value).toBe(names.migrate)
     expect(rendered.steps![0]!.task).toBe(`Inspect ${names.migrate}`)
     expect(rendered.workflow!.parameters!.job).toBe(names.migrate)
     // Every other kind keeps base(w); the workload's base stays base(w) for a Job too.
-    expect(names.web).toBe('team-app-web')
-    expect(rendered.workloads.find((w) => w.name === 'migrate')!.base).toBe('team-app-migrate')
+    expect(names.web).toBe('team-app-web-2a12ac8c')
+    expect(rendered.workloads.find((w) => w.name === 'migrate')!.base).toBe('team-app-migrate-51afe7a7')
   })
 
   it('follows the Job\'s content: a changed Job spec gives a new name everywhere it is referenced', () => {

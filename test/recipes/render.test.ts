@@ -1,6 +1,7 @@
 // renderRecipe (CONTRACT §1 steps 1-5) over every example of reference/recipes/examples: each
 // renders, with the contract's workload order, included and excluded sets, and byte-identical
 // output on a second run; plus the pipeline's error collection across stages.
+import { baseName } from '../../shared/recipes/names.js'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -55,7 +56,7 @@ describe('renderRecipe over the reference examples', () => {
     expect(JSON.stringify(renderRecipe(structuredClone(recipe), config))).toBe(JSON.stringify(first))
     for (const w of first.workloads) {
       if (name !== 'postgres-template') expect(JSON.stringify(w)).not.toContain('{{')
-      expect(w.base).toBe(`recipes-demo-${name}-${w.name}`)
+      expect(w.base).toBe(baseName('recipes-demo', name, w.name))
     }
   })
 
@@ -78,9 +79,9 @@ describe('renderRecipe over the reference examples', () => {
     expect(web.image).toBe('nginxinc/nginx-unprivileged:1.27-alpine')
     expect(web.replicas).toBe(1)
     expect(web.namespace).toBe('sandbox-recipes')
-    expect(web.base).toBe('recipes-demo-shop-web')
+    expect(web.base).toBe('recipes-demo-shop-web-0f1506de')
     expect(Object.fromEntries(web.env!.map((e) => [e.name, e.value]))).toMatchObject({
-      DATABASE_URL: 'postgres://shop@recipes-demo-shop-db.sandbox-recipes.svc:5432/shop?pool=10',
+      DATABASE_URL: 'postgres://shop@recipes-demo-shop-db-ea96027d.sandbox-recipes.svc:5432/shop?pool=10',
       CACHE_HOST: '',
       MODE: 'single',
       SITE_TITLE: 'Shop (DEV)',
@@ -88,7 +89,7 @@ describe('renderRecipe over the reference examples', () => {
     })
     const db = r.workloads.find((w) => w.name === 'db')!
     expect(db.volumeClaimTemplates![0]!.storage).toBe('1Gi')
-    expect(r.tests[0]!.args).toContain('http://recipes-demo-shop-web.sandbox-recipes.svc:80/')
+    expect(r.tests[0]!.args).toContain('http://recipes-demo-shop-web-0f1506de.sandbox-recipes.svc:80/')
     expect(r.tests[0]!.namespace).toBe('sandbox-recipes')
   })
 
@@ -100,7 +101,7 @@ describe('renderRecipe over the reference examples', () => {
     expect(r.excluded).toEqual([])
     const web = r.workloads.find((w) => w.name === 'web')!
     expect(web.replicas).toBe(3)
-    expect(web.env!.find((e) => e.name === 'CACHE_HOST')!.value).toBe('recipes-demo-shop-cache.sandbox-recipes.svc')
+    expect(web.env!.find((e) => e.name === 'CACHE_HOST')!.value).toBe('recipes-demo-shop-cache-7bc66e93.sandbox-recipes.svc')
     expect(r.computed).toEqual({ mode: 'ha', dbPoolSize: 30, siteTitle: 'Shop (PROD)' })
   })
 

@@ -40,7 +40,7 @@ describe('planRollback (§7.9)', () => {
     expect(first.writes).toEqual([])
     expect(first.workloads.find((w) => w.name === 'web')).toMatchObject({ phase: 'Waiting', waitingFor: ['db'] })
     const second = planRollback({ uid: UID, target: good, from: [failed], live, readiness: ready('db') })
-    expect(second.writes.map((w) => w.message)).toEqual(['updated Deployment sandbox-recipes/recipes-demo-shop-web'])
+    expect(second.writes.map((w) => w.message)).toEqual(['updated Deployment sandbox-recipes/recipes-demo-shop-web-0f1506de'])
     expect(second.prune).toEqual([])
     expect(second.pruneBlockedBy).toBe('waiting for workload "web" to be ready')
     const job = snapshotObjects(good).children.find((c) => c.kind === 'Job')!
@@ -49,7 +49,7 @@ describe('planRollback (§7.9)', () => {
     expect(third.writes.map((w) => w.message)).toEqual([`created Job sandbox-recipes/${job.name}`])
     live.set(keyOf(job), applied(job))
     const fourth = planRollback({ uid: UID, target: good, from: [failed], live, readiness: ready('db', 'web', 'batch') })
-    expect(fourth.prune.map((d) => d.key)).toEqual(['MCPServer mcp-server/recipes-demo-shop-tools', 'Deployment mcp-server/recipes-demo-shop-tools', 'Service mcp-server/recipes-demo-shop-tools'])
+    expect(fourth.prune.map((d) => d.key)).toEqual(['MCPServer mcp-server/recipes-demo-shop-tools-fa0caeae', 'Deployment mcp-server/recipes-demo-shop-tools-fa0caeae', 'Service mcp-server/recipes-demo-shop-tools-fa0caeae'])
   })
 
   it('does not run a completed Job again, prunes the failed revision\'s extra workload, and never its PVCs', () => {
@@ -58,7 +58,7 @@ describe('planRollback (§7.9)', () => {
     const live = liveWith(snapshotObjects(good).workloads.filter((w) => w.name !== 'batch').flatMap((w) => w.children), snapshotObjects(failed).workloads[2]!.children)
     const plan = planRollback({ uid: UID, target, from: [failed, good], live, readiness: ready('db', 'web', 'batch') })
     expect(plan.writes).toEqual([])
-    expect(plan.prune.map((d) => d.key)).toEqual(['MCPServer mcp-server/recipes-demo-shop-tools', 'Deployment mcp-server/recipes-demo-shop-tools', 'Service mcp-server/recipes-demo-shop-tools'])
+    expect(plan.prune.map((d) => d.key)).toEqual(['MCPServer mcp-server/recipes-demo-shop-tools-fa0caeae', 'Deployment mcp-server/recipes-demo-shop-tools-fa0caeae', 'Service mcp-server/recipes-demo-shop-tools-fa0caeae'])
     expect(plan.prune.some((d) => d.kind === 'PersistentVolumeClaim')).toBe(false)
   })
 

@@ -4,7 +4,7 @@ import { copiedSecretManifest, envSecretCopy, sourceSecretAnnotation, tokenSecre
 import { RECIPE } from './manifest-fixtures.js'
 
 describe('copied Secrets (§5.8)', () => {
-  const copy = envSecretCopy(RECIPE, 'sandbox-recipes', 'recipes-demo-shop-web-env', [
+  const copy = envSecretCopy(RECIPE, 'sandbox-recipes', 'recipes-demo-shop-web-0f1506de-env', [
     { name: 'DATABASE_PASSWORD', secretName: 'shop-db', key: 'password' },
     { name: 'API_TOKEN', secretName: 'api', key: 'token', optional: true },
     { name: 'DB_USER', secretName: 'shop-db', key: 'user' },
@@ -12,7 +12,7 @@ describe('copied Secrets (§5.8)', () => {
 
   it('reads each named key from the recipe namespace and keys the copy by the variable name', () => {
     expect(copy).toEqual({
-      kind: 'SecretCopy', namespace: 'sandbox-recipes', name: 'recipes-demo-shop-web-env',
+      kind: 'SecretCopy', namespace: 'sandbox-recipes', name: 'recipes-demo-shop-web-0f1506de-env',
       sources: [
         { namespace: 'recipes-demo', name: 'shop-db', key: 'password', env: 'DATABASE_PASSWORD', optional: false },
         { namespace: 'recipes-demo', name: 'api', key: 'token', env: 'API_TOKEN', optional: true },
@@ -26,7 +26,7 @@ describe('copied Secrets (§5.8)', () => {
     expect(m).toEqual({
       apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
       metadata: {
-        name: 'recipes-demo-shop-web-env', namespace: 'sandbox-recipes',
+        name: 'recipes-demo-shop-web-0f1506de-env', namespace: 'sandbox-recipes',
         labels: {
           'app.kubernetes.io/managed-by': 'kinetic', 'app.kubernetes.io/part-of': 'shop', 'purko.io/recipe': 'shop',
           'purko.io/recipe-namespace': 'recipes-demo', 'purko.io/recipe-uid': RECIPE.uid, 'purko.io/component': 'secret',

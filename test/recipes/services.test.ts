@@ -25,12 +25,12 @@ describe('which workloads get a Service (§5.7)', () => {
 describe('Service spec (§5.7)', () => {
   it('ClusterIP, selector on the instance, one port per entry with targetPort and protocol', () => {
     const s = svc({ kind: 'Deployment', ports: [...ports, { name: 'dns', port: 53, protocol: 'UDP' }] })!
-    expect(s.metadata.name).toBe('recipes-demo-shop-w')
+    expect(s.metadata.name).toBe('recipes-demo-shop-w-81f5be35')
     expect(s.metadata.namespace).toBe('sandbox-recipes')
     expect(s.metadata.labels['purko.io/component']).toBe('service')
     expect(s.spec).toEqual({
       type: 'ClusterIP',
-      selector: { 'app.kubernetes.io/instance': 'recipes-demo-shop-w' },
+      selector: { 'app.kubernetes.io/instance': 'recipes-demo-shop-w-81f5be35' },
       ports: [{ name: 'http', port: 80, targetPort: 8080, protocol: 'TCP' }, { name: 'dns', port: 53, targetPort: 53, protocol: 'UDP' }],
       sessionAffinity: 'None',
     })
@@ -38,7 +38,7 @@ describe('Service spec (§5.7)', () => {
 
   it('a StatefulSet Service is headless, with or without ports', () => {
     expect(svc({ kind: 'StatefulSet' })!.spec).toEqual({
-      type: 'ClusterIP', clusterIP: 'None', selector: { 'app.kubernetes.io/instance': 'recipes-demo-shop-w' }, sessionAffinity: 'None',
+      type: 'ClusterIP', clusterIP: 'None', selector: { 'app.kubernetes.io/instance': 'recipes-demo-shop-w-81f5be35' }, sessionAffinity: 'None',
     })
     expect(svc({ kind: 'StatefulSet', ports })!.spec.clusterIP).toBe('None')
   })

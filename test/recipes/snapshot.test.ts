@@ -32,7 +32,7 @@ describe('revision snapshot (§7.9)', () => {
       ['db', 0, 'Deployment'], ['web', 1, 'SecretCopy'], ['web', 1, 'Service'], ['web', 1, 'Deployment'],
     ])
     expect(manifests[1]!.object).toEqual({
-      kind: 'SecretCopy', namespace: 'sandbox-recipes', name: 'recipes-demo-shop-web-env',
+      kind: 'SecretCopy', namespace: 'sandbox-recipes', name: 'recipes-demo-shop-web-0f1506de-env',
       sources: [{ namespace: 'recipes-demo', name: 'shop-db', key: 'password', env: 'PW', optional: false }],
     })
     expect(JSON.parse(data['tests.json']!).map((t: { test: string; object: { kind: string } }) => [t.test, t.object.kind])).toEqual([['smoke', 'Job']])

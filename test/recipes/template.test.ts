@@ -26,7 +26,7 @@ const ctx: TemplateContext = {
   failedComputed: new Set(),
   recipe: { name: 'shop', namespace: 'team-a', profile: '' },
   workloads: new Map([
-    ['db', { included: true, name: 'team-a-shop-db', namespace: 'sandbox', serviceName: 'team-a-shop-db', ports: [{ name: 'pg', port: 5432 }], port: 5432 }],
+    ['db', { included: true, name: 'team-a-shop-db-d306e21e', namespace: 'sandbox', serviceName: 'team-a-shop-db-d306e21e', ports: [{ name: 'pg', port: 5432 }], port: 5432 }],
     ['cache', { included: false, name: 'team-a-shop-cache', namespace: 'sandbox', serviceName: 'team-a-shop-cache', ports: [{ name: 'redis', port: 6379 }], port: 6379 }],
     ['job', { included: true, name: 'team-a-shop-job', namespace: 'sandbox', ports: [] }],
     ['mcp', { included: true, name: 'team-a-shop-mcp', namespace: 'mcp', serviceName: 'team-a-shop-mcp', ports: [{ name: 'http', port: 80 }], port: 80, mcpUrl: 'http://team-a-shop-mcp.mcp.svc:80/mcp' }],
@@ -46,12 +46,12 @@ describe('rendering (§4.2, §3.1)', () => {
     ['\\{{inputs.tag}}', '{{inputs.tag}}'],
     ['\\\\{{inputs.tag}}', '\\{{inputs.tag}}'],
     ['a\\{{b', 'a{{b'],
-    ['{{workloads.db.name}} {{workloads.db.namespace}} {{workloads.db.serviceName}}', 'team-a-shop-db sandbox team-a-shop-db'],
-    ['{{workloads.db.host}}:{{workloads.db.port}} {{workloads.db.ports.pg}} {{workloads.db.url}}', 'team-a-shop-db.sandbox.svc:5432 5432 http://team-a-shop-db.sandbox.svc:5432'],
+    ['{{workloads.db.name}} {{workloads.db.namespace}} {{workloads.db.serviceName}}', 'team-a-shop-db-d306e21e sandbox team-a-shop-db-d306e21e'],
+    ['{{workloads.db.host}}:{{workloads.db.port}} {{workloads.db.ports.pg}} {{workloads.db.url}}', 'team-a-shop-db-d306e21e.sandbox.svc:5432 5432 http://team-a-shop-db-d306e21e.sandbox.svc:5432'],
     ['{{workloads.mcp.mcpUrl}}', 'http://team-a-shop-mcp.mcp.svc:80/mcp'],
     ['{{ workloads.cache.host ?? "none" }}', 'none'],
     ['[{{workloads.cache.port??""}}]', '[]'],
-    ['{{workloads.db.host ?? "unused"}}', 'team-a-shop-db.sandbox.svc'],
+    ['{{workloads.db.host ?? "unused"}}', 'team-a-shop-db-d306e21e.sandbox.svc'],
   ])('%s renders %s', (template, expected) => {
     expect(text(template)).toBe(expected)
   })

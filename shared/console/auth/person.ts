@@ -87,8 +87,19 @@ function fromProxy(deps: ConsoleDeps, c: Context): Person | null {
     return null
   }
   if (!user) return null
-  const groups = headerList(c.req.header(FORWARDED_GROUPS))
+  // Kubernetes' own identities (system:masters, system:kube-controller-manager, ...) are never a
+  // person: impersonating them would be the API server's strongest rights, whatever the proxy says.
+  if (isSystemName(user)) {
+    deps.log.warn({ peer }, 'Refused to act as a system: user named by the proxy (X-Forwarded-User)')
+    return null
+  }
+  const groups = headerList(c.req.header(FORWARDED_GROUPS)).filter((g) => !isSystemName(g) || g === 'system:authenticated')
   return { mode: 'proxy', name: user, groups, credential: { kind: 'impersonate', user, groups } }
+}
+
+/** Pure: a name Kubernetes reserves for its own users and groups. */
+function isSystemName(name: string): boolean {
+  return name.toLowerCase().startsWith('system:')
 }
 
 async function fromToken(deps: ConsoleDeps, c: Context): Promise<Person | null> {

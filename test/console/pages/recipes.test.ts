@@ -9,7 +9,7 @@ import { requestFor, rowsOf, textOf } from './support.js'
 const active: WorkflowRecipeStatus = {
   phase: 'Active', reason: 'AllReady', phaseTransitionTime: '2026-12-01T11:00:00Z', currentRevision: 3, lastGoodRevision: 3, revision: 3, readyWorkloads: '1/2',
   workloads: [
-    { name: 'web', kind: 'Deployment', included: true, namespace: 'sandbox', objectName: 'team-a-shop-web', phase: 'Ready', replicas: 2, readyReplicas: 2, since: '2026-12-01T11:00:00Z', message: '2/2 replicas available' },
+    { name: 'web', kind: 'Deployment', included: true, namespace: 'sandbox', objectName: 'team-a-shop-web-5101637e', phase: 'Ready', replicas: 2, readyReplicas: 2, since: '2026-12-01T11:00:00Z', message: '2/2 replicas available' },
     { name: 'worker', kind: 'Deployment', included: false, phase: 'Excluded' },
   ],
   policy: {
@@ -46,7 +46,7 @@ describe('the recipes pages', () => {
     const page = await recipePage(requestFor(kube, '/recipes/team-a/shop'), 'team-a', 'shop')
     expect(page.title).toBe('Recipe shop')
     expect(rowsOf(page.body, 'Workloads')).toEqual([
-      ['web', 'Deployment', 'sandbox/team-a-shop-web', 'Ready', '2/2', '1 h ago', '2/2 replicas available'],
+      ['web', 'Deployment', 'sandbox/team-a-shop-web-5101637e', 'Ready', '2/2', '1 h ago', '2/2 replicas available'],
       ['worker', 'Deployment', '', 'Excluded', '', '', ''],
     ])
     expect(rowsOf(page.body, 'Policy results')).toEqual([
