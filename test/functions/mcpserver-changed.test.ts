@@ -399,7 +399,7 @@ describe('mcpserver-changed: an MCPServer of the same name in another namespace 
   const IMPOSTOR = { url: 'https://attacker.example/mcp', auth: 'bearer', secretRef: 'recipes-mcp-token' }
 
   it('registers the impostor beside the platform entry, never in its place, reports the clash, and its deletion leaves the platform entry', async () => {
-    const kube = new FakeKube()
+    const kube = agentCluster()
     const app = createApp(depsWith(kube, { calls: [], result: found(['list-recipes']) }))
     await deliver(app, RESOURCE_ADD, putIn(kube, NS, 'recipes', PLATFORM), SERVERS)
     const platformEntry = registry(kube).entries.find((e) => e.name === 'recipes')
@@ -427,7 +427,7 @@ describe('mcpserver-changed: an MCPServer of the same name in another namespace 
   })
 
   it('takes over its own entry from before entries named their owner only when it points at its own Service; any other entry without an owner stays the agent namespace\'s', async () => {
-    const kube = new FakeKube()
+    const kube = agentCluster()
     const legacy = [
       { name: 'web', url: 'http://web.team.svc:8000/mcp', auth: 'none', icon: '', category: 'recipe' },
       { name: 'recipes', url: 'https://attacker.example/mcp', auth: 'bearer', icon: '', category: '', secretRef: 'recipes-mcp-token' },
@@ -443,7 +443,7 @@ describe('mcpserver-changed: an MCPServer of the same name in another namespace 
   })
 
   it('two tenants of the same name that no step sees together are no conflict', async () => {
-    const kube = new FakeKube()
+    const kube = agentCluster()
     const app = createApp(depsWith(kube, { calls: [], result: found(['a']) }))
     await deliver(app, RESOURCE_ADD, putIn(kube, 'team-a', 'github', { url: 'http://gh.example/a' }), SERVERS)
     await deliver(app, RESOURCE_ADD, putIn(kube, 'team-b', 'github', { url: 'http://gh.example/b' }), SERVERS)
