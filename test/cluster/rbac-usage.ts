@@ -103,8 +103,11 @@ export async function rbacUsage(cp: ControlPlane, plane: LocalPlane): Promise<Rb
   const forbidden = events
     .filter((e) => users.has(e.user.username) && e.responseStatus?.code === 403)
     .map((e) => `${e.user.username} ${e.verb} ${e.requestURI}`)
+  // kube-apiserver v1.34 answers a list or watch of a resource whose watch cache is still
+  // initializing (just after its CRD is established) with 429 and Retry-After; the sources retry.
+  const cacheWarmingUp = (e: AuditEvent) => e.responseStatus?.code === 429 && (e.verb === 'list' || e.verb === 'watch')
   const failed = events
-    .filter((e) => users.has(e.user.username) && (e.responseStatus?.code ?? 0) >= 400 && ![403, 404, 409].includes(e.responseStatus?.code ?? 0))
+    .filter((e) => users.has(e.user.username) && (e.responseStatus?.code ?? 0) >= 400 && ![403, 404, 409].includes(e.responseStatus?.code ?? 0) && !cacheWarmingUp(e))
     .map((e) => `${e.user.username} ${e.verb} ${e.requestURI} ${e.responseStatus?.code}`)
   const perUser = permissionsFromAudit(events, users)
   const implied = new Set<string>()
