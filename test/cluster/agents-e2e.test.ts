@@ -103,8 +103,9 @@ describeCluster('agent-changed on a real kube-apiserver, as its own ServiceAccou
   })
 
   it('without the Role\'s own permissions the API server refuses the Role, and the Agent says so (Error, RBACFailed) with a 202', async () => {
-    const full = loadManifests().find((m) => m.kind === 'ClusterRole' && m.name === 'kinetic-agent-changed')!
-    const rules = (full.doc.rules as Array<{ resources: string[] }>).filter((r) => !r.resources.includes('configmaps'))
+    // agent-changed's rights, cluster-wide and those an opted-in namespace grants, less ConfigMaps.
+    const roles = loadManifests().filter((m) => m.kind === 'ClusterRole' && ['kinetic-agent-changed', 'kinetic-agent-identities'].includes(m.name))
+    const rules = roles.flatMap((r) => r.doc.rules as Array<{ resources: string[] }>).filter((r) => !r.resources.includes('configmaps'))
     await admin().apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'agents-e2e-no-configmaps' }, rules })
     await admin().apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'agents-e2e-no-configmaps' },
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'agents-e2e-no-configmaps' },

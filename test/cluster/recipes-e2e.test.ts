@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs'
+import { baseName, testJobName } from '../../shared/recipes/names.js'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { parse } from 'yaml'
@@ -164,18 +165,18 @@ describeCluster('WorkflowRecipes on a real kube-apiserver and controller manager
     expect(await kubectlGet('shop')).toMatchObject({ Name: 'shop', Phase: 'Active', Revision: 1, Ready: '2/2' })
 
     // What the controllers report, not what Kinetic wrote: every replica Ready.
-    const db = await child('statefulsets', `${NS}-shop-db`)
-    const web = await child('deployments', `${NS}-shop-web`)
+    const db = await child('statefulsets', baseName(NS, 'shop', 'db'))
+    const web = await child('deployments', baseName(NS, 'shop', 'web'))
     expect(db?.status).toMatchObject({ readyReplicas: 1, currentRevision: db?.status?.updateRevision })
     expect(web?.status).toMatchObject({ availableReplicas: 1, updatedReplicas: 1 })
     expect(web?.metadata?.labels).toMatchObject({ 'purko.io/recipe': 'shop', 'purko.io/recipe-namespace': NS, 'purko.io/revision': '1', 'app.kubernetes.io/managed-by': 'kinetic' })
     expect((web?.metadata?.managedFields as Array<{ manager: string; operation: string }>).filter((f) => f.operation === 'Apply').map((f) => f.manager)).toEqual(['kinetic'])
-    expect(await child('services', `${NS}-shop-db`)).not.toBeNull()
+    expect(await child('services', baseName(NS, 'shop', 'db'))).not.toBeNull()
     // web (dependsOn db) was created only after the StatefulSet controller reported db Ready.
     const dbReady = changes.find((c) => c.kind === 'statefulsets' && c.ready >= 1)?.rv ?? Infinity
     const webCreated = changes.find((c) => c.kind === 'deployments' && c.type === 'ADDED')?.rv ?? -1
     expect(dbReady).toBeLessThan(webCreated)
-    const smoke = await child('jobs', `${NS}-shop-test-smoke-r1`)
+    const smoke = await child('jobs', testJobName(NS, 'shop', 'smoke', 1))
     expect(smoke?.status?.conditions).toContainEqual(expect.objectContaining({ type: 'Complete', status: 'True' }))
     // The revision snapshot: owned by the recipe (the owner-reference check passed as the function).
     const snapshot = await admin().get(`/api/v1/namespaces/${NS}/configmaps/shop-rev-1`)
@@ -196,7 +197,7 @@ describeCluster('WorkflowRecipes on a real kube-apiserver and controller manager
     expect(await kubectlGet('shop')).toMatchObject({ Phase: 'Active', Revision: 1, Reason: 'RolledBack' })
     // Revision 1's web again, rolled out by the Deployment controller.
     await eventually('web back on nginx:1.27 and available', async () => {
-      const web = await child('deployments', `${NS}-shop-web`)
+      const web = await child('deployments', baseName(NS, 'shop', 'web'))
       return web?.spec.template.spec.containers[0].image === 'nginx:1.27' && web.status?.updatedReplicas === 1 && web.status?.availableReplicas === 1 && web.status?.observedGeneration === web.metadata?.generation
     }, 30_000, 200)
     // Never re-attempted on its own: another round changes nothing.
@@ -220,39 +221,39 @@ describeCluster('WorkflowRecipes on a real kube-apiserver and controller manager
     expect(deleting?.status?.deletion?.remaining?.length).toBeGreaterThan(0)
     // Waves: db's deletion starts only once web is gone (web depends on db).
     const of = (kind: string, name: string) => changes.filter((c) => c.kind === kind && c.name === name)
-    const web = of('deployments', `${NS}-shop-web`)
-    const db = of('statefulsets', `${NS}-shop-db`)
+    const web = of('deployments', baseName(NS, 'shop', 'web'))
+    const db = of('statefulsets', baseName(NS, 'shop', 'db'))
     const webGone = web.find((c) => c.type === 'DELETED')?.rv ?? Infinity
     const dbDeleting = db.find((c) => c.deleting)?.rv ?? -1
     expect(webGone).toBeLessThan(dbDeleting)
     expect(db.some((c) => c.type === 'DELETED')).toBe(true)
     // Foreground: the garbage collector held each object until what it owns was gone.
     for (const events of [web, db]) expect(events.some((c) => c.deleting && c.finalizers.includes('foregroundDeletion'))).toBe(true)
-    expect((await admin().request<{ items: unknown[] }>('GET', `/apis/apps/v1/namespaces/${SANDBOX}/replicasets?labelSelector=${encodeURIComponent(`app.kubernetes.io/instance=${NS}-shop-web`)}`)).items).toEqual([])
-    expect(await child('services', `${NS}-shop-web`)).toBeNull()
-    expect(await child('services', `${NS}-shop-db`)).toBeNull()
+    expect((await admin().request<{ items: unknown[] }>('GET', `/apis/apps/v1/namespaces/${SANDBOX}/replicasets?labelSelector=${encodeURIComponent(`app.kubernetes.io/instance=${baseName(NS, 'shop', 'web')}`)}`)).items).toEqual([])
+    expect(await child('services', baseName(NS, 'shop', 'web'))).toBeNull()
+    expect(await child('services', baseName(NS, 'shop', 'db'))).toBeNull()
     // (The revision ConfigMaps go with the recipe by their ownerReference; not awaited here: the
     // garbage collector maps a CRD installed seconds ago only at its next discovery resync.)
     // The data outlives the recipe (persistentVolumeClaimRetention Retain).
-    expect(await admin().get(`/api/v1/namespaces/${SANDBOX}/persistentvolumeclaims/data-${NS}-shop-db-0`)).not.toBeNull()
+    expect(await admin().get(`/api/v1/namespaces/${SANDBOX}/persistentvolumeclaims/data-${baseName(NS, 'shop', 'db')}-0`)).not.toBeNull()
   }, 60_000)
 
   it('(d) a foreign object under a child\'s name: PrerequisitesMet=False NameConflict, nothing written, the object untouched', async () => {
     const foreign = await admin().apply({
-      apiVersion: 'v1', kind: 'Service', metadata: { name: `${NS}-clash-web`, namespace: SANDBOX, labels: { team: 'someone-else' } },
+      apiVersion: 'v1', kind: 'Service', metadata: { name: baseName(NS, 'clash', 'web'), namespace: SANDBOX, labels: { team: 'someone-else' } },
       spec: { ports: [{ name: 'http', port: 8080 }], selector: { app: 'theirs' } },
     })
     await admin().apply(aRecipe('clash', { workloads: [{ name: 'web', kind: 'Deployment', image: 'nginx:1.27', ports: [{ name: 'http', port: 80 }] }] }))
     const blocked = await reconcileUntil('clash', 'clash to report NameConflict', (r) => condition(r, 'PrerequisitesMet')?.reason === 'NameConflict')
     expect(blocked?.status?.phase).toBe('Pending')
-    expect(condition(blocked, 'PrerequisitesMet')).toMatchObject({ status: 'False', reason: 'NameConflict', message: expect.stringContaining(`${NS}-clash-web already exists and is not managed by this recipe`) })
+    expect(condition(blocked, 'PrerequisitesMet')).toMatchObject({ status: 'False', reason: 'NameConflict', message: expect.stringContaining(`${baseName(NS, 'clash', 'web')} already exists and is not managed by this recipe`) })
     expect(await kubectlGet('clash')).toMatchObject({ Phase: 'Pending' })
     // Re-checked on every event: still blocked, and nothing of it exists.
     await reconcileRecipe(deps, NS, 'clash')
-    const after = await child('services', `${NS}-clash-web`)
+    const after = await child('services', baseName(NS, 'clash', 'web'))
     expect(after?.metadata?.resourceVersion).toBe(foreign.metadata?.resourceVersion)
     expect(after?.metadata?.labels).toEqual({ team: 'someone-else' })
-    expect(await child('deployments', `${NS}-clash-web`)).toBeNull()
+    expect(await child('deployments', baseName(NS, 'clash', 'web'))).toBeNull()
   })
 
   it('(e) a child the API server refuses: Failed, reason ApplyFailed, with the server\'s own message', async () => {
@@ -262,6 +263,6 @@ describeCluster('WorkflowRecipes on a real kube-apiserver and controller manager
     expect(failed?.status?.message).toMatch(/must be less than or equal to cpu limit/)
     expect(condition(failed, 'Ready')).toMatchObject({ status: 'False' })
     expect(await kubectlGet('greedy')).toMatchObject({ Phase: 'Failed', Reason: 'ApplyFailed' })
-    expect(await child('deployments', `${NS}-greedy-api`)).toBeNull()
+    expect(await child('deployments', baseName(NS, 'greedy', 'api'))).toBeNull()
   })
 })
