@@ -60,8 +60,10 @@ describeCluster('agent-changed on a real kube-apiserver, as its own ServiceAccou
     for (const m of [...rbac].sort((x, y) => Number(y.kind === 'Namespace') - Number(x.kind === 'Namespace'))) await a.apply(m.doc)
     await a.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
     await grantNamespace(a, NS)
-    // A CRD just created may answer 429 "storage is (re)initializing" for a moment.
-    await eventually('the purko.io API served', async () => (await a.get('/apis/purko.io/v1alpha1/agents').catch(() => null)) !== null, 30_000, 100)
+    // A CRD just created may answer 429 "storage is (re)initializing" for a moment, each its own.
+    for (const plural of ['agents', 'llmproviders', 'memoryproviders']) {
+      await eventually(`${plural}.purko.io served`, async () => (await a.get(`/apis/purko.io/v1alpha1/${plural}`).catch(() => null)) !== null, 30_000, 100)
+    }
     a.forgetDiscovery()
     await a.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'llm-key', namespace: NS }, stringData: { 'api-key': 'x' } })
     app = await appAs('agent-changed')
