@@ -18,7 +18,8 @@ export function parseDocuments(text, file) {
 
 /**
  * The objects `kubectl apply -k <dir>` sends, for the kustomize features Kinetic's install tree
- * uses: `resources` (files, and folders with their own kustomization.yaml), then `images`, then
+ * uses: `resources` (files, and folders with their own kustomization: `kustomization.yaml`,
+ * `.yml` or `Kustomization`), then `images`, then
  * `replacements`, in that order. Any other kustomization field throws, so a feature this does not
  * render is never skipped silently. `options.root` names files relative to it (default `dir`);
  * `options.images` replaces the top kustomization's `images:` entries of the same name, as
@@ -28,9 +29,15 @@ export function renderKustomization(dir, options = {}) {
   return render(dir, options.root ?? dir, options.images ?? [])
 }
 
+/** The file names kustomize recognizes as a folder's kustomization, in its order. */
+const KUSTOMIZATION_FILES = ['kustomization.yaml', 'kustomization.yml', 'Kustomization']
+
 function render(dir, root, overrides) {
-  const file = join(dir, 'kustomization.yaml')
-  if (!existsSync(file)) throw new Error(`${relative(root, dir) || '.'} has no kustomization.yaml`)
+  const found = KUSTOMIZATION_FILES.map((name) => join(dir, name)).filter((f) => existsSync(f))
+  if (found.length === 0) throw new Error(`${relative(root, dir) || '.'} has no kustomization (${KUSTOMIZATION_FILES.join(', ')})`)
+  // kustomize refuses a folder with more than one, and so does this.
+  if (found.length > 1) throw new Error(`${relative(root, dir) || '.'} has more than one kustomization: ${found.map((f) => relative(dir, f)).join(', ')}`)
+  const file = found[0]
   const k = parse(readFileSync(file, 'utf8'))
   const unknown = Object.keys(k).filter((f) => !KNOWN_FIELDS.has(f))
   if (unknown.length > 0) throw new Error(`${relative(root, file)}: kustomization fields not rendered here: ${unknown.join(', ')}`)

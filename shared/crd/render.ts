@@ -14,7 +14,14 @@ export function renderCrdYaml(crd: CustomResourceDefinition): string {
   return GENERATED_HEADER + stringify(crd, { lineWidth: 0 })
 }
 
-/** Pure: the kustomization.yaml listing the given CRD files. */
+/**
+ * Name of the kustomization in crds/: one of the three names kustomize looks for, and the one
+ * without a .yaml extension, so `kubectl apply -f crds/` (which reads .json, .yaml and .yml
+ * files only) sends the CRDs alone while `kubectl apply -k crds/` and knative/'s `../crds` work.
+ */
+export const CRDS_KUSTOMIZATION_FILE = 'Kustomization'
+
+/** Pure: the kustomization listing the given CRD files. */
 export function renderKustomization(crds: readonly CustomResourceDefinition[]): string {
   return GENERATED_HEADER + stringify({
     apiVersion: 'kustomize.config.k8s.io/v1beta1',

@@ -1,4 +1,3 @@
-import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -16,6 +15,7 @@ import { silentLogger } from '../../shared/log.js'
 import { loadManifests, ROOT } from '../knative/manifests.js'
 import { deliver, PING, RESOURCE_ADD } from '../support/deliver.js'
 import { eventually } from '../support/eventually.js'
+import { kubectl } from './kubectl-run.js'
 import { describeCluster, useControlPlane } from './tier.js'
 
 /**
@@ -119,7 +119,7 @@ describeCluster('provider functions on a real kube-apiserver, as their own Servi
     for (const command of grant.split(' && ')) {
       const [tool, ...args] = command.split(' ')
       expect(tool).toBe('kubectl')
-      execFileSync('/usr/bin/kubectl', [...args, `--kubeconfig=${cp.current.adminKubeconfigPath}`], { stdio: 'pipe' })
+      expect(kubectl(cp.current.adminKubeconfigPath, args)).toMatchObject({ status: 0, stderr: '' })
     }
     // The next check (after the failure backoff) reads the Secret and probes.
     const later = await appAs('llmprovider-changed', llmproviderChanged, 40 * 60_000)

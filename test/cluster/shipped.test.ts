@@ -24,7 +24,8 @@ function anAgent(spec: Record<string, unknown> = {}, model: Record<string, unkno
 
 const RBAC_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'])
 
-const purkoCrdFiles = documents(join(ROOT, 'crds'), ROOT, (f) => f.endsWith('kustomization.yaml'))
+// What `kubectl apply -f crds/` reads (the kustomization, crds/Kustomization, has no .yaml extension).
+const purkoCrdFiles = documents(join(ROOT, 'crds'), ROOT)
 const knativeCrdFiles = documents(join(referenceDir(), 'knative', 'crds'), referenceDir())
 const purkoExamples = documents(join(referenceDir(), 'purko', 'examples'), referenceDir())
 const localExamples = documents(join(ROOT, 'examples', 'local'), ROOT)
