@@ -38,8 +38,9 @@ async function listen(app: { fetch: (req: Request) => Response | Promise<Respons
   })
 }
 
-async function post(url: string, type: string, data: unknown): Promise<number> {
-  const message = HTTP.binary(new CloudEvent({ type, source: api.url, subject: '/apis/test', datacontenttype: 'application/json', data: data as object }))
+/** Posts an event as its Trigger delivers it: `kineticsource` names the source the Trigger takes. */
+async function post(url: string, type: string, data: unknown, kineticsource: string): Promise<number> {
+  const message = HTTP.binary(new CloudEvent({ type, source: api.url, subject: '/apis/test', datacontenttype: 'application/json', data: data as object, kineticsource }))
   const res = await fetch(url, { method: 'POST', headers: message.headers as Record<string, string>, body: message.body as string })
   return res.status
 }
@@ -112,7 +113,7 @@ describe('the workflow functions against the embedded API server', () => {
     const finished = await listen(stepJobFinished(deps()))
 
     // No ServiceAccount for the agent yet (agent-changed has not run): the step waits for it.
-    expect(await post(changed, 'dev.knative.apiserver.resource.add', await workflow('notes'))).toBe(202)
+    expect(await post(changed, 'dev.knative.apiserver.resource.add', await workflow('notes'), 'workflows')).toBe(202)
     const waiting = await workflow('notes')
     expect(waiting.status.stepStatuses[0]).toMatchObject({ name: 'draft', phase: 'Pending', error: expect.stringContaining('ServiceAccount "agent-writer-sa" in namespace "ai-agents"') })
     expect((await batch.listNamespacedJob({ namespace: NS })).items).toEqual([])
@@ -120,7 +121,7 @@ describe('the workflow functions against the embedded API server', () => {
 
     // Creating an account is not a Workflow event: the resync tick re-drives the waiting step.
     await core.createNamespacedServiceAccount({ namespace: NS, body: { metadata: { name: 'agent-writer-sa' } } })
-    expect(await post(await listen(resyncTick(deps())), 'dev.knative.sources.ping', {})).toBe(202)
+    expect(await post(await listen(resyncTick(deps())), 'dev.knative.sources.ping', {}, 'resync')).toBe(202)
     const started = await workflow('notes')
     expect(started.status.phase).toBe('Running')
     expect(started.spec.parallelism).toBe(1) // the CRD's default, applied by the API server
@@ -131,7 +132,7 @@ describe('the workflow functions against the embedded API server', () => {
     expect(first.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Workflow', name: 'notes', controller: true })
 
     const done = await complete(first, 'thinking\nOUTPUT:{"response":"Tides \\"rise\\" twice a day"}\n')
-    expect(await post(finished, 'dev.knative.apiserver.resource.update', done)).toBe(202)
+    expect(await post(finished, 'dev.knative.apiserver.resource.update', done, 'jobs')).toBe(202)
 
     const outputs = await core.readNamespacedConfigMap({ namespace: NS, name: 'notes-outputs' })
     expect(outputs.data).toEqual({ draft: '{"response":"Tides \\"rise\\" twice a day"}' })
@@ -145,7 +146,7 @@ describe('the workflow functions against the embedded API server', () => {
 
     // The echo of our own status write changes nothing.
     const before = (await workflow('notes')).metadata.resourceVersion
-    expect(await post(changed, 'dev.knative.apiserver.resource.update', progressed)).toBe(202)
+    expect(await post(changed, 'dev.knative.apiserver.resource.update', progressed, 'workflows')).toBe(202)
     expect((await workflow('notes')).metadata.resourceVersion).toBe(before)
   })
 
@@ -162,7 +163,7 @@ describe('the workflow functions against the embedded API server', () => {
         group: 'purko.io', version: 'v1alpha1', namespace: NS, plural: 'workflows',
         body: { apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name }, spec: { steps: [{ name: 'only', agentRef: { name: 'writer' } }] } },
       })
-      expect(await post(changed, 'dev.knative.apiserver.resource.add', await workflow(name))).toBe(202)
+      expect(await post(changed, 'dev.knative.apiserver.resource.add', await workflow(name), 'workflows')).toBe(202)
       const runId = (await workflow(name)).status.runId as string
       done.push(await complete(await batch.readNamespacedJob({ namespace: NS, name: `${name}-only-${runId}` }), 'OUTPUT:{"response":"ok","_metrics":{"tokens_in":3,"tokens_out":2,"cost_usd":0.1}}\n'))
     }
@@ -170,7 +171,7 @@ describe('the workflow functions against the embedded API server', () => {
     // One function instance per event, all at once, as the Broker fans out; 409s are redelivered.
     let pending = done.map((job, i) => ({ job, url: finishedUrls[i]! }))
     for (let round = 0; pending.length > 0 && round < 10; round++) {
-      const answers = await Promise.all(pending.map(({ job, url }) => post(url, 'dev.knative.apiserver.resource.update', job)))
+      const answers = await Promise.all(pending.map(({ job, url }) => post(url, 'dev.knative.apiserver.resource.update', job, 'jobs')))
       expect(answers.every((status) => status === 202 || status === 409)).toBe(true)
       pending = pending.filter((_, i) => answers[i] === 409)
     }
@@ -194,7 +195,7 @@ describe('the workflow functions against the embedded API server', () => {
   it('answers 503 when the API server fails, so the Broker redelivers', async () => {
     mock.use(http.get(`${api.url}/apis/purko.io/v1alpha1/namespaces/${NS}/workflows/notes`, () => new HttpResponse('etcd unavailable', { status: 503 }), { once: true }))
     const changed = await listen(workflowChanged(deps()))
-    expect(await post(changed, 'dev.knative.apiserver.resource.update', { kind: 'Workflow', namespace: NS, name: 'notes', apiVersion: 'purko.io/v1alpha1' })).toBe(503)
-    expect(await post(changed, 'dev.knative.apiserver.resource.update', { kind: 'Workflow', namespace: NS, name: 'notes', apiVersion: 'purko.io/v1alpha1' })).toBe(202)
+    expect(await post(changed, 'dev.knative.apiserver.resource.update', { kind: 'Workflow', namespace: NS, name: 'notes', apiVersion: 'purko.io/v1alpha1' }, 'workflows')).toBe(503)
+    expect(await post(changed, 'dev.knative.apiserver.resource.update', { kind: 'Workflow', namespace: NS, name: 'notes', apiVersion: 'purko.io/v1alpha1' }, 'workflows')).toBe(202)
   })
 })
