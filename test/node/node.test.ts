@@ -93,7 +93,18 @@ describeNode('a real node (npm run cluster): Kinetic\'s image as Pods and Jobs o
     await kubectl('wait', '-n', NS, '--for=condition=Ready', 'pod/dead-letter', '--timeout=180s')
 
     // A second Pod, as a Job: it resolves the Service's name with CoreDNS and goes through kube-proxy.
-    const probe = `fetch('http://dead-letter.${NS}.svc.cluster.local/health/readiness').then((r) => console.log('readiness answered ' + r.status), (e) => { console.log('failed ' + e.cause?.code); process.exit(1) })`
+    // A Ready pod reaches the Service's EndpointSlice, then kube-proxy's rules, a moment later
+    // (until then the Service rejects connections): wait for the endpoint, and let the probe retry.
+    await eventually('a ready endpoint behind the dead-letter Service', async () => {
+      const slices = await node.admin.get<{ items: Array<{ endpoints?: Array<{ conditions?: { ready?: boolean } }> }> }>(`/apis/discovery.k8s.io/v1/namespaces/${NS}/endpointslices?labelSelector=kubernetes.io%2Fservice-name%3Ddead-letter`)
+      return slices?.items.some((s) => s.endpoints?.some((e) => e.conditions?.ready)) === true
+    }, 60_000)
+    const probe = `const url = 'http://dead-letter.${NS}.svc.cluster.local/health/readiness'
+      const attempt = (left) => fetch(url).then((r) => console.log('readiness answered ' + r.status), (e) => {
+        if (left > 0) return new Promise((r) => setTimeout(r, 1000)).then(() => attempt(left - 1))
+        console.log('failed ' + e.cause?.code); process.exit(1)
+      })
+      attempt(20)`
     await node.admin.apply({
       apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'reach-by-name', namespace: NS },
       spec: {
