@@ -21,6 +21,7 @@ import {
 } from '../../shared/webhook/request.js'
 import { INTENT_WORKFLOW, matchRule, parseRules, RULES_CONFIGMAP } from '../../shared/webhook/rules.js'
 import { GITHUB_SIGNATURE_HEADER, KINETIC_SIGNATURE_HEADER, type SignatureHeaders } from '../../shared/webhook/signature.js'
+import { readBody } from '../../shared/http/read-body.js'
 
 export interface WebhookTriggerDeps {
   kube: Kube
@@ -252,32 +253,6 @@ async function warn(deps: WebhookTriggerDeps, cache: LookupCache, log: Logger, t
   }
 }
 
-/** The body, at most `max` bytes ('too-large' beyond, read no further). */
-async function readBody(req: Request, max: number): Promise<Uint8Array | 'too-large'> {
-  const declared = Number(req.headers.get('content-length') ?? '')
-  if (Number.isFinite(declared) && declared > max) return 'too-large'
-  if (!req.body) return new Uint8Array(0)
-  const reader = req.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > max) {
-      await reader.cancel().catch(() => undefined)
-      return 'too-large'
-    }
-    chunks.push(value)
-  }
-  const out = new Uint8Array(size)
-  let at = 0
-  for (const chunk of chunks) {
-    out.set(chunk, at)
-    at += chunk.byteLength
-  }
-  return out
-}
 
 /**
  * Unexpected failures: an API outage or a lost race is 503 (the sender may retry), anything

@@ -7,6 +7,7 @@
  */
 import type { MiddlewareHandler } from 'hono'
 import { BadEventError, EventTooLargeError } from '../errors.js'
+import { readBody } from './read-body.js'
 
 /** ApiServerSource and PingSource event types (Resource mode). */
 export const RESOURCE_ADD = 'dev.knative.apiserver.resource.add'
@@ -72,23 +73,9 @@ function attributesOf(contentType: string | undefined, header: (name: string) =>
 }
 
 async function readCapped(req: Request, max: number): Promise<string> {
-  const declared = Number(req.headers.get('content-length') ?? '')
-  if (Number.isFinite(declared) && declared > max) throw tooLarge(max)
-  if (!req.body) return ''
-  const reader = req.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > max) {
-      await reader.cancel().catch(() => undefined)
-      throw tooLarge(max)
-    }
-    chunks.push(value)
-  }
-  return new TextDecoder().decode(Buffer.concat(chunks))
+  const body = await readBody(req, max)
+  if (body === 'too-large') throw tooLarge(max)
+  return new TextDecoder().decode(body)
 }
 
 function tooLarge(max: number): EventTooLargeError {
