@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync, type WriteStream } from 'node:fs'
+import { createWriteStream, existsSync, mkdirSync, writeFileSync, type WriteStream } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { KubeConfig } from '@kubernetes/client-node'
-import { parseAllDocuments } from 'yaml'
 import { silentLogger, type Logger } from '../shared/log.js'
 import { startApiServer, type ApiServer } from './apiserver/index.js'
 import { serviceAccountIdentities, type Identities } from './identities.js'
@@ -15,6 +14,7 @@ import { loadKnativeManifests, type Manifest } from './knative/manifests.js'
 import { ensurePingSourceKind } from './knative/pingsource-crd.js'
 import { startWorkloadControllers, type WorkloadControllers } from './workloads/controllers.js'
 import { freePort } from './free-port.js'
+import { installCrds, readCrds } from './crds.js'
 import { PID_HEADER } from '../shared/http/app.js'
 
 /** An existing cluster to run against instead of the embedded API server. */
@@ -167,7 +167,10 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
     }
     const kube = new KubeHttp(kubeConfig)
 
-    await installCrds(kube, opts.crdsDir ?? join(root, 'crds'), log)
+    const crdsDir = opts.crdsDir ?? join(root, 'crds')
+    const crds = readCrds(crdsDir)
+    if (crds.length === 0) throw new Error(`No CustomResourceDefinitions found in ${crdsDir} (run npm run generate:crds)`)
+    await installCrds(kube, crds, log)
     // Templates' schedules are PingSources made at run time; an API server without Knative gets our own kind.
     await ensurePingSourceKind(kube, log)
 
@@ -342,44 +345,6 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
   }
 }
 
-async function installCrds(kube: KubeHttp, dir: string, log: Logger): Promise<void> {
-  const docs = existsSync(dir) ? readYamlDir(dir).filter((d) => d.kind === 'CustomResourceDefinition') : []
-  if (docs.length === 0) throw new Error(`No CustomResourceDefinitions found in ${dir} (run npm run generate:crds)`)
-  for (const crd of docs) {
-    try {
-      await kube.apply(crd)
-    } catch (err) {
-      throw new Error(`The API server refused CustomResourceDefinition ${crd.metadata?.name}: ${err instanceof Error ? err.message : String(err)}`)
-    }
-  }
-  // Served once Established; a real API server takes a moment, and discovery a moment more.
-  const deadline = Date.now() + 30_000
-  for (const crd of docs) {
-    const name = String(crd.metadata?.name)
-    for (;;) {
-      const live = await kube.get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`)
-      const conditions = ((live?.status ?? {}) as { conditions?: Array<{ type: string; status: string }> }).conditions ?? []
-      if (conditions.some((c) => c.type === 'Established' && c.status === 'True')) break
-      if (Date.now() > deadline) throw new Error(`CustomResourceDefinition ${name} was not Established within 30 s`)
-      await new Promise((r) => setTimeout(r, 100))
-    }
-  }
-  for (const crd of docs) {
-    const spec = crd.spec as { group: string; names: { plural: string }; versions: Array<{ name: string; served?: boolean }> }
-    for (const v of spec.versions.filter((x) => x.served !== false)) {
-      const path = `/apis/${spec.group}/${v.name}`
-      for (;;) {
-        const doc = await kube.get<{ resources?: Array<{ name: string }> }>(path)
-        if (doc?.resources?.some((r) => r.name === spec.names.plural)) break
-        if (Date.now() > deadline) throw new Error(`${spec.names.plural} of ${spec.group}/${v.name} were not served within 30 s`)
-        await new Promise((r) => setTimeout(r, 50))
-      }
-    }
-  }
-  kube.forgetDiscovery()
-  log.info({ crds: docs.map((d) => d.metadata?.name) }, 'Installed CRDs')
-}
-
 // What the plane installs from knative/ besides the Knative objects it emulates.
 const SUPPORTING_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'])
 
@@ -497,18 +462,6 @@ async function registerLocalMcpServers(kube: KubeHttp, others: Manifest[], funct
       log.warn({ mcpServer: `${m.metadata.namespace}/${m.metadata.name}`, err: String(err) }, 'Could not register a local MCP server from knative/')
     }
   }
-}
-
-function readYamlDir(dir: string): KubeObject[] {
-  const out: KubeObject[] = []
-  for (const name of readdirSync(dir).sort()) {
-    if (!name.endsWith('.yaml') && !name.endsWith('.yml')) continue
-    for (const doc of parseAllDocuments(readFileSync(join(dir, name), 'utf8'))) {
-      const v = doc.toJSON() as unknown
-      if (v && typeof v === 'object' && !Array.isArray(v)) out.push(v as KubeObject)
-    }
-  }
-  return out
 }
 
 /**

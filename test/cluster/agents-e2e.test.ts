@@ -1,8 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Hono } from 'hono'
 import { beforeAll, expect, it } from 'vitest'
-import { parse } from 'yaml'
 import { createApp } from '../../functions/agent-changed/index.js'
 import type { KubeObject } from '../../local/knative/kube-http.js'
 import { readRuntimeConfig } from '../../shared/config.js'
@@ -14,6 +12,7 @@ import { deliver, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { eventually } from '../support/eventually.js'
 import { grantNamespace } from './namespace-grants.js'
 import { describeCluster, useControlPlane } from './tier.js'
+import { installCrds, readCrds } from '../../local/crds.js'
 
 /**
  * agent-changed against a real kube-apiserver and kube-controller-manager, as its own
@@ -53,18 +52,11 @@ describeCluster('agent-changed on a real kube-apiserver, as its own ServiceAccou
 
   beforeAll(async () => {
     const a = admin()
-    for (const file of readdirSync(join(ROOT, 'crds')).filter((f) => f.endsWith('.purko.io.yaml'))) {
-      await a.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', parse(readFileSync(join(ROOT, 'crds', file), 'utf8')))
-    }
+    await installCrds(a, readCrds(join(ROOT, 'crds')))
     const rbac = loadManifests().filter((m) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'].includes(m.kind))
     for (const m of [...rbac].sort((x, y) => Number(y.kind === 'Namespace') - Number(x.kind === 'Namespace'))) await a.apply(m.doc)
     await a.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
     await grantNamespace(a, NS)
-    // A CRD just created may answer 429 "storage is (re)initializing" for a moment, each its own.
-    for (const plural of ['agents', 'llmproviders', 'memoryproviders']) {
-      await eventually(`${plural}.purko.io served`, async () => (await a.get(`/apis/purko.io/v1alpha1/${plural}`).catch(() => null)) !== null, 30_000, 100)
-    }
-    a.forgetDiscovery()
     await a.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'llm-key', namespace: NS }, stringData: { 'api-key': 'x' } })
     app = await appAs('agent-changed')
   }, 90_000)

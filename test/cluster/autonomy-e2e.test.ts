@@ -2,9 +2,7 @@
 // autonomy-tick ServiceAccount's own token (knative/'s RBAC, nothing more), the CRDs are the
 // generated crds/, so the real server's schema validation, pruning and status subresource judge
 // every write.
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { parse } from 'yaml'
 import { beforeAll, expect, it } from 'vitest'
 import { createApp } from '../../functions/autonomy-tick/index.js'
 import { readRuntimeConfig } from '../../shared/config.js'
@@ -17,6 +15,7 @@ import { recordingEvents } from '../fixtures/autonomy.js'
 import { loadManifests, ROOT } from '../knative/manifests.js'
 import { deliver, PING } from '../support/deliver.js'
 import { describeCluster, useControlPlane } from './tier.js'
+import { installCrds, readCrds } from '../../local/crds.js'
 
 const NS = 'autonomy-team'
 const AGENTS = `/apis/purko.io/v1alpha1/namespaces/${NS}/agents`
@@ -41,14 +40,10 @@ describeCluster('autonomy-tick on a real API server, as its own ServiceAccount',
 
   beforeAll(async () => {
     const admin = cp.current.admin
-    for (const file of ['agents', 'agentautonomypolicies']) {
-      await admin.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', parse(readFileSync(join(ROOT, 'crds', `${file}.purko.io.yaml`), 'utf8')))
-    }
+    await installCrds(admin, readCrds(join(ROOT, 'crds'), (file) => ['agents.purko.io.yaml', 'agentautonomypolicies.purko.io.yaml'].includes(file)))
     const rbac = loadManifests().filter((m) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding'].includes(m.kind) && (m.kind === 'Namespace' || m.name.includes('autonomy-tick')))
     for (const m of [...rbac].sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'))) await admin.apply(m.doc)
     await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
-    for (let i = 0; i < 100 && !(await admin.get('/apis/purko.io/v1alpha1')); i++) await new Promise((r) => setTimeout(r, 100))
-    admin.forgetDiscovery()
     const { kubeConfig } = await cp.current.serviceAccountKubeconfig('kinetic-system', 'autonomy-tick')
     events = recordingEvents()
     deps = { kube: new KubeClient(kubeConfig), log: silentLogger, now: () => new Date(), config: readRuntimeConfig({}), events }

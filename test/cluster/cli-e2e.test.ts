@@ -3,14 +3,14 @@
 // so what the CLI writes must pass the real schema validation and pruning; the ServiceAccounts'
 // namespaced Roles are enforced by real RBAC, and `events` relies on the real server's
 // fieldSelector on involvedObject.kind/name.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import https from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { parse, stringify } from 'yaml'
+import { stringify } from 'yaml'
 import { main, type CliIo } from '../../cli/main.js'
 import type { KubeObject } from '../../local/knative/kube-http.js'
 import { announce, type Transition } from '../../shared/engine/controller.js'
@@ -19,6 +19,7 @@ import { KubeClient } from '../../shared/kube/client.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 import { testDeps } from '../support/engine-deps.js'
 import { describeCluster, useControlPlane } from './tier.js'
+import { installCrds, readCrds } from '../../local/crds.js'
 
 const NS = 'cli-e2e'
 const ROOT = join(import.meta.dirname, '..', '..')
@@ -69,9 +70,7 @@ describeCluster('the kinetic CLI on a real kube-apiserver (CRDs as shipped, Serv
 
   beforeAll(async () => {
     const a = admin()
-    for (const file of readdirSync(join(ROOT, 'crds')).filter((f) => f.endsWith('.purko.io.yaml'))) {
-      await a.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', parse(readFileSync(join(ROOT, 'crds', file), 'utf8')))
-    }
+    await installCrds(a, readCrds(join(ROOT, 'crds')))
     await a.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
     const role = (name: string, rules: unknown[]) => a.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name, namespace: NS }, rules })
     const bind = (account: string, roleName: string) => a.apply({

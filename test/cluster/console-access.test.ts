@@ -3,7 +3,6 @@
 // component's ClusterRole, rendered from the shipped YAML: the person's own RBAC decides what
 // they list, review, watch and follow. Without that ClusterRole the account may impersonate
 // nobody. With a pasted token it is that token's identity, and that identity's RBAC, alone.
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { KubeConfig } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -16,6 +15,7 @@ import { loadManifests, ROOT } from '../knative/manifests.js'
 import { eventually } from '../support/eventually.js'
 import { startNodeAgent, type NodeAgent } from './node-agent.js'
 import { describeCluster, useControlPlane } from './tier.js'
+import { installCrds, readCrds } from '../../local/crds.js'
 
 const A = 'console-a'
 const B = 'console-b'
@@ -33,8 +33,7 @@ describeCluster('the console reads with the rights of the person using it (real 
 
   beforeAll(async () => {
     const admin = cp.current.admin
-    const crd = (await import('yaml')).parse(readFileSync(join(ROOT, 'crds', 'workflows.purko.io.yaml'), 'utf8'))
-    await admin.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)
+    await installCrds(admin, readCrds(join(ROOT, 'crds'), (file) => file === 'workflows.purko.io.yaml'))
     // As shipped: kinetic-system and the console's account (no role in the base install).
     for (const m of manifests.filter((x) => ['namespace.yaml', 'rbac/console.yaml'].includes(x.file))) await admin.apply(m.doc)
     for (const ns of [A, B]) {

@@ -1,10 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import type { Hono } from 'hono'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { parse } from 'yaml'
 import { createApp as llmproviderChanged } from '../../functions/llmprovider-changed/index.js'
 import { createApp as memoryproviderChanged } from '../../functions/memoryprovider-changed/index.js'
 import type { KubeObject } from '../../local/knative/kube-http.js'
@@ -14,9 +12,9 @@ import { KubeClient } from '../../shared/kube/client.js'
 import { silentLogger } from '../../shared/log.js'
 import { loadManifests, ROOT } from '../knative/manifests.js'
 import { deliver, PING, RESOURCE_ADD } from '../support/deliver.js'
-import { eventually } from '../support/eventually.js'
 import { kubectl } from './kubectl-run.js'
 import { describeCluster, useControlPlane } from './tier.js'
+import { installCrds, readCrds } from '../../local/crds.js'
 
 /**
  * llmprovider-changed and memoryprovider-changed against a real kube-apiserver, each as its own
@@ -61,14 +59,10 @@ describeCluster('provider functions on a real kube-apiserver, as their own Servi
     endpoint = `http://127.0.0.1:${(models.address() as AddressInfo).port}/v1`
 
     const a = admin()
-    for (const file of readdirSync(join(ROOT, 'crds')).filter((f) => f.endsWith('.purko.io.yaml'))) {
-      await a.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', parse(readFileSync(join(ROOT, 'crds', file), 'utf8')))
-    }
+    await installCrds(a, readCrds(join(ROOT, 'crds')))
     const rbac = loadManifests().filter((m) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(m.kind))
     for (const m of [...rbac].sort((x, y) => Number(y.kind === 'Namespace') - Number(x.kind === 'Namespace'))) await a.apply(m.doc)
     await a.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: TEAM } })
-    await eventually('the purko.io API served', async () => (await a.get('/apis/purko.io/v1alpha1/llmproviders')) !== null, 30_000, 100)
-    a.forgetDiscovery()
     await a.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'right-key', namespace: PLATFORM }, stringData: { 'api-key': KEY } })
     await a.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'wrong-key', namespace: PLATFORM }, stringData: { 'api-key': 'sk-e2e-wrong-key-654321' } })
     await a.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'right-key', namespace: TEAM }, stringData: { 'api-key': KEY } })

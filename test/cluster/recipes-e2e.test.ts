@@ -1,8 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs'
 import { baseName, testJobName } from '../../shared/recipes/names.js'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { parse } from 'yaml'
 import type { StepCommand } from '../../local/jobs/step-process.js'
 import { listAndWatch, type KubeObject } from '../../local/knative/kube-http.js'
 import { readRuntimeConfig } from '../../shared/config.js'
@@ -15,6 +13,7 @@ import { loadManifests, ROOT } from '../knative/manifests.js'
 import { eventually } from '../support/eventually.js'
 import { startNodeAgent, type NodeAgent } from './node-agent.js'
 import { describeCluster, useControlPlane } from './tier.js'
+import { installCrds, readCrds } from '../../local/crds.js'
 
 /**
  * WorkflowRecipes on a real kube-apiserver and kube-controller-manager, reconciled by
@@ -130,16 +129,11 @@ describeCluster('WorkflowRecipes on a real kube-apiserver and controller manager
 
   beforeAll(async () => {
     const a = admin()
-    for (const file of readdirSync(join(ROOT, 'crds')).filter((f) => f.endsWith('.purko.io.yaml'))) {
-      await a.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', parse(readFileSync(join(ROOT, 'crds', file), 'utf8')))
-    }
+    await installCrds(a, readCrds(join(ROOT, 'crds')))
     // knative/ (kinetic-system) and knative/platform/ with its namespaces, as the README installs them.
     const rbac = loadManifests().filter((m) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(m.kind))
     for (const m of [...rbac].sort((x, y) => Number(y.kind === 'Namespace') - Number(x.kind === 'Namespace'))) await a.apply(m.doc)
     await a.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
-    // A CRD just created may answer 429 "storage is (re)initializing" for a moment.
-    await eventually('the purko.io API served', async () => (await a.get('/apis/purko.io/v1alpha1/workflowrecipes').catch(() => null)) !== null, 30_000, 100)
-    a.forgetDiscovery()
     agent = await startNodeAgent({ kubeConfig: cp.current.adminKubeConfig(), command: podCommand, concurrency: 16 })
     const { kubeConfig } = await cp.current.serviceAccountKubeconfig('kinetic-system', 'workflowrecipe-changed')
     deps = {
