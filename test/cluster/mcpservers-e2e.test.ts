@@ -1,8 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Hono } from 'hono'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { parse } from 'yaml'
 import { createApp } from '../../functions/mcpserver-changed/index.js'
 import type { KubeObject } from '../../local/knative/kube-http.js'
 import { readRuntimeConfig } from '../../shared/config.js'
@@ -15,6 +13,7 @@ import { bearer, serve, streamableHandler, type Running } from '../mcp/discovery
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { eventually } from '../support/eventually.js'
 import { describeCluster, useControlPlane } from './tier.js'
+import { installCrds, readCrds } from '../../local/crds.js'
 
 /**
  * mcpserver-changed against a real kube-apiserver and kube-controller-manager, as its own
@@ -48,15 +47,10 @@ describeCluster('mcpserver-changed on a real kube-apiserver, as its own ServiceA
 
   beforeAll(async () => {
     const a = admin()
-    for (const file of readdirSync(join(ROOT, 'crds')).filter((f) => f.endsWith('.purko.io.yaml'))) {
-      await a.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', parse(readFileSync(join(ROOT, 'crds', file), 'utf8')))
-    }
+    await installCrds(a, readCrds(join(ROOT, 'crds')))
     const rbac = loadManifests().filter((m) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(m.kind))
     for (const m of [...rbac].sort((x, y) => Number(y.kind === 'Namespace') - Number(x.kind === 'Namespace'))) await a.apply(m.doc)
     await a.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
-    // A new CRD's storage answers 429 while it initializes (longer on a loaded machine).
-    await eventually('the purko.io API served', async () => (await a.get('/apis/purko.io/v1alpha1/mcpservers').catch(() => null)) !== null, 60_000, 100)
-    a.forgetDiscovery()
     mcp = await serve(bearer(TOKEN, streamableHandler()))
     const { kubeConfig } = await cp.current.serviceAccountKubeconfig('kinetic-system', 'mcpserver-changed')
     appAt = (offsetMs) => createApp({
