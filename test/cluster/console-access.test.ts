@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import type { KubeConfig } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { KubeObject } from '../../local/knative/kube-http.js'
-import { ForbiddenError, UnauthenticatedError } from '../../shared/errors.js'
+import { apiMessage, ForbiddenError, UnauthenticatedError } from '../../shared/errors.js'
 import { KubeClient, kubeAs } from '../../shared/kube/client.js'
 import type { Credential } from '../../shared/kube/port.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
@@ -21,6 +21,8 @@ const A = 'console-a'
 const B = 'console-b'
 const manifests = loadManifests()
 const ALICE: Credential = { kind: 'impersonate', user: 'alice', groups: ['console-people'] }
+/** The API server's words for a refused call, or 'allowed'. */
+const refusal = (call: Promise<unknown>) => call.then(() => 'allowed', (err: unknown) => apiMessage(err))
 
 const aWorkflow = (namespace: string) => ({
   apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name: 'wf', namespace }, spec: { steps: [{ name: 'a', agentRef: { name: 'x' } }] },
@@ -71,8 +73,27 @@ describeCluster('the console reads with the rights of the person using it (real 
       const component = manifests.filter((m) => m.file === 'components/console-proxy/impersonator.yaml')
       expect(component.map((m) => m.kind)).toEqual(['ClusterRole', 'ClusterRoleBinding'])
       for (const m of component) await cp.current.admin.apply(m.doc)
+      // As shipped it names nobody: the console may act as no one until the operator lists people.
+      const role = component.find((m) => m.kind === 'ClusterRole')!.doc as { rules: Array<{ resources: string[]; resourceNames: string[] }> }
+      await new Promise((r) => setTimeout(r, 1000))
+      expect(await refusal(kubeAs(consoleConfig, ALICE).listWorkflowsIn(A, {}))).toMatch(/cannot impersonate resource "users"/)
+      // The operator's overlay, as impersonator.yaml shows it: alice and her group.
+      await cp.current.admin.apply({ ...role, rules: [
+        { ...role.rules[0]!, resourceNames: ['alice'] },
+        { ...role.rules[1]!, resourceNames: ['console-people'] },
+      ] })
       // RBAC changes reach the authorizer through its informer: wait until alice's first read passes.
       await eventually('the impersonation grant', async () => kubeAs(consoleConfig, ALICE).listWorkflowsIn(A, {}).then(() => true, () => false), 15_000, 100)
+    })
+
+    it('may act as the people listed only: not as another user, not with an unlisted group, never as system:masters', async () => {
+      for (const credential of [
+        { kind: 'impersonate' as const, user: 'mallory', groups: [] },
+        { kind: 'impersonate' as const, user: 'alice', groups: ['console-people', 'admins'] },
+        { kind: 'impersonate' as const, user: 'alice', groups: ['system:masters'] },
+      ]) {
+        expect(await refusal(kubeAs(consoleConfig, credential).listWorkflowsIn(A, {})), JSON.stringify(credential)).toMatch(/cannot impersonate resource "(users|groups)"/)
+      }
     })
 
     it('impersonating alice, lists her runs in A and is refused in B with a ForbiddenError', async () => {

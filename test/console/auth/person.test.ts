@@ -40,12 +40,12 @@ describe('auth=proxy', () => {
     })
   })
 
-  it('never acts as a Kubernetes system: user, nor with a system: group but system:authenticated, whatever the proxy names', async () => {
+  it('never acts as a Kubernetes system: user, nor with a system: group (the API server adds system:authenticated), whatever the proxy names', async () => {
     const { deps } = consoleDeps({ KINETIC_CONSOLE_AUTH: 'proxy', KINETIC_CONSOLE_TRUSTED_PROXIES: '127.0.0.1/32' })
     expect(await whoOverHttp(deps, { 'x-forwarded-user': 'system:kube-controller-manager' })).toBeNull()
     expect(await whoOverHttp(deps, { 'x-forwarded-user': 'System:Admin' })).toBeNull()
     const headers = new Headers({ 'x-forwarded-user': 'alice', 'x-forwarded-groups': 'system:masters, team-a, system:authenticated, system:nodes' })
-    expect(await whoOverHttp(deps, headers)).toMatchObject({ name: 'alice', groups: ['team-a', 'system:authenticated'], credential: { kind: 'impersonate', user: 'alice', groups: ['team-a', 'system:authenticated'] } })
+    expect(await whoOverHttp(deps, headers)).toMatchObject({ name: 'alice', groups: ['team-a'], credential: { kind: 'impersonate', user: 'alice', groups: ['team-a'] } })
   })
 
   it('ignores the headers of a peer outside the trusted ranges, and warns once without their values', async () => {
