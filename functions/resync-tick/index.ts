@@ -1,6 +1,7 @@
 // Handles: dev.knative.sources.ping from the resync PingSource (every minute).
 // Trigger: knative/triggers/resync-tick.yaml (source kineticsource=resync).
-// Reads: every Workflow and every step Job (two lists); a run that may need work, fresh.
+// Reads: every Workflow, and the step Jobs of each namespace with unfinished runs; a run that may
+// need work, fresh.
 // Writes: whatever each unfinished Workflow needs: timeouts, due retries, results of lost events;
 // then every scheduled template's catch-up (a run for a missed fire), PingSource and status.
 import type { V1Job } from '@kubernetes/client-node'
@@ -15,6 +16,8 @@ import { isTerminalPhase, mayNeedWork } from '../../shared/reconcile/run-status.
 import { jobFactFrom, type JobFact } from '../../shared/reconcile/job-facts.js'
 import { isQuietRun } from '../../shared/reconcile/quiet-run.js'
 import { LABEL_WORKFLOW } from '../../shared/schemas/labels.js'
+import { ForbiddenError } from '../../shared/errors.js'
+import type { Logger } from '../../shared/log.js'
 import { reconcileTemplate } from '../../shared/engine/reconcile-template.js'
 import { isTemplate } from '../../shared/triggers/run-builder.js'
 
@@ -37,9 +40,10 @@ export function createApp(deps: EngineDeps): Hono {
     const log = deps.log.child({ ceId: event.id, ceType: event.type })
     const all = await deps.kube.listWorkflows()
     const unfinished = all.filter((wf) => !isTerminalPhase(wf.status?.phase) || mayNeedWork(wf))
-    // One look at every step Job: a run whose Jobs are all still running, with nothing due, needs
-    // no read of its own, so 1,000 busy runs cost a tick two lists instead of thousands of calls.
-    const jobs = unfinished.length > 0 ? jobsByRun(await deps.kube.listAllJobs(LABEL_WORKFLOW)) : new Map<string, JobFact[]>()
+    // One look at the step Jobs of each namespace with unfinished runs: a run whose Jobs are all
+    // still running, with nothing due, needs no read of its own, so 1,000 busy runs cost a tick a
+    // few lists instead of thousands of calls. Jobs are listed only where the namespace grants it.
+    const jobs = jobsByRun(await stepJobsOf(deps, new Set(unfinished.map((wf) => wf.metadata.namespace ?? 'default')), log))
     const now = deps.now().toISOString()
     const workflows = unfinished.filter((wf) => !isQuietRun(wf, jobs.get(`${wf.metadata.namespace}/${wf.metadata.name}`) ?? [], now))
     const { applied, failed } = await sweep(workflows, CONCURRENCY, log, 'Could not resync Workflow', async (wf) =>
@@ -52,6 +56,19 @@ export function createApp(deps: EngineDeps): Hono {
     return c.body(null, 202)
   })
   return app
+}
+
+/**
+ * The step Jobs of `namespaces`. A namespace that has not opted in (403) gives none: its runs
+ * are then not quiet, so each is reconciled and reports NamespaceNotEnabled itself.
+ */
+async function stepJobsOf(deps: EngineDeps, namespaces: ReadonlySet<string>, log: Logger): Promise<V1Job[]> {
+  const lists = await Promise.all([...namespaces].map((namespace) => deps.kube.listJobsLabelled(namespace, LABEL_WORKFLOW).catch((err: unknown) => {
+    if (!(err instanceof ForbiddenError)) throw err
+    log.debug({ namespace }, 'Namespace has not opted in to Workflows: its runs are resynced one by one')
+    return []
+  })))
+  return lists.flat()
 }
 
 /** Step Jobs by `namespace/workflow` (the owner's real name, also for shortened labels). */

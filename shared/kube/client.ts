@@ -426,8 +426,8 @@ export class KubeClient implements Kube {
     return list.items
   }
 
-  async listAllJobs(labelKey: string): Promise<V1Job[]> {
-    const list = await this.call(() => this.batch.listJobForAllNamespaces({ labelSelector: labelKey }), 'list Jobs in every namespace')
+  async listJobsLabelled(namespace: string, labelKey: string): Promise<V1Job[]> {
+    const list = await this.call(() => this.batch.listNamespacedJob({ namespace, labelSelector: labelKey }), `list Jobs labelled ${labelKey} in ${namespace}`)
     return list.items
   }
 

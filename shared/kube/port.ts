@@ -148,8 +148,8 @@ export interface Kube {
   replaceRoleBinding(binding: V1RoleBinding): Promise<V1RoleBinding>
 
   listJobs(namespace: string, labels: Record<string, string>): Promise<V1Job[]>
-  /** Jobs carrying label `labelKey`, in every namespace (the resync tick's one look at all step Jobs). */
-  listAllJobs(labelKey: string): Promise<V1Job[]>
+  /** Jobs of `namespace` carrying label `labelKey` (the resync tick's one look at a namespace's step Jobs). */
+  listJobsLabelled(namespace: string, labelKey: string): Promise<V1Job[]>
   createJob(job: V1Job): Promise<'created' | 'exists'>
   /** Background propagation; a Job that is already gone is not an error. */
   deleteJob(namespace: string, name: string): Promise<void>

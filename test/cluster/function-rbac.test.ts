@@ -104,7 +104,7 @@ const PORT_CALLS: PortCalls = {
   getAgent: (k) => k.getAgent(NS, 'missing'),
   listLLMProviders: (k) => k.listLLMProviders(NS),
   listJobs: (k) => k.listJobs(NS, { 'purko.io/workflow': 'rbac' }),
-  listAllJobs: (k) => k.listAllJobs('purko.io/workflow'),
+  listJobsLabelled: (k) => k.listJobsLabelled(NS, 'purko.io/workflow'),
   createJob: (k, t) => k.createJob(job(t)),
   deleteJob: (k, t) => k.deleteJob(NS, `rbac-${t}`),
   // The pod has no node, so the log request itself is refused (400) after authorization: what
@@ -279,6 +279,7 @@ const WORKFLOW: Method[] = [
 const WORKFLOW_ALSO: Partial<Record<Method, string>> = {
   listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for listAgents in every namespace)',
   listAllLLMProviders: 'list llmproviders, cluster-wide (the ClusterRole lists them for listLLMProviders in every namespace)',
+  listJobsLabelled: 'list jobs: what listJobs lists (the per-namespace grant is shared with resync-tick)',
   listPods: 'list pods: readJobLog finds a Job\'s pod by its job-name label',
   followPodLog: 'get pods/log: readJobLog reads a step pod\'s log',
   listMCPServers: 'list mcpservers, cluster-wide (the ClusterRole lists them for listAllMCPServers)',
@@ -342,7 +343,7 @@ const CONSOLE: Method[] = [
 ]
 const CONSOLE_ALSO: Partial<Record<Method, string>> = {
   readStepOutput: 'list pods and get pods/log: what readJobLog reads',
-  listAllJobs: 'list jobs, cluster-wide (the ClusterRole lists them for listJobs in every namespace)',
+  listJobsLabelled: 'list jobs: what listJobs lists',
 }
 /**
  * Methods every authenticated account may call (kube-apiserver's system:basic-user role): a
@@ -360,7 +361,7 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
   'workflow-changed': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
   'step-job-finished': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
   // And every scheduled template's catch-up: a run for a missed fire, prunes, its PingSource.
-  'resync-tick': { methods: [...WORKFLOW, 'listAllJobs', 'createWorkflow', 'deleteWorkflow'], alsoAllowed: WORKFLOW_ALSO, elsewhere: PINGSOURCE_ONLY },
+  'resync-tick': { methods: [...WORKFLOW, 'listJobsLabelled', 'createWorkflow', 'deleteWorkflow'], alsoAllowed: WORKFLOW_ALSO, elsewhere: PINGSOURCE_ONLY },
   // A template, its runs, its status, its PingSource, Events: nothing else.
   'workflow-template-changed': { methods: TEMPLATE, alsoAllowed: TEMPLATE_ALSO, elsewhere: PINGSOURCE_ONLY },
   'schedule-fired': { methods: TEMPLATE, alsoAllowed: TEMPLATE_ALSO, elsewhere: PINGSOURCE_ONLY },
@@ -423,7 +424,7 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
     alsoAllowed: {
       followPodLog: 'get pods/log: readJobLog reads a step pod\'s log',
       readStepOutput: 'list pods and get pods/log: what readJobLog reads',
-      listAllJobs: 'list jobs, cluster-wide (the ClusterRole lists them for listJobs in every namespace)',
+      listJobsLabelled: 'list jobs: what listJobs lists',
     },
   },
   // People read with their own rights (token, or impersonation behind a proxy): the console's own

@@ -591,9 +591,9 @@ export class FakeKube implements Kube {
       .map(clone)
   }
 
-  async listAllJobs(labelKey: string): Promise<V1Job[]> {
-    this.enter('listAllJobs')
-    return [...this.jobs.values()].filter((j) => j.metadata?.labels?.[labelKey] !== undefined).map(clone)
+  async listJobsLabelled(namespace: string, labelKey: string): Promise<V1Job[]> {
+    this.enter('listJobsLabelled')
+    return [...this.jobs.values()].filter((j) => j.metadata?.namespace === namespace && j.metadata?.labels?.[labelKey] !== undefined).map(clone)
   }
 
   async createJob(job: V1Job): Promise<'created' | 'exists'> {

@@ -6,6 +6,7 @@ import { FakeKube } from '../fakes/kube.js'
 import { deliver, PING, RESOURCE_ADD } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
+import { ForbiddenError } from '../../shared/errors.js'
 
 describe('resync-tick', () => {
   it('recovers a run whose Job-finished event was lost', async () => {
@@ -79,6 +80,21 @@ describe('resync-tick', () => {
     expect(kube.createdJobs).toContain(`run-7-b-${runId}`)
     // The two lists, and that one run's full reconcile from fresh reads (12 calls).
     expect(kube.calls - before).toBe(2 + 12)
+  })
+
+  it('lists step Jobs per namespace, and where it may not (a namespace not opted in) reconciles each run instead of skipping it', async () => {
+    const clock = { now: new Date('2026-01-01T00:00:00Z') }
+    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a' }, { name: 'b', dependsOn: ['a'] }])], agents: [agentOf('helper')] })
+    await deliver(workflowChanged(testDeps(kube, clock)), RESOURCE_ADD, kube.workflow('team', 'wf'))
+    const runId = kube.workflow('team', 'wf').status!.runId!
+    kube.finishJob(`wf-a-${runId}`, 'Succeeded', 'OUTPUT:{"ok":true}')
+    clock.now = new Date('2026-01-01T00:01:00Z')
+    kube.failNext('listJobsLabelled', new ForbiddenError('jobs.batch is forbidden: User "system:serviceaccount:kinetic-system:resync-tick" cannot list resource "jobs" in API group "batch" in the namespace "team"'))
+
+    expect((await deliver(createApp(testDeps(kube, clock)), PING, {})).status).toBe(202)
+
+    // Not taken for quiet: the run was read and advanced (the lost Job event recovered).
+    expect(kube.createdJobs).toContain(`wf-b-${runId}`)
   })
 
   it('keeps going when one Workflow fails, and answers 503 only when it cannot list', async () => {
