@@ -1,5 +1,5 @@
 import type { V1ConfigMap } from '@kubernetes/client-node'
-import { apiMessage, ConflictError, TransientError } from '../errors.js'
+import { apiMessage, ConflictError, ForbiddenError, TransientError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { DiscoveryOptions, DiscoveryResult, DiscoveryTarget } from '../mcp/discovery.js'
 import {
@@ -10,6 +10,7 @@ import { REGISTRY_CONFIGMAP, REGISTRY_KEY, removeEntry, renderRegistry, upsertEn
 import { BRIDGE_IDENTITY } from '../mcp/workload.js'
 import { FINALIZER_MCPSERVER, LABEL_MCP_SERVER, type MCPServer, type MCPServerStatus } from '../schemas/mcpserver.js'
 import { reconcile, retryingConflicts, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps } from './controller.js'
+import { grantCommand, MCP_GRANT } from '../reconcile/namespace-access.js'
 
 /** What the MCPServer controller needs besides the engine's dependencies (both injectable for tests). */
 export interface McpServerDeps extends EngineDeps {
@@ -100,13 +101,21 @@ async function gatherFacts(deps: EngineDeps, server: MCPServer, unavailableAfter
     return { ...base, registry: await registry, deployment: null, service: null, pods: null }
   }
   const stdio = server.spec.transport === 'stdio'
-  const [configMap, deployment, service, serviceAccount, roleBinding] = await Promise.all([
-    registry,
-    kube.getDeployment(namespace, name),
-    kube.getService(namespace, name),
-    stdio ? kube.getServiceAccount(namespace, BRIDGE_IDENTITY) : Promise.resolve(null),
-    stdio ? kube.getRoleBinding(namespace, BRIDGE_IDENTITY) : Promise.resolve(null),
-  ])
+  let workload
+  try {
+    workload = await Promise.all([
+      kube.getDeployment(namespace, name),
+      kube.getService(namespace, name),
+      stdio ? kube.getServiceAccount(namespace, BRIDGE_IDENTITY) : Promise.resolve(null),
+      stdio ? kube.getRoleBinding(namespace, BRIDGE_IDENTITY) : Promise.resolve(null),
+    ])
+  } catch (err) {
+    // A namespace that has not opted in to managed MCP servers: the status says how to.
+    if (!(err instanceof ForbiddenError)) throw err
+    return { ...base, registry: await registry, deployment: null, service: null, pods: null, workloadForbidden: apiMessage(err) }
+  }
+  const configMap = await registry
+  const [deployment, service, serviceAccount, roleBinding] = workload
   // Pods only matter once the Deployment serves: their uids and restarts say when to rediscover.
   const pods = deploymentAvailable(deployment) ? await kube.listPods(namespace, { [LABEL_MCP_SERVER]: name }) : null
   return {
@@ -157,7 +166,8 @@ async function writeChildren(deps: McpServerDeps, server: MCPServer, facts: McpF
     } catch (err) {
       if (err instanceof ConflictError || err instanceof TransientError) throw err
       const reason = write.kind === 'Deployment' ? 'DeploymentFailed' : write.kind === 'Service' ? 'ServiceFailed' : 'BridgeIdentityFailed'
-      outcome.failure = { reason, message: `${write.op} ${write.kind.toLowerCase()}: ${apiMessage(err)}` }
+      const grant = err instanceof ForbiddenError ? `; to let Kinetic run MCP servers in namespace ${namespace}: ${grantCommand(MCP_GRANT, namespace)}` : ''
+      outcome.failure = { reason, message: `${write.op} ${write.kind.toLowerCase()}: ${apiMessage(err)}${grant}` }
       log.warn({ namespace, name, err: outcome.failure.message }, `Could not ${write.op} ${write.kind} of MCPServer`)
       break
     }

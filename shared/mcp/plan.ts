@@ -1,6 +1,7 @@
 import type { V1ConfigMap, V1Deployment, V1Pod, V1RoleBinding, V1Service, V1ServiceAccount } from '@kubernetes/client-node'
 import type { Transition } from '../engine/controller.js'
 import { setCondition } from '../reconcile/conditions.js'
+import { grantCommand, MCP_GRANT } from '../reconcile/namespace-access.js'
 import { sha256Hex } from '../reconcile/sha256.js'
 import type { Condition } from '../schemas/condition.js'
 import {
@@ -55,6 +56,11 @@ export interface McpFacts {
    * lets this function read it) goes with it and there is no entry left to remove.
    */
   registryNamespaceGone?: boolean
+  /**
+   * Managed servers only: the API server's refusal when this function may not read the server's
+   * workload (its namespace has no RoleBinding to kinetic-mcp-workloads).
+   */
+  workloadForbidden?: string
   /** Managed servers only (null otherwise, or when absent). */
   deployment: V1Deployment | null
   service: V1Service | null
@@ -183,6 +189,14 @@ export function jittered(server: MCPServer, from: number, base: number, salt: st
   return at(from + base + Math.floor(base * 0.2 * fraction))
 }
 
+/** The reason of `Available` and `Ready` when the server's namespace has not opted in. */
+export const NAMESPACE_NOT_ENABLED = 'NamespaceNotEnabled'
+
+/** Pure: the message for a managed server of `namespace` whose workload reads got `refusal`. */
+export function notEnabledMessage(namespace: string, refusal: string): string {
+  return `Kinetic may not run MCP servers in namespace ${namespace} (${refusal}); to let it: ${grantCommand(MCP_GRANT, namespace)}`
+}
+
 /** Pure: backoff after `failures` failures in a row (30 s, doubling, at most 10 min). */
 export function backoffMs(failures: number): number {
   return Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** Math.max(0, failures - 1))
@@ -229,12 +243,13 @@ export function planMcpServer(server: MCPServer, facts: McpFacts, now: string): 
 
   const plan: McpPlan = { ...base, addFinalizer: !hasFinalizer }
   const invalid = server.spec.managed ? invalidQuantities(server) : []
-  if (invalid.length === 0 && server.spec.managed) plan.writes = workloadWrites(server, facts)
-  if (invalid.length === 0 && !registry.error) {
+  const forbidden = server.spec.managed && facts.workloadForbidden !== undefined
+  if (invalid.length === 0 && server.spec.managed && !forbidden) plan.writes = workloadWrites(server, facts)
+  if (invalid.length === 0 && !registry.error && !forbidden) {
     const entry = registryEntry(server)
     if (!sameEntry(registry.entries.find((e) => isServersEntry(server, e, facts.agentNamespace)), entry)) plan.registry = { op: 'upsert', entry }
   }
-  plan.discover = invalid.length === 0 ? discoveryRequest(server, facts, plan.writes, now) : null
+  plan.discover = invalid.length === 0 && !forbidden ? discoveryRequest(server, facts, plan.writes, now) : null
 
   const expected: McpOutcome = {
     registered: plan.registry !== null,
@@ -308,6 +323,9 @@ export function planMcpStatus(server: MCPServer, facts: McpFacts, outcome: McpOu
   let pendingUntil: number | undefined
   if (!managed) available = { status: 'True', reason: 'Unmanaged', message: `no workload: ${server.spec.url ?? ''} is registered as it is` }
   else if (invalid.length > 0) available = { status: 'False', reason: 'InvalidResources', message: `not Kubernetes quantities: ${invalid.join(', ')}` }
+  else if (facts.workloadForbidden !== undefined) {
+    available = { status: 'False', reason: NAMESPACE_NOT_ENABLED, message: notEnabledMessage(server.metadata.namespace ?? '', facts.workloadForbidden) }
+  }
   else if (outcome.failure && outcome.failure.reason !== 'RegistryFailed') available = { status: 'False', reason: outcome.failure.reason, message: outcome.failure.message }
   else if (server.spec.replicas === 0) available = { status: 'False', reason: 'ScaledToZero', message: 'spec.replicas is 0' }
   else if (!outcome.rolledOut && deploymentAvailable(facts.deployment)) {

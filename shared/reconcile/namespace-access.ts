@@ -1,9 +1,10 @@
 /**
  * What a namespace grants Kinetic's functions that act inside it, and the command that grants it.
  * Jobs, pods, logs and ConfigMaps (the workflow functions), Agent identities and the Secrets they
- * name (agent-changed), and webhook secrets (webhook-trigger) are granted per namespace, by a
- * RoleBinding to a ClusterRole Kinetic ships, never cluster-wide: a compromised function then
- * reaches only the namespaces that opted in (`knative/platform/` opts in the agent namespace).
+ * name (agent-changed), managed MCP servers' workloads (mcpserver-changed) and webhook secrets
+ * (webhook-trigger) are granted per namespace, by a RoleBinding to a ClusterRole Kinetic ships,
+ * never cluster-wide: a compromised function then reaches only the namespaces that opted in
+ * (`knative/platform/` opts in the agent namespace).
  * Pure.
  */
 
@@ -24,6 +25,10 @@ export const WORKFLOW_GRANT: NamespaceGrant = {
 /** Each Agent's ServiceAccount, Role and RoleBinding, and a read of the Secret it names. */
 export const AGENT_GRANT: NamespaceGrant = {
   binding: 'kinetic-agents', clusterRole: 'kinetic-agent-identities', serviceAccounts: ['agent-changed'],
+}
+/** A managed MCPServer's Deployment, Service and pods, and a stdio server's bridge identity. */
+export const MCP_GRANT: NamespaceGrant = {
+  binding: 'kinetic-mcp-servers', clusterRole: 'kinetic-mcp-workloads', serviceAccounts: ['mcpserver-changed'],
 }
 /** A read of the Secret a template names as its webhook key. */
 export const WEBHOOK_GRANT: NamespaceGrant = {

@@ -14,6 +14,7 @@ import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver
 import { eventually } from '../support/eventually.js'
 import { describeCluster, useControlPlane } from './tier.js'
 import { installCrds, readCrds } from '../../local/crds.js'
+import { grantCommand, MCP_GRANT } from '../../shared/reconcile/namespace-access.js'
 
 /**
  * mcpserver-changed against a real kube-apiserver and kube-controller-manager, as its own
@@ -137,6 +138,42 @@ describeCluster('mcpserver-changed on a real kube-apiserver, as its own ServiceA
     expect(await admin().get(path)).toBeNull()
     await eventually('the namespace is gone', async () => (await admin().get(`/api/v1/namespaces/${doomed}`)) === null, 60_000, 200)
   }, 120_000)
+
+  it('runs no workload in a namespace that has not opted in: the status gives the RoleBinding to make, and once made the tick rolls the server out', async () => {
+    await admin().apply(anMCPServer('gated', { image: 'mcp/files:1', port: 8080, securityContext: { runAsUser: 1000 } }))
+    expect(await changed('gated', RESOURCE_ADD)).toBe(202)
+    const refused = await server('gated')
+    expect(refused?.status?.phase).toBe('Error')
+    expect(condition(refused, 'Ready')).toMatchObject({
+      status: 'False', reason: 'NamespaceNotEnabled',
+      message: expect.stringMatching(new RegExp(`^Kinetic may not run MCP servers in namespace ${NS} \\(.*forbidden.*\\); to let it: ${grantCommand(MCP_GRANT, NS)}$`)),
+    })
+    expect(await admin().get(`/apis/apps/v1/namespaces/${NS}/deployments/gated`)).toBeNull()
+    expect((await registry()).entries).toEqual([])
+    const warnings = await admin().get<{ items: Array<{ type: string; reason: string; involvedObject: { name: string } }> }>(`/api/v1/namespaces/${NS}/events`)
+    expect(warnings?.items.filter((e) => e.involvedObject.name === 'gated' && e.type === 'Warning').map((e) => e.reason)).toContain('NamespaceNotEnabled')
+    // kube-system never opts in: the function cannot start a pod there whatever an MCPServer says.
+    const review = await cp.current.admin.request<{ status: { allowed: boolean } }>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+      apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview',
+      spec: { user: 'system:serviceaccount:kinetic-system:mcpserver-changed', resourceAttributes: { namespace: 'kube-system', group: 'apps', resource: 'deployments', verb: 'create' } },
+    })
+    expect(review.status.allowed).toBe(false)
+
+    // The command the status gives, as a RoleBinding; the tick's recheck rolls the server out.
+    await admin().apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: MCP_GRANT.binding, namespace: NS },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: MCP_GRANT.clusterRole },
+      subjects: [{ kind: 'ServiceAccount', name: 'mcpserver-changed', namespace: 'kinetic-system' }],
+    })
+    let tick = 0
+    await eventually('the tick rolled the server out once granted', async () => {
+      expect((await deliver(appAt(++tick * 15 * 60_000), PING, { reason: 'mcpservers-resync' }, { kineticsource: 'mcpserverresync' })).status).toBe(202)
+      return (await admin().get(`/apis/apps/v1/namespaces/${NS}/deployments/gated`)) !== null
+    }, 10_000, 200)
+    await admin().request('DELETE', `${SERVERS}/gated`)
+    expect(await changed('gated')).toBe(202)
+    expect(await server('gated')).toBeNull()
+  })
 
   it('rolls out a managed server with the pod hardening, reports DeploymentUnavailable when it never becomes Available, and its deletion lets the garbage collector take Deployment and Service', async () => {
     await admin().apply(anMCPServer('files', { image: 'mcp/files:1', port: 8080, securityContext: { runAsUser: 1000 } }))

@@ -1,12 +1,13 @@
 import type { KubeHttp } from '../../local/knative/kube-http.js'
-import { AGENT_GRANT, FUNCTIONS_NAMESPACE, WEBHOOK_GRANT, WORKFLOW_GRANT } from '../../shared/reconcile/namespace-access.js'
+import { AGENT_GRANT, FUNCTIONS_NAMESPACE, MCP_GRANT, WEBHOOK_GRANT, WORKFLOW_GRANT } from '../../shared/reconcile/namespace-access.js'
 
 /**
  * Opts a test namespace in, as a user does with the commands README gives: the RoleBindings of
- * kinetic-workflow-runner, kinetic-agent-identities and kinetic-webhook-secrets there.
+ * kinetic-workflow-runner, kinetic-agent-identities, kinetic-mcp-workloads and
+ * kinetic-webhook-secrets there.
  */
 export async function grantNamespace(admin: KubeHttp, namespace: string): Promise<void> {
-  for (const grant of [WORKFLOW_GRANT, AGENT_GRANT, WEBHOOK_GRANT]) {
+  for (const grant of [WORKFLOW_GRANT, AGENT_GRANT, MCP_GRANT, WEBHOOK_GRANT]) {
     await admin.apply({
       apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding',
       metadata: { name: grant.binding, namespace },

@@ -34,8 +34,7 @@ const RESYNC_GRANTS: Grants = {
   ...FUNCTION_GRANTS,
   'purko.io/workflows': ['create', 'delete', 'get', 'list', 'patch'],
   'sources.knative.dev/pingsources': ['create', 'delete', 'get', 'patch'],
-  // One list of every step Job per tick (which runs are quiet); never create or delete.
-  'batch/jobs': ['list'],
+  // No Job right cluster-wide: step Jobs are listed per namespace, where kinetic-workflow-runner is bound.
 }
 
 /**
@@ -70,7 +69,7 @@ const AGENT_CHANGED_GRANTS: Grants = {
  * RoleBindings in the namespaces that opt in (knative/platform/ in the agent namespace), never
  * by a ClusterRoleBinding.
  */
-const NAMESPACE_ROLES: Record<string, { serviceAccounts: string[]; grants: Grants }> = {
+const NAMESPACE_ROLES: Record<string, { serviceAccounts: string[]; namespaces?: string[]; grants: Grants }> = {
   'kinetic-workflow-runner': {
     serviceAccounts: ['workflow-changed', 'step-job-finished', 'resync-tick'],
     grants: { 'batch/jobs': ['create', 'delete', 'list'], '/pods': ['list'], '/pods/log': ['get'], '/serviceaccounts': ['get'], '/configmaps': ['create', 'get', 'list', 'update'] },
@@ -83,6 +82,19 @@ const NAMESPACE_ROLES: Record<string, { serviceAccounts: string[]; grants: Grant
       'rbac.authorization.k8s.io/rolebindings': ['create', 'get', 'update'],
       '/secrets': ['get'],
       '/configmaps': ['get', 'list'],
+    },
+  },
+  'kinetic-mcp-workloads': {
+    serviceAccounts: ['mcpserver-changed'],
+    // The agent namespace, and mcp-server where stdio MCP recipes put their (managed) MCPServers.
+    namespaces: ['ai-agents', 'mcp-server'],
+    grants: {
+      'apps/deployments': ['create', 'get', 'update'],
+      '/services': ['create', 'get', 'update'],
+      '/pods': ['list'],
+      '/serviceaccounts': ['create', 'get'],
+      'rbac.authorization.k8s.io/rolebindings': ['create', 'get'],
+      'rbac.authorization.k8s.io/clusterroles': ['bind'],
     },
   },
   'kinetic-webhook-secrets': { serviceAccounts: ['webhook-trigger'], grants: { '/secrets': ['get'] } },
@@ -99,12 +111,6 @@ const MCPSERVER_CHANGED_GRANTS: Grants = {
   'purko.io/mcpservers': ['get', 'list', 'patch'],
   'purko.io/mcpservers/status': ['update'],
   'purko.io/mcpservers/finalizers': ['update'],
-  'apps/deployments': ['create', 'get', 'update'],
-  '/services': ['create', 'get', 'update'],
-  '/pods': ['list'],
-  '/serviceaccounts': ['create', 'get'],
-  'rbac.authorization.k8s.io/rolebindings': ['create', 'get'],
-  'rbac.authorization.k8s.io/clusterroles': ['bind'],
   '/namespaces': ['get'],
   '/events': ['create'],
 }
@@ -277,14 +283,14 @@ describe('least-privilege RBAC', () => {
     expect(clusterRoles.map((m) => m.name).sort()).toEqual([...Object.keys(EXPECTED), ...Object.keys(USER_ROLES), ...Object.keys(NAMESPACE_ROLES)].sort())
   })
 
-  it.each(Object.entries(NAMESPACE_ROLES))('%s grants exactly its verbs, and only RoleBindings in the agent namespace bind it, to its functions', (name, expected) => {
+  it.each(Object.entries(NAMESPACE_ROLES))('%s grants exactly its verbs, and only RoleBindings in the namespaces the platform opts in bind it, to its functions', (name, expected) => {
     const role = clusterRoles.find((m) => m.name === name)!
     expect(role.file).toBe('rbac/namespace-access.yaml')
     expect(grantsOf(role)).toEqual(expected.grants)
     expect(bindings.filter((b) => b.doc.roleRef.name === name)).toEqual([])
     const roleBindings = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'RoleBinding').filter((b) => b.doc.roleRef.name === name)
-    expect(roleBindings.map((b) => [b.file, b.namespace])).toEqual([['platform/access.yaml', 'ai-agents']])
-    expect(roleBindings[0]!.doc.subjects).toEqual(expected.serviceAccounts.map((sa) => ({ kind: 'ServiceAccount', name: sa, namespace: 'kinetic-system' })))
+    expect(roleBindings.map((b) => [b.file, b.namespace])).toEqual((expected.namespaces ?? ['ai-agents']).map((ns) => ['platform/access.yaml', ns]))
+    for (const b of roleBindings) expect(b.doc.subjects).toEqual(expected.serviceAccounts.map((sa) => ({ kind: 'ServiceAccount', name: sa, namespace: 'kinetic-system' })))
   })
 
   it('webhook-trigger, which the internet calls, reads no Secret and only the trigger-rules ConfigMap cluster-wide', () => {
@@ -294,15 +300,15 @@ describe('least-privilege RBAC', () => {
     expect(grantsOf(role)).not.toHaveProperty(['/secrets'])
   })
 
-  it('no function may create a Job or a Role, or read a Secret, in every namespace (kube-system included), but the recipe functions\' Secret reads', () => {
+  it('no function may start a pod (Job, Deployment), create a Role or RoleBinding, or read a Secret, in every namespace (kube-system included), but the recipe functions\' Secret reads', () => {
     for (const binding of bindings) {
       const role = clusterRoles.find((m) => m.name === binding.doc.roleRef.name)
       if (!role || role.name === 'kinetic-recipes') continue
       const grants = grantsOf(role)
-      expect(grants['batch/jobs'] ?? [], role.name).not.toContain('create')
-      expect(grants['rbac.authorization.k8s.io/roles'] ?? [], role.name).not.toContain('create')
-      // mcpserver-changed binds kinetic-mcp-bridge (pods/attach), the one ClusterRole it may bind, for a stdio server's bridge.
-      if (role.name !== 'kinetic-mcpserver-changed') expect(grants['rbac.authorization.k8s.io/rolebindings'] ?? [], role.name).not.toContain('create')
+      for (const resource of ['batch/jobs', 'apps/deployments', 'apps/statefulsets', 'apps/daemonsets', '/pods', 'rbac.authorization.k8s.io/roles', 'rbac.authorization.k8s.io/rolebindings']) {
+        expect(grants[resource] ?? [], `${role.name} ${resource}`).not.toContain('create')
+      }
+      expect(grants['rbac.authorization.k8s.io/clusterroles'] ?? [], role.name).not.toContain('bind')
       expect(grants, role.name).not.toHaveProperty(['/secrets'])
     }
   })
@@ -395,7 +401,7 @@ describe('least-privilege RBAC', () => {
     }
   })
 
-  it('mcpserver-changed reads and updates only the mcp-servers ConfigMap, only in the agent namespace, and may bind only the bridge role', () => {
+  it('mcpserver-changed reads and updates only the mcp-servers ConfigMap, only in the agent namespace, and may bind only the bridge role, only in opted-in namespaces', () => {
     const roles = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'Role').filter((r) => r.name === 'kinetic-mcpserver-changed-registry')
     expect(roles.map((r) => [r.namespace, r.doc.rules])).toEqual([['ai-agents', [
       { apiGroups: [''], resources: ['configmaps'], verbs: ['create'] },
@@ -403,7 +409,7 @@ describe('least-privilege RBAC', () => {
     ]]])
     const bound = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'RoleBinding').filter((b) => b.doc.roleRef.name === 'kinetic-mcpserver-changed-registry')
     expect(bound.map((b) => [b.namespace, b.doc.subjects])).toEqual([['ai-agents', [{ kind: 'ServiceAccount', name: 'mcpserver-changed', namespace: 'kinetic-system' }]]])
-    const role = clusterRoles.find((m) => m.name === 'kinetic-mcpserver-changed')!
+    const role = clusterRoles.find((m) => m.name === 'kinetic-mcp-workloads')!
     expect(role.doc.rules.filter((r: { verbs: string[] }) => r.verbs.includes('bind'))).toEqual([
       { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], resourceNames: [MCP_BRIDGE], verbs: ['bind'] },
     ])
@@ -446,6 +452,12 @@ describe('least-privilege RBAC', () => {
     // Only the impersonator may impersonate, and it may impersonate nothing but users and groups.
     const impersonators = clusterRoles.filter((r) => Object.values(grantsOf(r)).flat().includes('impersonate')).map((r) => r.name)
     expect(impersonators).toEqual(['kinetic-console-impersonator'])
+    // Only by name, and as shipped nobody: impersonating any name would include system:masters.
+    const impersonator = clusterRoles.find((r) => r.name === 'kinetic-console-impersonator')!
+    expect(impersonator.doc.rules).toEqual([
+      { apiGroups: [''], resources: ['users'], resourceNames: ['kinetic-console-nobody'], verbs: ['impersonate'] },
+      { apiGroups: [''], resources: ['groups'], resourceNames: ['kinetic-console-nobody'], verbs: ['impersonate'] },
+    ])
     // The reader only reads, and never a Secret or ConfigMap.
     const reader = grantsOf(clusterRoles.find((m) => m.name === 'kinetic-console-reader')!)
     expect(Object.values(reader).flat().filter((v) => !['get', 'list', 'watch'].includes(v))).toEqual([])

@@ -158,6 +158,25 @@ describe('planMcpServer', () => {
     expect(plan.transitions.map((t) => t.kind)).toEqual(['deployed', 'registered', 'pending'])
   })
 
+  it('in a namespace that has not opted in: writes nothing, registers nothing, and says which RoleBinding lets it', () => {
+    const refusal = 'deployments.apps "github" is forbidden: User "system:serviceaccount:kinetic-system:mcpserver-changed" cannot get resource "deployments" in API group "apps" in the namespace "team-a"'
+    const server = aServer({}, { namespace: 'team-a' })
+    const plan = planned(server, facts({ workloadForbidden: refusal }))
+    expect(plan.writes).toEqual([])
+    expect(plan.registry).toBeNull()
+    expect(plan.discover).toBeNull()
+    expect(plan.status?.phase).toBe('Error')
+    const message = `Kinetic may not run MCP servers in namespace team-a (${refusal}); to let it: `
+      + 'kubectl create rolebinding kinetic-mcp-servers -n team-a --clusterrole=kinetic-mcp-workloads --serviceaccount=kinetic-system:mcpserver-changed'
+    expect(condition(plan.status!, 'Ready')).toMatchObject({ status: 'False', reason: 'NamespaceNotEnabled', message })
+    expect(condition(plan.status!, 'Available')).toMatchObject({ status: 'False', reason: 'NamespaceNotEnabled' })
+    // The resync tick looks again (granting access brings the server up without an edit).
+    expect(plan.status?.nextCheckTime).toBeDefined()
+    // An unmanaged server needs no grant: it is registered as it is.
+    const unmanaged = planned(aServer({ managed: false, url: 'https://tools.example.com/mcp' }, { namespace: 'team-a' }), facts({ workloadForbidden: refusal }))
+    expect(unmanaged.registry?.op).toBe('upsert')
+  })
+
   it('reports invalid resource quantities as InvalidResources and writes no workload', () => {
     const plan = planned(aServer({ resources: { requests: { cpu: 'lots' }, limits: { memory: '1Gi' } } }))
     expect(plan.writes).toEqual([])
