@@ -36,7 +36,7 @@ function leaves(filters: Filter[]): Array<{ dialect: string; attribute: string; 
     if (dialect === 'not') return leaves([f.not])
     if (dialect === 'cesql') return [{ dialect, attribute: '', value: f.cesql }]
     const entries = Object.entries(f[dialect] as Record<string, unknown>)
-    // The webhook accepts exactly one attribute per exact/prefix/suffix element.
+    // Our convention (Knative's webhook would accept several, ANDed): one attribute per element.
     expect(entries, JSON.stringify(f)).toHaveLength(1)
     return entries.map(([attribute, value]) => ({ dialect, attribute, value }))
   })
