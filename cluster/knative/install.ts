@@ -89,18 +89,48 @@ export async function installKnative(opts: KnativeInstallOptions): Promise<Knati
 
   const deployments = deploymentsOf(all).filter((d) => d.replicas > 0)
   say(`wait: ${deployments.length} Deployments Available, webhooks answering`)
-  await waitFor('every component Deployment Available', opts.timeoutMs ?? 600_000, async () => {
-    for (const d of deployments) {
-      const live = await kube.get<{ status?: { conditions?: Array<{ type: string; status: string; message?: string }> } }>(`/apis/apps/v1/namespaces/${d.namespace}/deployments/${d.name}`)
-      const available = live?.status?.conditions?.find((c) => c.type === 'Available')
-      if (available?.status !== 'True') return `Deployment ${d.namespace}/${d.name} not Available${available?.message ? `: ${available.message}` : ''}`
-    }
-    return undefined
-  })
+  await waitFor('every component Deployment Available', opts.timeoutMs ?? 600_000, async () => deploymentsNotAvailable(kube, deployments))
   await waitFor('the admission webhooks answering', 120_000, async () => webhooksAnswer(kube))
   const readyMs = Date.now() - t0
   say(`Knative Serving ${KNATIVE_VERSIONS.serving} and Eventing ${KNATIVE_VERSIONS.eventing} ready (${(readyMs / 1000).toFixed(1)} s)`)
   return { images, timings: { imagesMs, appliedMs, readyMs } }
+}
+
+/**
+ * The first of `deployments` that is not Available, with the kubelet's reason for its pod when it
+ * has one; undefined when all are.
+ */
+export async function deploymentsNotAvailable(kube: KubeHttp, deployments: Array<{ namespace: string; name: string }>): Promise<string | undefined> {
+  for (const d of deployments) {
+    const live = await kube.get<DeploymentState>(`/apis/apps/v1/namespaces/${d.namespace}/deployments/${d.name}`)
+    if (!live) return `Deployment ${d.namespace}/${d.name} not found`
+    const available = live.status?.conditions?.find((c) => c.type === 'Available')
+    if (available?.status !== 'True') {
+      const why = await podTrouble(kube, d.namespace, live)
+      return `Deployment ${d.namespace}/${d.name} not Available${available?.message ? `: ${available.message}` : ''}${why ? ` (${why})` : ''}`
+    }
+  }
+  return undefined
+}
+
+interface DeploymentState {
+  spec?: { selector?: { matchLabels?: Record<string, string> } }
+  status?: { conditions?: Array<{ type: string; status: string; message?: string }> }
+}
+
+/** Why a Deployment's pod is not running, in the kubelet's words (e.g. `CreateContainerConfigError: configmap "x" not found`). */
+async function podTrouble(kube: KubeHttp, namespace: string, deployment: DeploymentState): Promise<string | undefined> {
+  const labels = Object.entries(deployment.spec?.selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`).join(',')
+  if (!labels) return undefined
+  type Pod = { metadata: { name: string }; status?: { containerStatuses?: Array<{ name: string; state?: { waiting?: { reason?: string; message?: string } } }> } }
+  const pods = await kube.get<{ items: Pod[] }>(`/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(labels)}`)
+  for (const pod of pods?.items ?? []) {
+    for (const c of pod.status?.containerStatuses ?? []) {
+      const w = c.state?.waiting
+      if (w?.reason) return `pod ${pod.metadata.name} container ${c.name}: ${w.reason}${w.message ? `: ${w.message}` : ''}`
+    }
+  }
+  return undefined
 }
 
 /** The release YAML Kinetic installs, from the Go module cache. */

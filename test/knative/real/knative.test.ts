@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { KNATIVE_DOMAIN, installKnative, webhooksAnswer, type KnativeInstall } from '../../../cluster/knative/install.js'
+import { KNATIVE_DOMAIN, deploymentsNotAvailable, installKnative, webhooksAnswer, type KnativeInstall } from '../../../cluster/knative/install.js'
 import { TRAEFIK_NAMESPACE } from '../../../cluster/knative/traefik.js'
 import { startNode, stopNode, type RunningNode } from '../../../cluster/node/index.js'
 import type { KubeObject } from '../../../local/knative/kube-http.js'
@@ -112,6 +112,25 @@ describeKnative('real Knative (npm run cluster -- --knative): Serving, Eventing 
     }, 180_000, 2000)
     expect(events[0]).toMatchObject({ type: 'dev.knative.sources.ping', source: `/apis/v1/namespaces/${NS}/pingsources/every-minute`, data: '{"tick":"kinetic"}' })
   }, 600_000)
+
+  it('names a component Deployment that cannot start with the kubelet\'s reason, as the install\'s wait reports it', async () => {
+    const labels = { app: 'cannot-start' }
+    await node.admin.apply({
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'cannot-start', namespace: NS },
+      spec: {
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: { containers: [{ name: 'main', image: knative.images.hello as string, env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: 'absent-config', key: 'x' } } }] }] },
+        },
+      },
+    }, NS)
+    const gap = await eventually('the kubelet\'s reason for the pod', async () => {
+      const g = await deploymentsNotAvailable(node.admin, [{ namespace: NS, name: 'cannot-start' }])
+      return g?.includes('CreateContainerConfigError') ? g : undefined
+    }, 120_000, 1000)
+    expect(gap).toMatch(new RegExp(`^Deployment ${NS}/cannot-start not Available(: [^(]*)? \\(pod cannot-start-[a-z0-9-]+ container main: CreateContainerConfigError: configmap "absent-config" not found\\)$`))
+  }, 180_000)
 
   /** Waits for the object's Ready condition; on timeout, names it with Knative's own reason and message. */
   async function waitReady(path: string, what: string, ms: number): Promise<KubeObject> {
