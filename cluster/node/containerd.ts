@@ -60,9 +60,19 @@ export function removeAllContainers(dir: string): void {
   const tasks = ctr(dir, ['tasks', 'list', '--quiet']).stdout.split('\n').filter(Boolean)
   for (const id of tasks) ctr(dir, ['tasks', 'kill', '--signal', 'SIGKILL', id])
   for (const id of tasks) {
-    for (let i = 0; i < 50 && ctr(dir, ['tasks', 'delete', id]).status !== 0; i++) spawnSync('sleep', ['0.1'])
+    for (let i = 0; i < 50 && taskDeleteOutcome(ctr(dir, ['tasks', 'delete', id])) === 'retry'; i++) spawnSync('sleep', ['0.1'])
   }
   for (const id of ctr(dir, ['containers', 'list', '--quiet']).stdout.split('\n').filter(Boolean)) ctr(dir, ['containers', 'delete', id])
+}
+
+/**
+ * What one `ctr tasks delete` means: done, already gone (containerd reaped the killed task
+ * itself: `no running task found: task <id> not found`), or still stopping (retry). Retrying a
+ * gone task 50 times cost about 8 s per container, minutes for a node running Knative.
+ */
+export function taskDeleteOutcome(r: { status: number; stderr: string }): 'deleted' | 'gone' | 'retry' {
+  if (r.status === 0) return 'deleted'
+  return /not found/.test(r.stderr) ? 'gone' : 'retry'
 }
 
 function cniNetwork(ipamDir: string): object {

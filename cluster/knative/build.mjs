@@ -1,0 +1,78 @@
+#!/usr/bin/env node
+// Builds Knative Serving's and Eventing's commands from the Go module registry, each as an
+// ordinary Go consumer does: a small module of ours that requires knative.dev/serving (or
+// knative.dev/eventing) by version and builds its cmd packages. Serving and Eventing are two
+// modules of ours, so each resolves its dependencies as its own release does. Output goes to a
+// cache outside the clone, keyed by versions:
+//   ${XDG_CACHE_HOME:-$HOME/.cache}/kinetic/knative/serving<v>-eventing<v>/bin
+// Usage: npm run knative:build
+import { mkdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { readOptions } from '../../scripts/script-cli.mjs'
+import { goModDownload, goModuleBuild, isExecutable, takeLock } from '../go-build.mjs'
+import { KNATIVE_COMMANDS, KNATIVE_VERSIONS, knativeCacheDir } from '../versions.mjs'
+
+const USAGE = `usage: npm run knative:build
+Builds Knative Serving ${KNATIVE_VERSIONS.serving} and Eventing ${KNATIVE_VERSIONS.eventing} commands from the Go module
+registry into
+  ${knativeCacheDir()}/bin
+and prints that folder. A second run reuses what is there.`
+
+function main(argv) {
+  const parsed = readOptions(argv, {}, USAGE)
+  if (parsed.exit !== undefined) return parsed.exit
+  const root = knativeCacheDir()
+  const bin = join(root, 'bin')
+  const logs = join(root, 'logs')
+  mkdirSync(join(root, 'src'), { recursive: true })
+  mkdirSync(bin, { recursive: true })
+  mkdirSync(logs, { recursive: true })
+  const release = takeLock(join(root, 'build.lock'))
+  try {
+    const started = Date.now()
+    for (const part of /** @type {const} */ (['serving', 'eventing'])) {
+      const commands = KNATIVE_COMMANDS[part]
+      const missing = commands.filter((c) => !isExecutable(join(bin, c.name)))
+      if (missing.length === 0) continue
+      const module = `knative.dev/${part}`
+      const version = KNATIVE_VERSIONS[part]
+      const log = join(logs, `${part}.log`)
+      const t0 = Date.now()
+      process.stderr.write(`knative-build: building ${missing.map((c) => c.name).join(', ')} (${module}@${version}); log: ${log}\n`)
+      const failure = buildPart({ root, bin, log }, module, version, part, missing)
+      if (failure) {
+        process.stderr.write(`knative-build: ${module}@${version} failed: ${failure} (log: ${log})\n`)
+        return 1
+      }
+      process.stderr.write(`knative-build: ${part} built in ${((Date.now() - t0) / 1000).toFixed(0)} s\n`)
+    }
+    const absent = [...KNATIVE_COMMANDS.serving, ...KNATIVE_COMMANDS.eventing].filter((c) => !isExecutable(join(bin, c.name)))
+    if (absent.length > 0) {
+      process.stderr.write(`knative-build: ${absent.map((c) => c.name).join(', ')} missing after the build (logs: ${logs})\n`)
+      return 1
+    }
+    process.stderr.write(`knative-build: ready in ${((Date.now() - started) / 1000).toFixed(1)} s\n`)
+    process.stdout.write(`${bin}\n`)
+    return 0
+  } finally {
+    release()
+  }
+}
+
+function buildPart(ctx, module, version, part, commands) {
+  const upstream = goModDownload(ctx, module, version)
+  if (upstream.error) return `download: ${upstream.error}`
+  const upstreamMod = readFileSync(upstream.GoMod, 'utf8')
+  // Our module must be at least upstream's Go line, or `go mod tidy` refuses its requirements.
+  const goLine = /^go\s+(\S+)$/m.exec(upstreamMod)?.[1] ?? '1.25.0'
+  const tools = ['//go:build tools', '', 'package tools', '', 'import (', ...commands.map((c) => `\t_ "${c.pkg}"`), ')', ''].join('\n')
+  return goModuleBuild(ctx, {
+    dir: part,
+    goMod: `module kinetic.local/knative-${part}\n\ngo ${goLine}\n\nrequire ${module} ${version}\n`,
+    files: { 'tools.go': tools },
+    packages: commands.map((c) => ({ pkg: c.pkg, out: c.name })),
+    ldflags: '-s -w',
+  })
+}
+
+process.exitCode = main(process.argv.slice(2))

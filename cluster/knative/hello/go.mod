@@ -1,0 +1,3 @@
+module kinetic.local/hello
+
+go 1.24
