@@ -53,7 +53,9 @@ export function testAgents(namespace: string): KubeObject[] {
     agent('failer', { runtime: { config: { 'offline.fail': 'the model is unavailable' } } }),
     agent('approver', { guardrails: { humanApprovalRequired: true } }),
     agent('echo', { runtime: { image: TEST_IMAGES.echo } }),
-    agent('slow', { runtime: { image: TEST_IMAGES.sleep(4) } }),
+    // Long enough that the failer's Job has failed before it ends, even on a loaded 2-core machine
+    // (4 s was not: the stop scenario then rightly started the dependent step).
+    agent('slow', { runtime: { image: TEST_IMAGES.sleep(20) } }),
     agent('sleeper', { runtime: { image: TEST_IMAGES.sleep(120) } }),
   ]
 }

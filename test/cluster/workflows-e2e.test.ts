@@ -283,6 +283,8 @@ describeCluster('Kinetic end to end on a real kube-apiserver and kube-controller
       expect(wf.status?.phase).toBe('Failed')
       expect(step(wf, 'bad')?.phase).toBe('Failed')
       expect(step(wf, 'slow')?.phase).toBe('Succeeded')
+      // What the scenario is about: the failure came while `slow` was still running.
+      expect(Date.parse(String(step(wf, 'bad')?.completionTime)), 'bad failed before slow finished').toBeLessThan(Date.parse(String(step(wf, 'slow')?.completionTime)))
       expect(step(wf, 'later')?.phase).toBe('Skipped')
       const jobs = await jobsOf('e2e-failures', 'stop')
       expect(jobs.map((j) => label(j, 'purko.io/step')).sort()).toEqual(['bad', 'slow'])

@@ -22,6 +22,7 @@ import { eventually } from '../support/eventually.js'
 import { serviceEnv } from '../image/entry-points.js'
 import { grantNamespace } from '../cluster/namespace-grants.js'
 import { describeNode, nodeBinDir } from './tier.js'
+import { lockNode } from '../support/node-lock.js'
 
 const run = promisify(execFile)
 
@@ -38,10 +39,12 @@ describeNode('a real node (npm run cluster): Kinetic\'s image as Pods and Jobs o
   const cniCacheBefore = cniCacheEntries()
   let node: RunningNode
   let image: string
+  let unlock: (() => void) | undefined
   const kubectl = async (...args: string[]) =>
     (await run(join(nodeBinDir(), 'kubectl'), ['--kubeconfig', node.kubeconfig, ...args], { maxBuffer: 16 * 1024 * 1024 })).stdout
 
   beforeAll(async () => {
+    unlock = await lockNode()
     const [apiServerPort, registryPort] = [await freePort(), await freePort()]
     node = await startNode({ dir, binDir: nodeBinDir(), apiServerPort, registryPort, log: (line) => console.log(`node: ${line}`) })
     const t = node.timings
@@ -53,10 +56,14 @@ describeNode('a real node (npm run cluster): Kinetic\'s image as Pods and Jobs o
     image = (await run(process.execPath, [join(REPO_ROOT, 'scripts', 'build-image.mjs'), '--base', base, '--to', `${node.registry}/kinetic:dev`, '--dist', dist, '--insecure'], { cwd: REPO_ROOT })).stdout.trim()
     expect(image).toMatch(new RegExp(`^${node.registry.replace(/\./g, '\\.')}/kinetic@sha256:[0-9a-f]{64}$`))
     await kubectl('create', 'namespace', NS)
-  }, 600_000)
+  }, 1_800_000)
 
   afterAll(async () => {
-    await stopNode(dir)
+    try {
+      await stopNode(dir)
+    } finally {
+      unlock?.()
+    }
     rmSync(work, { recursive: true, force: true })
   }, 120_000)
 

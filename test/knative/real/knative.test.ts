@@ -15,6 +15,7 @@ import type { KubeObject } from '../../../local/knative/kube-http.js'
 import { freePort } from '../../../local/free-port.js'
 import { eventually } from '../../support/eventually.js'
 import { describeKnative, kubeBinDir } from './tier.js'
+import { lockNode } from '../../support/node-lock.js'
 
 const NS = 'knative-tier'
 
@@ -27,8 +28,10 @@ describeKnative('real Knative (npm run cluster -- --knative): Serving, Eventing 
   let node: RunningNode
   let knative: KnativeInstall
   let ingressIp: string
+  let unlock: (() => void) | undefined
 
   beforeAll(async () => {
+    unlock = await lockNode()
     const [apiServerPort, registryPort] = [await freePort(), await freePort()]
     node = await startNode({ dir, binDir: kubeBinDir(), apiServerPort, registryPort, log: (line) => console.log(`node: ${line}`) })
     knative = await installKnative({ kubeconfig: node.kubeconfig, kubeBinDir: kubeBinDir(), registryPort, log: (line) => console.log(`knative: ${line}`) })
@@ -37,12 +40,16 @@ describeKnative('real Knative (npm run cluster -- --knative): Serving, Eventing 
     const svc = await node.admin.get<{ spec: { clusterIP: string } }>(`/api/v1/namespaces/${TRAEFIK_NAMESPACE}/services/traefik`)
     ingressIp = svc?.spec.clusterIP as string
     await node.admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
-  }, 1_200_000)
+  }, 2_400_000)
 
   afterAll(async () => {
     // Some 40 containers go through containerd one by one: this takes minutes on 2 cores.
     const t0 = Date.now()
-    await stopNode(dir)
+    try {
+      await stopNode(dir)
+    } finally {
+      unlock?.()
+    }
     console.log(`knative: node stopped in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
     rmSync(work, { recursive: true, force: true })
   }, 600_000)
