@@ -25,7 +25,7 @@ import { startClusterWorkflowPlane, testAgents, type ClusterWorkflowPlane } from
  */
 
 type Condition = { type: string; status: string; reason?: string; lastTransitionTime?: string }
-type Step = { name: string; phase?: string; error?: string; jobName?: string; retryCount?: number; compensationJobName?: string }
+type Step = { name: string; phase?: string; error?: string; jobName?: string; retryCount?: number; compensationJobName?: string; completionTime?: string }
 type Wf = KubeObject & { status?: { phase?: string; message?: string; runId?: string; completedSteps?: number; failedSteps?: number; stepStatuses?: Step[]; stepPhases?: string; conditions?: Condition[] } }
 type Job = KubeObject & {
   spec: { template: { spec: { containers: Array<{ env?: Array<{ name: string; value?: string }> }> } } }
