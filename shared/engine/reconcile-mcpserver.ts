@@ -101,21 +101,19 @@ async function gatherFacts(deps: EngineDeps, server: MCPServer, unavailableAfter
     return { ...base, registry: await registry, deployment: null, service: null, pods: null }
   }
   const stdio = server.spec.transport === 'stdio'
-  let workload
-  try {
-    workload = await Promise.all([
-      kube.getDeployment(namespace, name),
-      kube.getService(namespace, name),
-      stdio ? kube.getServiceAccount(namespace, BRIDGE_IDENTITY) : Promise.resolve(null),
-      stdio ? kube.getRoleBinding(namespace, BRIDGE_IDENTITY) : Promise.resolve(null),
-    ])
-  } catch (err) {
+  const workload = Promise.all([
+    kube.getDeployment(namespace, name),
+    kube.getService(namespace, name),
+    stdio ? kube.getServiceAccount(namespace, BRIDGE_IDENTITY) : Promise.resolve(null),
+    stdio ? kube.getRoleBinding(namespace, BRIDGE_IDENTITY) : Promise.resolve(null),
+  ]).catch((err: unknown) => {
     // A namespace that has not opted in to managed MCP servers: the status says how to.
-    if (!(err instanceof ForbiddenError)) throw err
-    return { ...base, registry: await registry, deployment: null, service: null, pods: null, workloadForbidden: apiMessage(err) }
-  }
-  const configMap = await registry
-  const [deployment, service, serviceAccount, roleBinding] = workload
+    if (err instanceof ForbiddenError) return { forbidden: apiMessage(err) }
+    throw err
+  })
+  const [configMap, read] = await Promise.all([registry, workload])
+  if ('forbidden' in read) return { ...base, registry: configMap, deployment: null, service: null, pods: null, workloadForbidden: read.forbidden }
+  const [deployment, service, serviceAccount, roleBinding] = read
   // Pods only matter once the Deployment serves: their uids and restarts say when to rediscover.
   const pods = deploymentAvailable(deployment) ? await kube.listPods(namespace, { [LABEL_MCP_SERVER]: name }) : null
   return {
