@@ -8,7 +8,8 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { KubeConfig } from '@kubernetes/client-node'
 import { stringify } from 'yaml'
-import { KubeHttp, KubeHttpError } from '../../local/knative/kube-http.js'
+import { waitUntilServed } from '../../local/crds.js'
+import { KubeHttp, KubeHttpError, type KubeObject } from '../../local/knative/kube-http.js'
 import { pushBinaryImage } from '../node/images.js'
 import { KNATIVE_COMMANDS, KNATIVE_VERSIONS, TRAEFIK_VERSION, knativeCacheDir } from '../versions.mjs'
 import {
@@ -75,14 +76,8 @@ export async function installKnative(opts: KnativeInstallOptions): Promise<Knati
 
   say(`apply: ${foundation.length} CRDs and namespaces, then ${rest.length} objects (server-side)`)
   applyDocs(kubectl, opts.kubeconfig, foundation)
-  const crds = foundation.filter((d) => d.doc.kind === 'CustomResourceDefinition').map((d) => d.doc.metadata.name)
-  await waitFor('CRDs Established', 60_000, async () => {
-    for (const name of crds) {
-      const crd = await kube.get<{ status?: { conditions?: Array<{ type: string; status: string }> } }>(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`)
-      if (!crd?.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True')) return `${name} not Established`
-    }
-    return undefined
-  })
+  // Established, in discovery and answering a list (v1.34 answers 429 while a new CRD's cache fills).
+  await waitUntilServed(kube, foundation.filter((d) => d.doc.kind === 'CustomResourceDefinition').map((d) => d.doc as KubeObject), 60_000)
   // The webhooks' own configurations are admitted by the webhooks once they run: retry until then.
   await waitFor('the release applied', 180_000, async () => applyDocs(kubectl, opts.kubeconfig, rest, false))
   const appliedMs = Date.now() - t0
