@@ -172,7 +172,11 @@ export async function stopNode(dirIn: string): Promise<string[]> {
   const procs = processesUsing(dir).length
   await stopProcessesUsing(dir, 10_000)
   if (procs > 0) done.push(`${procs} processes`)
-  const chains = nodeChains()
+  // The network (iptables chains, the bridge) is the machine's, not the folder's: only a folder
+  // that held a node takes it down, so stopping a test's node that never started leaves another
+  // node running (npm run cluster) intact.
+  const heldNode = state !== undefined || procs > 0
+  const chains = heldNode ? nodeChains() : []
   if (chains.length > 0) {
     removeNodeChains()
     done.push(`${chains.length} iptables chains`)
@@ -186,7 +190,7 @@ export async function stopNode(dirIn: string): Promise<string[]> {
     if (!state.cniCacheExisted) for (const d of [CNI_CACHE, '/var/lib/cni']) rmEmptyDir(d)
     restoreSysctls(state.sysctls)
   }
-  if (linkExists(POD_NETWORK.bridge)) {
+  if (heldNode && linkExists(POD_NETWORK.bridge)) {
     deleteLink(POD_NETWORK.bridge)
     done.push(`bridge ${POD_NETWORK.bridge}`)
   }

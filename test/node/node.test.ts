@@ -188,6 +188,18 @@ describeNode('a real node (npm run cluster): Kinetic\'s image as Pods and Jobs o
     }
   }, 600_000)
 
+  it('a second node refuses to start beside this one, and stopping its folder leaves this node\'s network in place', async () => {
+    const other = join(work, 'other-node')
+    const [apiServerPort, registryPort] = [await freePort(), await freePort()]
+    await expect(startNode({ dir: other, binDir: nodeBinDir(), apiServerPort, registryPort })).rejects.toThrow(/another node's network is in place/)
+    // What a test's afterAll does after a start that failed: nothing of the running node goes.
+    await stopNode(other)
+    expect(linkExists(POD_NETWORK.bridge)).toBe(true)
+    expect(nodeChains().length).toBeGreaterThan(0)
+    const answer = await kubectl('get', '--raw', '/readyz')
+    expect(answer.trim()).toBe('ok')
+  }, 120_000)
+
   it('npm run cluster -- --stop leaves no process, mount, network namespace, bridge or iptables chain behind', async () => {
     const removed = await stopNode(dir)
     expect(removed.join(', ')).toMatch(/processes/)
