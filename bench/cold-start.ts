@@ -231,9 +231,10 @@ function cloudEvent(type: string, data: unknown, extensions: Record<string, stri
   return encode(new CloudEvent({ type, source: 'https://10.96.0.1:443', datacontenttype: 'application/json', data: data as object, ...extensions }))
 }
 
-function objectEvent(type: string, object: Record<string, any>, source: string): EncodedEvent {
+/** An event of the one ApiServerSource (knative/sources/resources.yaml), with Knative's own extensions. */
+function objectEvent(type: string, object: Record<string, any>): EncodedEvent {
   const [, version] = String(object.apiVersion).split('/')
-  return cloudEvent(type, object, { kind: object.kind, apiversion: object.apiVersion, name: object.metadata.name, namespace: object.metadata.namespace ?? NS, kineticsource: source, subject: `/${version ?? ''}` })
+  return cloudEvent(type, object, { kind: object.kind, apiversion: object.apiVersion, name: object.metadata.name, namespace: object.metadata.namespace ?? NS, kineticsource: 'resources', subject: `/${version ?? ''}` })
 }
 
 function ping(source: string, data: Record<string, unknown> = {}): EncodedEvent {
@@ -292,11 +293,11 @@ const PROBES: Record<string, Probe> = {
     prepare: async (c, round) => {
       const name = `chain-${round}`
       await createChain(c, name)
-      await c.workflowChanged(objectEvent('dev.knative.apiserver.resource.add', await getWorkflow(c, name), 'workflows'))
+      await c.workflowChanged(objectEvent('dev.knative.apiserver.resource.add', await getWorkflow(c, name)))
       const runId = (await getWorkflow(c, name)).status?.runId as string
       const done = await completeJob(c, await c.batch.readNamespacedJob({ namespace: NS, name: `${name}-a-${runId}` }), 'OUTPUT:{"response":"done"}\n')
       return {
-        request: objectEvent('dev.knative.apiserver.resource.update', done as Record<string, any>, 'jobs'),
+        request: objectEvent('dev.knative.apiserver.resource.update', done as Record<string, any>),
         check: async () => {
           const outputs = await c.core.readNamespacedConfigMap({ namespace: NS, name: `${name}-outputs` })
           if (!outputs.data?.a) return 'no output stored'
@@ -313,7 +314,7 @@ const PROBES: Record<string, Probe> = {
       const name = `new-${round}`
       const created = await createChain(c, name)
       return {
-        request: objectEvent('dev.knative.apiserver.resource.add', created, 'workflows'),
+        request: objectEvent('dev.knative.apiserver.resource.add', created),
         check: async () => {
           const runId = (await getWorkflow(c, name)).status?.runId as string | undefined
           if (!runId) return 'no runId'
@@ -330,7 +331,7 @@ const PROBES: Record<string, Probe> = {
       const name = `agent-${round}`
       const created = await c.custom.createNamespacedCustomObject({ ...PURKO, namespace: NS, plural: 'agents', body: { apiVersion: 'purko.io/v1alpha1', kind: 'Agent', metadata: { name }, spec: { model: { provider: 'offline', name: 'scripted' } } } }) as Record<string, any>
       return {
-        request: objectEvent('dev.knative.apiserver.resource.add', created, 'agents'),
+        request: objectEvent('dev.knative.apiserver.resource.add', created),
         check: async () => { await c.core.readNamespacedServiceAccount({ namespace: NS, name: `agent-${name}-sa` }); return undefined },
       }
     },
@@ -344,12 +345,12 @@ const PROBES: Record<string, Probe> = {
   'schedule-fired': { describe: 'a template schedule ping (template absent)', prepare: async (_, round) => ({ request: ping('schedule', { namespace: NS, name: `tpl-${round}`, uid: '00000000-0000-4000-8000-00000000000b' }), check: ok }) },
   'workflow-template-changed': {
     describe: 'a new Workflow (not a template)',
-    prepare: async (c, round) => ({ request: objectEvent('dev.knative.apiserver.resource.add', await createChain(c, `tpl-new-${round}`), 'workflows'), check: ok }),
+    prepare: async (c, round) => ({ request: objectEvent('dev.knative.apiserver.resource.add', await createChain(c, `tpl-new-${round}`)), check: ok }),
   },
   'recipe-child-changed': {
     describe: 'a recipe-labelled Deployment update (recipe absent)',
     prepare: async (_, round) => ({
-      request: objectEvent('dev.knative.apiserver.resource.update', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `child-${round}`, namespace: NS, uid: '00000000-0000-4000-8000-00000000000c', resourceVersion: '3', labels: { 'purko.io/recipe': `recipe-${round}` } }, spec: {} }, 'recipechildren'),
+      request: objectEvent('dev.knative.apiserver.resource.update', { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `child-${round}`, namespace: NS, uid: '00000000-0000-4000-8000-00000000000c', resourceVersion: '3', labels: { 'purko.io/recipe': `recipe-${round}` } }, spec: {} }),
       check: ok,
     }),
   },
@@ -446,7 +447,7 @@ async function seed(api: ApiServer): Promise<Cluster> {
   for (let i = 0; i < 100; i++) {
     const name = `idle-${i}`
     await createChain(cluster, name)
-    await cluster.workflowChanged(objectEvent('dev.knative.apiserver.resource.add', await getWorkflow(cluster, name), 'workflows'))
+    await cluster.workflowChanged(objectEvent('dev.knative.apiserver.resource.add', await getWorkflow(cluster, name)))
   }
   return cluster
 }

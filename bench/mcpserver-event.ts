@@ -61,8 +61,8 @@ for (const n of SIZES) {
     d.status = { observedGeneration: 0, replicas: 1, updatedReplicas: 1, availableReplicas: 1, conditions: [{ type: 'Available', status: 'True' }] }
     fake.pods.set(`${NS}/s${i}-p`, { metadata: { name: `s${i}-p`, namespace: NS, uid: `p${i}`, labels: { 'purko.io/mcp-server': `s${i}` } }, status: { phase: 'Running', podIP: '10.0.0.1' } })
   }
-  await phase('Deployment Available: discovery', (i) => deliver(app, RESOURCE_UPDATE, fake.deployments.get(`${NS}/s${i}`), { kineticsource: 'mcpdeployments' }))
-  await phase('Deployment event, nothing new', (i) => deliver(app, RESOURCE_UPDATE, fake.deployments.get(`${NS}/s${i}`), { kineticsource: 'mcpdeployments' }))
+  await phase('Deployment Available: discovery', (i) => deliver(app, RESOURCE_UPDATE, fake.deployments.get(`${NS}/s${i}`), { kineticsource: 'resources', kind: 'Deployment' }))
+  await phase('Deployment event, nothing new', (i) => deliver(app, RESOURCE_UPDATE, fake.deployments.get(`${NS}/s${i}`), { kineticsource: 'resources', kind: 'Deployment' }))
   await phase('resync tick, nothing due', () => deliver(app, PING, {}, { kineticsource: 'mcpserverresync' }), 1)
   clock.now = new Date(clock.now.getTime() + 40 * 60_000)
   await phase('resync tick, all due (<= 32 taken)', () => deliver(app, PING, {}, { kineticsource: 'mcpserverresync' }), 1)

@@ -1,8 +1,8 @@
 // Handles: dev.knative.apiserver.resource.{add,update} (and .ref.*) for purko.io Agents,
 // dev.knative.apiserver.resource.delete for the per-agent ServiceAccounts, Roles and RoleBindings,
 // and dev.knative.sources.ping from the agents-recheck PingSource (every 5 minutes).
-// Triggers: knative/triggers/agent-changed.yaml (kineticsource=agents), agent-changed-identity.yaml
-// (kineticsource=agentidentities), agent-changed-recheck.yaml (kineticsource=agentrecheck).
+// Triggers: knative/triggers/agent-changed.yaml (kind Agent), agent-changed-identity.yaml
+// (kinds ServiceAccount, Role, RoleBinding), agent-changed-recheck.yaml (kineticsource=agentrecheck).
 // Writes: the Agent's ServiceAccount, Role and RoleBinding, its status, and Warning Events.
 import type { Hono } from 'hono'
 import { z } from 'zod'
@@ -10,7 +10,7 @@ import { agentMayNeedWork } from '../../shared/agent/echo.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
 import { sweep } from '../../shared/engine/limited.js'
 import { baseApp } from '../../shared/http/app.js'
-import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
+import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
 import { AgentSchema } from '../../shared/schemas/agent.js'
@@ -24,15 +24,16 @@ const AgentEventData = objectEventData('Agent')
 const PingData = z.unknown()
 const PING_TYPE = 'dev.knative.sources.ping'
 /** The extension the agent-identities source stamps on its events. */
-const IDENTITY_SOURCE = 'agentidentities'
+/** The kinds of an agent's identity (labelled purko.io/agent): a delete makes them again. */
+const IDENTITY_KINDS = ['ServiceAccount', 'Role', 'RoleBinding']
 
 /** Agents re-checked at once; the API server, not this process, is the bottleneck. */
 const CONCURRENCY = 4
 
 /** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
 export const EVENTS: readonly AcceptedEvents[] = [
-  { kineticsource: 'agents', types: [RESOURCE_ADD, RESOURCE_UPDATE] },
-  { kineticsource: 'agentidentities', types: [RESOURCE_DELETE] },
+  ...resourceEvents(['Agent'], [RESOURCE_ADD, RESOURCE_UPDATE]),
+  ...resourceEvents(IDENTITY_KINDS, [RESOURCE_DELETE]),
   { kineticsource: 'agentrecheck', types: [PING] },
 ]
 
@@ -46,7 +47,7 @@ export function createApp(deps: EngineDeps): Hono {
     }
     const event = await readCloudEvent(c, AgentEventData)
     const log = deps.log.child({ ceId: event.id, ceType: event.type })
-    if (event.extensions.kineticsource === IDENTITY_SOURCE) {
+    if (IDENTITY_KINDS.includes(String(event.extensions.kind))) {
       // A ServiceAccount, Role or RoleBinding of an Agent was deleted: make it again (or find
       // the Agent gone, when its own deletion took them).
       const agent = (event.data.metadata?.labels as Record<string, unknown> | undefined)?.[LABEL_AGENT]

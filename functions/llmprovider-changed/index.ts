@@ -1,13 +1,13 @@
 // Handles: dev.knative.apiserver.resource.{add,update,delete} (and .ref.*) for purko.io LLMProviders,
 // and dev.knative.sources.ping from the llmproviders-probe PingSource (every minute).
-// Triggers: knative/triggers/llmprovider-changed.yaml (kineticsource=llmproviders),
+// Triggers: knative/triggers/llmprovider-changed.yaml (kind LLMProvider),
 // llmprovider-changed-probe.yaml (kineticsource=llmproviderprobe).
 // Writes: each LLMProvider's status, Events on state changes, and the copies of platform keys.
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { EngineDeps } from '../../shared/engine/controller.js'
 import { baseApp } from '../../shared/http/app.js'
-import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
+import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
 import { isProbeDue } from '../../shared/llm/schedule.js'
@@ -27,7 +27,7 @@ export interface LLMProviderOptions {
 
 /** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
 export const EVENTS: readonly AcceptedEvents[] = [
-  { kineticsource: 'llmproviders', types: [RESOURCE_ADD, RESOURCE_UPDATE, RESOURCE_DELETE] },
+  ...resourceEvents(['LLMProvider'], [RESOURCE_ADD, RESOURCE_UPDATE, RESOURCE_DELETE]),
   { kineticsource: 'llmproviderprobe', types: [PING] },
 ]
 

@@ -1,7 +1,7 @@
 // Handles: dev.knative.apiserver.resource.{add,update} for purko.io MCPServers, .{add,update,delete}
 // for Deployments labelled purko.io/mcp-server, and dev.knative.sources.ping from mcpservers-resync.
-// Triggers: knative/triggers/mcpserver-changed.yaml (kineticsource=mcpservers), mcpserver-changed-deployments.yaml
-// (kineticsource=mcpdeployments), mcpserver-changed-resync.yaml (kineticsource=mcpserverresync).
+// Triggers: knative/triggers/mcpserver-changed.yaml (kind MCPServer), mcpserver-changed-deployments.yaml
+// (kind Deployment), mcpserver-changed-resync.yaml (kineticsource=mcpserverresync).
 // Writes: the finalizer and status of MCPServers, their Deployment, Service and stdio bridge identity,
 // the mcp-servers registry ConfigMap of the agent namespace, and Events.
 import type { Hono } from 'hono'
@@ -9,7 +9,7 @@ import { z } from 'zod'
 import { sweep } from '../../shared/engine/limited.js'
 import type { McpServerDeps } from '../../shared/engine/reconcile-mcpserver.js'
 import { baseApp } from '../../shared/http/app.js'
-import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
+import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
 import { mcpServerIsDue } from '../../shared/mcp/plan.js'
@@ -22,7 +22,7 @@ const ObjectEventData = objectEventData('MCPServer')
 const PingData = z.unknown()
 const PING_TYPE = 'dev.knative.sources.ping'
 /** The extension the mcp-deployments source stamps on its events. */
-const DEPLOYMENT_SOURCE = 'mcpdeployments'
+
 /** Servers reconciled at once by the resync tick; discovery waits on the network, so a few. */
 const CONCURRENCY = 8
 /** Most servers one tick takes, the longest overdue first; the rest are still due a minute later. */
@@ -36,8 +36,8 @@ const START_BUDGET_MS = 40_000
 
 /** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
 export const EVENTS: readonly AcceptedEvents[] = [
-  { kineticsource: 'mcpservers', types: [RESOURCE_ADD, RESOURCE_UPDATE] },
-  { kineticsource: 'mcpdeployments', types: [RESOURCE_ADD, RESOURCE_UPDATE, RESOURCE_DELETE] },
+  ...resourceEvents(['MCPServer'], [RESOURCE_ADD, RESOURCE_UPDATE]),
+  ...resourceEvents(['Deployment'], [RESOURCE_ADD, RESOURCE_UPDATE, RESOURCE_DELETE]),
   { kineticsource: 'mcpserverresync', types: [PING] },
 ]
 
@@ -52,7 +52,7 @@ export function createApp(deps: McpServerDeps): Hono {
     const event = await readCloudEvent(c, ObjectEventData)
     const log = deps.log.child({ ceId: event.id, ceType: event.type })
     const data = event.data
-    if (event.extensions.kineticsource === DEPLOYMENT_SOURCE) {
+    if (event.extensions.kind === 'Deployment') {
       // A Deployment of an MCPServer changed (rolled out, became available, lost a pod) or went away.
       const server = (data.metadata?.labels as Record<string, unknown> | undefined)?.[LABEL_MCP_SERVER]
       if (typeof server !== 'string' || server === '') return c.body(null, 202)

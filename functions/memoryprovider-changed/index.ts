@@ -1,13 +1,13 @@
 // Handles: dev.knative.apiserver.resource.{add,update} (and .ref.*) for purko.io MemoryProviders,
 // and dev.knative.sources.ping from the memoryproviders-recheck PingSource (every 5 minutes).
-// Triggers: knative/triggers/memoryprovider-changed.yaml (kineticsource=memoryproviders),
+// Triggers: knative/triggers/memoryprovider-changed.yaml (kind MemoryProvider),
 // memoryprovider-changed-recheck.yaml (kineticsource=memoryrecheck).
 // Writes: each MemoryProvider's status (healthy, entryCount, lastError, lastChecked) and Events when health changes.
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { EngineDeps } from '../../shared/engine/controller.js'
 import { baseApp } from '../../shared/http/app.js'
-import { PING, RESOURCE_ADD, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
+import { PING, RESOURCE_ADD, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
 import { memoryProviderMayNeedWork } from '../../shared/reconcile/memory-provider.js'
@@ -21,7 +21,7 @@ const PING_TYPE = 'dev.knative.sources.ping'
 
 /** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
 export const EVENTS: readonly AcceptedEvents[] = [
-  { kineticsource: 'memoryproviders', types: [RESOURCE_ADD, RESOURCE_UPDATE] },
+  ...resourceEvents(['MemoryProvider'], [RESOURCE_ADD, RESOURCE_UPDATE]),
   { kineticsource: 'memoryrecheck', types: [PING] },
 ]
 

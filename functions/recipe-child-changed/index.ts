@@ -1,13 +1,15 @@
 // Handles: dev.knative.apiserver.resource.{add,update,delete} for the children of WorkflowRecipes
 // (Deployments, StatefulSets, DaemonSets, Jobs, CronJobs, Services, MCPServers, Workflows labelled
 // purko.io/recipe).
-// Trigger: knative/triggers/recipe-child-changed.yaml (kineticsource=recipechildren).
+// Trigger: knative/triggers/recipe-child-changed.yaml (kineticsource=resources, the kinds below). The
+// Trigger passes every object of those kinds the source watches (all Workflows and MCPServers, step
+// Jobs, MCP Deployments): one without the purko.io/recipe labels is answered 202 without an API call.
 // Writes: what the owning recipe needs (its status, children, revision ConfigMaps, Events): a
 // child that became Ready moves Deploying on, one that failed or went away is noticed at once.
 import type { Hono } from 'hono'
 import type { RecipeDeps } from '../../shared/engine/reconcile-recipe.js'
 import { baseApp } from '../../shared/http/app.js'
-import { RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
+import { RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData } from '../../shared/http/object-event.js'
 import { LABEL_RECIPE, LABEL_RECIPE_NAMESPACE } from '../../shared/recipes/labels.js'
@@ -26,9 +28,12 @@ export function ownerOf(labels: unknown): { namespace: string; name: string } | 
   return { namespace, name }
 }
 
+/** The kinds a WorkflowRecipe deploys or runs (recipes CONTRACT): its Trigger's `kind` filters. */
+export const RECIPE_CHILD_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'Service', 'MCPServer', 'Workflow']
+
 /** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
 export const EVENTS: readonly AcceptedEvents[] = [
-  { kineticsource: 'recipechildren', types: [RESOURCE_ADD, RESOURCE_UPDATE, RESOURCE_DELETE] },
+  ...resourceEvents(RECIPE_CHILD_KINDS, [RESOURCE_ADD, RESOURCE_UPDATE, RESOURCE_DELETE]),
 ]
 
 /** The recipe-child-changed function: re-plans the recipe that owns a changed child. */

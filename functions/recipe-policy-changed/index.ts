@@ -1,13 +1,13 @@
 // Handles: dev.knative.apiserver.resource.{add,update,delete} for purko.io WorkflowRecipePolicies, and
 // dev.knative.sources.ping from recipe-policies-resync (every 5 minutes).
-// Triggers: knative/triggers/recipe-policy-changed.yaml (kineticsource=recipepolicies),
+// Triggers: knative/triggers/recipe-policy-changed.yaml (kind WorkflowRecipePolicy),
 // recipe-policy-changed-resync.yaml (kineticsource=recipepolicyresync).
 // Writes: WorkflowRecipePolicy status; through reconcileRecipe, whatever re-planning a recipe writes.
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { RecipeDeps } from '../../shared/engine/reconcile-recipe.js'
 import { baseApp } from '../../shared/http/app.js'
-import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
+import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { WorkflowRecipePolicySchema } from '../../shared/schemas/workflowrecipepolicy.js'
 
@@ -25,7 +25,7 @@ const PING_TYPE = 'dev.knative.sources.ping'
 
 /** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
 export const EVENTS: readonly AcceptedEvents[] = [
-  { kineticsource: 'recipepolicies', types: [RESOURCE_ADD, RESOURCE_UPDATE, RESOURCE_DELETE] },
+  ...resourceEvents(['WorkflowRecipePolicy'], [RESOURCE_ADD, RESOURCE_UPDATE, RESOURCE_DELETE]),
   { kineticsource: 'recipepolicyresync', types: [PING] },
 ]
 

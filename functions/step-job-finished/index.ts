@@ -1,11 +1,11 @@
 // Handles: dev.knative.apiserver.resource.update for batch/v1 Jobs labelled purko.io/workflow.
-// Trigger: knative/triggers/step-job-finished.yaml (source kineticsource=jobs).
+// Trigger: knative/triggers/step-job-finished.yaml (kind Job, from the one ApiServerSource; Jobs without purko.io/workflow are answered 202).
 // Writes: the step output (outputs ConfigMap), the next step Jobs, and Workflow status.
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { EngineDeps } from '../../shared/engine/reconcile-workflow.js'
 import { baseApp } from '../../shared/http/app.js'
-import { RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
+import { RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { jobFactFrom } from '../../shared/reconcile/job-facts.js'
 import type { V1Job } from '@kubernetes/client-node'
@@ -21,7 +21,7 @@ const JobEventData = z.looseObject({
 
 /** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
 export const EVENTS: readonly AcceptedEvents[] = [
-  { kineticsource: 'jobs', types: [RESOURCE_UPDATE] },
+  ...resourceEvents(['Job'], [RESOURCE_UPDATE]),
 ]
 
 /** The step-job-finished function: captures a finished step's output and advances the DAG. */

@@ -1,11 +1,11 @@
 // Handles: dev.knative.apiserver.resource.{add,update} (and .ref.*) for purko.io Workflows.
-// Trigger: knative/triggers/workflow-changed.yaml (source kineticsource=workflows).
+// Trigger: knative/triggers/workflow-changed.yaml (kind Workflow, from the one ApiServerSource).
 // Writes: step Jobs, outputs ConfigMaps, the run-id annotation and Workflow status.
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { EngineDeps } from '../../shared/engine/reconcile-workflow.js'
 import { baseApp } from '../../shared/http/app.js'
-import { RESOURCE_ADD, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
+import { RESOURCE_ADD, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData } from '../../shared/http/object-event.js'
 import { mayNeedWork, type RunView } from '../../shared/reconcile/run-status.js'
@@ -23,7 +23,7 @@ const WorkflowEventData = objectEventData('Workflow')
 
 /** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
 export const EVENTS: readonly AcceptedEvents[] = [
-  { kineticsource: 'workflows', types: [RESOURCE_ADD, RESOURCE_UPDATE] },
+  ...resourceEvents(['Workflow'], [RESOURCE_ADD, RESOURCE_UPDATE]),
 ]
 
 /** The workflow-changed function: starts runs, acts on approve/deny/cancel/rerun, reports spec errors. */

@@ -1,13 +1,13 @@
 // Handles: dev.knative.apiserver.resource.{add,update,delete} for purko.io Workflows (the same
 // ApiServerSource as workflow-changed, its own Trigger).
-// Trigger: knative/triggers/workflow-template-changed.yaml (source kineticsource=workflows).
+// Trigger: knative/triggers/workflow-template-changed.yaml (kind Workflow, from the one ApiServerSource).
 // Writes: a template's PingSource, its scheduled runs (catch-up), its status, pruned runs.
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { EngineDeps } from '../../shared/engine/controller.js'
 import { reconcileTemplate } from '../../shared/engine/reconcile-template.js'
 import { baseApp } from '../../shared/http/app.js'
-import { RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
+import { RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData } from '../../shared/http/object-event.js'
 import { isTerminalPhase } from '../../shared/reconcile/run-status.js'
@@ -35,7 +35,7 @@ function seenWorkflow(data: unknown): Workflow | null {
 
 /** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
 export const EVENTS: readonly AcceptedEvents[] = [
-  { kineticsource: 'workflows', types: [RESOURCE_ADD, RESOURCE_UPDATE, RESOURCE_DELETE] },
+  ...resourceEvents(['Workflow'], [RESOURCE_ADD, RESOURCE_UPDATE, RESOURCE_DELETE]),
 ]
 
 /** The workflow-template-changed function: keeps templates' schedules, histories and status. */

@@ -1,6 +1,6 @@
 // Handles: dev.knative.apiserver.resource.{add,update} for purko.io WorkflowRecipes, and
 // dev.knative.sources.ping from recipes-resync.
-// Triggers: knative/triggers/workflowrecipe-changed.yaml (kineticsource=workflowrecipes),
+// Triggers: knative/triggers/workflowrecipe-changed.yaml (kind WorkflowRecipe),
 // workflowrecipe-changed-resync.yaml (kineticsource=recipesresync).
 // Writes: the finalizer and status of WorkflowRecipes, their children (workloads, Services, copied
 // Secrets, MCPServers, test Jobs, the child Workflow), revision ConfigMaps, and Events.
@@ -9,7 +9,7 @@ import { z } from 'zod'
 import { sweep } from '../../shared/engine/limited.js'
 import type { RecipeDeps } from '../../shared/engine/reconcile-recipe.js'
 import { baseApp } from '../../shared/http/app.js'
-import { PING, RESOURCE_ADD, RESOURCE_UPDATE, type AcceptedEvents } from '../../shared/http/event-guard.js'
+import { PING, RESOURCE_ADD, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
 import { ANNOTATION_APPROVE, ANNOTATION_DEPRECATE, ANNOTATION_REJECT, ANNOTATION_RETRY, ANNOTATION_ROLLBACK } from '../../shared/recipes/lifecycle.js'
@@ -66,7 +66,7 @@ export function isSettledEcho(recipe: WorkflowRecipe): boolean {
 
 /** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */
 export const EVENTS: readonly AcceptedEvents[] = [
-  { kineticsource: 'workflowrecipes', types: [RESOURCE_ADD, RESOURCE_UPDATE] },
+  ...resourceEvents(['WorkflowRecipe'], [RESOURCE_ADD, RESOURCE_UPDATE]),
   { kineticsource: 'recipesresync', types: [PING] },
 ]
 

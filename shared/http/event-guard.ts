@@ -1,7 +1,7 @@
 /**
  * What a function's Triggers can deliver, and the guard that turns away anything else before a
  * handler runs. Every function but the public ones is reachable from any pod of the cluster, so
- * an event no Trigger of ours sends (another type, another `kineticsource`) is refused with 400,
+ * an event no Trigger of ours sends (another type, `kineticsource` or `kind`) is refused with 400,
  * and a body larger than any event of ours with 413; neither is redelivered by the Broker.
  * `test/knative/wiring.test.ts` checks each function's list against its Triggers' filters.
  */
@@ -21,17 +21,30 @@ export const PING = 'dev.knative.sources.ping'
  */
 export const MAX_EVENT_BYTES = 3 * 1024 * 1024
 
-/** The events of one source a function's Trigger lets through. */
+/** The `kineticsource` of the one ApiServerSource (knative/sources/resources.yaml). */
+export const RESOURCES_SOURCE = 'resources'
+
+/** The events of one source (and, for the ApiServerSource, one kind) a function's Trigger lets through. */
 export interface AcceptedEvents {
   /** The `kineticsource` extension the source stamps. */
   kineticsource: string
+  /** The `kind` extension Knative's ApiServerSource stamps (the object's kind); only for its events. */
+  kind?: string
   /** The event types the Trigger's filter passes. */
   types: readonly string[]
 }
 
-/** Pure: whether an event of `type` from `kineticsource` is one a Trigger of the function sends. */
-export function isAccepted(accepted: readonly AcceptedEvents[], type: string | undefined, kineticsource: unknown): boolean {
-  return accepted.some((a) => a.kineticsource === kineticsource && type !== undefined && a.types.includes(type))
+/** The accepted events of the ApiServerSource: one entry per kind, each with `types`. */
+export function resourceEvents(kinds: readonly string[], types: readonly string[]): AcceptedEvents[] {
+  return kinds.map((kind) => ({ kineticsource: RESOURCES_SOURCE, kind, types }))
+}
+
+/** What the guard reads of an event: its type and the extensions Triggers filter on. */
+export interface EventAttributes { type?: string; kineticsource?: unknown; kind?: unknown }
+
+/** Pure: whether an event with these attributes is one a Trigger of the function sends. */
+export function isAccepted(accepted: readonly AcceptedEvents[], event: EventAttributes): boolean {
+  return accepted.some((a) => a.kineticsource === event.kineticsource && (a.kind === undefined || a.kind === event.kind) && event.type !== undefined && a.types.includes(event.type))
 }
 
 /**
@@ -48,28 +61,29 @@ export function guardEvents(accepted?: readonly AcceptedEvents[]): MiddlewareHan
     // c.req.text() then answers from it instead of the consumed stream.
     ;(c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text)
     if (accepted) {
-      const { type, kineticsource } = attributesOf(c.req.header('content-type'), (n) => c.req.header(n), text)
-      if (!isAccepted(accepted, type, kineticsource)) {
-        const expected = accepted.map((a) => `${a.kineticsource}: ${a.types.join(', ')}`).join('; ')
-        throw new BadEventError(`No Trigger sends this function a CloudEvent of type ${type ?? '(none)'} with kineticsource ${String(kineticsource ?? '(none)')} (it takes ${expected})`)
+      const event = attributesOf(c.req.header('content-type'), (n) => c.req.header(n), text)
+      if (!isAccepted(accepted, event)) {
+        const expected = accepted.map((a) => `${a.kineticsource}${a.kind ? ` ${a.kind}` : ''}: ${a.types.join(', ')}`).join('; ')
+        const kind = event.kind === undefined ? '' : ` and kind ${String(event.kind)}`
+        throw new BadEventError(`No Trigger sends this function a CloudEvent of type ${event.type ?? '(none)'} with kineticsource ${String(event.kineticsource ?? '(none)')}${kind} (it takes ${expected})`)
       }
     }
     return next()
   }
 }
 
-/** The type and kineticsource of a binary-mode (headers) or structured-mode (JSON envelope) event. */
-function attributesOf(contentType: string | undefined, header: (name: string) => string | undefined, body: string): { type?: string; kineticsource?: unknown } {
+/** The type, kineticsource and kind of a binary-mode (headers) or structured-mode (JSON envelope) event. */
+function attributesOf(contentType: string | undefined, header: (name: string) => string | undefined, body: string): EventAttributes {
   if ((contentType ?? '').toLowerCase().startsWith('application/cloudevents+json')) {
     try {
       const envelope = JSON.parse(body) as Record<string, unknown>
-      return { ...(typeof envelope.type === 'string' ? { type: envelope.type } : {}), kineticsource: envelope.kineticsource }
+      return { ...(typeof envelope.type === 'string' ? { type: envelope.type } : {}), kineticsource: envelope.kineticsource, kind: envelope.kind }
     } catch {
       return {}
     }
   }
   const type = header('ce-type')
-  return { ...(type !== undefined ? { type } : {}), kineticsource: header('ce-kineticsource') }
+  return { ...(type !== undefined ? { type } : {}), kineticsource: header('ce-kineticsource'), kind: header('ce-kind') }
 }
 
 async function readCapped(req: Request, max: number): Promise<string> {

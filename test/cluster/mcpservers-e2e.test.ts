@@ -42,7 +42,7 @@ describeCluster('mcpserver-changed on a real kube-apiserver, as its own ServiceA
   const admin = () => cp.current.admin
   const server = (name: string) => admin().get<ServerObject>(`${SERVERS}/${name}`)
   const registry = async () => parseRegistry((await admin().get<KubeObject & { data?: Record<string, string> }>(`/api/v1/namespaces/${AGENT_NS}/configmaps/mcp-servers`))?.data?.servers)
-  const changed = async (name: string, type = RESOURCE_UPDATE) => (await deliver(app, type, await server(name), { kineticsource: 'mcpservers' })).status
+  const changed = async (name: string, type = RESOURCE_UPDATE) => (await deliver(app, type, await server(name), { kineticsource: 'resources', kind: 'MCPServer' })).status
   const condition = (s: ServerObject | null, type: string) => s?.status?.conditions?.find((c) => c.type === type)
   const anMCPServer = (name: string, spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: { name, namespace: NS }, spec })
 
@@ -125,7 +125,7 @@ describeCluster('mcpserver-changed on a real kube-apiserver, as its own ServiceA
     })
     const path = `/apis/purko.io/v1alpha1/namespaces/${doomed}/mcpservers/tools`
     await admin().apply({ apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: { name: 'tools', namespace: doomed }, spec: { image: 'unused', managed: false, url: `${mcp.url}/mcp` } })
-    expect((await deliver(agentApp, RESOURCE_ADD, (await admin().get(path))!, { kineticsource: 'mcpservers' })).status).toBe(202)
+    expect((await deliver(agentApp, RESOURCE_ADD, (await admin().get(path))!, { kineticsource: 'resources', kind: 'MCPServer' })).status).toBe(202)
     expect((await admin().get<ServerObject>(path))?.metadata?.finalizers).toEqual(['purko.io/mcpserver-finalizer'])
     expect((await admin().get(`/api/v1/namespaces/${doomed}/configmaps/mcp-servers`))).not.toBeNull()
 
@@ -134,7 +134,7 @@ describeCluster('mcpserver-changed on a real kube-apiserver, as its own ServiceA
       (await admin().get(`/apis/rbac.authorization.k8s.io/v1/namespaces/${doomed}/roles/kinetic-mcpserver-changed-registry`)) === null
         && (await admin().get<ServerObject>(path))?.metadata?.deletionTimestamp !== undefined, 30_000, 100)
 
-    expect((await deliver(agentApp, RESOURCE_UPDATE, (await admin().get(path))!, { kineticsource: 'mcpservers' })).status).toBe(202)
+    expect((await deliver(agentApp, RESOURCE_UPDATE, (await admin().get(path))!, { kineticsource: 'resources', kind: 'MCPServer' })).status).toBe(202)
     expect(await admin().get(path)).toBeNull()
     await eventually('the namespace is gone', async () => (await admin().get(`/api/v1/namespaces/${doomed}`)) === null, 60_000, 200)
   }, 120_000)

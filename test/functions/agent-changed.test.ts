@@ -265,7 +265,7 @@ describe('agent-changed', () => {
 
   describe('a deleted identity (agent-identities source)', () => {
     const DELETE = 'dev.knative.apiserver.resource.delete'
-    const fromIdentities = { kineticsource: 'agentidentities' }
+    const fromIdentities = { kineticsource: 'resources' }
 
     it('makes a hand-deleted Role again at once', async () => {
       const kube = kubeWith(anAgent())
@@ -298,7 +298,7 @@ describe('agent-changed', () => {
       const app = createApp(testDeps(kube))
       const calls = kube.calls
       await deliver(app, DELETE, { kind: 'ServiceAccount', metadata: { name: 'other', namespace: NS } }, fromIdentities)
-      await deliver(app, DELETE, stored(kube), { kineticsource: 'agents' })
+      await deliver(app, DELETE, stored(kube), { kineticsource: 'resources', kind: 'Agent' })
       expect(kube.calls).toBe(calls)
     })
   })

@@ -59,7 +59,7 @@ describe('mcpserver-changed on the embedded API server', () => {
     await core.createNamespacedSecret({ namespace: NS, body: { metadata: { name: 'demo-token' }, stringData: { token: TOKEN } } })
     await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name: 'mcp-servers' }, data: { servers: '- name: from-helm\n  url: http://helm:1\n  auth: none\n' } } })
     await apply('demo', { image: 'unused', managed: false, url: `${mcp.url}/mcp`, auth: 'bearer', secretRef: 'demo-token', category: 'test' })
-    expect((await deliver(app(), RESOURCE_ADD, await server('demo'), { kineticsource: 'mcpservers' })).status).toBe(202)
+    expect((await deliver(app(), RESOURCE_ADD, await server('demo'), { kineticsource: 'resources', kind: 'MCPServer' })).status).toBe(202)
 
     const ready = await server('demo')
     expect(ready.metadata.finalizers).toEqual(['purko.io/mcpserver-finalizer'])
@@ -78,13 +78,13 @@ describe('mcpserver-changed on the embedded API server', () => {
     expect(events).toEqual(expect.arrayContaining(['Registered', 'ToolsDiscovered']))
 
     // The echo of our own status write changes nothing.
-    expect((await deliver(app(), RESOURCE_UPDATE, ready, { kineticsource: 'mcpservers' })).status).toBe(202)
+    expect((await deliver(app(), RESOURCE_UPDATE, ready, { kineticsource: 'resources', kind: 'MCPServer' })).status).toBe(202)
     expect((await server('demo')).metadata.resourceVersion).toBe(ready.metadata.resourceVersion)
 
     await custom.deleteNamespacedCustomObject({ group: 'purko.io', version: 'v1alpha1', namespace: NS, plural: 'mcpservers', name: 'demo' })
     const deleting = await server('demo')
     expect(deleting.metadata.deletionTimestamp).toBeDefined()
-    expect((await deliver(app(), RESOURCE_UPDATE, deleting, { kineticsource: 'mcpservers' })).status).toBe(202)
+    expect((await deliver(app(), RESOURCE_UPDATE, deleting, { kineticsource: 'resources', kind: 'MCPServer' })).status).toBe(202)
     await expect(server('demo')).rejects.toMatchObject({ code: 404 })
     expect((await registry()).entries.map((e) => e.name)).toEqual(['from-helm'])
   })
@@ -92,7 +92,7 @@ describe('mcpserver-changed on the embedded API server', () => {
   it('makes the Deployment and Service of a managed server with the hardening, and a second run writes nothing', async () => {
     await apply('files', { image: 'mcp/files:1', port: 8080, securityContext: { runAsUser: 1000 }, env: [{ name: 'A', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }] })
     const first = await server('files')
-    expect((await deliver(app(), RESOURCE_ADD, first, { kineticsource: 'mcpservers' })).status).toBe(202)
+    expect((await deliver(app(), RESOURCE_ADD, first, { kineticsource: 'resources', kind: 'MCPServer' })).status).toBe(202)
     const d = await apps.readNamespacedDeployment({ namespace: NS, name: 'files' })
     expect(d.metadata?.ownerReferences).toEqual([{ apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', name: 'files', uid: first.metadata.uid, controller: true, blockOwnerDeletion: true }])
     const pod = d.spec!.template.spec!
@@ -109,7 +109,7 @@ describe('mcpserver-changed on the embedded API server', () => {
 
     const versions = [d.metadata?.resourceVersion, svc.metadata?.resourceVersion]
     // A Deployment event (the Deployment controller's status update) re-reconciles: nothing to write.
-    expect((await deliver(app(), RESOURCE_UPDATE, d, { kineticsource: 'mcpdeployments' })).status).toBe(202)
+    expect((await deliver(app(), RESOURCE_UPDATE, d, { kineticsource: 'resources', kind: 'Deployment' })).status).toBe(202)
     expect([(await apps.readNamespacedDeployment({ namespace: NS, name: 'files' })).metadata?.resourceVersion,
       (await core.readNamespacedService({ namespace: NS, name: 'files' })).metadata?.resourceVersion]).toEqual(versions)
     expect((await server('files')).metadata.resourceVersion).toBe(s.metadata.resourceVersion)

@@ -13,8 +13,8 @@ import { testDeps } from '../support/engine-deps.js'
 
 const NS = 'ai-agents'
 const TOKEN = 's3cr3t-token-value'
-const SERVERS = { kineticsource: 'mcpservers' }
-const DEPLOYMENTS = { kineticsource: 'mcpdeployments' }
+const SERVERS = { kineticsource: 'resources', kind: 'MCPServer' }
+const DEPLOYMENTS = { kineticsource: 'resources', kind: 'Deployment' }
 const TICK = { kineticsource: 'mcpserverresync' }
 
 let rv = 1000

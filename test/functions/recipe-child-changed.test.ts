@@ -9,7 +9,7 @@ import { testDeps } from '../support/engine-deps.js'
 
 const NS = 'team-a'
 const RESOURCE_DELETE = 'dev.knative.apiserver.resource.delete'
-const CHILDREN = { kineticsource: 'recipechildren' }
+const CHILDREN = { kineticsource: 'resources' }
 
 function setup(): { kube: FakeKube; deps: RecipeDeps } {
   const kube = new FakeKube()

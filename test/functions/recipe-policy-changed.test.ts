@@ -11,7 +11,7 @@ import { testDeps } from '../support/engine-deps.js'
 
 const NS = 'team-a'
 const RESOURCE_DELETE = 'dev.knative.apiserver.resource.delete'
-const POLICIES = { kineticsource: 'recipepolicies' }
+const POLICIES = { kineticsource: 'resources', kind: 'WorkflowRecipePolicy' }
 const TICK = { kineticsource: 'recipepolicyresync' }
 
 function setup(): { kube: FakeKube; deps: RecipeDeps } {

@@ -10,7 +10,7 @@ import { testDeps } from '../support/engine-deps.js'
 
 const NS = 'team-a'
 const RESOURCE_DELETE = 'dev.knative.apiserver.resource.delete'
-const RECIPES = { kineticsource: 'workflowrecipes' }
+const RECIPES = { kineticsource: 'resources', kind: 'WorkflowRecipe' }
 const TICK = { kineticsource: 'recipesresync' }
 
 function setup(clock = { now: new Date('2026-03-01T10:00:00Z') }): { kube: FakeKube; deps: RecipeDeps; clock: { now: Date } } {

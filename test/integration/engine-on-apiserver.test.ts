@@ -38,9 +38,13 @@ async function listen(app: { fetch: (req: Request) => Response | Promise<Respons
   })
 }
 
-/** Posts an event as its Trigger delivers it: `kineticsource` names the source the Trigger takes. */
-async function post(url: string, type: string, data: unknown, kineticsource: string): Promise<number> {
-  const message = HTTP.binary(new CloudEvent({ type, source: api.url, subject: '/apis/test', datacontenttype: 'application/json', data: data as object, kineticsource }))
+/**
+ * Posts an event as its Trigger delivers it: a ping from the PingSource `from`, or an object of
+ * kind `from` from the one ApiServerSource, with Knative's `kind` extension.
+ */
+async function post(url: string, type: string, data: unknown, from: string): Promise<number> {
+  const attributes = type === 'dev.knative.sources.ping' ? { kineticsource: from } : { kineticsource: 'resources', kind: from }
+  const message = HTTP.binary(new CloudEvent({ type, source: api.url, subject: '/apis/test', datacontenttype: 'application/json', data: data as object, ...attributes }))
   const res = await fetch(url, { method: 'POST', headers: message.headers as Record<string, string>, body: message.body as string })
   return res.status
 }
@@ -113,7 +117,7 @@ describe('the workflow functions against the embedded API server', () => {
     const finished = await listen(stepJobFinished(deps()))
 
     // No ServiceAccount for the agent yet (agent-changed has not run): the step waits for it.
-    expect(await post(changed, 'dev.knative.apiserver.resource.add', await workflow('notes'), 'workflows')).toBe(202)
+    expect(await post(changed, 'dev.knative.apiserver.resource.add', await workflow('notes'), 'Workflow')).toBe(202)
     const waiting = await workflow('notes')
     expect(waiting.status.stepStatuses[0]).toMatchObject({ name: 'draft', phase: 'Pending', error: expect.stringContaining('ServiceAccount "agent-writer-sa" in namespace "ai-agents"') })
     expect((await batch.listNamespacedJob({ namespace: NS })).items).toEqual([])
@@ -132,7 +136,7 @@ describe('the workflow functions against the embedded API server', () => {
     expect(first.metadata?.ownerReferences?.[0]).toMatchObject({ kind: 'Workflow', name: 'notes', controller: true })
 
     const done = await complete(first, 'thinking\nOUTPUT:{"response":"Tides \\"rise\\" twice a day"}\n')
-    expect(await post(finished, 'dev.knative.apiserver.resource.update', done, 'jobs')).toBe(202)
+    expect(await post(finished, 'dev.knative.apiserver.resource.update', done, 'Job')).toBe(202)
 
     const outputs = await core.readNamespacedConfigMap({ namespace: NS, name: 'notes-outputs' })
     expect(outputs.data).toEqual({ draft: '{"response":"Tides \\"rise\\" twice a day"}' })
@@ -146,7 +150,7 @@ describe('the workflow functions against the embedded API server', () => {
 
     // The echo of our own status write changes nothing.
     const before = (await workflow('notes')).metadata.resourceVersion
-    expect(await post(changed, 'dev.knative.apiserver.resource.update', progressed, 'workflows')).toBe(202)
+    expect(await post(changed, 'dev.knative.apiserver.resource.update', progressed, 'Workflow')).toBe(202)
     expect((await workflow('notes')).metadata.resourceVersion).toBe(before)
   })
 
@@ -163,7 +167,7 @@ describe('the workflow functions against the embedded API server', () => {
         group: 'purko.io', version: 'v1alpha1', namespace: NS, plural: 'workflows',
         body: { apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name }, spec: { steps: [{ name: 'only', agentRef: { name: 'writer' } }] } },
       })
-      expect(await post(changed, 'dev.knative.apiserver.resource.add', await workflow(name), 'workflows')).toBe(202)
+      expect(await post(changed, 'dev.knative.apiserver.resource.add', await workflow(name), 'Workflow')).toBe(202)
       const runId = (await workflow(name)).status.runId as string
       done.push(await complete(await batch.readNamespacedJob({ namespace: NS, name: `${name}-only-${runId}` }), 'OUTPUT:{"response":"ok","_metrics":{"tokens_in":3,"tokens_out":2,"cost_usd":0.1}}\n'))
     }
@@ -171,7 +175,7 @@ describe('the workflow functions against the embedded API server', () => {
     // One function instance per event, all at once, as the Broker fans out; 409s are redelivered.
     let pending = done.map((job, i) => ({ job, url: finishedUrls[i]! }))
     for (let round = 0; pending.length > 0 && round < 10; round++) {
-      const answers = await Promise.all(pending.map(({ job, url }) => post(url, 'dev.knative.apiserver.resource.update', job, 'jobs')))
+      const answers = await Promise.all(pending.map(({ job, url }) => post(url, 'dev.knative.apiserver.resource.update', job, 'Job')))
       expect(answers.every((status) => status === 202 || status === 409)).toBe(true)
       pending = pending.filter((_, i) => answers[i] === 409)
     }
@@ -195,7 +199,7 @@ describe('the workflow functions against the embedded API server', () => {
   it('answers 503 when the API server fails, so the Broker redelivers', async () => {
     mock.use(http.get(`${api.url}/apis/purko.io/v1alpha1/namespaces/${NS}/workflows/notes`, () => new HttpResponse('etcd unavailable', { status: 503 }), { once: true }))
     const changed = await listen(workflowChanged(deps()))
-    expect(await post(changed, 'dev.knative.apiserver.resource.update', { kind: 'Workflow', namespace: NS, name: 'notes', apiVersion: 'purko.io/v1alpha1' }, 'workflows')).toBe(503)
-    expect(await post(changed, 'dev.knative.apiserver.resource.update', { kind: 'Workflow', namespace: NS, name: 'notes', apiVersion: 'purko.io/v1alpha1' }, 'workflows')).toBe(202)
+    expect(await post(changed, 'dev.knative.apiserver.resource.update', { kind: 'Workflow', namespace: NS, name: 'notes', apiVersion: 'purko.io/v1alpha1' }, 'Workflow')).toBe(503)
+    expect(await post(changed, 'dev.knative.apiserver.resource.update', { kind: 'Workflow', namespace: NS, name: 'notes', apiVersion: 'purko.io/v1alpha1' }, 'Workflow')).toBe(202)
   })
 })

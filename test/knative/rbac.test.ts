@@ -153,8 +153,6 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
   'kinetic-agent-changed': { serviceAccount: 'agent-changed', grants: AGENT_CHANGED_GRANTS },
   'kinetic-mcpserver-changed': { serviceAccount: 'mcpserver-changed', grants: MCPSERVER_CHANGED_GRANTS },
   [MCP_BRIDGE]: { serviceAccount: 'kinetic-mcp-bridge', grants: { '/pods/attach': ['create', 'get'] } },
-  'kinetic-mcpservers-source': { serviceAccount: 'mcpservers-source', grants: { 'purko.io/mcpservers': ['get', 'list', 'watch'] } },
-  'kinetic-mcp-deployments-source': { serviceAccount: 'mcp-deployments-source', grants: { 'apps/deployments': ['get', 'list', 'watch'] } },
   'kinetic-recipes': { serviceAccount: RECIPE_FUNCTIONS, grants: RECIPE_GRANTS },
   // Its caller's token and rights are checked by the API server; recipes only, no Secret (recipes CONTRACT §14.2).
   'kinetic-recipes-mcp': {
@@ -206,13 +204,6 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
     // configmaps: trigger-rules only (resourceNames); no Secret (NAMESPACE_ROLES).
     grants: { 'purko.io/workflows': ['create', 'get'], '/configmaps': ['get'], '/events': ['create'] },
   },
-  'kinetic-workflowrecipes-source': { serviceAccount: 'workflowrecipes-source', grants: { 'purko.io/workflowrecipes': ['get', 'list', 'watch'] } },
-  'kinetic-workflowrecipepolicies-source': { serviceAccount: 'workflowrecipepolicies-source', grants: { 'purko.io/workflowrecipepolicies': ['get', 'list', 'watch'] } },
-  'kinetic-recipe-children-source': {
-    serviceAccount: 'recipe-children-source',
-    grants: Object.fromEntries(['apps/deployments', 'apps/statefulsets', 'apps/daemonsets', 'batch/jobs', 'batch/cronjobs', '/services', 'purko.io/mcpservers', 'purko.io/workflows']
-      .map((r) => [r, ['get', 'list', 'watch']])),
-  },
   // Provider checks: Secrets only through the platform-namespace Role and the opt-in copy writer.
   'kinetic-llmprovider-changed': {
     serviceAccount: 'llmprovider-changed',
@@ -222,9 +213,6 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
     serviceAccount: 'memoryprovider-changed',
     grants: { 'purko.io/memoryproviders': ['get', 'list'], 'purko.io/memoryproviders/status': ['update'], '/configmaps': ['list'], '/events': ['create'] },
   },
-  'kinetic-llmproviders-source': { serviceAccount: 'llmproviders-source', grants: { 'purko.io/llmproviders': ['get', 'list', 'watch'] } },
-  'kinetic-memoryproviders-source': { serviceAccount: 'memoryproviders-source', grants: { 'purko.io/memoryproviders': ['get', 'list', 'watch'] } },
-  'kinetic-agents-source': { serviceAccount: 'agents-source', grants: { 'purko.io/agents': ['get', 'list', 'watch'] } },
   'kinetic-workflow-changed': { serviceAccount: 'workflow-changed', grants: FUNCTION_GRANTS },
   'kinetic-step-job-finished': { serviceAccount: 'step-job-finished', grants: FUNCTION_GRANTS },
   'kinetic-resync-tick': { serviceAccount: 'resync-tick', grants: RESYNC_GRANTS },
@@ -240,12 +228,14 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
       '/events': ['create'],
     },
   },
-  // The ApiServerSource adapters only watch what they send.
-  'kinetic-workflows-source': { serviceAccount: 'workflows-source', grants: { 'purko.io/workflows': ['get', 'list', 'watch'] } },
-  'kinetic-jobs-source': { serviceAccount: 'jobs-source', grants: { 'batch/jobs': ['get', 'list', 'watch'] } },
-  'kinetic-agent-identities-source': {
-    serviceAccount: 'agent-identities-source',
-    grants: { '/serviceaccounts': ['get', 'list', 'watch'], 'rbac.authorization.k8s.io/roles': ['get', 'list', 'watch'], 'rbac.authorization.k8s.io/rolebindings': ['get', 'list', 'watch'] },
+  // The one ApiServerSource adapter only watches what it sends.
+  'kinetic-resources-source': {
+    serviceAccount: 'resources-source',
+    grants: Object.fromEntries([
+      'purko.io/workflows', 'purko.io/agents', 'purko.io/llmproviders', 'purko.io/memoryproviders', 'purko.io/mcpservers',
+      'purko.io/workflowrecipes', 'purko.io/workflowrecipepolicies', 'batch/jobs', 'batch/cronjobs', 'apps/deployments',
+      'apps/statefulsets', 'apps/daemonsets', '/serviceaccounts', '/services', 'rbac.authorization.k8s.io/roles', 'rbac.authorization.k8s.io/rolebindings',
+    ].map((r) => [r, ['get', 'list', 'watch']])),
   },
 }
 
@@ -352,12 +342,9 @@ describe('least-privilege RBAC', () => {
     }
   })
 
-  it('the provider functions hold no cluster-wide Secret right, and their sources only watch', () => {
+  it('the provider functions hold no cluster-wide Secret right', () => {
     for (const name of ['kinetic-llmprovider-changed', 'kinetic-memoryprovider-changed', 'kinetic-mcpserver-changed']) {
       expect(grantsOf(clusterRoles.find((m) => m.name === name)!), name).not.toHaveProperty(['/secrets'])
-    }
-    for (const name of ['kinetic-llmproviders-source', 'kinetic-memoryproviders-source']) {
-      expect(Object.values(grantsOf(clusterRoles.find((m) => m.name === name)!)).flat().filter((v) => !['get', 'list', 'watch'].includes(v))).toEqual([])
     }
   })
 
@@ -392,9 +379,10 @@ describe('least-privilege RBAC', () => {
     expect(bound.map((b) => [b.namespace, b.doc.roleRef.kind, b.doc.subjects])).toEqual([['ai-agents', 'Role', [{ kind: 'ServiceAccount', name: 'mcpserver-changed', namespace: 'kinetic-system' }]]])
   })
 
-  it('no ApiServerSource account may write anything', () => {
+  it('the ApiServerSource account may not write anything, nor read a Secret', () => {
     const sources = ofKind(manifests, 'sources.knative.dev/v1', 'ApiServerSource').map((m) => `kinetic-${m.doc.spec.serviceAccountName}`)
-    expect(sources.length).toBeGreaterThanOrEqual(11)
+    expect(sources).toEqual(['kinetic-resources-source'])
+    expect(grantsOf(clusterRoles.find((m) => m.name === sources[0])!)).not.toHaveProperty(['/secrets'])
     for (const name of sources) {
       const verbs = Object.values(grantsOf(clusterRoles.find((m) => m.name === name)!)).flat()
       expect(verbs.filter((v) => !['get', 'list', 'watch'].includes(v))).toEqual([])

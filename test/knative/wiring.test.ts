@@ -47,12 +47,26 @@ function requiredExact(filters: Filter[]): Map<string, string> {
   return new Map(filters.filter((f) => f.exact).map((f) => Object.entries(f.exact)[0] as [string, string]))
 }
 
-/** The event types a Trigger lets through: one exact type, or any of several exact types. */
-function acceptedTypes(filters: Filter[]): string[] {
-  const direct = requiredExact(filters).get('type')
+/** The values of `attribute` a Trigger lets through: one exact value, or any of several exact values. */
+function acceptedValues(filters: Filter[], attribute: string): string[] {
+  const direct = requiredExact(filters).get(attribute)
   if (direct !== undefined) return [direct]
-  return filters.filter((f) => f.any).flatMap((f) => (f.any as Filter[]).map((g) => g.exact?.type as string))
+  return filters.filter((f) => f.any && (f.any as Filter[]).every((g) => g.exact?.[attribute] !== undefined))
+    .flatMap((f) => (f.any as Filter[]).map((g) => g.exact[attribute] as string))
 }
+
+/** The event types a Trigger lets through. */
+const acceptedTypes = (filters: Filter[]) => acceptedValues(filters, 'type')
+
+/** What a Trigger delivers, one entry per kind (no kind: a PingSource's events), as functions declare EVENTS. */
+function deliveredBy(t: { doc: any }): Array<{ kineticsource?: string; kind?: string; types: string[] }> {
+  const kineticsource = requiredExact(t.doc.spec.filters).get('kineticsource')
+  const types = acceptedTypes(t.doc.spec.filters).sort()
+  const kinds = acceptedValues(t.doc.spec.filters, 'kind')
+  return kinds.length === 0 ? [{ kineticsource, types }] : kinds.map((kind) => ({ kineticsource, kind, types }))
+}
+
+const eventKey = (e: { kineticsource?: string; kind?: string }) => `${e.kineticsource}/${e.kind ?? ''}`
 
 describe('function, Service and Trigger share one name', () => {
   it.each(functionNames().map((n) => [n]))('functions/%s has a Service of that name running its own bundle', (name) => {
@@ -93,11 +107,10 @@ describe('function, Service and Trigger share one name', () => {
 describe('what each function accepts is exactly what its Triggers send', () => {
   const withTriggers = functionNames().filter((n) => !WITHOUT_TRIGGER.has(n))
   it.each(withTriggers.map((n) => [n]))('functions/%s refuses any other CloudEvent: its EVENTS are its Triggers\' filters', async (name) => {
-    const { EVENTS } = await import(`../../functions/${name}/index.ts`) as { EVENTS?: Array<{ kineticsource: string; types: readonly string[] }> }
-    const fromTriggers = triggers.filter((t) => t.doc.spec.subscriber.ref.name === name)
-      .map((t) => ({ kineticsource: requiredExact(t.doc.spec.filters).get('kineticsource'), types: acceptedTypes(t.doc.spec.filters).sort() }))
-    const declared = (EVENTS ?? []).map((e) => ({ kineticsource: e.kineticsource, types: [...e.types].sort() }))
-    const byKey = (a: { kineticsource?: string }, b: { kineticsource?: string }) => String(a.kineticsource).localeCompare(String(b.kineticsource))
+    const { EVENTS } = await import(`../../functions/${name}/index.ts`) as { EVENTS?: Array<{ kineticsource: string; kind?: string; types: readonly string[] }> }
+    const fromTriggers = triggers.filter((t) => t.doc.spec.subscriber.ref.name === name).flatMap(deliveredBy)
+    const declared = (EVENTS ?? []).map((e) => ({ kineticsource: e.kineticsource, ...(e.kind ? { kind: e.kind } : {}), types: [...e.types].sort() }))
+    const byKey = (a: { kineticsource?: string; kind?: string }, b: { kineticsource?: string; kind?: string }) => eventKey(a).localeCompare(eventKey(b))
     expect(declared.sort(byKey)).toEqual(fromTriggers.sort(byKey))
   })
 })
@@ -141,121 +154,124 @@ describe('Triggers', () => {
   it('routes each event kind to exactly the function that handles it', () => {
     const routes = Object.fromEntries(triggers.map((m) => [m.name, {
       kineticsource: requiredExact(m.doc.spec.filters).get('kineticsource'),
+      kinds: acceptedValues(m.doc.spec.filters, 'kind').sort(),
       types: acceptedTypes(m.doc.spec.filters).sort(),
     }]))
+    const res = (kinds: string[], types: string[]) => ({ kineticsource: 'resources', kinds: kinds.sort(), types })
+    const ping = (kineticsource: string) => ({ kineticsource, kinds: [], types: ['dev.knative.sources.ping'] })
     expect(routes).toEqual({
-      'workflow-changed': { kineticsource: 'workflows', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
-      'step-job-finished': { kineticsource: 'jobs', types: ['dev.knative.apiserver.resource.update'] },
-      'resync-tick': { kineticsource: 'resync', types: ['dev.knative.sources.ping'] },
-      'workflow-template-changed': {
-        kineticsource: 'workflows',
-        types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update'],
-      },
+      'workflow-changed': res(['Workflow'], ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update']),
+      'step-job-finished': res(['Job'], ['dev.knative.apiserver.resource.update']),
+      'resync-tick': ping('resync'),
+      'workflow-template-changed': res(['Workflow'], ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update']),
       // Templates' own PingSources, made at run time in their namespaces (not in knative/).
-      'schedule-fired': { kineticsource: 'schedule', types: ['dev.knative.sources.ping'] },
-      'autonomy-tick': { kineticsource: 'autonomy', types: ['dev.knative.sources.ping'] },
-      'agent-changed': { kineticsource: 'agents', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
-      'agent-changed-identity': { kineticsource: 'agentidentities', types: ['dev.knative.apiserver.resource.delete'] },
-      'agent-changed-recheck': { kineticsource: 'agentrecheck', types: ['dev.knative.sources.ping'] },
-      'llmprovider-changed': {
-        kineticsource: 'llmproviders',
-        types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update'],
-      },
-      'llmprovider-changed-probe': { kineticsource: 'llmproviderprobe', types: ['dev.knative.sources.ping'] },
-      'memoryprovider-changed': { kineticsource: 'memoryproviders', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
-      'memoryprovider-changed-recheck': { kineticsource: 'memoryrecheck', types: ['dev.knative.sources.ping'] },
-      'mcpserver-changed': { kineticsource: 'mcpservers', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
-      'mcpserver-changed-deployments': {
-        kineticsource: 'mcpdeployments',
-        types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update'],
-      },
-      'mcpserver-changed-resync': { kineticsource: 'mcpserverresync', types: ['dev.knative.sources.ping'] },
-      'workflowrecipe-changed': { kineticsource: 'workflowrecipes', types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update'] },
-      'workflowrecipe-changed-resync': { kineticsource: 'recipesresync', types: ['dev.knative.sources.ping'] },
-      'recipe-child-changed': {
-        kineticsource: 'recipechildren',
-        types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update'],
-      },
-      'recipe-policy-changed': {
-        kineticsource: 'recipepolicies',
-        types: ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update'],
-      },
-      'recipe-policy-changed-resync': { kineticsource: 'recipepolicyresync', types: ['dev.knative.sources.ping'] },
+      'schedule-fired': ping('schedule'),
+      'autonomy-tick': ping('autonomy'),
+      'agent-changed': res(['Agent'], ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update']),
+      'agent-changed-identity': res(['ServiceAccount', 'Role', 'RoleBinding'], ['dev.knative.apiserver.resource.delete']),
+      'agent-changed-recheck': ping('agentrecheck'),
+      'llmprovider-changed': res(['LLMProvider'], ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update']),
+      'llmprovider-changed-probe': ping('llmproviderprobe'),
+      'memoryprovider-changed': res(['MemoryProvider'], ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update']),
+      'memoryprovider-changed-recheck': ping('memoryrecheck'),
+      'mcpserver-changed': res(['MCPServer'], ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update']),
+      'mcpserver-changed-deployments': res(['Deployment'], ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update']),
+      'mcpserver-changed-resync': ping('mcpserverresync'),
+      'workflowrecipe-changed': res(['WorkflowRecipe'], ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.update']),
+      'workflowrecipe-changed-resync': ping('recipesresync'),
+      'recipe-child-changed': res(['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'Service', 'MCPServer', 'Workflow'], ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update']),
+      'recipe-policy-changed': res(['WorkflowRecipePolicy'], ['dev.knative.apiserver.resource.add', 'dev.knative.apiserver.resource.delete', 'dev.knative.apiserver.resource.update']),
+      'recipe-policy-changed-resync': ping('recipepolicyresync'),
     })
   })
 })
 
 describe('sources', () => {
-  it('watch every step Job on exactly one of the jobs source\'s watches, each shard on its own, and old Jobs without the shard label too', () => {
-    const jobsSource = sources.find((m) => m.name === 'jobs')!
-    const selectors = (jobsSource.doc.spec.resources as Array<{ selector: LabelSelector }>).map((r) => r.selector)
-    expect(selectors).toHaveLength(STEP_JOB_SHARDS)
-    const watchesOf = (labels: Record<string, string>) => selectors.filter((sel) => selectorMatches(sel, labels)).length
+  const apiServerSources = ofKind(manifests, 'sources.knative.dev/v1', 'ApiServerSource')
+  const resources = apiServerSources[0]!.doc.spec.resources as Array<{ apiVersion: string; kind: string; selector?: LabelSelector }>
+  /** How many entries of the one ApiServerSource watch an object of `kind` with `labels`. */
+  const watchesOf = (kind: string, labels: Record<string, string>) => resources.filter((r) => r.kind === kind && (!r.selector || selectorMatches(r.selector, labels))).length
+
+  it('one ApiServerSource watches everything, so Kinetic runs one receive adapter pod', () => {
+    expect(apiServerSources.map((m) => m.name)).toEqual(['resources'])
+  })
+
+  it('watch every step Job on exactly one entry, each shard on its own, and old Jobs without the shard label too', () => {
+    expect(resources.filter((r) => r.kind === 'Job' && r.selector?.matchExpressions?.some((e) => e.key === 'purko.io/workflow' && e.operator === 'Exists'))).toHaveLength(STEP_JOB_SHARDS)
     const shards = new Set<string>()
     for (let i = 0; i < 64; i++) {
       // The labels step Jobs carry (test/shared/reconcile/job-builder.test.ts).
       const labels = { 'purko.io/workflow': `run-${i}`, 'kinetic.dev/shard': stepJobShard('team-a', `run-${i}`) }
       shards.add(labels['kinetic.dev/shard'])
-      expect(watchesOf(labels)).toBe(1)
+      expect(watchesOf('Job', labels)).toBe(1)
     }
     expect([...shards].sort()).toEqual(Array.from({ length: STEP_JOB_SHARDS }, (_, i) => String(i)))
-    expect(watchesOf({ 'purko.io/workflow': 'made-before-shards' })).toBe(1)
-    expect(watchesOf({ 'kinetic.dev/shard': '2' })).toBe(0)
+    expect(watchesOf('Job', { 'purko.io/workflow': 'made-before-shards' })).toBe(1)
+    expect(watchesOf('Job', { 'kinetic.dev/shard': '2' })).toBe(0)
   })
 
-  it.each(sources.map((m) => [`${m.kind} ${m.name}`, m] as const))('%s sends to the default Broker with a kineticsource extension exactly one Trigger matches (Workflows: one per function that handles them)', (_, m) => {
+  it('never sends one object twice: the entries of a kind do not overlap, whatever labels an object has', () => {
+    const keys = ['purko.io/workflow', 'purko.io/recipe', 'purko.io/mcp-server', 'purko.io/agent']
+    for (const kind of new Set(resources.map((r) => r.kind))) {
+      for (let mask = 0; mask < 1 << keys.length; mask++) {
+        const labels = Object.fromEntries(keys.filter((_, i) => mask & (1 << i)).map((k) => [k, 'x']))
+        expect(watchesOf(kind, labels), `${kind} ${JSON.stringify(labels)}`).toBeLessThanOrEqual(1)
+      }
+    }
+    // What each owner labels is watched: a recipe's Deployment, Job and Workflow; an MCP server's Deployment.
+    expect(watchesOf('Deployment', { 'purko.io/recipe': 'r' })).toBe(1)
+    expect(watchesOf('Deployment', { 'purko.io/mcp-server': 's' })).toBe(1)
+    expect(watchesOf('Job', { 'purko.io/recipe': 'r' })).toBe(1)
+    expect(watchesOf('Deployment', {})).toBe(0)
+  })
+
+  it.each(sources.map((m) => [`${m.kind} ${m.name}`, m] as const))('%s sends to the default Broker with a kineticsource extension a Trigger matches', (_, m) => {
     expect(m.doc.spec.sink.ref).toMatchObject({ apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'default' })
     const extensions = m.doc.spec.ceOverrides.extensions as Record<string, string>
     for (const key of Object.keys(extensions)) expect(key).toMatch(/^[a-z0-9]+$/)
+    // Knative's own extension names: a source must not overwrite what Triggers filter on.
+    expect(Object.keys(extensions).filter((k) => ['kind', 'name', 'namespace', 'apiversion'].includes(k))).toEqual([])
     const value = extensions.kineticsource
     expect(value).toMatch(/^[a-z0-9]+$/)
     const matching = triggers.filter((t) => requiredExact(t.doc.spec.filters).get('kineticsource') === value)
-    // Workflow events feed two functions, each through its own Trigger: runs (workflow-changed)
-    // and templates (workflow-template-changed).
-    expect(matching.map((t) => t.name).sort()).toEqual(value === 'workflows' ? ['workflow-changed', 'workflow-template-changed'] : [expect.any(String)])
+    if (m.kind === 'PingSource') expect(matching).toHaveLength(1)
+    else {
+      // Every kind watched goes to some Trigger, and no Trigger waits for a kind nobody watches.
+      const routed = new Set(matching.flatMap((t) => acceptedValues(t.doc.spec.filters, 'kind')))
+      expect([...new Set(resources.map((r) => r.kind))].sort()).toEqual([...routed].sort())
+    }
   })
 
   it('watches Workflows, Agents, providers, MCPServers, recipes, recipe policies, labelled step Jobs, agent identities, MCP Deployments and recipe children in every namespace, as whole objects', () => {
-    const watched = ofKind(manifests, 'sources.knative.dev/v1', 'ApiServerSource').map((m) => ({
-      name: m.name, mode: m.doc.spec.mode, namespaceSelector: m.doc.spec.namespaceSelector, resources: m.doc.spec.resources,
-    }))
-    const labelled = { selector: { matchExpressions: [{ key: 'purko.io/agent', operator: 'Exists' }] } }
-    expect(watched).toEqual([
-      {
-        name: 'agent-identities', mode: 'Resource', namespaceSelector: {},
-        resources: [
-          { apiVersion: 'v1', kind: 'ServiceAccount', ...labelled },
-          { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', ...labelled },
-          { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', ...labelled },
-        ],
-      },
-      { name: 'agents', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'Agent' }] },
-      {
-        // One watch per shard of step Jobs; the first also takes Jobs without the shard label.
-        name: 'jobs', mode: 'Resource', namespaceSelector: {},
-        resources: [
-          { key: 'kinetic.dev/shard', operator: 'NotIn', values: ['1', '2', '3'] },
-          ...['1', '2', '3'].map((shard) => ({ key: 'kinetic.dev/shard', operator: 'In', values: [shard] })),
-        ].map((shard) => ({ apiVersion: 'batch/v1', kind: 'Job', selector: { matchExpressions: [{ key: 'purko.io/workflow', operator: 'Exists' }, shard] } })),
-      },
-      { name: 'llmproviders', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'LLMProvider' }] },
-      {
-        name: 'mcp-deployments', mode: 'Resource', namespaceSelector: {},
-        resources: [{ apiVersion: 'apps/v1', kind: 'Deployment', selector: { matchExpressions: [{ key: 'purko.io/mcp-server', operator: 'Exists' }] } }],
-      },
-      { name: 'mcpservers', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer' }] },
-      { name: 'memoryproviders', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'MemoryProvider' }] },
-      {
-        // Every kind a recipe creates but Secrets (no Secret data on the Broker, recipes CONTRACT §15).
-        name: 'recipe-children', mode: 'Resource', namespaceSelector: {},
-        resources: [
-          ['apps/v1', 'Deployment'], ['apps/v1', 'StatefulSet'], ['apps/v1', 'DaemonSet'], ['batch/v1', 'Job'], ['batch/v1', 'CronJob'],
-          ['v1', 'Service'], ['purko.io/v1alpha1', 'MCPServer'], ['purko.io/v1alpha1', 'Workflow'],
-        ].map(([apiVersion, kind]) => ({ apiVersion, kind, selector: { matchExpressions: [{ key: 'purko.io/recipe', operator: 'Exists' }] } })),
-      },
-      { name: 'workflowrecipepolicies', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'WorkflowRecipePolicy' }] },
-      { name: 'workflowrecipes', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'WorkflowRecipe' }] },
-      { name: 'workflows', mode: 'Resource', namespaceSelector: {}, resources: [{ apiVersion: 'purko.io/v1alpha1', kind: 'Workflow' }] },
+    const [source] = apiServerSources
+    expect({ mode: source!.doc.spec.mode, namespaceSelector: source!.doc.spec.namespaceSelector }).toEqual({ mode: 'Resource', namespaceSelector: {} })
+    const exists = (key: string) => ({ key, operator: 'Exists' })
+    const absent = (key: string) => ({ key, operator: 'DoesNotExist' })
+    const labelled = (...expressions: object[]) => ({ selector: { matchExpressions: expressions } })
+    expect(resources).toEqual([
+      { apiVersion: 'purko.io/v1alpha1', kind: 'Workflow' },
+      // One watch per shard of step Jobs; the first also takes Jobs without the shard label.
+      ...[
+        { key: 'kinetic.dev/shard', operator: 'NotIn', values: ['1', '2', '3'] },
+        ...['1', '2', '3'].map((shard) => ({ key: 'kinetic.dev/shard', operator: 'In', values: [shard] })),
+      ].map((shard) => ({ apiVersion: 'batch/v1', kind: 'Job', ...labelled(exists('purko.io/workflow'), shard) })),
+      { apiVersion: 'purko.io/v1alpha1', kind: 'Agent' },
+      { apiVersion: 'v1', kind: 'ServiceAccount', ...labelled(exists('purko.io/agent')) },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', ...labelled(exists('purko.io/agent')) },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', ...labelled(exists('purko.io/agent')) },
+      { apiVersion: 'purko.io/v1alpha1', kind: 'LLMProvider' },
+      { apiVersion: 'purko.io/v1alpha1', kind: 'MemoryProvider' },
+      { apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer' },
+      { apiVersion: 'apps/v1', kind: 'Deployment', ...labelled(exists('purko.io/mcp-server')) },
+      // Every kind a recipe creates but Secrets (no Secret data on the Broker, recipes CONTRACT §15).
+      { apiVersion: 'apps/v1', kind: 'Deployment', ...labelled(exists('purko.io/recipe'), absent('purko.io/mcp-server')) },
+      { apiVersion: 'apps/v1', kind: 'StatefulSet', ...labelled(exists('purko.io/recipe')) },
+      { apiVersion: 'apps/v1', kind: 'DaemonSet', ...labelled(exists('purko.io/recipe')) },
+      { apiVersion: 'batch/v1', kind: 'Job', ...labelled(exists('purko.io/recipe'), absent('purko.io/workflow')) },
+      { apiVersion: 'batch/v1', kind: 'CronJob', ...labelled(exists('purko.io/recipe')) },
+      { apiVersion: 'v1', kind: 'Service', ...labelled(exists('purko.io/recipe')) },
+      { apiVersion: 'purko.io/v1alpha1', kind: 'WorkflowRecipe' },
+      { apiVersion: 'purko.io/v1alpha1', kind: 'WorkflowRecipePolicy' },
     ])
   })
 })

@@ -68,9 +68,9 @@ describe('mcpserver-changed under chaotic event delivery', () => {
 
       for (const step of script) {
         switch (step.op) {
-          case 'stale': await send(RESOURCE_UPDATE, history[Math.max(0, history.length - 1 - step.back)], { kineticsource: 'mcpservers' }); break
-          case 'fresh': await send(RESOURCE_UPDATE, current(), { kineticsource: 'mcpservers' }); break
-          case 'deployment': if (deployments.length > 0) await send(RESOURCE_UPDATE, deployments[Math.max(0, deployments.length - 1 - step.back)], { kineticsource: 'mcpdeployments' }); break
+          case 'stale': await send(RESOURCE_UPDATE, history[Math.max(0, history.length - 1 - step.back)], { kineticsource: 'resources', kind: 'MCPServer' }); break
+          case 'fresh': await send(RESOURCE_UPDATE, current(), { kineticsource: 'resources', kind: 'MCPServer' }); break
+          case 'deployment': if (deployments.length > 0) await send(RESOURCE_UPDATE, deployments[Math.max(0, deployments.length - 1 - step.back)], { kineticsource: 'resources', kind: 'Deployment' }); break
           case 'tick': await send(PING, {}, { kineticsource: 'mcpserverresync' }); break
           case 'advance': clock.now = new Date(clock.now.getTime() + step.minutes * 60_000); break
           case 'available': setAvailable(step.up); break
@@ -88,9 +88,9 @@ describe('mcpserver-changed under chaotic event delivery', () => {
 
       // Things settle: the server works, the latest events arrive, time passes, ticks run.
       failing = false
-      await send(RESOURCE_UPDATE, current(), { kineticsource: 'mcpservers' })
+      await send(RESOURCE_UPDATE, current(), { kineticsource: 'resources', kind: 'MCPServer' })
       setAvailable(true)
-      await send(RESOURCE_UPDATE, deployments.at(-1), { kineticsource: 'mcpdeployments' })
+      await send(RESOURCE_UPDATE, deployments.at(-1), { kineticsource: 'resources', kind: 'Deployment' })
       clock.now = new Date(clock.now.getTime() + 60 * 60_000)
       await send(PING, {}, { kineticsource: 'mcpserverresync' })
 

@@ -155,22 +155,28 @@ describe('ApiServerSource emulation', () => {
     expect(ev.data).toEqual({ kind: 'ConfigMap', namespace: 'ai-agents', name: 'r', apiVersion: 'v1' })
   })
 
-  describe('the recipe sources of knative/, as shipped', () => {
-    const shipped = (name: string) => loadKnativeManifests(join(ROOT, 'knative'), 'kinetic-system').apiServerSources.find((m) => m.metadata.name === name)!
+  describe('the one ApiServerSource of knative/, as shipped', () => {
+    const shipped = () => {
+      const [source, ...others] = loadKnativeManifests(join(ROOT, 'knative'), 'kinetic-system').apiServerSources
+      expect(others).toEqual([])
+      return source!
+    }
     const installCrd = (plural: string) =>
       kube.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', parse(readFileSync(join(ROOT, 'crds', `${plural}.purko.io.yaml`), 'utf8')))
+    const installCrds = async () => {
+      for (const plural of ['workflows', 'agents', 'llmproviders', 'memoryproviders', 'mcpservers', 'workflowrecipes', 'workflowrecipepolicies']) await installCrd(plural)
+    }
     const labels = { 'purko.io/recipe': 'shop', 'purko.io/recipe-namespace': 'team-a' }
     const create = (collection: string, object: Record<string, unknown>) => kube.request('POST', collection, object)
 
-    it('recipe-children watches every kind it names in every namespace, sends only objects labelled purko.io/recipe, and a removed label as a delete', async () => {
-      await installCrd('workflows')
-      await installCrd('mcpservers')
+    it('watches every kind a recipe makes in every namespace, sends only objects labelled purko.io/recipe (or of kinds it watches whole), and a removed label as a delete', async () => {
+      await installCrds()
       for (const name of ['sandbox-recipes', 'mcp-server', 'team-a']) await create('/api/v1/namespaces', { metadata: { name } })
-      // Eight watches on one abort signal must not look like a listener leak to Node.
+      // Twenty-one watches on one abort signal must not look like a listener leak to Node.
       const warnings: string[] = []
       const onWarning = (w: Error) => warnings.push(`${w.name}: ${w.message}`)
       process.on('warning', onWarning)
-      const events = await start(shipped('recipe-children'))
+      const events = await start(shipped())
       const meta = (name: string, namespace: string, withLabels = true) => ({ name, namespace, ...(withLabels ? { labels } : {}) })
       const pod = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'nginx' }] } }
       await create('/apis/apps/v1/namespaces/sandbox-recipes/deployments', { metadata: meta('web', 'sandbox-recipes'), spec: { selector: { matchLabels: { app: 'web' } }, template: pod } })
@@ -194,7 +200,7 @@ describe('ApiServerSource emulation', () => {
         'add CronJob sandbox-recipes/nightly', 'add DaemonSet sandbox-recipes/agent', 'add Deployment sandbox-recipes/web', 'add Job sandbox-recipes/smoke',
         'add MCPServer mcp-server/tools', 'add Service mcp-server/tools', 'add StatefulSet sandbox-recipes/db', 'add Workflow team-a/shop-steps',
       ])
-      expect(events.every((e) => e.extensions.kineticsource === 'recipechildren')).toBe(true)
+      expect(events.every((e) => e.extensions.kineticsource === 'resources')).toBe(true)
       expect((events.find((e) => e.extensions.kind === 'Deployment')?.data as { metadata: { labels: unknown } }).metadata.labels).toEqual(labels)
 
       // Someone takes the label off: the filtered watch reports the object as gone.
@@ -206,15 +212,15 @@ describe('ApiServerSource emulation', () => {
       expect(warnings).toEqual([])
     })
 
-    it('workflowrecipepolicies watches its cluster-scoped kind cluster-wide', async () => {
-      await installCrd('workflowrecipepolicies')
-      const events = await start(shipped('workflowrecipepolicies'))
+    it('watches the cluster-scoped WorkflowRecipePolicy cluster-wide', async () => {
+      await installCrds()
+      const events = await start(shipped())
       await create('/apis/purko.io/v1alpha1/workflowrecipepolicies', { apiVersion: 'purko.io/v1alpha1', kind: 'WorkflowRecipePolicy', metadata: { name: 'baseline' }, spec: { mode: 'Audit' } })
       const ev = await until('the add event', () => events[0])
       expect(ev).toMatchObject({
         type: 'dev.knative.apiserver.resource.add',
         subject: '/apis/purko.io/v1alpha1/namespaces//workflowrecipepolicies/baseline',
-        extensions: { kind: 'WorkflowRecipePolicy', name: 'baseline', namespace: '', kineticsource: 'recipepolicies' },
+        extensions: { kind: 'WorkflowRecipePolicy', name: 'baseline', namespace: '', kineticsource: 'resources' },
       })
     })
   })

@@ -11,7 +11,7 @@ import { readCloudEvent } from '../../../shared/http/cloudevent.js'
 import { MAX_EVENT_BYTES, PING, RESOURCE_ADD, RESOURCE_UPDATE, type AcceptedEvents } from '../../../shared/http/event-guard.js'
 
 const silent = pino({ level: 'silent' })
-const EVENTS: AcceptedEvents[] = [{ kineticsource: 'workflows', types: [RESOURCE_ADD, RESOURCE_UPDATE] }, { kineticsource: 'resync', types: [PING] }]
+const EVENTS: AcceptedEvents[] = [{ kineticsource: 'workflows', types: [RESOURCE_ADD, RESOURCE_UPDATE] }, { kineticsource: 'resync', types: [PING] }, { kineticsource: 'resources', kind: 'Job', types: [RESOURCE_UPDATE] }]
 
 /** An app that records what its handler read. */
 function appWith(events?: AcceptedEvents[]): { app: Hono; seen: unknown[] } {
@@ -40,7 +40,9 @@ describe('the event guard of the internal functions', () => {
     const { app, seen } = appWith(EVENTS)
     expect((await app.request('/', binary(RESOURCE_UPDATE, { a: 1 }, { kineticsource: 'workflows' }))).status).toBe(202)
     expect((await app.request('/', structured(PING, { reason: 'resync' }, { kineticsource: 'resync' }))).status).toBe(202)
-    expect(seen).toEqual([{ a: 1 }, { reason: 'resync' }])
+    expect((await app.request('/', binary(RESOURCE_UPDATE, { a: 1 }, { kineticsource: 'resources', kind: 'Job' }))).status).toBe(202)
+    expect((await app.request('/', structured(RESOURCE_UPDATE, { a: 1 }, { kineticsource: 'resources', kind: 'Job' }))).status).toBe(202)
+    expect(seen).toEqual([{ a: 1 }, { reason: 'resync' }, { a: 1 }, { a: 1 }])
   })
 
   it.each([
@@ -48,6 +50,9 @@ describe('the event guard of the internal functions', () => {
     ['a type of another of its sources', binary(PING, {}, { kineticsource: 'workflows' })],
     ['another kineticsource', binary(RESOURCE_UPDATE, {}, { kineticsource: 'jobs' })],
     ['no kineticsource', binary(RESOURCE_UPDATE, {})],
+    ['another kind of the ApiServerSource', binary(RESOURCE_UPDATE, {}, { kineticsource: 'resources', kind: 'Deployment' })],
+    ['no kind from the ApiServerSource', binary(RESOURCE_UPDATE, {}, { kineticsource: 'resources' })],
+    ['a structured event of another kind', structured(RESOURCE_UPDATE, {}, { kineticsource: 'resources', kind: 'Workflow' })],
     ['one of Kinetic\'s own events', binary('dev.kinetic.workflow.run.started', {})],
     ['a structured event of another type', structured('com.example.anything', {}, { kineticsource: 'resync' })],
   ])('refuses %s with 400 before the handler runs', async (_, request) => {
