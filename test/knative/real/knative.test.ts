@@ -16,6 +16,7 @@ import { freePort } from '../../../local/free-port.js'
 import { eventually } from '../../support/eventually.js'
 import { describeKnative, kubeBinDir } from './tier.js'
 import { lockNode } from '../../support/node-lock.js'
+import { kineticOnKnative } from './kinetic.js'
 
 const NS = 'knative-tier'
 
@@ -152,6 +153,8 @@ describeKnative('real Knative (npm run cluster -- --knative): Serving, Eventing 
       await new Promise((r) => setTimeout(r, 1000))
     }
   }
+
+  kineticOnKnative(() => ({ admin: node.admin, kubeconfig: node.kubeconfig, registry: node.registry, kubectl: join(kubeBinDir(), 'kubectl'), work }))
 })
 
 function knativeService(name: string, image: string, annotations: Record<string, string>, env: Array<{ name: string; value: string }> = []): KubeObject {
