@@ -20,6 +20,9 @@ import { leaveTerminationMessage } from './termination-message.js'
 import { defaultRetryPolicy } from './providers/retry.js'
 import { createProvider } from './providers/select.js'
 import { runStep } from './run.js'
+import { telemetryConfigFrom } from '../shared/telemetry/config.js'
+import { spanSink } from '../shared/telemetry/exporter.js'
+import { stepTracer } from '../shared/telemetry/genai.js'
 import type { McpConnector } from './tools/mcp.js'
 
 const VECTOR_MEMORY_DIR = '/var/run/agent-memory'
@@ -53,6 +56,8 @@ async function vectorMemory(): Promise<string[]> {
 }
 
 async function main(): Promise<number> {
+  // The executor's spans name it, not the function that created its Job.
+  process.env.OTEL_SERVICE_NAME ??= 'kinetic-executor'
   const secrets = rawSecrets(process.env)
   const log = createExecutorLogger({ write: (line) => process.stderr.write(line) }, () => secrets, process.env.LOG_LEVEL ?? 'info')
   let step = process.env.STEP_NAME ?? 'unknown'
@@ -70,13 +75,18 @@ async function main(): Promise<number> {
       stepLog.warn('CODE_EXECUTION_ENABLED is set, but this executor has no code sandbox; use an executor image that provides execute_code')
     }
     stepLog.info({ provider: provider.name, model: cfg.model.name, autonomy: cfg.autonomy, mcpServers: cfg.mcpServers.length }, 'Step started')
+    const facts = { provider: provider.name, model: cfg.model.name, maxTokens: cfg.model.maxTokens, temperature: cfg.model.temperature, workflow: cfg.workflow, step: cfg.step }
+    const trace = stepTracer(spanSink(), cfg.traceparent, facts, telemetryConfigFrom(process.env).captureContent, Date.now())
     const result = await runStep(cfg, {
       provider,
       connectMcp,
       now: () => performance.now(),
       log: stepLog,
       ...(cfg.memory.type === 'vector' ? { vectorMemory } : {}),
+      ...(trace ? { trace } : {}),
     })
+    // At most a second for the spans: an unreachable collector never holds the step open longer.
+    await spanSink().flush(1000)
     const bounded = boundedOutputLine(result.output, result.exitCode, secrets, cfg.step)
     if (bounded.exitCode !== result.exitCode) stepLog.error({ reason: 'OutputTooLarge' }, 'Step output is too large for the OUTPUT line')
     process.stdout.write(`${bounded.line}\n`)
