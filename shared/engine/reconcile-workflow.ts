@@ -32,7 +32,7 @@ import { recordAgentMetrics } from './agent-metrics.js'
 import { forEachLimited } from './limited.js'
 import { providersKey, registryKey, rememberedConfig, type EngineMemo } from './memo.js'
 import { providersVisibleFrom } from './providers.js'
-import { recordRunProgress } from '../telemetry/run-progress.js'
+import { recordQueueDepth, recordRunProgress } from '../telemetry/run-progress.js'
 import { runSpanId, runTraceId, stepTraceparent, traceparentOf } from '../telemetry/ids.js'
 import { announce, reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps, type Transition } from './controller.js'
 
@@ -218,6 +218,7 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       // waiting needs nothing else (it has no Jobs, and no step starts), so a queued run costs
       // each resync tick a GET and a list.
       const siblings = needsSiblings(workflow) ? await kube.listWorkflowsIn(namespace, templateRunSelector(templateOf(workflow)!)) : undefined
+      if (siblings) recordQueueDepth(namespace, templateOf(workflow)!, siblings.filter((w) => w.metadata.name !== workflow.metadata.name).filter(isWaiting).length + (isWaiting(workflow) ? 1 : 0))
       if (siblings && admitRun(workflow, siblings).kind === 'wait') {
         return { runId, jobs: [], agents: new Map(), identities: new Set(), shards: [], outputs: new Map(), start: null, siblings }
       }

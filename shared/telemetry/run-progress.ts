@@ -26,3 +26,8 @@ export function recordRunProgress(
   }
   noteAdvanced(runId)
 }
+
+/** The queue of a template's runs as this reconcile saw it (a gauge: the last look wins). */
+export function recordQueueDepth(namespace: string, template: string, waiting: number): void {
+  dashboardMetrics.queued.set({ namespace, template }, waiting)
+}
