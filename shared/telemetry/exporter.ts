@@ -20,8 +20,8 @@ export const MAX_QUEUED_SPANS = 2048
 
 /** What the OTLP side offers the sink (the lazily loaded module). */
 export interface SpanShipper {
-  /** Sends spans; resolves to how many were lost (0 on success). */
-  ship(spans: readonly SpanRecord[]): Promise<number>
+  /** Sends spans; resolves to how many were lost (0 on success) and why. */
+  ship(spans: readonly SpanRecord[]): Promise<{ lost: number; error?: string }>
 }
 
 type Warn = (message: string, fields: Record<string, unknown>) => void
@@ -57,7 +57,8 @@ export function createSpanSink(enabled: boolean, load: () => Promise<SpanShipper
     shipper ??= load()
     inFlight = (async () => {
       try {
-        lose(await (await shipper!).ship(batch), 'export failed')
+        const shipped = await (await shipper!).ship(batch)
+        lose(shipped.lost, shipped.error ?? 'export failed')
       } catch (err) {
         lose(batch.length, (err as Error).message)
       } finally {
@@ -88,13 +89,24 @@ export function createSpanSink(enabled: boolean, load: () => Promise<SpanShipper
   }
 }
 
+/**
+ * Set by the function bundles' build (scripts/code-cache.mjs) to the file beside them that holds
+ * the SDK, so a function's bundle and code cache carry none of it; elsewhere (tsx, the executor's
+ * bundle) ./otlp.js is imported as any lazy module.
+ */
+declare const __KINETIC_OTLP_MODULE__: string | undefined
+
+function loadOtlp(): Promise<typeof import('./otlp.js')> {
+  return typeof __KINETIC_OTLP_MODULE__ === 'string' ? import(__KINETIC_OTLP_MODULE__) : import('./otlp.js')
+}
+
 let processSink: SpanSink | undefined
 
 /** The process's sink, configured from its environment on first use. */
 export function spanSink(): SpanSink {
   processSink ??= createSpanSink(
     telemetryConfigFrom(process.env).enabled,
-    async () => (await import('./otlp.js')).otlpShipper(process.env),
+    async () => (await loadOtlp()).otlpShipper(process.env),
     (message, fields) => process.stderr.write(`${JSON.stringify({ level: 40, time: Date.now(), msg: message, ...fields })}\n`),
   )
   return processSink

@@ -70,7 +70,9 @@ export function otlpShipper(env: Readonly<Record<string, string | undefined>>): 
       }
       const batch = collect.batch
       collect.batch = []
-      return new Promise((resolve) => exporter.export(batch, (result) => resolve(result.code === 0 ? 0 : batch.length)))
+      return new Promise((resolve) => exporter.export(batch, (result) => resolve(result.code === 0
+        ? { lost: 0 }
+        : { lost: batch.length, ...(result.error ? { error: result.error.message } : {}) })))
     },
   }
 }

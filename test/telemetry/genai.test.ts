@@ -26,7 +26,7 @@ async function tracedRun(capture: boolean): Promise<SpanRecord[]> {
     completion({ content: '{"response":"2 pods running"}' }, 'stop', { prompt_tokens: 150, completion_tokens: 30 }),
   ])
   const recorded: SpanRecord[] = []
-  const sink = { ...createSpanSink(true, async () => ({ ship: async () => 0 }), () => {}), record: (s: SpanRecord) => void recorded.push(s) }
+  const sink = { ...createSpanSink(true, async () => ({ ship: async () => ({ lost: 0 }) }), () => {}), record: (s: SpanRecord) => void recorded.push(s) }
   const facts = { provider: 'openai', model: 'qwen3:8b', maxTokens: 1024, temperature: 0.2, workflow: 'ops', step: 'inspect' }
   const trace = stepTracer(sink, TP, facts, capture, Date.now())
   const run = await runWithEnv({
@@ -73,7 +73,7 @@ describe('the executor\'s GenAI spans', () => {
   })
 
   it('are not made for a missing or malformed TRACEPARENT', () => {
-    const sink = createSpanSink(true, async () => ({ ship: async () => 0 }), () => {})
+    const sink = createSpanSink(true, async () => ({ ship: async () => ({ lost: 0 }) }), () => {})
     const facts = { provider: 'offline', model: 'demo', maxTokens: 1, temperature: 0, workflow: 'w', step: 's' }
     expect(stepTracer(sink, undefined, facts, false, 0)).toBeUndefined()
     expect(stepTracer(sink, 'garbage', facts, false, 0)).toBeUndefined()
