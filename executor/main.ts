@@ -77,6 +77,7 @@ async function main(): Promise<number> {
     stepLog.info({ provider: provider.name, model: cfg.model.name, autonomy: cfg.autonomy, mcpServers: cfg.mcpServers.length }, 'Step started')
     const facts = { provider: provider.name, model: cfg.model.name, maxTokens: cfg.model.maxTokens, temperature: cfg.model.temperature, workflow: cfg.workflow, step: cfg.step }
     const trace = stepTracer(spanSink(), cfg.traceparent, facts, telemetryConfigFrom(process.env).captureContent, Date.now())
+    if (trace) spanSink().warm()
     const result = await runStep(cfg, {
       provider,
       connectMcp,
@@ -85,9 +86,10 @@ async function main(): Promise<number> {
       ...(cfg.memory.type === 'vector' ? { vectorMemory } : {}),
       ...(trace ? { trace } : {}),
     })
-    // At most 300 ms for the last spans: an unreachable collector (whose exporter retries until
-    // its own timeout) must not hold the step open; what is left is dropped and counted.
-    await spanSink().flush(300)
+    // At most 500 ms for the last spans (the exporter was loaded while the step ran): an
+    // unreachable collector, whose exporter retries until its own timeout, must not hold the step
+    // open longer; what is left is dropped and counted.
+    await spanSink().flush(500)
     const bounded = boundedOutputLine(result.output, result.exitCode, secrets, cfg.step)
     if (bounded.exitCode !== result.exitCode) stepLog.error({ reason: 'OutputTooLarge' }, 'Step output is too large for the OUTPUT line')
     process.stdout.write(`${bounded.line}\n`)

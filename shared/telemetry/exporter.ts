@@ -13,6 +13,8 @@ export interface SpanSink {
   flush(timeoutMs?: number): Promise<void>
   /** Spans lost to a full queue or a failed export since the process started. */
   dropped(): number
+  /** Loads the exporter now, so a short-lived process (the executor) pays for it while it works, not at exit. */
+  warm(): void
 }
 
 /** Spans waiting at most; beyond this, new spans are dropped and counted. */
@@ -86,6 +88,11 @@ export function createSpanSink(enabled: boolean, load: () => Promise<SpanShipper
       if (expired) clearTimeout(expired)
     },
     dropped: () => lost,
+    warm() {
+      if (!enabled || shipper) return
+      shipper = load()
+      shipper.catch(() => {}) // the next export reports it
+    },
   }
 }
 

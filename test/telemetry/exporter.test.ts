@@ -35,6 +35,16 @@ describe('the span sink', () => {
     expect(readFileSync(join(ROOT, 'shared/telemetry/exporter.ts'), 'utf8')).toMatch(/: import\('\.\/otlp\.js'\)/)
   })
 
+  it('loads the exporter ahead of the first span when warmed with tracing on, and not at all with it off', async () => {
+    let loads = 0
+    const load = async () => { loads++; return { ship: async () => ({ lost: 0 }) } }
+    createSpanSink(false, load, () => {}).warm()
+    const on = createSpanSink(true, load, () => {})
+    on.warm()
+    on.warm()
+    expect(loads).toBe(1)
+  })
+
   it('never holds a flush longer than its timeout when the collector does not answer', async () => {
     const hanging: SpanShipper = { ship: () => new Promise(() => {}) }
     const sink = createSpanSink(true, async () => hanging, () => {})
