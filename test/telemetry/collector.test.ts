@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { parseAllDocuments } from 'yaml'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -8,12 +9,14 @@ import { freePort } from '../../local/free-port.js'
 import type { KubeObject } from '../../local/knative/kube-http.js'
 import { startLocalPlane, type LocalPlane } from '../../local/plane.js'
 import { runSpanId, runTraceId, stepSpanId } from '../../shared/telemetry/ids.js'
+import { revisionSpanId, revisionTraceId } from '../../shared/telemetry/recipe-spans.js'
 import { eventually } from '../support/eventually.js'
 
 /**
  * A run with a tool call, a retried step and an approval on the embedded plane, its functions and
- * executors exporting to a real OpenTelemetry Collector (npm run otelcol:build) on 127.0.0.1;
- * the span tree is read back from the collector's own file output.
+ * executors exporting to a real OpenTelemetry Collector (npm run otelcol:build) on 127.0.0.1,
+ * then the bundled WorkflowRecipe's first revision; the span trees are read back from the
+ * collector's own file output.
  */
 
 const ROOT = join(import.meta.dirname, '../..')
@@ -37,6 +40,7 @@ let collector: ChildProcess | undefined
 let plane: LocalPlane | undefined
 let output = ''
 let final: Wf
+let recipeUid = ''
 const jobNames = new Map<string, string[]>()
 
 const value = (v: Record<string, unknown>): unknown => {
@@ -126,7 +130,16 @@ describe.skipIf(!existsSync(BIN))('traces of a run in a real OpenTelemetry Colle
     // The root span is written with the final status; the executors' and functions' spans before it.
     const traceId = runTraceId(final.status?.runId ?? '')
     await eventually('the run root span at the collector', () => spans().some((s) => s.traceId === traceId && !s.parentSpanId), 30_000)
-  }, 300_000)
+
+    const recipeDocs = parseAllDocuments(readFileSync(join(ROOT, 'examples', 'local', '30-recipe.yaml'), 'utf8')).map((d) => d.toJSON() as KubeObject)
+    for (const obj of recipeDocs) await plane.kube.apply(obj)
+    const recipe = await eventually('the shop recipe to settle', async () => {
+      const r = await plane!.kube.get(`/apis/purko.io/v1alpha1/namespaces/${NS}/workflowrecipes/shop`)
+      return ['Active', 'Failed', 'RollbackFailed'].includes(String((r?.status as { phase?: string } | undefined)?.phase)) ? r : undefined
+    }, 150_000)
+    recipeUid = recipe?.metadata?.uid ?? ''
+    await eventually('the revision span at the collector', () => spans().some((s) => s.spanId === revisionSpanId(recipeUid, 1)), 30_000)
+  }, 420_000)
 
   afterAll(async () => {
     await plane?.stop()
@@ -210,5 +223,17 @@ describe.skipIf(!existsSync(BIN))('traces of a run in a real OpenTelemetry Colle
     // The approval: the function that started the approved step names it.
     const [publish] = named('step publish')
     expect(runSpans().filter((s) => s.parentSpanId === publish!.spanId && attr(s, 'faas.name') !== undefined).length).toBeGreaterThan(0)
+  })
+
+  it('writes a recipe revision deploy as a trace of its own: the deploy, a span per workload that became ready and one per test', () => {
+    const revision = spans().filter((s) => s.traceId === revisionTraceId(recipeUid, 1))
+    const [root] = revision.filter((s) => !s.parentSpanId)
+    expect(root?.name).toBe('recipe deploy shop r1')
+    expect(attr(root!, 'kinetic.recipe.revision.state')).toBe('Active')
+    const children = revision.filter((s) => s.parentSpanId === root!.spanId)
+    expect(children.filter((s) => s.name.startsWith('recipe workload ')).map((s) => [s.name, attr(s, 'kinetic.workload.phase')]).sort()).toEqual([
+      ['recipe workload db', 'Ready'], ['recipe workload web', 'Ready'],
+    ])
+    expect(children.filter((s) => s.name.startsWith('recipe test ')).map((s) => [s.name, attr(s, 'kinetic.test.phase')])).toEqual([['recipe test smoke', 'Succeeded']])
   })
 })
