@@ -42,6 +42,7 @@ export function endedWork(workflow: Workflow, next: WorkflowStatus, now: string,
   const previous = new Map((before?.stepStatuses ?? []).map((s) => [s.name, s]))
   const finishedAt = new Map((next.stepStatuses ?? []).map((s) => [s.name, msOf(s.completionTime)]))
   const byName = new Map(workflow.spec.steps.map((s) => [s.name, s]))
+  const readyAt = (name: string) => Math.max(msOf(next.startTime) ?? nowMs, ...(byName.get(name)?.dependsOn ?? []).map((d) => finishedAt.get(d) ?? 0))
   for (const step of next.stepStatuses ?? []) {
     const old = previous.get(step.name)
     if (old?.phase === 'Running' && old.jobName && (step.jobName !== old.jobName || step.phase !== 'Running')) {
@@ -64,7 +65,12 @@ export function endedWork(workflow: Workflow, next: WorkflowStatus, now: string,
           'kinetic.agent': byName.get(step.name)?.agentRef?.name,
           'k8s.job.name': old.jobName,
         },
-        events: [{ name: 'job.created', atMs: startMs }, { name: 'finished', atMs: endMs, attributes: { 'kinetic.step.phase': phase } }],
+        events: [
+          // A first attempt was queued once its dependencies were done (or the run began); a retry's queueing is its backoff.
+          ...((old.retryCount ?? 0) === 0 ? [{ name: 'queued', atMs: Math.min(startMs, readyAt(step.name)) }] : []),
+          { name: 'job.created', atMs: startMs },
+          { name: 'finished', atMs: endMs, attributes: { 'kinetic.step.phase': phase } },
+        ],
         ...(failed ? { error: (step.error ?? old.error ?? phase).slice(0, MAX_ERROR) } : {}),
       })
       out.steps.push({ phase, seconds: Math.max(0, endMs - startMs) / 1000 })
@@ -72,8 +78,7 @@ export function endedWork(workflow: Workflow, next: WorkflowStatus, now: string,
     if (approved.includes(step.name) && step.phase === 'Running') {
       // The wait began when the step became ready: its last dependency finished, or the run began.
       // It ends when the step starts, which may be after the approval if the step then waited for a slot.
-      const deps = byName.get(step.name)?.dependsOn ?? []
-      const ready = Math.max(msOf(next.startTime) ?? nowMs, ...deps.map((d) => finishedAt.get(d) ?? 0))
+      const ready = readyAt(step.name)
       out.spans.push({
         name: `approval ${step.name}`,
         traceId, spanId: approvalSpanId(runId, step.name), parentSpanId: root, kind: 'internal',

@@ -170,7 +170,7 @@ describe.skipIf(!existsSync(BIN))('traces of a run in a real OpenTelemetry Colle
     for (const s of [...flaky, ...named('step lookup'), ...named('step publish')]) expect(s.parentSpanId).toBe(root)
     expect(named('step lookup').map((s) => attr(s, 'kinetic.step.phase'))).toEqual(['Succeeded'])
     expect(named('step publish').map((s) => attr(s, 'kinetic.step.phase'))).toEqual(['Succeeded'])
-    expect(named('step lookup')[0]?.events?.map((e) => e.name)).toEqual(['job.created', 'finished'])
+    expect(named('step lookup')[0]?.events?.map((e) => e.name)).toEqual(['queued', 'job.created', 'finished'])
   })
 
   it('writes the wait for approval as its own span, ending when the approved step starts', () => {

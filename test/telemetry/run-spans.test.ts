@@ -27,6 +27,8 @@ describe('the spans a status write ends', () => {
       attributes: { 'kinetic.step.name': 'plan', 'kinetic.step.phase': 'Succeeded', 'kinetic.step.attempt': 0, 'k8s.job.name': 'wf-plan-run-1', 'kinetic.agent': 'a1' },
     })
     expect(spans[0]!.error).toBeUndefined()
+    // Queued when the run began (it has no dependencies), Job created at its start time.
+    expect(spans[0]!.events?.map((e) => [e.name, e.atMs])).toEqual([['queued', ms(T0)], ['job.created', ms(T1)], ['finished', ms(T2)]])
     expect(steps).toEqual([{ phase: 'Succeeded', seconds: 15 }])
   })
 
