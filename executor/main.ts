@@ -14,7 +14,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { parseConfig } from './config.js'
 import { ConfigError } from './errors.js'
-import { createExecutorLogger } from './log.js'
+import { createExecutorLogger, scrubSecrets } from './log.js'
 import { boundedOutputLine, failureOutput, outputLine } from './output.js'
 import { leaveTerminationMessage } from './termination-message.js'
 import { defaultRetryPolicy } from './providers/retry.js'
@@ -76,7 +76,7 @@ async function main(): Promise<number> {
     }
     stepLog.info({ provider: provider.name, model: cfg.model.name, autonomy: cfg.autonomy, mcpServers: cfg.mcpServers.length }, 'Step started')
     const facts = { provider: provider.name, model: cfg.model.name, maxTokens: cfg.model.maxTokens, temperature: cfg.model.temperature, workflow: cfg.workflow, step: cfg.step }
-    const trace = stepTracer(spanSink(), cfg.traceparent, facts, telemetryConfigFrom(process.env).captureContent, Date.now())
+    const trace = stepTracer(spanSink(), cfg.traceparent, facts, telemetryConfigFrom(process.env).captureContent, Date.now(), (text) => scrubSecrets(text, secrets))
     if (trace) spanSink().warm()
     const result = await runStep(cfg, {
       provider,

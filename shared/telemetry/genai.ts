@@ -62,7 +62,13 @@ export interface ModelFacts {
 }
 
 /** A tracer below `traceparent`, or undefined when it is missing or malformed (no spans then). */
-export function stepTracer(sink: SpanSink, traceparent: string | undefined, facts: ModelFacts, captureContent: boolean, startMs: number): StepTracer | undefined {
+/**
+ * `scrub` removes secret values (the executor's model key and MCP tokens) from every text that
+ * becomes an attribute or a status message: an API error may echo what it was sent.
+ */
+export function stepTracer(
+  sink: SpanSink, traceparent: string | undefined, facts: ModelFacts, captureContent: boolean, startMs: number, scrub: (text: string) => string = (t) => t,
+): StepTracer | undefined {
   const parent = parseTraceparent(traceparent)
   if (!sink.enabled || !parent) return undefined
   const traceId = parent.traceId
@@ -71,8 +77,8 @@ export function stepTracer(sink: SpanSink, traceparent: string | undefined, fact
     'gen_ai.provider.name': facts.provider,
     'gen_ai.request.model': facts.model,
   }
-  const content = (value: unknown) => (captureContent && value !== undefined ? (typeof value === 'string' ? value : JSON.stringify(value)) : undefined)
-  const record = (span: Omit<SpanRecord, 'traceId'>) => sink.record({ traceId, ...span })
+  const content = (value: unknown) => (captureContent && value !== undefined ? scrub(typeof value === 'string' ? value : JSON.stringify(value)) : undefined)
+  const record = (span: Omit<SpanRecord, 'traceId'>) => sink.record({ traceId, ...span, ...(span.error !== undefined ? { error: scrub(span.error) } : {}) })
   return {
     chat(c) {
       record({

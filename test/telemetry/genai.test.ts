@@ -72,6 +72,16 @@ describe('the executor\'s GenAI spans', () => {
     expect(String(attr(on.find((s) => s.name === 'execute_tool list_pods'), 'gen_ai.tool.call.arguments'))).toContain('prod')
   })
 
+  it('scrub secret values from error messages and captured content', () => {
+    const recorded: SpanRecord[] = []
+    const sink = { ...createSpanSink(true, async () => ({ ship: async () => ({ lost: 0 }) }), () => {}), record: (s: SpanRecord) => void recorded.push(s) }
+    const facts = { provider: 'openai', model: 'gpt-4o', maxTokens: 1, temperature: 0, workflow: 'w', step: 's' }
+    const trace = stepTracer(sink, TP, facts, true, 0, (t) => t.replaceAll('sk-live-123', '[redacted]'))!
+    trace.chat({ startMs: 0, endMs: 1, tokensIn: 0, tokensOut: 0, costUsd: 0, toolCalls: 0, input: 'key sk-live-123', error: 'Incorrect API key provided: sk-live-123' })
+    expect(JSON.stringify(recorded)).not.toContain('sk-live-123')
+    expect(recorded[0]?.error).toBe('Incorrect API key provided: [redacted]')
+  })
+
   it('are not made for a missing or malformed TRACEPARENT', () => {
     const sink = createSpanSink(true, async () => ({ ship: async () => ({ lost: 0 }) }), () => {})
     const facts = { provider: 'offline', model: 'demo', maxTokens: 1, temperature: 0, workflow: 'w', step: 's' }
