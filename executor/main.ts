@@ -14,12 +14,15 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { parseConfig } from './config.js'
 import { ConfigError } from './errors.js'
-import { createExecutorLogger } from './log.js'
+import { createExecutorLogger, scrubSecrets } from './log.js'
 import { boundedOutputLine, failureOutput, outputLine } from './output.js'
 import { leaveTerminationMessage } from './termination-message.js'
 import { defaultRetryPolicy } from './providers/retry.js'
 import { createProvider } from './providers/select.js'
 import { runStep } from './run.js'
+import { telemetryConfigFrom } from '../shared/telemetry/config.js'
+import { spanSink } from '../shared/telemetry/exporter.js'
+import { stepTracer } from '../shared/telemetry/genai.js'
 import type { McpConnector } from './tools/mcp.js'
 
 const VECTOR_MEMORY_DIR = '/var/run/agent-memory'
@@ -53,6 +56,8 @@ async function vectorMemory(): Promise<string[]> {
 }
 
 async function main(): Promise<number> {
+  // The executor's spans name it, not the function that created its Job.
+  process.env.OTEL_SERVICE_NAME ??= 'kinetic-executor'
   const secrets = rawSecrets(process.env)
   const log = createExecutorLogger({ write: (line) => process.stderr.write(line) }, () => secrets, process.env.LOG_LEVEL ?? 'info')
   let step = process.env.STEP_NAME ?? 'unknown'
@@ -70,13 +75,21 @@ async function main(): Promise<number> {
       stepLog.warn('CODE_EXECUTION_ENABLED is set, but this executor has no code sandbox; use an executor image that provides execute_code')
     }
     stepLog.info({ provider: provider.name, model: cfg.model.name, autonomy: cfg.autonomy, mcpServers: cfg.mcpServers.length }, 'Step started')
+    const facts = { provider: provider.name, model: cfg.model.name, maxTokens: cfg.model.maxTokens, temperature: cfg.model.temperature, workflow: cfg.workflow, step: cfg.step }
+    const trace = stepTracer(spanSink(), cfg.traceparent, facts, telemetryConfigFrom(process.env).captureContent, Date.now(), (text) => scrubSecrets(text, secrets))
+    if (trace) spanSink().warm()
     const result = await runStep(cfg, {
       provider,
       connectMcp,
       now: () => performance.now(),
       log: stepLog,
       ...(cfg.memory.type === 'vector' ? { vectorMemory } : {}),
+      ...(trace ? { trace } : {}),
     })
+    // At most 500 ms for the last spans (the exporter was loaded while the step ran): an
+    // unreachable collector, whose exporter retries until its own timeout, must not hold the step
+    // open longer; what is left is dropped and counted.
+    await spanSink().flush(500)
     const bounded = boundedOutputLine(result.output, result.exitCode, secrets, cfg.step)
     if (bounded.exitCode !== result.exitCode) stepLog.error({ reason: 'OutputTooLarge' }, 'Step output is too large for the OUTPUT line')
     process.stdout.write(`${bounded.line}\n`)

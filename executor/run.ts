@@ -4,7 +4,8 @@ import { StepError } from './errors.js'
 import { Budget, startDeadline, type Deadline } from './guardrails.js'
 import { memoryContext, memoryUpdate } from './memory.js'
 import { failureOutput, parseAnswerObject, successOutput, type Metrics, type ToolLogEntry } from './output.js'
-import { estimateTokens, priceFor } from './pricing.js'
+import { costUsd, estimateTokens, priceFor } from './pricing.js'
+import type { StepTracer } from '../shared/telemetry/genai.js'
 import { DeadlineError } from './providers/retry.js'
 import type { Message, ModelProvider, ToolCall, ToolResult, ToolSpec } from './providers/types.js'
 import { blockReason } from './tools/autonomy.js'
@@ -20,6 +21,8 @@ export interface RunDeps {
   log: Logger
   /** Legacy vector-memory files, newest first (empty when the volume is not mounted). */
   vectorMemory?: () => Promise<string[]>
+  /** GenAI spans of this attempt (shared/telemetry/genai.ts); none when tracing is off. */
+  trace?: StepTracer
 }
 
 /** The OUTPUT object and the exit code that goes with it (0 success, 1 step failed). */
@@ -203,13 +206,26 @@ export async function runStep(cfg: ExecutorConfig, deps: RunDeps): Promise<RunRe
     for (;;) {
       deadline.check()
       budget.beforeModelCall(estimateTokens(cfg.systemPrompt + JSON.stringify(messages) + JSON.stringify(offered)))
-      const res = await deps.provider.complete({
-        system: cfg.systemPrompt,
-        messages,
-        tools: offered,
-        maxTokens: cfg.model.maxTokens,
-        temperature: cfg.model.temperature,
-        signal: deadline.signal,
+      const callStart = Date.now()
+      let res
+      try {
+        res = await deps.provider.complete({
+          system: cfg.systemPrompt,
+          messages,
+          tools: offered,
+          maxTokens: cfg.model.maxTokens,
+          temperature: cfg.model.temperature,
+          signal: deadline.signal,
+        })
+      } catch (err) {
+        deps.trace?.chat({ startMs: callStart, endMs: Date.now(), tokensIn: 0, tokensOut: 0, costUsd: 0, toolCalls: 0, input: messages, error: (err as Error)?.message ?? String(err) })
+        throw err
+      }
+      deps.trace?.chat({
+        startMs: callStart, endMs: Date.now(), tokensIn: res.usage.tokensIn, tokensOut: res.usage.tokensOut,
+        costUsd: costUsd(price, res.usage.tokensIn, res.usage.tokensOut), toolCalls: res.toolCalls.length,
+        ...(res.finishReason !== undefined ? { finishReason: res.finishReason } : {}),
+        input: messages, output: { text: res.text, toolCalls: res.toolCalls },
       })
       budget.afterModelCall(res.usage.tokensIn, res.usage.tokensOut)
       deps.log.info(
@@ -225,7 +241,13 @@ export async function runStep(cfg: ExecutorConfig, deps: RunDeps): Promise<RunRe
       for (const call of res.toolCalls) {
         budget.beforeToolCall(call.name)
         deadline.check()
+        const toolStart = Date.now()
         const { result, entry } = await callTool(call, cfg, box, deps, deadline)
+        deps.trace?.tool({
+          startMs: toolStart, endMs: Date.now(), name: call.name, callId: call.id, status: entry.status,
+          ...(entry.server ? { server: entry.server } : {}), ...(entry.reason !== undefined ? { error: entry.reason } : {}),
+          arguments: call.arguments, result: result.content,
+        })
         results.push(result)
         toolLog.push(entry)
       }
@@ -239,9 +261,11 @@ export async function runStep(cfg: ExecutorConfig, deps: RunDeps): Promise<RunRe
     if (err !== undefined && err !== null && err !== false && err !== '' && err !== 0) {
       // Purko's convention: an answer carrying a truthy `error` fails the step.
       deps.log.error({ reason: 'AgentError' }, 'The agent answered with an error')
+      finishTrace(deps, budget.usage, 'AgentError')
       return { output: { ...output, reason: output.reason ?? 'AgentError' }, exitCode: 1 }
     }
     deps.log.info({ metrics: output._metrics }, 'Step succeeded')
+    finishTrace(deps, budget.usage)
     return { output, exitCode: 0 }
   } catch (thrown) {
     const err =
@@ -251,9 +275,17 @@ export async function runStep(cfg: ExecutorConfig, deps: RunDeps): Promise<RunRe
           ? deadline.error()
           : new StepError('InternalError', (thrown as Error)?.message ?? String(thrown))
     deps.log.error({ reason: err.reason, err: err.message }, 'Step failed')
+    finishTrace(deps, budget.usage, err.reason)
     return { output: failureOutput(cfg, err.reason, err.message, metrics(), toolLog), exitCode: 1 }
   } finally {
     deadline.dispose()
     await Promise.all(connections.map((conn) => conn.close().catch(() => undefined)))
   }
+}
+
+function finishTrace(deps: RunDeps, usage: Budget['usage'], error?: string): void {
+  deps.trace?.finish({
+    endMs: Date.now(), tokensIn: usage.tokensIn, tokensOut: usage.tokensOut, costUsd: usage.costUsd, toolCalls: usage.toolCalls,
+    ...(error !== undefined ? { error } : {}),
+  })
 }

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { build } from 'esbuild'
 import { tsImport } from 'tsx/esm/api'
-import { BUNDLE_OPTIONS, buildFunctionBundle, writeCodeCaches } from './code-cache.mjs'
+import { BUNDLE_OPTIONS, buildFunctionBundle, buildTelemetryBundle, writeCodeCaches } from './code-cache.mjs'
 import { REQUIRE_BANNER } from './script-cli.mjs'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -62,7 +62,7 @@ async function consoleDefine() {
 const consoleAssets = await consoleDefine()
 const buildFunction = (entry) => buildFunctionBundle({ root, outdir, entry, define: entry.out === CONSOLE_ENTRY ? consoleAssets : {} })
 // Only the trees this script writes, so stale bundles of removed functions do not linger.
-const trees = options.only === undefined ? ['functions', 'executor', 'mcp-bridge'] : [`functions/${options.only}`]
+const trees = options.only === undefined ? ['functions', 'executor', 'mcp-bridge', 'telemetry'] : [`functions/${options.only}`]
 for (const tree of trees) rmSync(join(outdir, tree), { recursive: true, force: true })
 const isFunction = (entry) => entry.out.startsWith('functions/')
 
@@ -98,6 +98,8 @@ if (entries.length > 0) {
   // cache (scripts/code-cache.mjs); the executor and the MCP bridge stay plain ES modules.
   const results = await Promise.all(entries.map((entry) => isFunction(entry) ? buildFunction(entry) : buildEsm(entry)))
   for (const [i, result] of results.entries()) report(result, entries[i])
+  // The tracing SDK the function bundles require when an OTLP endpoint is set (code-cache.mjs).
+  if (entries.some(isFunction)) report(await buildTelemetryBundle({ root, outdir }), { in: join(root, 'shared', 'telemetry', 'otlp.ts') })
   const failed = await writeCodeCaches(outdir, entries.filter(isFunction).map((entry) => entry.out), (line) => console.log(line))
   // A function whose CommonJS bundle does not start (esbuild orders some mixed ESM/CommonJS
   // dependency graphs differently there) keeps the plain layout, without a code cache.

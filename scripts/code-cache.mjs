@@ -38,13 +38,39 @@ export const BUNDLE_OPTIONS = {
   plugins: [nodeUrlForWhatwgUrl],
 }
 
+// The OpenTelemetry SDK (shared/telemetry/otlp.ts) is one file of its own, <outdir>/telemetry/otlp.cjs,
+// which a function's bundle requires only when tracing is on: with it off, neither the bundle nor
+// its code cache carries the SDK.
+const OTLP_SOURCE = join('shared', 'telemetry', 'otlp.ts')
+export const OTLP_BUNDLE = 'telemetry/otlp.cjs'
+
+/** Leaves the require of <outdir>/telemetry/otlp.cjs to run time: it is a file of its own. */
+const otlpBesideTheBundle = {
+  name: 'otlp-beside-the-bundle',
+  setup(build) {
+    build.onResolve({ filter: /telemetry\/otlp\.cjs$/ }, (args) => ({ path: args.path, external: true }))
+  },
+}
+
+/** Builds <outdir>/telemetry/otlp.cjs, the SDK side of tracing that function bundles load on demand. */
+export function buildTelemetryBundle({ root, outdir }) {
+  return build({
+    ...BUNDLE_OPTIONS,
+    entryPoints: [join(root, OTLP_SOURCE)],
+    outfile: join(outdir, OTLP_BUNDLE),
+    format: 'cjs',
+    supported: { 'dynamic-import': false },
+    metafile: true,
+  })
+}
+
 /** The modules the function loads with import() (its lazy parts), found by a build that writes nothing. */
 async function lazyImports(source) {
   const probe = await build({ ...BUNDLE_OPTIONS, entryPoints: [source], format: 'esm', splitting: true, outdir: '/nonexistent', write: false, metafile: true, logLevel: 'silent' })
   const found = new Set()
   for (const input of Object.values(probe.metafile.inputs)) {
     for (const imported of input.imports) {
-      if (imported.kind === 'dynamic-import' && !imported.external) found.add(resolve(imported.path))
+      if (imported.kind === 'dynamic-import' && !imported.external && !imported.path.endsWith(OTLP_SOURCE)) found.add(resolve(imported.path))
     }
   }
   return [...found].sort()
@@ -67,9 +93,13 @@ export async function buildFunctionBundle({ root, outdir, entry, define }) {
     stdin: { contents: bundleSource, resolveDir: root, sourcefile: `${entry.out}.entry.ts`, loader: 'ts' },
     outfile: join(outdir, dir, 'bundle.cjs'),
     format: 'cjs',
+    // start-fast.ts runs the bundle through vm.Script, which has no loader for import(): a
+    // dependency's own import('http') (the OTLP exporter's) must become a require().
+    supported: { 'dynamic-import': false },
     sourcemap: 'linked',
     banner: { js: IMPORT_META_BANNER },
-    define: { ...define, 'import.meta.url': '__kineticImportMetaUrl' },
+    define: { ...define, 'import.meta.url': '__kineticImportMetaUrl', __KINETIC_OTLP_MODULE__: JSON.stringify(`../../${OTLP_BUNDLE}`) },
+    plugins: [...BUNDLE_OPTIONS.plugins, otlpBesideTheBundle],
     metafile: true,
   })
   const main = build({

@@ -4,6 +4,8 @@
  */
 import { parseSharedNamespaces, SHARED_NAMESPACES_VARIABLE, type McpVisibility } from './mcp/visibility.js'
 
+import { otelEnvForSteps, telemetryConfigFrom } from './telemetry/config.js'
+
 export interface RuntimeConfig {
   /** Image for step Jobs when the Agent names none (`spec.runtime.image` wins). */
   executorImage: string
@@ -20,6 +22,8 @@ export interface RuntimeConfig {
   mcpSharedNamespaces: string[]
   /** Where Kinetic's own CloudEvents go (a Broker URL); unset means they are only logged. */
   eventSink: string | undefined
+  /** OTEL_* variables step Jobs get when tracing is on (shared/telemetry/config.ts); none when off. */
+  stepTelemetryEnv?: ReadonlyArray<{ name: string; value: string }>
 }
 
 export const DEFAULT_EXECUTOR_IMAGE = 'kinetic-executor:latest'
@@ -33,6 +37,7 @@ export function readRuntimeConfig(env: Record<string, string | undefined> = proc
     agentNamespace: env.KINETIC_AGENT_NAMESPACE || env.PURKO_AGENT_NAMESPACE || 'ai-agents',
     mcpSharedNamespaces: parseSharedNamespaces(env[SHARED_NAMESPACES_VARIABLE]),
     eventSink: env.K_SINK || env.KINETIC_EVENT_SINK || undefined,
+    stepTelemetryEnv: telemetryConfigFrom(env).enabled ? otelEnvForSteps(env) : [],
   }
 }
 

@@ -10,6 +10,7 @@ const ToolUseBlock = z.object({ type: z.literal('tool_use'), id: z.string(), nam
 const ResponseSchema = z.object({
   content: z.array(z.looseObject({ type: z.string() })),
   usage: z.object({ input_tokens: z.number(), output_tokens: z.number() }),
+  stop_reason: z.string().nullable().optional(),
 })
 
 // Anthropic rejects oversized tool results; purko's executor cuts them at the same length.
@@ -82,6 +83,7 @@ export function anthropicProvider(opts: HttpProviderOptions): ModelProvider {
       return {
         text: texts.join('\n'),
         toolCalls,
+        ...(parsed.data.stop_reason ? { finishReason: parsed.data.stop_reason } : {}),
         usage: { tokensIn: parsed.data.usage.input_tokens, tokensOut: parsed.data.usage.output_tokens },
       }
     },

@@ -177,7 +177,7 @@ export function offlineProvider(opts: OfflineOptions): ModelProvider {
       const turns = req.messages.filter((m) => m.role === 'assistant' && m.toolCalls.length > 0).length
       const call = plan[turns]
       if (call !== undefined) {
-        return { text: '', toolCalls: [call], usage: { tokensIn, tokensOut: estimateTokens(JSON.stringify(call)) } }
+        return { text: '', toolCalls: [call], finishReason: 'tool_calls', usage: { tokensIn, tokensOut: estimateTokens(JSON.stringify(call)) } }
       }
       const toolsUsed = req.messages.flatMap((m) => (m.role === 'assistant' ? m.toolCalls.map((c) => c.name) : []))
       let text = scripted !== undefined && scripted !== '' ? scripted : JSON.stringify(defaultOfflineAnswer(opts, toolsUsed))
@@ -190,7 +190,7 @@ export function offlineProvider(opts: OfflineOptions): ModelProvider {
         const error = directiveError(results, texts)
         text = JSON.stringify({ ...answer, mcp: directive.single ? results[0] : results, ...(error !== undefined ? { error } : {}) })
       }
-      return { text, toolCalls: [], usage: { tokensIn, tokensOut: estimateTokens(text) } }
+      return { text, toolCalls: [], finishReason: 'stop', usage: { tokensIn, tokensOut: estimateTokens(text) } }
     },
   }
 }

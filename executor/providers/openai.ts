@@ -21,6 +21,7 @@ const ResponseSchema = z.object({
             .nullable()
             .optional(),
         }),
+        finish_reason: z.string().nullable().optional(),
       }),
     )
     .min(1),
@@ -102,9 +103,11 @@ export function openAiProvider(opts: HttpProviderOptions): ModelProvider {
       }))
       const text = msg.content ?? ''
       const usage = parsed.data.usage
+      const finishReason = parsed.data.choices[0]!.finish_reason
       return {
         text,
         toolCalls,
+        ...(finishReason ? { finishReason } : {}),
         usage: {
           // Servers that omit usage (some Ollama and vLLM builds) still get a deterministic estimate.
           tokensIn: usage?.prompt_tokens ?? estimateTokens(JSON.stringify(messages)),

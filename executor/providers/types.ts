@@ -51,6 +51,8 @@ export interface ChatResponse {
   text: string
   toolCalls: ToolCall[]
   usage: { tokensIn: number; tokensOut: number }
+  /** Why the model stopped, as its API says it (stop, tool_calls, end_turn, max_tokens, ...). */
+  finishReason?: string
 }
 
 /** A model API. Throws StepError('ModelError') for anything the loop cannot continue from. */

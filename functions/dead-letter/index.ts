@@ -7,6 +7,7 @@ import { BadEventError } from '../../shared/errors.js'
 import { baseApp } from '../../shared/http/app.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import type { Logger } from '../../shared/log.js'
+import { dashboardMetrics } from '../../shared/telemetry/metrics.js'
 import { deadLetterRecord } from './record.js'
 
 /** What the dead-letter app needs from its process. */
@@ -24,6 +25,7 @@ export function createApp(deps: Deps): Hono {
     try {
       const event = await readCloudEvent(c, z.unknown())
       deps.log.error(deadLetterRecord(event), 'Gave up delivering event')
+      dashboardMetrics.deadLetters.add({ type: event.type })
     } catch (err) {
       if (err instanceof BadEventError) {
         const headers: Record<string, string> = {}

@@ -8,12 +8,20 @@ export interface AttemptRecord {
   tokens: number
   costUSD: number
   latencyMs: number
+  /** The model, tokens in and tokens out the executor reported (for the per-model metrics). */
+  model?: string
+  tokensIn?: number
+  tokensOut?: number
 }
 
 /** What one attempt used, as the executor reports it in `_metrics` of its OUTPUT line. */
 export interface Usage {
   tokens: number
   costUSD: number
+  /** Set when the executor reported them (`_metrics.model`, `tokens_in`, `tokens_out`). */
+  model?: string
+  tokensIn?: number
+  tokensOut?: number
 }
 
 /**
@@ -26,9 +34,11 @@ export function usageFrom(output: unknown): Usage {
   if (!isObject(metrics)) return { tokens: 0, costUSD: 0 }
   const count = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : 0)
   const cost = metrics.cost_usd
+  const model = typeof metrics.model === 'string' && metrics.model !== '' ? metrics.model.slice(0, 100) : undefined
   return {
     tokens: count(metrics.tokens_in) + count(metrics.tokens_out),
     costUSD: typeof cost === 'number' && Number.isFinite(cost) && cost >= 0 ? cost : 0,
+    ...(model !== undefined ? { model, tokensIn: count(metrics.tokens_in), tokensOut: count(metrics.tokens_out) } : {}),
   }
 }
 

@@ -33,6 +33,8 @@ export interface ConsoleConfig {
   sessionKey?: Buffer
   /** Mark cookies Secure (default true; the embedded plane serves plain HTTP on 127.0.0.1). */
   secureCookies: boolean
+  /** KINETIC_TRACE_URL_TEMPLATE: runs and steps link to their trace in this UI (shared/telemetry/trace-url.ts). */
+  traceUrlTemplate?: string
 }
 
 /** The person using the console, as established for this request. */

@@ -1,6 +1,7 @@
 import { recordAttempts } from '../agent/metrics.js'
 import { ConflictError } from '../errors.js'
 import { agentUsage } from '../http/metrics.js'
+import { recordModelUsage } from '../telemetry/usage-metrics.js'
 import type { FinishedAttempt } from '../reconcile/workflow-plan.js'
 import type { Agent } from '../schemas/agent.js'
 import { demoteIfTriggered } from './autonomy.js'
@@ -63,7 +64,10 @@ async function recordOn(
     }
     if (written) {
       const fresh = attempts.filter((a) => !counted.has(a.key))
-      for (const a of fresh) agentUsage.add(namespace, name, a.ok, a.tokens, a.costUSD)
+      for (const a of fresh) {
+        agentUsage.add(namespace, name, a.ok, a.tokens, a.costUSD)
+        recordModelUsage(namespace, name, a)
+      }
       // A failure may cross a rollback trigger: an unsafe agent is demoted now, not at the next tick.
       if (fresh.some((a) => !a.ok)) await demoteIfTriggered(deps, written)
       return written

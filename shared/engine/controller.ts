@@ -3,6 +3,7 @@ import { ConflictError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { Logger } from '../log.js'
 import { kubernetesEventFor, type ObjectRef } from '../reconcile/kube-events.js'
+import { currentTraceparent } from '../telemetry/work.js'
 import { kineticEventsFor, type KineticEvents } from './kinetic-events.js'
 import type { EngineMemo } from './memo.js'
 
@@ -64,6 +65,8 @@ export interface Controller<O extends { metadata: ObjectRef['metadata'] }, Facts
   writeParent(deps: EngineDeps, object: O, plan: Plan): Promise<void>
   /** Seed of Event names and CloudEvent ids, so a redelivered event repeats them (e.g. the run id). */
   eventSeed(object: O, plan: Plan): string
+  /** The trace the published CloudEvents carry (`traceparent`); default: the handled event's. */
+  traceparent?(object: O, plan: Plan): string | undefined
 }
 
 /** What one reconcile did. */
@@ -88,19 +91,20 @@ export async function reconcile<O extends { metadata: ObjectRef['metadata'] }, F
   if (planned === UNCHANGED) return { result: 'unchanged' }
   const plan = await controller.writeChildren(deps, object, facts, planned)
   await controller.writeParent(deps, object, plan)
-  await announce(deps, controller.kind, object, controller.eventSeed(object, plan), plan.transitions)
+  await announce(deps, controller.kind, object, controller.eventSeed(object, plan), plan.transitions, controller.traceparent?.(object, plan))
   return { result: 'applied', plan }
 }
 
 /** Logs, records and publishes transitions; failures are logged, never thrown. */
 export async function announce(
   deps: EngineDeps, kind: string, object: { metadata: ObjectRef['metadata'] }, seed: string, transitions: readonly Transition[],
+  traceparent: string | undefined = currentTraceparent(),
 ): Promise<void> {
   if (transitions.length === 0) return
   const ref: ObjectRef = { kind, metadata: object.metadata }
   const now = deps.now().toISOString()
   // The same type and id the published CloudEvents carry (the source does not enter either).
-  const cloudEvents = kineticEventsFor('/kinetic', ref, seed, transitions)
+  const cloudEvents = kineticEventsFor('/kinetic', ref, seed, transitions, traceparent)
   for (const [i, t] of transitions.entries()) {
     deps.log.info({ kind, namespace: object.metadata.namespace, name: object.metadata.name, reason: t.reason, ...(t.fieldPath ? { fieldPath: t.fieldPath } : {}) }, t.message)
     if (!t.record) continue
@@ -111,7 +115,7 @@ export async function announce(
       deps.log.warn({ err: (err as Error).message, reason: t.reason }, `Could not record Event for ${kind} ${object.metadata.namespace}/${object.metadata.name}`)
     }
   }
-  await deps.events.publish(ref, seed, transitions)
+  await deps.events.publish(ref, seed, transitions, traceparent)
 }
 
 /**

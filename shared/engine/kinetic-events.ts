@@ -18,7 +18,7 @@ export interface Announceable {
 
 /** Publishes Kinetic's own CloudEvents (run started, agent promoted, ...) for `kn` and event-display users. */
 export interface KineticEvents {
-  publish(object: ObjectRef, seed: string, transitions: readonly Announceable[]): Promise<void>
+  publish(object: ObjectRef, seed: string, transitions: readonly Announceable[], traceparent?: string): Promise<void>
   /** Sends CloudEvents built elsewhere (recipes name their own types and ids, CONTRACT §13). */
   send?(events: readonly CloudEvent<Record<string, unknown>>[]): Promise<void>
 }
@@ -37,7 +37,9 @@ function pluralOf(kind: string): string {
  * Pure: the CloudEvents of some transitions, typed `dev.kinetic.<kind>.<transition kind>`; ids
  * are derived from the seed and the transition, so retries repeat them and consumers can dedupe.
  */
-export function kineticEventsFor(source: string, object: ObjectRef, seed: string, transitions: readonly Announceable[]): CloudEvent<Record<string, unknown>>[] {
+export function kineticEventsFor(
+  source: string, object: ObjectRef, seed: string, transitions: readonly Announceable[], traceparent?: string,
+): CloudEvent<Record<string, unknown>>[] {
   const namespace = object.metadata.namespace ?? ''
   const name = object.metadata.name ?? ''
   const kind = object.kind.toLowerCase()
@@ -48,6 +50,8 @@ export function kineticEventsFor(source: string, object: ObjectRef, seed: string
     subject: subjectOf(object),
     datacontenttype: 'application/json',
     data: { namespace, [kind]: name, reason: t.reason, message: t.message, ...(t.data ?? {}) },
+    // CloudEvents' distributed tracing extension: the run's trace, so consumers' spans join it.
+    ...(traceparent ? { traceparent } : {}),
   }))
 }
 
@@ -57,8 +61,10 @@ export function httpKineticEvents(sink: string | undefined, source: string, log:
     if (!sink) return
     for (const event of events) {
       const message = HTTP.binary(event)
+      // The W3C header too, so the Broker's own spans (where Knative exports them) join the trace.
+      const headers = { ...(message.headers as Record<string, string>), ...(typeof event.traceparent === 'string' ? { traceparent: event.traceparent } : {}) }
       try {
-        const res = await fetch(sink, { method: 'POST', headers: message.headers as Record<string, string>, body: message.body as string })
+        const res = await fetch(sink, { method: 'POST', headers, body: message.body as string })
         if (!res.ok) log.warn({ ceId: event.id, ceType: event.type, status: res.status }, 'Event sink refused a Kinetic event')
       } catch (err) {
         log.warn({ ceId: event.id, ceType: event.type, err: (err as Error).message }, 'Could not deliver a Kinetic event')
@@ -66,9 +72,9 @@ export function httpKineticEvents(sink: string | undefined, source: string, log:
     }
   }
   return {
-    async publish(object, seed, transitions) {
+    async publish(object, seed, transitions, traceparent) {
       if (!sink || transitions.length === 0) return
-      await send(kineticEventsFor(source, object, seed, transitions))
+      await send(kineticEventsFor(source, object, seed, transitions, traceparent))
     },
     send,
   }

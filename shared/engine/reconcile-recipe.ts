@@ -24,6 +24,7 @@ import { retryingConflicts } from './controller.js'
 import type { RecipeDeps } from './recipe-deps.js'
 import { RecipeReads, storedSnapshotOf, type ChildRef, type StoredSnapshot } from './recipe-reads.js'
 import { deleteRecipe } from './recipe-deletion.js'
+import { recordRecipeSpans } from '../telemetry/recipe-progress.js'
 
 export type { RecipeDeps } from './recipe-deps.js'
 
@@ -158,6 +159,7 @@ async function reconcileOnce(deps: RecipeDeps, namespace: string, name: string):
       throw err
     }
     work.writes++
+    recordRecipeSpans(recipe, status, work.now)
   }
   await announce({ ...work, recipe: { ...recipe, status } })
   return outcome(work, status.phase)

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import type { V1ConfigMap, V1Job } from '@kubernetes/client-node'
 import { apiMessage, ConflictError, ForbiddenError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
@@ -33,6 +32,8 @@ import { recordAgentMetrics } from './agent-metrics.js'
 import { forEachLimited } from './limited.js'
 import { providersKey, registryKey, rememberedConfig, type EngineMemo } from './memo.js'
 import { providersVisibleFrom } from './providers.js'
+import { recordQueueDepth, recordRunProgress } from '../telemetry/run-progress.js'
+import { runSpanId, runTraceId, stepTraceparent, traceparentOf } from '../telemetry/ids.js'
 import { announce, reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps, type Transition } from './controller.js'
 
 export type { EngineDeps } from './controller.js'
@@ -217,6 +218,7 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       // waiting needs nothing else (it has no Jobs, and no step starts), so a queued run costs
       // each resync tick a GET and a list.
       const siblings = needsSiblings(workflow) ? await kube.listWorkflowsIn(namespace, templateRunSelector(templateOf(workflow)!)) : undefined
+      if (siblings) recordQueueDepth(namespace, templateOf(workflow)!, siblings.filter((w) => w.metadata.name !== workflow.metadata.name).filter(isWaiting).length + (isWaiting(workflow) ? 1 : 0))
       if (siblings && admitRun(workflow, siblings).kind === 'wait') {
         return { runId, jobs: [], agents: new Map(), identities: new Set(), shards: [], outputs: new Map(), start: null, siblings }
       }
@@ -293,7 +295,7 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       if (started.status === 'rejected') throw started.reason
       return { ...work, placed, created }
     },
-    async writeParent({ kube }, workflow, { plan, placed }) {
+    async writeParent({ kube }, workflow, { plan, placed, now }) {
       const namespace = workflow.metadata.namespace ?? 'default'
       const name = workflow.metadata.name ?? ''
       let resourceVersion = workflow.metadata.resourceVersion ?? ''
@@ -307,9 +309,13 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
           status.stepStatuses = status.stepStatuses.map((s) => (placed.has(s.name) ? { ...s, outputRef: placed.get(s.name)! } : s))
         }
         await kube.patchWorkflowStatus(namespace, name, resourceVersion, status)
+        // Only a status write that landed ends spans: a lost race re-plans and writes them then.
+        const approved = plan.transitions.filter((t) => t.kind === 'step.approved' && t.step !== undefined).map((t) => t.step!)
+        recordRunProgress(workflow, status, plan.startJobs, approved, now)
       }
     },
     eventSeed: (_, { plan }) => plan.runId ?? '',
+    traceparent: (_, { plan }) => (plan.runId ? traceparentOf(runTraceId(plan.runId), runSpanId(plan.runId)) : undefined),
   }
 }
 
@@ -573,7 +579,8 @@ async function buildJobs(
       mcpServers: ready.registry, mcpVisibility: mcpVisibilityOf(deps.config),
       stepInput: input.stepInput, inputFromEnv: input.env,
       executorImage: deps.config.executorImage, hostNetwork: deps.config.executorHostNetwork,
-      traceparent: traceparentFor(runId, start.jobName),
+      traceparent: stepTraceparent(runId, start.jobName),
+      ...(deps.config.stepTelemetryEnv?.length ? { telemetryEnv: deps.config.stepTelemetryEnv } : {}),
       activeDeadlineSeconds: stepTimeoutSeconds(step, agent),
       ...(recalled.has(start.agentKey) ? { recalledMemory: recalled.get(start.agentKey)! } : {}),
     })
@@ -676,10 +683,4 @@ function rollbackInput(step: string, originalOutput: string): string {
     originalOutput,
     task: `Rollback step "${step}": undo the actions taken in the original execution. Original output is provided.`,
   })
-}
-
-/** W3C traceparent derived from the run and Job, so every step of a run joins one trace. */
-function traceparentFor(runId: string, jobName: string): string {
-  const hex = (text: string) => createHash('sha256').update(text).digest('hex')
-  return `00-${hex(runId).slice(0, 32)}-${hex(jobName).slice(0, 16)}-01`
 }

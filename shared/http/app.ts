@@ -3,6 +3,11 @@ import { statusFor } from '../errors.js'
 import type { Logger } from '../log.js'
 import { guardEvents, type AcceptedEvents } from './event-guard.js'
 import { FunctionMetrics } from './metrics.js'
+import { spanSink } from '../telemetry/exporter.js'
+import { functionSpan } from '../telemetry/function-span.js'
+import { parseTraceparent } from '../telemetry/ids.js'
+import { dashboardMetrics } from '../telemetry/metrics.js'
+import { withWork, type Work } from '../telemetry/work.js'
 
 /**
  * The Hono app every function starts from: health routes and the one place where an error
@@ -24,11 +29,33 @@ export function baseApp(log: Logger, ready: () => boolean = () => true, events?:
   app.get('/health/liveness', (c) => c.body(null, 204))
   app.get('/healthz', (c) => c.body(null, 204))
   app.get('/metrics', (c) => c.text(metrics.render(), 200, { 'content-type': 'text/plain; version=0.0.4' }))
+  const fn = String(log.bindings().function ?? 'function')
+  const sink = spanSink()
   app.use('/', async (c, next) => {
     if (c.req.method !== 'POST') return next()
     const start = performance.now()
-    await next()
-    metrics.observe(c.req.header('ce-type') ?? 'unknown', c.res.status, (performance.now() - start) / 1000)
+    const startMs = Date.now()
+    const type = c.req.header('ce-type') ?? 'unknown'
+    const time = c.req.header('ce-time')
+    const sent = time ? Date.parse(time) : Number.NaN
+    if (!Number.isNaN(sent)) dashboardMetrics.eventLag.observe({ type }, Math.max(0, startMs - sent) / 1000)
+    // With tracing off nothing more is done per event: no work record, no span.
+    // The CloudEvents extension first; Knative's Broker carries its own spans' context in the HTTP header.
+    const traceparent = [c.req.header('ce-traceparent'), c.req.header('traceparent')].find((t) => parseTraceparent(t) !== null)
+    const work: Work | undefined = sink.enabled ? { advanced: [], apiCalls: 0, ...(traceparent ? { traceparent } : {}) } : undefined
+    if (work) await withWork(work, next)
+    else await next()
+    const status = c.res.status
+    metrics.observe(type, status, (performance.now() - start) / 1000)
+    if (status === 409 || status === 429 || status >= 500) dashboardMetrics.redeliveries.add({ type, status: String(status) })
+    if (work) {
+      const event = {
+        id: c.req.header('ce-id'), type, source: c.req.header('ce-source'), subject: c.req.header('ce-subject'),
+        time, ...(traceparent ? { traceparent } : {}),
+      }
+      // Batched by the sink (200 ms) and sent on SIGTERM (serve.ts), never in the request's path.
+      sink.record(functionSpan(fn, event, status, work, startMs, Date.now()))
+    }
   })
   app.use('/', guardEvents(events))
   app.onError((err, c) => {

@@ -1,3 +1,6 @@
+import { spanSink } from '../telemetry/exporter.js'
+import { renderDashboardMetrics } from '../telemetry/metrics.js'
+
 /**
  * Request counters in the Prometheus text format, kept by hand: prom-client would add to every
  * cold start, and a function only needs a few counters and a latency sum.
@@ -34,6 +37,7 @@ export class FunctionMetrics {
       `kinetic_event_duration_seconds_sum{function="${fn}"} ${this.seconds}`,
       `kinetic_event_duration_seconds_count{function="${fn}"} ${this.count}`,
       ...agentUsage.render(),
+      ...renderDashboardMetrics(spanSink().dropped()),
     )
     return `${lines.join('\n')}\n`
   }

@@ -1,6 +1,7 @@
 import { serve } from '@hono/node-server'
 import type { Hono } from 'hono'
 import type { Logger } from '../log.js'
+import { spanSink } from '../telemetry/exporter.js'
 
 /**
  * Serves a function's app on `$PORT` (8080 by default, as Knative injects it) and closes
@@ -11,7 +12,8 @@ export function serveFunction(app: Hono, log: Logger, env: Record<string, string
   const server = serve({ fetch: app.fetch, port, hostname: env.HOST ?? '0.0.0.0' }, (info) => {
     log.info({ port: info.port }, 'Listening')
   })
-  const stop = () => server.close(() => process.exit(0))
+  // Spans still queued get a second to leave; an unreachable collector never holds the exit longer.
+  const stop = () => server.close(() => void spanSink().flush(1000).finally(() => process.exit(0)))
   process.once('SIGTERM', stop)
   process.once('SIGINT', stop)
 }

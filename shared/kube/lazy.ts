@@ -1,3 +1,4 @@
+import { noteApiCall } from '../telemetry/work.js'
 import type { Kube } from './port.js'
 
 /**
@@ -12,6 +13,7 @@ export function lazyKube(load: () => Promise<Kube>): Kube {
     get(_, method: string | symbol) {
       if (typeof method !== 'string' || method === 'then') return undefined
       return async (...args: unknown[]) => {
+        noteApiCall()
         const kube = await real()
         return (kube[method as keyof Kube] as (...a: unknown[]) => Promise<unknown>).apply(kube, args)
       }

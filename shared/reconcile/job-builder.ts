@@ -59,6 +59,8 @@ export interface StepJobInput {
   executorImage: string
   hostNetwork: boolean
   traceparent?: string
+  /** The functions' OTEL_* export settings (shared/telemetry/config.ts), so the executor's spans reach the same collector. */
+  telemetryEnv?: ReadonlyArray<{ name: string; value: string }>
   recalledMemory?: string
   /** Computed by `stepTimeoutSeconds`. */
   activeDeadlineSeconds: number
@@ -346,6 +348,7 @@ function stepEnv(input: StepJobInput): V1EnvVar[] {
   // The executor sends an MCP token only to a server of this namespace (executor/config.ts).
   env.push(plain('KINETIC_NAMESPACE', workflow.metadata.namespace ?? ''))
   if (input.traceparent) env.push(plain('TRACEPARENT', input.traceparent))
+  env.push(...(input.telemetryEnv ?? []).map((e) => plain(e.name, e.value)))
   return env
 }
 

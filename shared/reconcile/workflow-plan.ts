@@ -381,6 +381,7 @@ class RunBuilder {
       tokens: usage.tokens,
       costUSD: usage.costUSD,
       latencyMs: Number.isFinite(end - start) ? Math.max(0, end - start) : 0,
+      ...(usage.model !== undefined ? { model: usage.model, tokensIn: usage.tokensIn ?? 0, tokensOut: usage.tokensOut ?? 0 } : {}),
     })
   }
 

@@ -5,6 +5,7 @@
  */
 import type { ConsoleAuth, ConsoleConfig } from '../context.js'
 import { parseCidr } from './cidr.js'
+import { TRACE_URL_VARIABLE, traceUrlTemplateProblem } from '../../telemetry/trace-url.js'
 
 /** run-control's in-cluster address, when KINETIC_RUN_CONTROL_URL is not set. */
 export const DEFAULT_RUN_CONTROL_URL = 'http://run-control.kinetic-system.svc.cluster.local'
@@ -93,6 +94,9 @@ export function consoleConfig(env: Record<string, string | undefined>): ConsoleC
     if (!DNS_LABEL.test(ns) || ns.length > 63) throw new ConsoleConfigError(`KINETIC_CONSOLE_NAMESPACES: ${JSON.stringify(ns)} is not a namespace name`)
   }
   const sessionKey = sessionKeyOf(value(env, 'KINETIC_CONSOLE_SESSION_KEY'))
+  const traceUrlTemplate = value(env, TRACE_URL_VARIABLE)
+  const traceProblem = traceUrlTemplate === undefined ? null : traceUrlTemplateProblem(traceUrlTemplate)
+  if (traceProblem) throw new ConsoleConfigError(traceProblem)
   return {
     auth: auth as ConsoleAuth,
     trustedProxies,
@@ -104,5 +108,6 @@ export function consoleConfig(env: Record<string, string | undefined>): ConsoleC
     agentNamespace,
     ...(sessionKey ? { sessionKey } : {}),
     secureCookies: flag(env, 'KINETIC_CONSOLE_SECURE_COOKIES', true),
+    ...(traceUrlTemplate ? { traceUrlTemplate } : {}),
   }
 }

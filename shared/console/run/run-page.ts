@@ -14,6 +14,7 @@ import { LABEL_RUN_ID } from '../../schemas/labels.js'
 import type { Condition, Workflow } from '../../schemas/workflow.js'
 import type { ConsoleRequest, PageResult } from '../context.js'
 import { html, join, type Html } from '../html.js'
+import { traceUrl } from '../../telemetry/trace-url.js'
 import { actionForm } from '../action-form.js'
 import { allowedActions } from '../auth/permissions.js'
 import { phaseBadge } from '../pages/common.js'
@@ -112,7 +113,7 @@ function runHeader(req: ConsoleRequest, view: RunView): Html {
 <dt>Duration</dt><dd data-run-duration${since(view)}>${duration(view.durationMs) || '\u2014'}</dd>
 ${view.template ? html`<dt>Template</dt><dd><a href="${runHref(view.namespace, view.template)}">${view.template}</a></dd>` : ''}
 ${trigger ? html`<dt>Trigger</dt><dd>${trigger.type ?? 'unknown'}${trigger.source ? html` (${trigger.source})` : ''}${trigger.route ? html`, route ${trigger.route}` : ''}</dd>` : ''}
-${view.runId ? html`<dt>Run id</dt><dd><code>${view.runId}</code></dd>` : ''}
+${view.runId ? html`<dt>Run id</dt><dd><code>${view.runId}</code>${req.config.traceUrlTemplate ? html` <a class="trace-link" href="${traceUrl(req.config.traceUrlTemplate, view.runId)}" rel="noopener" target="_blank">Open trace</a>` : ''}</dd>` : ''}
 ${view.queuePosition !== undefined ? html`<dt>Queued</dt><dd>position ${view.queuePosition}</dd>` : ''}
 </dl>
 ${view.message ? html`<p class="run-message" data-run-message>${view.message}</p>` : ''}
@@ -315,6 +316,7 @@ ${s.agent ? html`<dt>Agent</dt><dd>${s.agent}</dd>` : ''}${s.type ? html`<dt>Typ
 <dt>Duration</dt><dd class="step-duration"${since(s)}>${duration(s.durationMs) || '\u2014'}</dd>
 <dt>Attempts</dt><dd>${s.attempts}${s.retries ? ` (${s.retries} retr${s.retries === 1 ? 'y' : 'ies'})` : ''}${s.nextAttemptAt ? html`; next ${timeTag(s.nextAttemptAt, req.now)}` : ''}</dd>
 <dt>Job</dt><dd>${jobName ? html`<code>${jobName}</code>${log.state ? ` (${log.state})` : ''}` : 'none yet'}</dd>
+${jobName && view.runId && req.config.traceUrlTemplate ? html`<dt>Trace</dt><dd><a class="trace-link" href="${traceUrl(req.config.traceUrlTemplate, view.runId, jobName)}" rel="noopener" target="_blank">Open this attempt's trace</a></dd>` : ''}
 ${log.pod ? html`<dt>Pod</dt><dd><code>${log.pod}</code></dd>` : ''}
 <dt>After</dt><dd>${s.dependsOn.length ? s.dependsOn.join(', ') : 'nothing (a first step)'}</dd>
 ${s.reason && !s.error ? html`<dt>${s.phase === 'Skipped' ? 'Why skipped' : 'Waiting for'}</dt><dd>${s.reason}</dd>` : ''}

@@ -101,6 +101,18 @@ describe('stepJobManifest: SPEC 8.6 cases 25-39', () => {
     expect(envNames(stepJobManifest(anInput()))).not.toContain('MODEL_MAX_TOKENS')
   })
 
+  it('hands the step the functions\' OTLP export settings after TRACEPARENT, so its spans reach the same collector', () => {
+    const env = envOf(stepJobManifest(anInput({
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+      telemetryEnv: [{ name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: 'http://collector:4318' }],
+    })))
+    expect(env.slice(-2)).toEqual([
+      { name: 'TRACEPARENT', value: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+      { name: 'OTEL_EXPORTER_OTLP_ENDPOINT', value: 'http://collector:4318' },
+    ])
+    expect(envNames(stepJobManifest(anInput()))).not.toContain('OTEL_EXPORTER_OTLP_ENDPOINT')
+  })
+
   it('28: opts in to host networking with Default DNS', () => {
     const job = stepJobManifest(anInput({ hostNetwork: true }))
     expect(podSpec(job).hostNetwork).toBe(true)
