@@ -141,7 +141,7 @@ export function kineticOnKnative(tier: () => KineticTier): void {
     await phaseOf('release-notes', 'Succeeded', 180_000)
   }, 900_000)
 
-  it('converges when the adapter restarts while a Workflow is created (its event is never sent): the resync tick starts it', async () => {
+  it('converges when the adapter restarts as a Workflow is created (a restarted adapter sends nothing for what already exists; the resync tick starts it then)', async () => {
     const pods = (await tier().admin.get<{ items: Listed[] }>(`/api/v1/namespaces/${SYSTEM}/pods?labelSelector=eventing.knative.dev%2FsourceName%3Dresources`))?.items ?? []
     expect(pods).toHaveLength(1)
     await kubectl('delete', 'pod', '-n', SYSTEM, pods[0]!.metadata.name, '--wait=false')
