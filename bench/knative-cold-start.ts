@@ -49,7 +49,10 @@ async function main(): Promise<void> {
   if (!fn) throw new Error('workflow-changed is not installed: kubectl apply -f install.yaml first')
   const image = fn.spec.template.spec.containers[0]!.image
   await kube.mergePatch(`/apis/serving.knative.dev/v1/namespaces/${SYSTEM}/services/workflow-changed`, { spec: { template: { metadata: { annotations: WINDOW } } } })
-  await kube.apply({
+  // Made afresh each run (a Knative Service cannot be replaced: its creator annotation is immutable).
+  await kube.request('DELETE', `/apis/serving.knative.dev/v1/namespaces/${SYSTEM}/services/${BARE}`).catch(() => undefined)
+  await waitFor(`the previous ${BARE} gone`, async () => (await kube.get(`/apis/serving.knative.dev/v1/namespaces/${SYSTEM}/services/${BARE}`)) === null)
+  await kube.request('POST', `/apis/serving.knative.dev/v1/namespaces/${SYSTEM}/services`, {
     apiVersion: 'serving.knative.dev/v1', kind: 'Service',
     metadata: { name: BARE, namespace: SYSTEM, labels: { 'networking.knative.dev/visibility': 'cluster-local' } },
     spec: {
@@ -57,13 +60,19 @@ async function main(): Promise<void> {
         metadata: { annotations: WINDOW },
         spec: {
           containers: [{
-            image, command: ['node', '-e', 'require("node:http").createServer((q, s) => { q.resume(); q.on("end", () => { s.statusCode = 202; s.end() }) }).listen(Number(process.env.PORT))'],
+            // PID 1 has no default SIGTERM action: without the handler a pod would wait out its grace period.
+            image, command: ['node', '-e', 'process.on("SIGTERM", () => process.exit(0)); require("node:http").createServer((q, s) => { q.resume(); q.on("end", () => { s.statusCode = 202; s.end() }) }).listen(Number(process.env.PORT))'],
             securityContext: { runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
           }],
         },
       },
     },
-  }, SYSTEM)
+  })
+  const ready = async (name: string) => {
+    const ksvc = await kube.get<{ metadata: { generation: number }; status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string }> } }>(`/apis/serving.knative.dev/v1/namespaces/${SYSTEM}/services/${name}`)
+    return ksvc?.status?.observedGeneration === ksvc?.metadata.generation && ksvc?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true
+  }
+  for (const name of [BARE, 'workflow-changed']) await waitFor(`Knative Service ${name} Ready`, () => ready(name))
   const privateIp = (await kube.get<{ spec: { clusterIP: string } }>('/api/v1/namespaces/traefik/services/traefik-private'))!.spec.clusterIP
   const pods = async (service: string) =>
     ((await kube.get<{ items: unknown[] }>(`/api/v1/namespaces/${SYSTEM}/pods?labelSelector=serving.knative.dev%2Fservice%3D${service}`))?.items ?? []).length
