@@ -1,15 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { startFakeApi, type FakeApi } from './fixtures/http-fake.js'
 import { startMcpServer, type TestMcpServer } from './fixtures/mcp-server.js'
-import { runWithEnv } from './fixtures/run-helpers.js'
+import { closedAfterEach, runWithEnv } from './fixtures/run-helpers.js'
 
+const track = closedAfterEach()
 let api: FakeApi | undefined
 let mcp: TestMcpServer | undefined
-afterEach(async () => {
-  await api?.close()
-  await mcp?.close()
-  api = mcp = undefined
-})
 
 const message = (content: unknown[], usage = { input_tokens: 80, output_tokens: 12 }) => ({
   json: { id: 'msg_1', type: 'message', role: 'assistant', content, stop_reason: 'end_turn', usage },
@@ -17,14 +13,14 @@ const message = (content: unknown[], usage = { input_tokens: 80, output_tokens: 
 
 describe('Anthropic Messages provider', () => {
   it('round-trips a tool_use block through a real MCP server', async () => {
-    mcp = await startMcpServer()
-    api = await startFakeApi([
+    mcp = track(await startMcpServer())
+    api = track(await startFakeApi([
       message([
         { type: 'text', text: 'Let me look.' },
         { type: 'tool_use', id: 'toolu_1', name: 'get_status', input: {} },
       ]),
       message([{ type: 'text', text: '**Severity**: High\nThe cluster is healthy but noisy.' }], { input_tokens: 120, output_tokens: 20 }),
-    ])
+    ]))
     const run = await runWithEnv({
       STEP_NAME: 'triage',
       STEP_INPUT: '{"raw":"alert fired"}',
@@ -64,14 +60,14 @@ describe('Anthropic Messages provider', () => {
   })
 
   it('fails with ModelError when the answer has no usage block', async () => {
-    api = await startFakeApi([{ json: { content: [{ type: 'text', text: 'hi' }] } }])
+    api = track(await startFakeApi([{ json: { content: [{ type: 'text', text: 'hi' }] } }]))
     const run = await runWithEnv({ MODEL_PROVIDER: 'anthropic', MODEL_ENDPOINT: api.url, MODEL_API_KEY: 'k-123456789' })
     expect(run.exitCode).toBe(1)
     expect(run.output).toMatchObject({ reason: 'ModelError', error: 'Anthropic API returned a malformed response: no content or usage' })
   })
 
   it('fails with ModelError on a tool_use block without an id', async () => {
-    api = await startFakeApi([message([{ type: 'tool_use', name: 'get_status', input: {} }])])
+    api = track(await startFakeApi([message([{ type: 'tool_use', name: 'get_status', input: {} }])]))
     const run = await runWithEnv({ MODEL_PROVIDER: 'anthropic', MODEL_ENDPOINT: api.url, MODEL_API_KEY: 'k-123456789' })
     expect(run.output).toMatchObject({
       reason: 'ModelError',
@@ -80,7 +76,7 @@ describe('Anthropic Messages provider', () => {
   })
 
   it('retries an overloaded answer (529) and then succeeds', async () => {
-    api = await startFakeApi([{ status: 529, json: { type: 'error' } }, message([{ type: 'text', text: 'ok' }])])
+    api = track(await startFakeApi([{ status: 529, json: { type: 'error' } }, message([{ type: 'text', text: 'ok' }])]))
     const run = await runWithEnv({ MODEL_PROVIDER: 'anthropic', MODEL_ENDPOINT: api.url, MODEL_API_KEY: 'k-123456789' })
     expect(run.exitCode).toBe(0)
     expect(run.output.response).toBe('ok')

@@ -1,24 +1,20 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { applyFilters, parseContentFilters } from '../../executor/content-filters.js'
 import { parseDurationMs } from '../../executor/duration.js'
 import type { ModelProvider } from '../../executor/providers/types.js'
 import { startFakeApi, type FakeApi } from './fixtures/http-fake.js'
 import { startMcpServer, type TestMcpServer } from './fixtures/mcp-server.js'
-import { runWithEnv } from './fixtures/run-helpers.js'
+import { closedAfterEach, runWithEnv } from './fixtures/run-helpers.js'
 
+const track = closedAfterEach()
 let api: FakeApi | undefined
 let mcp: TestMcpServer | undefined
-afterEach(async () => {
-  await api?.close()
-  await mcp?.close()
-  api = mcp = undefined
-})
 
 const script = (n: number) => JSON.stringify(Array.from({ length: n }, () => ({ name: 'list_pods', arguments: { namespace: 'prod' } })))
 
 describe('MAX_TOOL_CALLS', () => {
   it('stops the step at the call past the limit and never executes it', async () => {
-    mcp = await startMcpServer()
+    mcp = track(await startMcpServer())
     const run = await runWithEnv({
       MODEL_PROVIDER: 'offline',
       MAX_TOOL_CALLS: '2',
@@ -36,7 +32,7 @@ describe('MAX_TOOL_CALLS', () => {
   })
 
   it('lets a run with exactly the allowed number of calls succeed', async () => {
-    mcp = await startMcpServer()
+    mcp = track(await startMcpServer())
     const run = await runWithEnv({
       MODEL_PROVIDER: 'offline',
       MAX_TOOL_CALLS: '2',
@@ -115,7 +111,7 @@ describe('MAX_EXECUTION_TIME', () => {
   })
 
   it('cuts off a model request that never answers', async () => {
-    api = await startFakeApi([{ hang: true }])
+    api = track(await startFakeApi([{ hang: true }]))
     const run = await runWithEnv({ MODEL_PROVIDER: 'openai', MODEL_ENDPOINT: api.url, MAX_EXECUTION_TIME: '300ms' })
     expect(run.exitCode).toBe(1)
     expect(run.output).toMatchObject({ reason: 'MaxExecutionTime' })

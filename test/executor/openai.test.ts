@@ -1,15 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { startFakeApi, type FakeApi } from './fixtures/http-fake.js'
 import { startMcpServer, type TestMcpServer } from './fixtures/mcp-server.js'
-import { recordingRetry, runWithEnv } from './fixtures/run-helpers.js'
+import { closedAfterEach, recordingRetry, runWithEnv } from './fixtures/run-helpers.js'
 
+const track = closedAfterEach()
 let api: FakeApi | undefined
 let mcp: TestMcpServer | undefined
-afterEach(async () => {
-  await api?.close()
-  await mcp?.close()
-  api = mcp = undefined
-})
 
 const completion = (message: Record<string, unknown>, usage = { prompt_tokens: 100, completion_tokens: 20 }) => ({
   json: { id: 'c1', choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: 'stop' }], usage },
@@ -29,14 +25,14 @@ const base = (url: string): Record<string, string> => ({
 
 describe('OpenAI-compatible provider', () => {
   it('round-trips a tool call through a real MCP server and merges the JSON answer', async () => {
-    mcp = await startMcpServer()
-    api = await startFakeApi([
+    mcp = track(await startMcpServer())
+    api = track(await startFakeApi([
       completion({
         content: null,
         tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'list_pods', arguments: '{"namespace":"prod"}' } }],
       }),
       completion({ content: '{"response":"2 pods running","podCount":2,"healthy":true}' }, { prompt_tokens: 150, completion_tokens: 30 }),
-    ])
+    ]))
     const run = await runWithEnv({ ...base(api.url), MCP_SERVERS: JSON.stringify([{ name: 'cluster', url: mcp.url }]) })
 
     expect(run.exitCode).toBe(0)
@@ -64,11 +60,11 @@ describe('OpenAI-compatible provider', () => {
   })
 
   it('retries a 429 with backoff and then succeeds', async () => {
-    api = await startFakeApi([
+    api = track(await startFakeApi([
       { status: 429, json: { error: 'slow down' }, headers: { 'retry-after': '2' } },
       { status: 503, json: { error: 'busy' } },
       completion({ content: 'all good' }),
-    ])
+    ]))
     const retry = recordingRetry()
     const run = await runWithEnv(base(api.url), { retry })
     expect(run.exitCode).toBe(0)
@@ -78,7 +74,7 @@ describe('OpenAI-compatible provider', () => {
   })
 
   it('gives up after the last attempt with a ModelError', async () => {
-    api = await startFakeApi([{ status: 500, json: {} }])
+    api = track(await startFakeApi([{ status: 500, json: {} }]))
     const run = await runWithEnv(base(api.url), { retry: recordingRetry(3) })
     expect(run.exitCode).toBe(1)
     expect(run.output).toMatchObject({ reason: 'ModelError', error: 'Model API failed after 3 attempts: HTTP 500' })
@@ -94,7 +90,7 @@ describe('OpenAI-compatible provider', () => {
       'arguments of tool call list_pods are not a JSON object',
     ],
   ])('fails the step with ModelError on %s', async (_, reply, message) => {
-    api = await startFakeApi([reply])
+    api = track(await startFakeApi([reply]))
     const run = await runWithEnv(base(api.url))
     expect(run.exitCode).toBe(1)
     expect(run.output.reason).toBe('ModelError')
@@ -102,7 +98,7 @@ describe('OpenAI-compatible provider', () => {
   })
 
   it('reports rejected credentials without retrying and without printing the key', async () => {
-    api = await startFakeApi([{ status: 401, json: { error: 'bad key sk-test-secret-0123456789' } }])
+    api = track(await startFakeApi([{ status: 401, json: { error: 'bad key sk-test-secret-0123456789' } }]))
     const run = await runWithEnv(base(api.url))
     expect(run.output).toMatchObject({
       reason: 'ModelError',
@@ -113,7 +109,7 @@ describe('OpenAI-compatible provider', () => {
   })
 
   it('sends no Authorization header to a keyless endpoint such as Ollama', async () => {
-    api = await startFakeApi([completion({ content: 'hi' })])
+    api = track(await startFakeApi([completion({ content: 'hi' })]))
     const env = base(api.url)
     delete env.MODEL_API_KEY
     const run = await runWithEnv(env)

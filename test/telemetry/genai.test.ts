@@ -1,30 +1,26 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createSpanSink } from '../../shared/telemetry/exporter.js'
 import { stepTracer } from '../../shared/telemetry/genai.js'
 import type { SpanRecord } from '../../shared/telemetry/span.js'
 import { startFakeApi, type FakeApi } from '../executor/fixtures/http-fake.js'
 import { startMcpServer, type TestMcpServer } from '../executor/fixtures/mcp-server.js'
-import { runWithEnv } from '../executor/fixtures/run-helpers.js'
+import { closedAfterEach, runWithEnv } from '../executor/fixtures/run-helpers.js'
 
 const TP = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'
+const track = closedAfterEach()
 let api: FakeApi | undefined
 let mcp: TestMcpServer | undefined
-afterEach(async () => {
-  await api?.close()
-  await mcp?.close()
-  api = mcp = undefined
-})
 
 const completion = (message: Record<string, unknown>, finish: string, usage: { prompt_tokens: number; completion_tokens: number }) => ({
   json: { id: 'c1', choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: finish }], usage },
 })
 
 async function tracedRun(capture: boolean): Promise<SpanRecord[]> {
-  mcp = await startMcpServer()
-  api = await startFakeApi([
+  mcp = track(await startMcpServer())
+  api = track(await startFakeApi([
     completion({ content: null, tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'list_pods', arguments: '{"namespace":"prod"}' } }] }, 'tool_calls', { prompt_tokens: 100, completion_tokens: 20 }),
     completion({ content: '{"response":"2 pods running"}' }, 'stop', { prompt_tokens: 150, completion_tokens: 30 }),
-  ])
+  ]))
   const recorded: SpanRecord[] = []
   const sink = { ...createSpanSink(true, async () => ({ ship: async () => ({ lost: 0 }) }), () => {}), record: (s: SpanRecord) => void recorded.push(s) }
   const facts = { provider: 'openai', model: 'qwen3:8b', maxTokens: 1024, temperature: 0.2, workflow: 'ops', step: 'inspect' }
