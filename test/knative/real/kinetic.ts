@@ -125,6 +125,13 @@ export function kineticOnKnative(tier: () => KineticTier): void {
     // draft-notes' input names plan's output: it flowed from one Job to the next through the outputs ConfigMap.
     expect(JSON.parse(outputs!.data.plan!)).toMatchObject({ response: expect.stringContaining('plan done') })
     expect(done.status?.stepStatuses?.every((s) => ['Succeeded', 'Skipped'].includes(s.phase))).toBe(true)
+    // Printed, not asserted: from a step Job's completion to its dependent's Job being created
+    // (the API server's timestamps, whole seconds): Job event -> Broker -> step-job-finished -> next Job.
+    const byName = new Map(jobs.map((j) => [(j as unknown as { metadata: { name: string } }).metadata.name, j as unknown as { metadata: { creationTimestamp: string }; status: { completionTime?: string } }]))
+    const job = (stepName: string) => byName.get(step(done, stepName)?.jobName ?? '')
+    const gaps = [['plan', 'research-changes'], ['plan', 'research-issues'], ['research-changes', 'draft-notes']].map(([from, to]) =>
+      (Date.parse(job(to!)!.metadata.creationTimestamp) - Date.parse(job(from!)!.status.completionTime!)) / 1000)
+    console.log(`kinetic: step to step on real Knative (Job complete -> next Job created, whole seconds): ${gaps.join(', ')} s`)
   }, 600_000)
 
   it('scales the functions to zero, and the next event brings them back: a rerun through the CLI succeeds', async () => {
