@@ -11,6 +11,7 @@
 import { request } from 'node:http'
 import { parseArgs } from 'node:util'
 import { KubeConfig } from '@kubernetes/client-node'
+import { waitFor } from '../cluster/knative/install.js'
 import { KubeHttp } from '../local/knative/kube-http.js'
 import { median } from './stats.js'
 
@@ -31,14 +32,6 @@ function timedPost(ip: string, host: string, headers: Record<string, string>, bo
   })
 }
 
-async function waitFor(what: string, check: () => Promise<boolean>, ms = 300_000): Promise<void> {
-  const deadline = Date.now() + ms
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 1000))
-  }
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { kubeconfig: { type: 'string' }, rounds: { type: 'string', default: '5' } } })
   if (!values.kubeconfig) throw new Error('--kubeconfig <file> is required')
@@ -51,7 +44,7 @@ async function main(): Promise<void> {
   await kube.mergePatch(`/apis/serving.knative.dev/v1/namespaces/${SYSTEM}/services/workflow-changed`, { spec: { template: { metadata: { annotations: WINDOW } } } })
   // Made afresh each run (a Knative Service cannot be replaced: its creator annotation is immutable).
   await kube.request('DELETE', `/apis/serving.knative.dev/v1/namespaces/${SYSTEM}/services/${BARE}`).catch(() => undefined)
-  await waitFor(`the previous ${BARE} gone`, async () => (await kube.get(`/apis/serving.knative.dev/v1/namespaces/${SYSTEM}/services/${BARE}`)) === null)
+  await waitFor(`the previous ${BARE} gone`, 300_000, async () => ((await kube.get(`/apis/serving.knative.dev/v1/namespaces/${SYSTEM}/services/${BARE}`)) === null ? undefined : 'still there'))
   await kube.request('POST', `/apis/serving.knative.dev/v1/namespaces/${SYSTEM}/services`, {
     apiVersion: 'serving.knative.dev/v1', kind: 'Service',
     metadata: { name: BARE, namespace: SYSTEM, labels: { 'networking.knative.dev/visibility': 'cluster-local' } },
@@ -72,7 +65,7 @@ async function main(): Promise<void> {
     const ksvc = await kube.get<{ metadata: { generation: number }; status?: { observedGeneration?: number; conditions?: Array<{ type: string; status: string }> } }>(`/apis/serving.knative.dev/v1/namespaces/${SYSTEM}/services/${name}`)
     return ksvc?.status?.observedGeneration === ksvc?.metadata.generation && ksvc?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true
   }
-  for (const name of [BARE, 'workflow-changed']) await waitFor(`Knative Service ${name} Ready`, () => ready(name))
+  for (const name of [BARE, 'workflow-changed']) await waitFor(`Knative Service ${name} Ready`, 300_000, async () => ((await ready(name)) ? undefined : 'not Ready'))
   const privateIp = (await kube.get<{ spec: { clusterIP: string } }>('/api/v1/namespaces/traefik/services/traefik-private'))!.spec.clusterIP
   const pods = async (service: string) =>
     ((await kube.get<{ items: unknown[] }>(`/api/v1/namespaces/${SYSTEM}/pods?labelSelector=serving.knative.dev%2Fservice%3D${service}`))?.items ?? []).length
@@ -84,7 +77,10 @@ async function main(): Promise<void> {
   const times: Record<string, number[]> = { [BARE]: [], 'workflow-changed': [] }
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const service of [BARE, 'workflow-changed']) {
-      await waitFor(`${service} at zero replicas`, async () => (await pods(service)) === 0)
+      await waitFor(`${service} at zero replicas`, 300_000, async () => {
+        const n = await pods(service)
+        return n === 0 ? undefined : `${n} pods`
+      })
       const host = `${service}.${SYSTEM}.svc.cluster.local`
       const answer = await timedPost(privateIp, host, service === BARE ? {} : event, service === BARE ? '{}' : body)
       if (answer.status !== 202) throw new Error(`${service} answered ${answer.status} from zero`)

@@ -15,20 +15,18 @@ export const PING = 'dev.knative.sources.ping'
  * Trigger of the function passes).
  */
 export async function deliver(app: Hono, type: string, data: unknown, extensions: Record<string, string> = {}): Promise<Response> {
-  const accepted = (acceptedEventsOf(app) ?? []).filter((a) => a.types.includes(type))
-  const dataKind = typeof data === 'object' && data !== null ? (data as { kind?: unknown }).kind : undefined
-  const kind = extensions.kind ?? (typeof dataKind === 'string' && accepted.some((a) => a.kind === dataKind) ? dataKind : undefined)
-  const match = accepted.find((a) => extensions.kineticsource === undefined || a.kineticsource === extensions.kineticsource)
-  const source = extensions.kineticsource ?? match?.kineticsource
-  const kindExtension = kind ?? (match?.kind !== undefined && accepted.find((a) => a.kineticsource === source)?.kind)
+  const accepted = (acceptedEventsOf(app) ?? [])
+    .filter((a) => a.types.includes(type) && (extensions.kineticsource === undefined || a.kineticsource === extensions.kineticsource))
+  const kind = extensions.kind ?? (data as { kind?: unknown } | null | undefined)?.kind
+  const match = accepted.find((a) => a.kind === undefined || a.kind === kind) ?? accepted[0]
   const event = new CloudEvent({
     type,
     source: 'https://10.96.0.1:443',
     subject: '/apis/test',
     datacontenttype: 'application/json',
     data: data as Record<string, unknown>,
-    ...(source !== undefined ? { kineticsource: source } : {}),
-    ...(typeof kindExtension === 'string' ? { kind: kindExtension } : {}),
+    ...(match ? { kineticsource: match.kineticsource } : {}),
+    ...(match?.kind ? { kind: match.kind } : {}),
     ...extensions,
   })
   const message = HTTP.binary(event)

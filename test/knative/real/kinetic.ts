@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { expect, it } from 'vitest'
+import { waitFor } from '../../../cluster/knative/install.js'
 import type { KubeHttp, KubeObject } from '../../../local/knative/kube-http.js'
 import { REPO_ROOT } from '../../../local/jobs/step-process.js'
 import { eventually } from '../../support/eventually.js'
@@ -56,7 +57,8 @@ export async function notReady(admin: KubeHttp): Promise<string[]> {
 /** Registers the Kinetic tests; `tier()` is called once they run (after the tier's beforeAll). */
 export function kineticOnKnative(tier: () => KineticTier): void {
   let image = ''
-  const kubectl = async (...args: string[]) => run(tier().kubectl, ['--kubeconfig', tier().kubeconfig, ...args], { maxBuffer: 16 * 1024 * 1024 })
+  const kubectlIn = async (cwd: string | undefined, ...args: string[]) => run(tier().kubectl, ['--kubeconfig', tier().kubeconfig, ...args], { cwd, maxBuffer: 16 * 1024 * 1024 })
+  const kubectl = (...args: string[]) => kubectlIn(undefined, ...args)
   const cli = async (...args: string[]) => (await run(process.execPath, [join(REPO_ROOT, 'bin', 'kinetic.mjs'), '--kubeconfig', tier().kubeconfig, '-n', NS, ...args], { cwd: REPO_ROOT })).stdout
   const workflow = async (name: string) => (await tier().admin.get<Workflow>(`${PURKO}/namespaces/${NS}/workflows/${name}`))!
   const step = (w: Workflow, name: string) => w.status?.stepStatuses?.find((s) => s.name === name)
@@ -86,21 +88,20 @@ export function kineticOnKnative(tier: () => KineticTier): void {
     ])
     const t0 = Date.now()
     for (const command of commands) {
-      const { stderr } = await run(tier().kubectl, ['--kubeconfig', tier().kubeconfig, ...command.split(' ').slice(1)], { cwd: release, maxBuffer: 16 * 1024 * 1024 })
+      const { stderr } = await kubectlIn(release, ...command.split(' ').slice(1))
       // No admission warning from Knative's webhooks or the API server.
       expect(stderr, command).toBe('')
     }
-    let last: string[] = []
-    await eventually('every Knative object of kinetic-system Ready', async () => {
-      last = await notReady(tier().admin)
-      return last.length === 0
-    }, 420_000, 3000).catch((err: Error) => { throw new Error(`${err.message}; not Ready: ${last.join('; ')}`) })
+    await waitFor('every Knative object of kinetic-system Ready', 420_000, async () => {
+      const gaps = await notReady(tier().admin)
+      return gaps.length === 0 ? undefined : gaps.join('; ')
+    })
     console.log(`kinetic: install.yaml applied and every Service, Trigger, Broker and source Ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`)
     // Applying the same release again changes nothing: no new revision, no write Knative's defaulting would fight.
     const versions = async () => ((await tier().admin.get<{ items: Array<{ metadata: { name: string; resourceVersion: string; generation: number } }> }>(`/apis/serving.knative.dev/v1/namespaces/${SYSTEM}/services`))?.items ?? [])
       .map((o) => `${o.metadata.name}@${o.metadata.generation}/${o.metadata.resourceVersion}`).sort()
     const before = await versions()
-    await run(tier().kubectl, ['--kubeconfig', tier().kubeconfig, 'apply', '--server-side', '-f', 'install.yaml'], { cwd: release, maxBuffer: 16 * 1024 * 1024 })
+    await kubectlIn(release, 'apply', '--server-side', '-f', 'install.yaml')
     expect(await versions()).toEqual(before)
     // The only pod Kinetic keeps running: the one ApiServerSource's receive adapter.
     const adapters = (await tier().admin.get<{ items: Listed[] }>(`/apis/apps/v1/namespaces/${SYSTEM}/deployments?labelSelector=eventing.knative.dev%2Fsource%3Dapiserver-source-controller`))?.items ?? []
