@@ -22,6 +22,8 @@ export interface RuntimeConfig {
   mcpSharedNamespaces: string[]
   /** Where Kinetic's own CloudEvents go (a Broker URL); unset means they are only logged. */
   eventSink: string | undefined
+  /** Kinetic's own namespace (its wake PingSources live there): KINETIC_NAMESPACE, default kinetic-system. */
+  kineticNamespace?: string
   /** OTEL_* variables step Jobs get when tracing is on (shared/telemetry/config.ts); none when off. */
   stepTelemetryEnv?: ReadonlyArray<{ name: string; value: string }>
 }
@@ -37,6 +39,7 @@ export function readRuntimeConfig(env: Record<string, string | undefined> = proc
     agentNamespace: env.KINETIC_AGENT_NAMESPACE || env.PURKO_AGENT_NAMESPACE || 'ai-agents',
     mcpSharedNamespaces: parseSharedNamespaces(env[SHARED_NAMESPACES_VARIABLE]),
     eventSink: env.K_SINK || env.KINETIC_EVENT_SINK || undefined,
+    kineticNamespace: env.KINETIC_NAMESPACE || 'kinetic-system',
     stepTelemetryEnv: telemetryConfigFrom(env).enabled ? otelEnvForSteps(env) : [],
   }
 }

@@ -1,6 +1,7 @@
 // Handles: dev.knative.apiserver.resource.{add,update} (and .ref.*) for purko.io Agents,
 // dev.knative.apiserver.resource.delete for the per-agent ServiceAccounts, Roles and RoleBindings,
-// and dev.knative.sources.ping from the agents-recheck PingSource (every 5 minutes).
+// and dev.knative.sources.ping from the agents-recheck PingSource (hourly) and its alarm (every 5
+// minutes while an Agent's look at another object fails: shared/ticks/alarm-plan.ts).
 // Triggers: knative/triggers/agent-changed.yaml (kind Agent), agent-changed-identity.yaml
 // (kinds ServiceAccount, Role, RoleBinding), agent-changed-recheck.yaml (kineticsource=agentrecheck).
 // Writes: the Agent's ServiceAccount, Role and RoleBinding, its status, and Warning Events.
@@ -10,6 +11,8 @@ import { agentMayNeedWork } from '../../shared/agent/echo.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
 import { sweep } from '../../shared/engine/limited.js'
 import { baseApp } from '../../shared/http/app.js'
+import { recheckAfter } from '../../shared/ticks/alarm-plan.js'
+import { readAlarm, settleTickAlarm } from '../../shared/ticks/alarm.js'
 import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
@@ -81,10 +84,18 @@ export function createApp(deps: EngineDeps): Hono {
  */
 async function recheck(deps: EngineDeps, ceId: string): Promise<void> {
   const log = deps.log.child({ ceId, ceType: PING_TYPE })
+  // Read before the list: an arm after it makes the settle below a lost race (alarm-plan.ts).
+  const alarm = await readAlarm(deps, 'agents-recheck')
   const due = (await deps.kube.listAllAgents()).filter(agentMayNeedWork)
-  if (due.length === 0) return void log.info({ agents: 0 }, 'Agent recheck finished') // the controller is not even loaded
+  // Every 5 minutes while an Agent needs another look; at rest only the hourly heartbeat.
+  const settle = () => settleTickAlarm({ ...deps, log }, 'agents-recheck', alarm, due.length > 0 ? recheckAfter(deps.now()) : undefined)
+  if (due.length === 0) {
+    await settle()
+    return void log.info({ agents: 0 }, 'Agent recheck finished') // the controller is not even loaded
+  }
   const { reconcileAgent } = await engine()
   const { applied, failed } = await sweep(due, CONCURRENCY, log, 'Could not recheck Agent', async (agent) =>
     (await reconcileAgent(deps, agent.metadata.namespace ?? 'default', agent.metadata.name ?? '')).result === 'applied')
+  await settle()
   log.info({ agents: due.length, applied, failed }, 'Agent recheck finished')
 }

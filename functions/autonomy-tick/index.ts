@@ -1,4 +1,5 @@
-// Handles: dev.knative.sources.ping from the autonomy PingSource (every 5 minutes).
+// Handles: dev.knative.sources.ping from the autonomy PingSource (hourly) and its alarm (5 minutes
+// after a round that changed or failed something: shared/ticks/alarm-plan.ts).
 // Trigger: knative/triggers/autonomy-tick.yaml (source kineticsource=autonomy).
 // Writes: each opted-in Agent's Shu-Ha-Ri level (spec) and progress (status), and each policy's status, only when they change.
 import type { Hono } from 'hono'
@@ -9,6 +10,8 @@ import { applyAutonomy } from '../../shared/engine/autonomy.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
 import { forEachLimited, sweep } from '../../shared/engine/limited.js'
 import { baseApp } from '../../shared/http/app.js'
+import { recheckAfter } from '../../shared/ticks/alarm-plan.js'
+import { readAlarm, settleTickAlarm } from '../../shared/ticks/alarm.js'
 import { PING, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import type { Logger } from '../../shared/log.js'
@@ -41,7 +44,11 @@ export function createApp(deps: EngineDeps): Hono {
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, PingData)
     const log = deps.log.child({ ceId: event.id, ceType: event.type })
+    // Read before the lists: an arm after them makes the settle below a lost race (alarm-plan.ts).
+    const alarm = await readAlarm(deps, 'autonomy')
     const summary = await tick(deps, log)
+    // A round that changed or failed something looks again in 5 minutes; a quiet one waits for the hourly heartbeat.
+    await settleTickAlarm({ ...deps, log }, 'autonomy', alarm, summary.applied + summary.failed > 0 ? recheckAfter(deps.now()) : undefined)
     log.info({ ...summary }, 'Autonomy evaluation finished')
     return c.body(null, 202)
   })

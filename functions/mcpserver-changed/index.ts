@@ -9,6 +9,8 @@ import { z } from 'zod'
 import { sweep } from '../../shared/engine/limited.js'
 import type { McpServerDeps } from '../../shared/engine/reconcile-mcpserver.js'
 import { baseApp } from '../../shared/http/app.js'
+import { earliest } from '../../shared/ticks/alarm-plan.js'
+import { readAlarm, settleTickAlarm } from '../../shared/ticks/alarm.js'
 import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
@@ -86,14 +88,18 @@ export function createApp(deps: McpServerDeps): Hono {
 async function resync(deps: McpServerDeps, ceId: string): Promise<void> {
   const log = deps.log.child({ ceId, ceType: PING_TYPE })
   const now = deps.now().toISOString()
+  // Read before the list: an arm after it makes the settle below a lost race (alarm-plan.ts).
+  const alarm = await readAlarm(deps, 'mcpservers-resync')
   const all = await deps.kube.listAllMCPServers()
   const due = all.filter((s) => mcpServerIsDue(s, now))
     .sort((a, b) => (a.status?.nextCheckTime ?? '').localeCompare(b.status?.nextCheckTime ?? ''))
     .slice(0, MAX_PER_TICK)
-  if (due.length === 0) return void log.info({ servers: all.length, due: 0 }, 'MCPServer resync finished')
-  const { reconcileMcpServer } = await engine()
-  const { applied, failed, deferred } = await sweep(due, CONCURRENCY, log, 'Could not resync MCPServer', async (server) =>
-    (await reconcileMcpServer(deps, server.metadata.namespace ?? 'default', server.metadata.name ?? '')).result === 'applied',
-  { now: deps.now, ms: START_BUDGET_MS })
+  const { applied, failed, deferred } = due.length === 0 ? { applied: 0, failed: 0, deferred: 0 }
+    : await sweep(due, CONCURRENCY, log, 'Could not resync MCPServer', async (server) =>
+      (await (await engine()).reconcileMcpServer(deps, server.metadata.namespace ?? 'default', server.metadata.name ?? '', { tick: true })).result === 'applied',
+    { now: deps.now, ms: START_BUDGET_MS })
+  // What this round looked at is looked at again a minute later; else the earliest check listed.
+  const next = due.length > 0 ? now : earliest(all.map((s) => s.status?.nextCheckTime))
+  await settleTickAlarm({ ...deps, log }, 'mcpservers-resync', alarm, next)
   log.info({ servers: all.length, due: due.length, applied, failed, deferred }, 'MCPServer resync finished')
 }

@@ -1,4 +1,5 @@
-// Handles: dev.knative.sources.ping from the resync PingSource (every minute).
+// Handles: dev.knative.sources.ping from the resync PingSource (the hourly heartbeat) and its
+// alarm resync-alarm (every minute while a run is unfinished: shared/ticks/alarm-plan.ts).
 // Trigger: knative/triggers/resync-tick.yaml (source kineticsource=resync).
 // Reads: every Workflow, and the step Jobs of each namespace with unfinished runs; a run that may
 // need work, fresh.
@@ -20,6 +21,7 @@ import { ForbiddenError } from '../../shared/errors.js'
 import type { Logger } from '../../shared/log.js'
 import { reconcileTemplate } from '../../shared/engine/reconcile-template.js'
 import { isTemplate } from '../../shared/triggers/run-builder.js'
+import { readAlarm, settleTickAlarm } from '../../shared/ticks/alarm.js'
 
 /** Ping data is free-form (and absent when the PingSource sets none). */
 const PingData = z.unknown()
@@ -38,6 +40,8 @@ export function createApp(deps: EngineDeps): Hono {
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, PingData)
     const log = deps.log.child({ ceId: event.id, ceType: event.type })
+    // Read before the list: an arm after it makes the settle below a lost race (alarm-plan.ts).
+    const alarm = await readAlarm(deps, 'resync')
     const all = await deps.kube.listWorkflows()
     const unfinished = all.filter((wf) => !isTerminalPhase(wf.status?.phase) || mayNeedWork(wf))
     // One look at the step Jobs of each namespace with unfinished runs: a run whose Jobs are all
@@ -52,6 +56,9 @@ export function createApp(deps: EngineDeps): Hono {
     const templates = all.filter((wf) => isTemplate(wf) && Boolean(wf.spec.trigger?.schedule?.cron?.trim()))
     const caught = await sweep(templates, CONCURRENCY, log, 'Could not resync template', async (wf) =>
       (await reconcileTemplate(deps, wf.metadata.namespace ?? 'default', wf.metadata.name ?? '', { kind: 'changed' })).result === 'applied')
+    // Every minute while any run is unfinished; none at rest, when the hourly heartbeat is the safety net.
+    const inFlight = unfinished.some((wf) => !isTemplate(wf))
+    await settleTickAlarm({ ...deps, log }, 'resync', alarm, inFlight ? deps.now().toISOString() : undefined)
     log.info({ unfinished: unfinished.length, workflows: workflows.length, applied, failed, templates: templates.length, templatesApplied: caught.applied, templatesFailed: caught.failed }, 'Resync finished')
     return c.body(null, 202)
   })

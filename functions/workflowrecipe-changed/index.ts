@@ -1,5 +1,6 @@
 // Handles: dev.knative.apiserver.resource.{add,update} for purko.io WorkflowRecipes, and
-// dev.knative.sources.ping from recipes-resync.
+// dev.knative.sources.ping from recipes-resync (hourly heartbeat) and recipes-resync-alarm
+// (while a recipe is in flight or has a deadline: shared/ticks/alarm-plan.ts).
 // Triggers: knative/triggers/workflowrecipe-changed.yaml (kind WorkflowRecipe),
 // workflowrecipe-changed-resync.yaml (kineticsource=recipesresync).
 // Writes: the finalizer and status of WorkflowRecipes, their children (workloads, Services, copied
@@ -14,6 +15,8 @@ import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
 import { ANNOTATION_APPROVE, ANNOTATION_DEPRECATE, ANNOTATION_REJECT, ANNOTATION_RETRY, ANNOTATION_ROLLBACK } from '../../shared/recipes/lifecycle.js'
 import { isTemplate } from '../../shared/recipes/render.js'
+import { earliest } from '../../shared/ticks/alarm-plan.js'
+import { readAlarm, settleTickAlarm } from '../../shared/ticks/alarm.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
 
 // The controller loads on the first event that needs it.
@@ -108,14 +111,19 @@ export function createApp(deps: RecipeDeps): Hono {
 async function resync(deps: RecipeDeps, ceId: string): Promise<void> {
   const log = deps.log.child({ ceId, ceType: PING_TYPE })
   const now = deps.now().toISOString()
+  // Read before the list: an arm after it makes the settle below a lost race (alarm-plan.ts).
+  const alarm = await readAlarm(deps, 'recipes-resync')
   const all = await deps.kube.listAllRecipes()
-  const { recipeNeedsResync, reconcileRecipe } = await engine()
+  const { recipeNeedsResync, recipeAlarmDue, reconcileRecipe } = await engine()
   const due = all.filter((r) => recipeNeedsResync(r, now))
     .sort((a, b) => (a.status?.nextCheckAt ?? '').localeCompare(b.status?.nextCheckAt ?? ''))
     .slice(0, MAX_PER_TICK)
-  if (due.length === 0) return void log.info({ recipes: all.length, due: 0 }, 'WorkflowRecipe resync finished')
-  const { applied, failed, deferred } = await sweep(due, CONCURRENCY, log, 'Could not resync WorkflowRecipe', async (recipe) =>
-    (await reconcileRecipe(deps, recipe.metadata.namespace ?? 'default', recipe.metadata.name ?? '')).result === 'applied',
-  { now: deps.now, ms: START_BUDGET_MS })
+  const { applied, failed, deferred } = due.length === 0 ? { applied: 0, failed: 0, deferred: 0 }
+    : await sweep(due, CONCURRENCY, log, 'Could not resync WorkflowRecipe', async (recipe) =>
+      (await reconcileRecipe(deps, recipe.metadata.namespace ?? 'default', recipe.metadata.name ?? '', { tick: true })).result === 'applied',
+    { now: deps.now, ms: START_BUDGET_MS })
+  // What this round changed is looked at again a minute later; else the earliest deadline listed.
+  const next = applied + failed + deferred > 0 ? now : earliest(all.map((r) => recipeAlarmDue(r, now)))
+  await settleTickAlarm({ ...deps, log }, 'recipes-resync', alarm, next)
   log.info({ recipes: all.length, due: due.length, applied, failed, deferred }, 'WorkflowRecipe resync finished')
 }

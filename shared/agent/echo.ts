@@ -6,6 +6,12 @@ import { quotaCondition } from './quota.js'
 /** Conditions that depend on other objects (Secrets, providers): while one fails, every event re-checks. */
 const LOOKED_UP = ['Ready', 'CredentialsValid', 'ModelAvailable', 'SpecValid'] as const
 
+/** Pure: whether a status says a look at another object failed (the recheck tick retries those). */
+export function hasFailedLook(status: Agent['status']): boolean {
+  const conditions = status?.conditions ?? []
+  return LOOKED_UP.some((type) => conditions.find((c) => c.type === type)?.status !== 'True')
+}
+
 /**
  * Pure: whether an Agent, as seen in an event, may need anything done. False only when it
  * provably does not: its generation is observed, nothing asks for a cost reset, purko's

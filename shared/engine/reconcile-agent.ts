@@ -2,6 +2,9 @@ import { planAgent, NO_AGENT_CHANGES, type AgentFacts, type AgentPlan, type Iden
 import type { IdentityWrite } from '../agent/identity.js'
 import { agentRoleBindingName, agentRoleName, agentServiceAccountName, defaultServiceAccountName } from '../agent/names.js'
 import { apiMessage, ConflictError, ForbiddenError, TransientError } from '../errors.js'
+import { hasFailedLook } from '../agent/echo.js'
+import { recheckAfter } from '../ticks/alarm-plan.js'
+import { armTickAlarm } from '../ticks/alarm.js'
 import type { Kube } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
 import { FINALIZER_AGENT } from '../schemas/labels.js'
@@ -74,7 +77,8 @@ const agentController: Controller<Agent, AgentFacts, AgentWork> = {
     }
     return { ...work, written }
   },
-  async writeParent({ kube }, agent, { plan }) {
+  async writeParent(deps, agent, { plan }) {
+    const { kube } = deps
     const namespace = agent.metadata.namespace ?? ''
     const name = agent.metadata.name ?? ''
     let resourceVersion = agent.metadata.resourceVersion ?? ''
@@ -82,6 +86,10 @@ const agentController: Controller<Agent, AgentFacts, AgentWork> = {
     // reset, where the other order would lose it.
     if (plan.status) resourceVersion = (await kube.replaceAgentStatus(namespace, name, resourceVersion, plan.status)).metadata.resourceVersion ?? resourceVersion
     if (plan.metadata) await releaseMetadata(kube, namespace, name, resourceVersion, plan.metadata)
+    // A look that failed now and did not before: the recheck alarm looks again in 5 minutes.
+    if (plan.status && hasFailedLook(plan.status) && !(agent.status && hasFailedLook(agent.status))) {
+      await armTickAlarm(deps, 'agents-recheck', recheckAfter(deps.now()))
+    }
   },
   eventSeed: (agent) => `${agent.metadata.uid ?? ''}/${agent.metadata.resourceVersion ?? ''}`,
 }

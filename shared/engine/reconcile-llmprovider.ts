@@ -1,5 +1,7 @@
 import type { V1Secret } from '@kubernetes/client-node'
 import { ForbiddenError } from '../errors.js'
+import { earliest } from '../ticks/alarm-plan.js'
+import { armTickAlarm, readAlarm, settleTickAlarm } from '../ticks/alarm.js'
 import type { Kube } from '../kube/port.js'
 import { checkCredentials, credentialsKeyOf, credentialsSecretName, type SecretLookup } from '../llm/credentials.js'
 import { planProvider, type ProviderFacts, type ProviderPlan } from '../llm/plan.js'
@@ -46,8 +48,6 @@ const CONCURRENCY = 8
  * (each probe is itself limited to 30 s); what is left is still due next minute.
  */
 const ROUND_BUDGET_MS = 40_000
-/** Rounds that refresh the copies of platform keys: every fifth minute (they read every platform provider's Secret). */
-const COPY_EVERY_MINUTES = 5
 
 interface ProviderWork extends ControllerPlan {
   plan: ProviderPlan
@@ -63,8 +63,10 @@ export async function reconcileLLMProvider(
 ): Promise<ProviderOutcome> {
   // A round's LIST is as fresh as a GET; only a retry after a lost race reads again.
   let first = listed
+  // A round settles the probe alarm itself, after all its probes; an event's reconcile arms it.
+  const arms = listed === undefined
   const done = await retryingConflicts(TRIES, () => {
-    const controller = controllerFor(round, first)
+    const controller = controllerFor(round, arms, first)
     first = undefined
     return reconcile(controller, deps, namespace, name)
   })
@@ -86,12 +88,15 @@ export interface RoundOutcome {
 }
 
 /**
- * The probe round (PingSource llmproviders-probe, every minute): one LIST, then only the due
- * providers, at most CONCURRENCY at once, one probe per endpoint+credential. Every fifth minute
- * the copies of platform keys in opted-in namespaces follow (sharing the Secrets this round
- * read), so a rotated key reaches them within 5 minutes; a provider event refreshes them at once.
+ * The probe round (the hourly heartbeat llmproviders-probe, and its alarm at the earliest
+ * probe due): one LIST, then only the due providers, at most CONCURRENCY at once, one probe per
+ * endpoint+credential. The copies of platform keys in opted-in namespaces follow (sharing the
+ * Secrets this round read), so a rotated key reaches them by the next round (a provider's probe
+ * interval, 5 minutes by default); a provider event refreshes them at once.
  */
 export async function probeRound(deps: EngineDeps, round: ProbeRound = newProbeRound(), budgetMs = ROUND_BUDGET_MS): Promise<RoundOutcome> {
+  // Read before the list: an arm after it makes the settle below a lost race (alarm-plan.ts).
+  const alarm = await readAlarm(deps, 'llmproviders-probe')
   const providers = await deps.kube.listAllLLMProviders()
   const started = deps.now()
   const now = started.toISOString()
@@ -100,7 +105,9 @@ export async function probeRound(deps: EngineDeps, round: ProbeRound = newProbeR
   const { applied, failed, deferred } = await sweep(due, CONCURRENCY, deps.log, 'Could not probe LLMProvider', async (p) =>
     (await reconcileLLMProvider(deps, p.metadata.namespace ?? '', p.metadata.name ?? '', round, p)).result === 'applied',
   { now: deps.now, ms: budgetMs })
-  if (started.getUTCMinutes() % COPY_EVERY_MINUTES === 0) await copyCredentials(deps, providers, round)
+  await copyCredentials(deps, providers, round)
+  // What this round probed is looked at again a minute later; else the earliest probe listed.
+  await settleTickAlarm(deps, 'llmproviders-probe', alarm, due.length > 0 ? now : earliest(providers.map((p) => p.status?.nextProbeAt)))
   return { providers: providers.length, due: due.length, probes: round.sent, applied, failed, deferred }
 }
 
@@ -131,7 +138,7 @@ export async function copyCredentials(deps: EngineDeps, providers?: readonly LLM
   }
 }
 
-function controllerFor(round: ProbeRound, listed?: LLMProvider): Controller<LLMProvider, ProviderFacts, ProviderWork> {
+function controllerFor(round: ProbeRound, arms: boolean, listed?: LLMProvider): Controller<LLMProvider, ProviderFacts, ProviderWork> {
   return {
     kind: 'LLMProvider',
     read: (deps, namespace, name) => (listed ? Promise.resolve(listed) : deps.kube.getLLMProvider(namespace, name)),
@@ -144,8 +151,12 @@ function controllerFor(round: ProbeRound, listed?: LLMProvider): Controller<LLMP
       return { plan, transitions: plan.transitions }
     },
     writeChildren: async (_deps, _provider, _facts, work) => work,
-    async writeParent({ kube }, provider, { plan }) {
-      await kube.replaceLLMProviderStatus(provider.metadata.namespace ?? '', provider.metadata.name ?? '', provider.metadata.resourceVersion ?? '', plan.status)
+    async writeParent(deps, provider, { plan }) {
+      await deps.kube.replaceLLMProviderStatus(provider.metadata.namespace ?? '', provider.metadata.name ?? '', provider.metadata.resourceVersion ?? '', plan.status)
+      // A probe sooner than the one before (or the first): the probe alarm fires by then.
+      const due = plan.status.nextProbeAt
+      const before = provider.status?.nextProbeAt
+      if (arms && due && (!before || Date.parse(due) < Date.parse(before))) await armTickAlarm(deps, 'llmproviders-probe', due)
     },
     eventSeed: (provider, work) => `${provider.metadata.uid ?? ''}/${work.plan.status.lastHealthCheck ?? ''}`,
   }

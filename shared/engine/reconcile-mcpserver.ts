@@ -1,4 +1,5 @@
 import type { V1ConfigMap } from '@kubernetes/client-node'
+import { armTickAlarm, type ReconcileFrom } from '../ticks/alarm.js'
 import { apiMessage, ConflictError, ForbiddenError, TransientError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { DiscoveryOptions, DiscoveryResult, DiscoveryTarget } from '../mcp/discovery.js'
@@ -46,15 +47,15 @@ interface McpWork extends ControllerPlan {
  * On deletion the registry entry goes, then the finalizer; ownerReferences take the workload.
  * A lost race re-plans from fresh state a few times, then reaches the Broker as a 409.
  */
-export async function reconcileMcpServer(deps: McpServerDeps, namespace: string, name: string): Promise<McpServerOutcome> {
-  const done = await retryingConflicts(TRIES, () => reconcile(controllerFor(deps), deps, namespace, name))
+export async function reconcileMcpServer(deps: McpServerDeps, namespace: string, name: string, options: ReconcileFrom = {}): Promise<McpServerOutcome> {
+  const done = await retryingConflicts(TRIES, () => reconcile(controllerFor(deps, options.tick !== true), deps, namespace, name))
   if (done.result !== 'applied' || !done.plan) return { result: done.result, written: [] }
   const work = done.plan
   const phase = work.status?.phase
   return { result: 'applied', written: work.written, discovered: work.discovered, ...(phase ? { phase } : {}) }
 }
 
-function controllerFor(deps: McpServerDeps): Controller<MCPServer, McpFacts, McpWork> {
+function controllerFor(deps: McpServerDeps, arms: boolean): Controller<MCPServer, McpFacts, McpWork> {
   return {
     kind: 'MCPServer',
     read: (d, namespace, name) => d.kube.getMCPServer(namespace, name),
@@ -77,6 +78,10 @@ function controllerFor(deps: McpServerDeps): Controller<MCPServer, McpFacts, Mcp
       if (work.status) {
         await kube.replaceMCPServerStatus(namespace, name, work.resourceVersion, work.status)
         work.written.push(`status MCPServer/${name}`)
+        // A check sooner than the one before (or the first): the MCP servers alarm fires by then.
+        const due = work.status.nextCheckTime
+        const before = server.status?.nextCheckTime
+        if (arms && due && (!before || Date.parse(due) < Date.parse(before))) await armTickAlarm(deps, 'mcpservers-resync', due)
       }
     },
     eventSeed: (server) => `${server.metadata.uid ?? ''}/${server.metadata.resourceVersion ?? ''}`,

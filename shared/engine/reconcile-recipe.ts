@@ -1,4 +1,5 @@
 import type { V1ConfigMap } from '@kubernetes/client-node'
+import { armTickAlarm, type ReconcileFrom } from '../ticks/alarm.js'
 import { ConflictError, RefusedError, TransientError } from '../errors.js'
 import type { ChildKind, ChildObject } from '../kube/port.js'
 import { recipeCloudEvents } from '../recipes/cloud-events.js'
@@ -69,6 +70,22 @@ export function recipeNeedsResync(recipe: WorkflowRecipe, now: string): boolean 
   return SETTLED.has(phase) || phase === 'PendingApproval' || phase === 'Rejected'
 }
 
+/**
+ * Pure: when the recipes tick should next look at this recipe: now when it is due (in flight,
+ * deleting, a new generation, a passed deadline), else its next deadline; undefined at rest
+ * (settled recipes are re-checked by the hourly heartbeat and by their children's events).
+ */
+export function recipeAlarmDue(recipe: WorkflowRecipe, now: string): string | undefined {
+  if (recipeIsDue(recipe, now)) return now
+  return recipe.status?.nextCheckAt
+}
+
+/** Pure: the due time a status write adds (in flight: now; else its deadline), for the recipes alarm. */
+function statusAlarmDue(recipe: WorkflowRecipe, status: WorkflowRecipeStatus, now: string): string | undefined {
+  if (status.phase && IN_FLIGHT.has(status.phase) && !isTemplate(recipe)) return now
+  return status.nextCheckAt
+}
+
 /** One reconcile's working state: what it read, wrote and will announce. */
 export interface RecipeWork {
   deps: RecipeDeps
@@ -97,11 +114,11 @@ export interface RecipeWork {
  * written (finalizer and snapshot first), status last, guarded by resourceVersion. A lost race
  * re-plans from fresh state a few times, then reaches the Broker as a 409.
  */
-export async function reconcileRecipe(deps: RecipeDeps, namespace: string, name: string): Promise<RecipeOutcome> {
-  return retryingConflicts(TRIES, () => reconcileOnce(deps, namespace, name))
+export async function reconcileRecipe(deps: RecipeDeps, namespace: string, name: string, options: ReconcileFrom = {}): Promise<RecipeOutcome> {
+  return retryingConflicts(TRIES, () => reconcileOnce(deps, namespace, name, options.tick !== true))
 }
 
-async function reconcileOnce(deps: RecipeDeps, namespace: string, name: string): Promise<RecipeOutcome> {
+async function reconcileOnce(deps: RecipeDeps, namespace: string, name: string, arms: boolean): Promise<RecipeOutcome> {
   const recipe = await deps.kube.getRecipe(namespace, name)
   if (!recipe) return { result: 'gone', writes: 0, reads: 1 }
   const reads = new RecipeReads(deps.kube, namespace)
@@ -160,6 +177,11 @@ async function reconcileOnce(deps: RecipeDeps, namespace: string, name: string):
     }
     work.writes++
     recordRecipeSpans(recipe, status, work.now)
+    // A revision now in flight, or a deadline sooner than the one before: the recipes alarm
+    // fires by then (an alarm already set for the one before, or the tick that saw it due, covers the rest).
+    const due = statusAlarmDue(recipe, status, work.now)
+    const before = recipe.status ? statusAlarmDue(recipe, recipe.status, work.now) : undefined
+    if (arms && due !== undefined && (before === undefined || Date.parse(due) < Date.parse(before))) await armTickAlarm(deps, 'recipes-resync', due)
   }
   await announce({ ...work, recipe: { ...recipe, status } })
   return outcome(work, status.phase)

@@ -1,4 +1,5 @@
 import type { V1ConfigMap, V1Job } from '@kubernetes/client-node'
+import { armTickAlarm } from '../ticks/alarm.js'
 import { apiMessage, ConflictError, ForbiddenError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
@@ -129,6 +130,11 @@ export async function reconcileWorkflow(
   const { plan, created, template } = done.plan
   if (template !== undefined && options.wake !== false && isTerminalPhase(plan.status?.phase)) {
     await wakeQueued(deps, namespace, name, template)
+  }
+  // A run that started (or queued) has work in flight: the resync alarm ticks every minute
+  // until resync-tick finds no unfinished run (shared/ticks/alarm-plan.ts).
+  if (plan.transitions.some((t) => t.kind === 'run.started' || t.kind === 'run.queued') && !isTerminalPhase(plan.status?.phase)) {
+    await armTickAlarm(deps, 'resync', deps.now().toISOString())
   }
   return { result: 'applied', created, deleted: plan.deleteJobs, ...(plan.status?.phase ? { phase: plan.status.phase } : {}) }
 }

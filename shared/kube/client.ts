@@ -666,16 +666,49 @@ export class KubeClient implements Kube {
     }
   }
 
+  async createChild(manifest: ChildObject): Promise<ChildObject> {
+    const kind = manifest.kind as ChildKind
+    const { ref, options } = childRef(kind)
+    const namespace = manifest.metadata?.namespace ?? 'default'
+    const what = `create ${kind} ${namespace}/${manifest.metadata?.name ?? ''}`
+    try {
+      const raw = await this.custom.createNamespacedCustomObject({ ...ref, namespace, body: manifest }, options)
+      return withKind(kind, raw as ChildObject)
+    } catch (err) {
+      // The kind is not served here (a cluster without Knative, for PingSources), or admission refused it.
+      const code = apiStatus(err)
+      if (code === 404 || code === 422) throw new RefusedError(`Could not ${what}: ${apiMessage({ cause: err })}`, code, { cause: err })
+      throw classifyApiError(err, `Could not ${what}`)
+    }
+  }
+
+  async patchChild(kind: ChildKind, namespace: string, name: string, resourceVersion: string, patch: Record<string, unknown>): Promise<ChildObject> {
+    const { ref, options } = childRef(kind)
+    const meta = (patch.metadata ?? {}) as Record<string, unknown>
+    const body = { ...patch, metadata: { ...meta, resourceVersion } }
+    const what = `patch ${kind} ${namespace}/${name}`
+    try {
+      const raw = await this.custom.patchNamespacedCustomObject({ ...ref, namespace, name, body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch, options))
+      return withKind(kind, raw as ChildObject)
+    } catch (err) {
+      if (apiStatus(err) === 404) throw new ConflictError(`Could not ${what}: it no longer exists`, { cause: err })
+      throw classifyApiError(err, `Could not ${what}`)
+    }
+  }
+
   async deleteChild(
-    kind: ChildKind, namespace: string, name: string, opts: { propagationPolicy: 'Foreground' | 'Background'; uid?: string },
+    kind: ChildKind, namespace: string, name: string, opts: { propagationPolicy: 'Foreground' | 'Background'; uid?: string; resourceVersion?: string },
   ): Promise<void> {
     const { ref, options } = childRef(kind)
-    const body = { propagationPolicy: opts.propagationPolicy, ...(opts.uid ? { preconditions: { uid: opts.uid } } : {}) }
+    const preconditions = { ...(opts.uid ? { uid: opts.uid } : {}), ...(opts.resourceVersion ? { resourceVersion: opts.resourceVersion } : {}) }
+    const body = { propagationPolicy: opts.propagationPolicy, ...(Object.keys(preconditions).length > 0 ? { preconditions } : {}) }
     try {
       await this.custom.deleteNamespacedCustomObject({ ...ref, namespace, name, propagationPolicy: opts.propagationPolicy, body }, options)
     } catch (err) {
       const code = apiStatus(err)
       if (code === 404) return
+      // The version we read changed since: the caller re-reads and decides again.
+      if (code === 409 && opts.resourceVersion) throw new ConflictError(`Could not delete ${kind} ${namespace}/${name}: it changed since it was read`, { cause: err })
       // A failed uid precondition: the object we meant is gone and another now holds the name.
       if (code === 409 && opts.uid) return
       throw classifyApiError(err, `Could not delete ${kind} ${namespace}/${name}`)

@@ -227,11 +227,19 @@ export interface Kube {
    * when absent. A 4xx other than 409 throws RefusedError with the API server's message.
    */
   applyChild(manifest: ChildObject): Promise<ChildObject>
+  /** Creates a child; ConflictError when one of that name exists. */
+  createChild(manifest: ChildObject): Promise<ChildObject>
+  /**
+   * JSON merge patch of a child, guarded by resourceVersion: ConflictError when it changed since
+   * (or is gone).
+   */
+  patchChild(kind: ChildKind, namespace: string, name: string, resourceVersion: string, patch: Record<string, unknown>): Promise<ChildObject>
   /**
    * Deletes a child with the given propagation; with `uid`, only that object (a precondition,
-   * so a same-named object created since is never touched). Already gone is not an error.
+   * so a same-named object created since is never touched). Already gone is not an error. With
+   * `resourceVersion`, only that version of it: ConflictError when it changed since.
    */
-  deleteChild(kind: ChildKind, namespace: string, name: string, options: { propagationPolicy: 'Foreground' | 'Background'; uid?: string }): Promise<void>
+  deleteChild(kind: ChildKind, namespace: string, name: string, options: { propagationPolicy: 'Foreground' | 'Background'; uid?: string; resourceVersion?: string }): Promise<void>
   /** A ConfigMap that is already gone is not an error (revision snapshots beyond the history limit). */
   deleteConfigMap(namespace: string, name: string): Promise<void>
 

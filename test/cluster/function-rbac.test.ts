@@ -8,7 +8,11 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeAll, expect, it } from 'vitest'
 import type { V1ConfigMap, V1Deployment, V1Job, V1Secret, V1Service } from '@kubernetes/client-node'
-import { ConflictError, RefusedError } from '../../shared/errors.js'
+import { ConflictError, ForbiddenError, RefusedError } from '../../shared/errors.js'
+import { silentLogger } from '../../shared/log.js'
+import { PINGSOURCE_CRD } from '../../local/knative/pingsource-crd.js'
+import { alarmManifest, type Tick } from '../../shared/ticks/alarm-plan.js'
+import { armTickAlarm, readAlarm, settleTickAlarm } from '../../shared/ticks/alarm.js'
 import { KubeClient } from '../../shared/kube/client.js'
 import type { Kube } from '../../shared/kube/port.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
@@ -232,6 +236,14 @@ const PORT_CALLS: PortCalls = {
   getChild: (k, t) => each(() => k.getChild('StatefulSet', TARGET_NS, `rbac-${t}`), () => k.getChild('Workflow', NS, `rbac-child-${t}`)),
   listChildren: (k) => each(() => k.listChildren('StatefulSet', TARGET_NS, RECIPE_LABELS), () => k.listChildren('Workflow', NS, RECIPE_LABELS)),
   applyChild: (k, t) => each(() => k.applyChild(childWorkload(t)), () => k.applyChild(childWorkflow(t))),
+  createChild: (k, t) => each(
+    () => k.createChild(childWorkload(`${t}-created`)).catch(conflictIsFine),
+    () => k.createChild(childWorkflow(`${t}-created`)).catch(conflictIsFine),
+  ),
+  patchChild: (k, t) => each(
+    () => k.patchChild('StatefulSet', TARGET_NS, `rbac-${t}`, '1', { metadata: { labels: { touched: 'yes' } } }).catch(conflictIsFine),
+    () => k.patchChild('Workflow', NS, `rbac-child-${t}`, '1', { metadata: { labels: { touched: 'yes' } } }).catch(conflictIsFine),
+  ),
   deleteChild: (k, t) => each(
     () => k.deleteChild('StatefulSet', TARGET_NS, `rbac-${t}`, { propagationPolicy: 'Foreground' }),
     () => k.deleteChild('Workflow', NS, `rbac-child-${t}`, { propagationPolicy: 'Background' }),
@@ -306,6 +318,9 @@ const RECIPE_ALSO: Partial<Record<Method, string>> = {
   patchWorkflow: 'patch workflows: applyChild server-side applies the child Workflow',
   createWorkflow: 'create workflows: applyChild creates the child Workflow when it is absent',
   listWorkflowsIn: 'list workflows: listChildren lists child Workflows by label',
+  // The recipe functions call these only for the recipes alarm PingSource in kinetic-system.
+  createChild: 'create statefulsets and workflows: what applyChild creates a child with',
+  patchChild: 'patch statefulsets and workflows: what applyChild server-side applies a child with',
   deleteWorkflow: 'delete workflows: deleteChild deletes the child Workflow at recipe deletion',
   listAllConfigMaps: 'list configmaps, cluster-wide (listConfigMaps lists revision snapshots in every recipe namespace)',
   followPodLog: 'get pods/log: readJobLog reads a test Job\'s log',
@@ -332,6 +347,19 @@ const PINGSOURCE_ONLY: Partial<Record<Method, string>> = {
   applyChild: 'a template\'s PingSource only; recipe children are refused',
   deleteChild: 'a template\'s PingSource only; recipe children are refused',
 }
+/**
+ * The generic child methods of the functions that settle or arm a tick's alarm: only the one
+ * PingSource `<tick>-alarm` in kinetic-system (knative/rbac/alarms.yaml), so the calls here, about
+ * recipe children in ordinary namespaces, are refused.
+ */
+const ALARM_ONLY: Partial<Record<Method, string>> = {
+  getChild: 'their tick\'s alarm PingSource in kinetic-system only',
+  createChild: 'their tick\'s alarm PingSource in kinetic-system only',
+  patchChild: 'their tick\'s alarm PingSource in kinetic-system only',
+  deleteChild: 'their tick\'s alarm PingSource in kinetic-system only',
+}
+/** resync-tick: a template's PingSource, and the resync alarm. */
+const PINGSOURCE_AND_ALARM: Partial<Record<Method, string>> = { ...ALARM_ONLY, ...PINGSOURCE_ONLY }
 /** What the console reads with its own account for anonymous visitors: every page's kinds, a run's Events, Jobs, pods and logs, live. */
 const CONSOLE: Method[] = [
   'listWorkflows', 'listWorkflowsIn', 'getWorkflow', 'watchWorkflow', 'listEvents', 'listJobs', 'listPods', 'readJobLog', 'followPodLog',
@@ -358,10 +386,10 @@ const EVERYONE: Partial<Record<Method, string>> = {
  * their own (with the reason); in the test namespace, which grants nothing, they must be refused.
  */
 const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Method, string>>; elsewhere?: Partial<Record<Method, string>> }> = {
-  'workflow-changed': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
-  'step-job-finished': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO },
+  'workflow-changed': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO, elsewhere: ALARM_ONLY },
+  'step-job-finished': { methods: WORKFLOW, alsoAllowed: WORKFLOW_ALSO, elsewhere: ALARM_ONLY },
   // And every scheduled template's catch-up: a run for a missed fire, prunes, its PingSource.
-  'resync-tick': { methods: [...WORKFLOW, 'listJobsLabelled', 'createWorkflow', 'deleteWorkflow'], alsoAllowed: WORKFLOW_ALSO, elsewhere: PINGSOURCE_ONLY },
+  'resync-tick': { methods: [...WORKFLOW, 'listJobsLabelled', 'createWorkflow', 'deleteWorkflow'], alsoAllowed: WORKFLOW_ALSO, elsewhere: PINGSOURCE_AND_ALARM },
   // A template, its runs, its status, its PingSource, Events: nothing else.
   'workflow-template-changed': { methods: TEMPLATE, alsoAllowed: TEMPLATE_ALSO, elsewhere: PINGSOURCE_ONLY },
   'schedule-fired': { methods: TEMPLATE, alsoAllowed: TEMPLATE_ALSO, elsewhere: PINGSOURCE_ONLY },
@@ -377,17 +405,20 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
       listConfigMaps: 'configmaps list: the per-agent Role grants it, and the API server only lets a holder grant it',
       listAllLLMProviders: 'list llmproviders, cluster-wide (the ClusterRole lists them for listLLMProviders in every namespace)',
     },
+    elsewhere: ALARM_ONLY,
   },
   'autonomy-tick': {
     // One LIST of Agents per namespace that has a policy; a GET only when a guarded write lost a race.
     methods: ['listAgents', 'getAgent', 'listAutonomyPolicies', 'patchAgent', 'replaceAgentStatus', 'replaceAutonomyPolicyStatus', 'createEvent'],
     alsoAllowed: { listAllAgents: 'list agents, cluster-wide (the ClusterRole lists them for listAgents in every namespace)' },
+    elsewhere: ALARM_ONLY,
   },
   // Secrets only in the platform namespace (a Role there) and the copy in opted-in namespaces
   // (RoleBindings there): here, in an ordinary namespace, every Secret method is refused.
   'llmprovider-changed': {
     methods: ['getLLMProvider', 'listAllLLMProviders', 'listLLMProviders', 'replaceLLMProviderStatus', 'listNamespaces', 'createEvent'],
     elsewhere: {
+      ...ALARM_ONLY,
       getSecret: 'providers\' Secrets in purko-system (Role there), the copy in opted-in namespaces',
       createSecret: 'the copy kinetic-llm-credentials, in namespaces opted in with a RoleBinding',
       replaceSecret: 'the copy kinetic-llm-credentials, in namespaces opted in with a RoleBinding',
@@ -403,6 +434,7 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
     ],
     alsoAllowed: { listMCPServers: 'list mcpservers, cluster-wide (listAllMCPServers)' },
     elsewhere: {
+      ...ALARM_ONLY,
       getSecret: 'bearer servers\' token Secrets in ai-agents (Role there), elsewhere only where a namespace grants the one Secret',
     },
   },
@@ -484,6 +516,8 @@ describeCluster("every function's ServiceAccount may do what the function does (
       const crd = JSON.parse(JSON.stringify((await import('yaml')).parse(readFileSync(join(ROOT, 'crds', `${file}.purko.io.yaml`), 'utf8'))))
       await admin.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)
     }
+    // PingSources as the local plane serves them without Knative: the alarms are PingSources.
+    await admin.request('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', PINGSOURCE_CRD)
     const rbac = manifests.filter((m) => ['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'].includes(m.kind))
     for (const m of [...rbac].sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'))) await admin.apply(m.doc)
     await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
@@ -491,7 +525,7 @@ describeCluster("every function's ServiceAccount may do what the function does (
     await admin.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default', namespace: NS } })
     await admin.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'rbac-with-pod-x', namespace: NS, labels: { 'job-name': 'rbac-with-pod' } },
       spec: { automountServiceAccountToken: false, containers: [{ name: 'step', image: 'kinetic' }] } })
-    for (let i = 0; i < 100 && !(await admin.get('/apis/purko.io/v1alpha1')); i++) await new Promise((r) => setTimeout(r, 100))
+    for (let i = 0; i < 100 && !(await admin.get('/apis/purko.io/v1alpha1') && await admin.get('/apis/sources.knative.dev/v1')); i++) await new Promise((r) => setTimeout(r, 100))
     admin.forgetDiscovery()
     const wf = await admin.apply({ apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name: 'rbac', namespace: NS }, spec: { steps: [{ name: 'a', agentRef: { name: 'x' } }] } })
     owner = [{ apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', name: 'rbac', uid: String(wf.metadata?.uid), controller: true, blockOwnerDeletion: true }]
@@ -622,6 +656,30 @@ describeCluster("every function's ServiceAccount may do what the function does (
     const { kubeConfig: asFunction } = await cp.current.serviceAccountKubeconfig(SYSTEM_NS, 'workflow-changed')
     expect(await new KubeClient(asFunction).createJob(job('with-finalizers'))).toBe('created')
   })
+
+  const alarmBindings = manifests.filter((m) => m.kind === 'RoleBinding' && m.name.endsWith('-alarm'))
+  it.each(alarmBindings.flatMap((b) => (b.doc.subjects as Array<{ name: string }>).map((sub) => [sub.name, b.name.replace(/^kinetic-|-alarm$/g, '')] as const)))(
+    '%s makes, reschedules and deletes the %s alarm in kinetic-system, and touches no other PingSource',
+    async (account, tick) => {
+      const { kubeConfig } = await cp.current.serviceAccountKubeconfig(SYSTEM_NS, account)
+      const kube = new KubeClient(kubeConfig)
+      const deps = { kube, now: () => new Date('2026-01-01T10:00:00Z'), log: silentLogger, config: { kineticNamespace: SYSTEM_NS } }
+      await armTickAlarm(deps, tick as Tick, '2026-01-01T10:30:00Z')
+      await armTickAlarm(deps, tick as Tick, '2026-01-01T10:00:00Z') // sooner: rescheduled to every minute
+      const armed = await kube.getChild('PingSource', SYSTEM_NS, `${tick}-alarm`)
+      expect((armed?.spec as { schedule?: string }).schedule).toBe('* * * * *')
+      await settleTickAlarm(deps, tick as Tick, await readAlarm(deps, tick as Tick), undefined)
+      expect(await kube.getChild('PingSource', SYSTEM_NS, `${tick}-alarm`)).toBeNull()
+      // The heartbeat, another tick's alarm, a PingSource of another namespace: refused (resync-tick
+      // holds every PingSource for the templates' schedules, knative/rbac/resync-tick.yaml).
+      const heartbeat = tick === 'resync' ? 'recipes-resync' : 'resync'
+      if (account !== 'resync-tick') {
+        await expect(kube.patchChild('PingSource', SYSTEM_NS, heartbeat, '1', { spec: { schedule: '* * * * *' } })).rejects.toBeInstanceOf(ForbiddenError)
+        await expect(kube.getChild('PingSource', SYSTEM_NS, `${heartbeat}-alarm`)).rejects.toBeInstanceOf(ForbiddenError)
+        await expect(kube.createChild(alarmManifest(tick as Tick, NS, '* * * * *', '2026-01-01T10:00:00Z'))).rejects.toBeInstanceOf(ForbiddenError)
+      }
+    },
+  )
 
   it('the function tests above exercised, as allowed, every method their functions declare', () => {
     const running = services.map((svc) => svc.name).filter((fn) => USES[fn])

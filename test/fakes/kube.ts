@@ -292,7 +292,7 @@ export class FakeKube implements Kube {
     return [...this.childObjects.values()].filter((c) => c.kind === kind).map(clone)
   }
 
-  /** Makes every apply of this child throw RefusedError(message, code), as a 422/403/413 would. */
+  /** Makes every apply or create of this child throw RefusedError(message, code), as a 422/403/413 (or a 404 kind) would. */
   refuseApply(kind: ChildKind, namespace: string, name: string, code: number, message: string): this {
     this.refusals.set(childKey(kind, namespace, name), { code, message })
     return this
@@ -907,14 +907,48 @@ export class FakeKube implements Kube {
     return clone(next)
   }
 
+  async createChild(manifest: ChildObject): Promise<ChildObject> {
+    this.enter('createChild')
+    const kind = manifest.kind as ChildKind
+    const name = manifest.metadata?.name
+    const k = childKey(kind, manifest.metadata?.namespace, name)
+    if (this.childObjects.has(k)) throw new ConflictError(`${kind} ${name} already exists`)
+    const refusal = this.refusals.get(k)
+    if (refusal) throw new RefusedError(refusal.message, refusal.code)
+    const { status: _ignored, ...created } = clone(manifest)
+    const stored: ChildObject = { ...created, metadata: { ...created.metadata, uid: this.newUid(kind, name), resourceVersion: String(++this.rv) } }
+    if (HAS_GENERATION.has(kind)) stored.metadata!.generation = 1
+    this.childObjects.set(k, stored)
+    this.record(`create ${kind}/${name}`, stored)
+    return clone(stored)
+  }
+
+  /** JSON merge patch (RFC 7386) guarded by resourceVersion. */
+  async patchChild(kind: ChildKind, namespace: string, name: string, resourceVersion: string, patch: Record<string, unknown>): Promise<ChildObject> {
+    this.enter('patchChild')
+    const k = childKey(kind, namespace, name)
+    const live = this.childObjects.get(k)
+    if (!live) throw new ConflictError(`${kind} ${name} no longer exists`)
+    if (live.metadata?.resourceVersion !== resourceVersion) throw new ConflictError(`${kind} ${name}: the object has been modified`)
+    const next = mergePatch(live, patch) as ChildObject
+    if (HAS_GENERATION.has(kind) && JSON.stringify(next.spec) !== JSON.stringify(live.spec)) next.metadata!.generation = (live.metadata?.generation ?? 1) + 1
+    next.metadata!.resourceVersion = String(++this.rv)
+    this.childObjects.set(k, next)
+    this.record(`patch ${kind}/${name}`, patch)
+    return clone(next)
+  }
+
   async deleteChild(
-    kind: ChildKind, namespace: string, name: string, options: { propagationPolicy: 'Foreground' | 'Background'; uid?: string },
+    kind: ChildKind, namespace: string, name: string, options: { propagationPolicy: 'Foreground' | 'Background'; uid?: string; resourceVersion?: string },
   ): Promise<void> {
     this.enter('deleteChild')
     const k = childKey(kind, namespace, name)
     const live = this.childObjects.get(k)
     // Gone, or a different object now holds the name: the one meant is gone either way.
     if (!live || (options.uid !== undefined && live.metadata?.uid !== options.uid)) return
+    if (options.resourceVersion !== undefined && live.metadata?.resourceVersion !== options.resourceVersion) {
+      throw new ConflictError(`${kind} ${name}: the object has been modified`)
+    }
     this.writes.push(`delete ${kind}/${name}`)
     if ((live.metadata?.finalizers ?? []).length > 0) {
       if (!live.metadata!.deletionTimestamp) {
@@ -1255,3 +1289,4 @@ function mergePatch(target: unknown, patch: unknown): unknown {
 function clone<T>(value: T): T {
   return structuredClone(value)
 }
+

@@ -244,7 +244,7 @@ describe('agent-changed', () => {
       expect(kube.writes.slice(writes)).toEqual(['status Agent/waiting'])
     })
 
-    it('costs one LIST when every Agent is fine, and one Agent\'s outage does not stop the others', async () => {
+    it('costs the alarm read and one LIST when every Agent is fine, and one Agent\'s outage does not stop the others', async () => {
       const kube = new FakeKube({ agents: [anAgent('a'), anAgent('b')], providers: [provider('anthropic')], identities: false })
       const app = createApp(testDeps(kube))
       // Neither Agent has been reconciled yet (no event reached agent-changed): both are due.
@@ -255,10 +255,14 @@ describe('agent-changed', () => {
 
       await deliver(app, PING, {})
       expect(['a', 'b'].map((n) => stored(kube, n).status?.phase)).toEqual(['Ready', 'Ready'])
+      // While an Agent needed another look, the alarm rechecked every 5 minutes; now it goes.
+      expect(kube.child('PingSource', 'kinetic-system', 'agents-recheck-alarm')).toBeDefined()
+      await deliver(app, PING, {})
+      expect(kube.child('PingSource', 'kinetic-system', 'agents-recheck-alarm')).toBeUndefined()
       const calls = kube.calls
       const writes = kube.writes.length
       await deliver(app, PING, {})
-      expect(kube.calls - calls).toBe(1)
+      expect(kube.calls - calls).toBe(2)
       expect(kube.writes.length).toBe(writes)
     })
   })

@@ -28,12 +28,15 @@ describe('autonomy-tick', () => {
     })
     const { app, count } = setup(kube)
     expect((await deliver(app, PING, { reason: 'autonomy' })).status).toBe(202) // the first tick settles statuses
+    expect(kube.child('PingSource', 'kinetic-system', 'autonomy-alarm')).toBeDefined() // and looks again in 5 minutes
+    expect((await deliver(app, PING, { reason: 'autonomy' })).status).toBe(202) // nothing changed: the alarm goes
+    expect(kube.child('PingSource', 'kinetic-system', 'autonomy-alarm')).toBeUndefined()
     const settled = kube.writes.length
     count.reset()
 
     expect((await deliver(app, PING, { reason: 'autonomy' })).status).toBe(202)
 
-    expect(Object.fromEntries(count.calls)).toEqual({ listAutonomyPolicies: 1, listAgents: 2 })
+    expect(Object.fromEntries(count.calls)).toEqual({ getChild: 1, listAutonomyPolicies: 1, listAgents: 2 })
     expect(kube.writes.slice(settled)).toEqual([])
   })
 
@@ -43,7 +46,7 @@ describe('autonomy-tick', () => {
 
     await deliver(app, PING, {})
 
-    expect(kube.writes).toEqual(['patch Agent/helper', 'status Agent/helper', 'status AgentAutonomyPolicy/default'])
+    expect(kube.writes).toEqual(['patch Agent/helper', 'status Agent/helper', 'status AgentAutonomyPolicy/default', 'create PingSource/autonomy-alarm'])
     const stored = agent(kube, 'helper')
     expect(stored.spec.shuHaRi).toEqual({ level: 'ha', promotedAt: '2026-03-01T00:00:00.000Z' })
     expect(stored.spec.autonomyLevel).toBe('supervised')
@@ -56,10 +59,10 @@ describe('autonomy-tick', () => {
     expect(promoted).toHaveLength(1)
     expect(promoted[0]?.subject).toBe('/apis/purko.io/v1alpha1/namespaces/team/agents/helper')
     expect(promoted[0]?.data).toMatchObject({ from: 'shu', to: 'ha', criteria: { actionsCompleted: 100, successRate: 1, daysInLevel: 59 } })
-    // The metrics did not change: the next tick finds nothing.
+    // The metrics did not change: the next tick finds nothing, and the alarm goes.
     const writes = kube.writes.length
     await deliver(app, PING, {})
-    expect(kube.writes.length).toBe(writes)
+    expect(kube.writes.slice(writes)).toEqual(['delete PingSource/autonomy-alarm'])
   })
 
   it('promotes on its first tick an agent whose record predates the policy, measured from its creation', async () => {

@@ -70,13 +70,17 @@ describe('llmprovider-changed', () => {
 
     expect(res.status).toBe(202)
     expect(requests.map((r) => `${r.method} ${r.url}`)).toEqual([`GET ${MODELS_URL}`])
-    expect(kube.writes).toEqual(['status LLMProvider/openai'])
+    // Its first probe due time arms the probe alarm, so the interval holds without a minute tick.
+    expect(kube.writes).toEqual(['status LLMProvider/openai', 'create PingSource/llmproviders-probe-alarm'])
     const p = stored(kube, 'openai')
     expect(p.status).toMatchObject({
       phase: 'Ready', message: 'Provider openai ready, 2 models available', availableModels: 2, discoveredModels: ['gpt-4o', 'gpt-4o-mini'],
       lastHealthCheck: '2026-01-01T00:00:00.000Z', observedGeneration: 1, consecutiveFailures: 0,
     })
     expect(Date.parse(p.status!.nextProbeAt!) - clock.now.getTime()).toBeGreaterThanOrEqual(300_000)
+    // One fire, at the minute its next probe is due (5 minutes plus its jitter).
+    const due = new Date(Math.ceil(Date.parse(p.status!.nextProbeAt!) / 60_000) * 60_000)
+    expect(kube.child('PingSource', 'kinetic-system', 'llmproviders-probe-alarm')?.spec).toMatchObject({ schedule: `${due.getUTCMinutes()} 0 1 1 *` })
     expect(cond(p, 'CredentialsValid')).toMatchObject({ status: 'True', reason: 'SecretFound', message: 'Credentials loaded from openai-key' })
     expect(kube.events.map((e) => [e.type, e.reason])).toEqual([['Normal', 'ProviderReady']])
   })
@@ -91,7 +95,7 @@ describe('llmprovider-changed', () => {
     expect(kube.calls).toBe(calls)
     // The original event again (no status in it): a fresh read shows the provider is not due.
     expect((await deliver(app, RESOURCE_ADD, aProvider('openai'))).status).toBe(202)
-    expect(kube.writes).toEqual(['status LLMProvider/openai'])
+    expect(kube.writes).toEqual(['status LLMProvider/openai', 'create PingSource/llmproviders-probe-alarm'])
     expect(requests).toHaveLength(1)
   })
 
@@ -144,8 +148,9 @@ describe('llmprovider-changed', () => {
     expect(requests).toHaveLength(2)
     expect(shared.map((p) => stored(kube, p.metadata.name!).status?.phase)).toEqual(Array(5).fill('Ready'))
     expect(stored(kube, 'other').status?.phase).toBe('Error')
-    // One LIST, one read per Secret (shared with the copies), six status writes, six Events, and the copies' namespace list.
-    expect(kube.calls).toBe(1 + 2 + 6 + 6 + 1)
+    // The alarm's read, one LIST, one read per Secret (shared with the copies), six status writes,
+    // six Events, the copies' namespace list, and the alarm made for the round a minute later.
+    expect(kube.calls).toBe(1 + 1 + 2 + 6 + 6 + 1 + 1)
   })
 
   it('a round probes only due providers: healthy ones once per interval at their own slot, failing ones backing off', async () => {
@@ -245,7 +250,7 @@ describe('llmprovider-changed', () => {
     expect(kube.secrets.get('ai-agents/kinetic-llm-credentials')?.data).toEqual({})
   })
 
-  it('a rotated platform key reaches the copies by the next fifth-minute round; other rounds leave the copies alone', async () => {
+  it('a rotated platform key reaches the copies by the next probe round', async () => {
     server.use(openai())
     const kube = kubeWith([aProvider('openai')])
     kube.namespaces.set('ai-agents', { metadata: { name: 'ai-agents', labels: { 'kinetic.dev/llm-credentials': 'enabled' } } })
@@ -254,8 +259,6 @@ describe('llmprovider-changed', () => {
     await deliver(app, RESOURCE_ADD, stored(kube, 'openai'))
     kube.secrets.set(`${PLATFORM}/openai-key`, { ...secret('openai-key', 'sk-rotated'), metadata: { name: 'openai-key', namespace: PLATFORM, resourceVersion: '9' } })
     const copy = () => kube.secrets.get('ai-agents/kinetic-llm-credentials')?.data?.openai
-    clock.now = new Date('2026-01-01T00:04:00Z')
-    await deliver(app, PING, {})
     expect(copy()).toBe(Buffer.from(KEY).toString('base64'))
     clock.now = new Date('2026-01-01T00:05:00Z')
     await deliver(app, PING, {})

@@ -70,7 +70,11 @@ describe('mcpserver-changed', () => {
     const discovery: Discovery = { calls: [], result: found(['search', 'create_issue']) }
     const app = createApp(depsWith(kube, discovery))
     expect((await deliver(app, RESOURCE_ADD, put(kube, {}), SERVERS)).status).toBe(202)
-    expect(kube.writes).toEqual(['patch MCPServer/github', 'create Deployment/github', 'create Service/github', 'create ConfigMap/mcp-servers', 'status MCPServer/github'])
+    expect(kube.writes).toEqual([
+      'patch MCPServer/github', 'create Deployment/github', 'create Service/github', 'create ConfigMap/mcp-servers', 'status MCPServer/github',
+      // Its first check time (the DeploymentUnavailable deadline) arms the MCP servers alarm.
+      'create PingSource/mcpservers-resync-alarm',
+    ])
     expect(stored(kube).metadata.finalizers).toEqual(['purko.io/mcpserver-finalizer'])
     expect(stored(kube).status).toMatchObject({ phase: 'Pending', url: 'http://github.ai-agents.svc.cluster.local:8000' })
     expect(registry(kube).entries).toEqual([{ name: 'github', url: 'http://github.ai-agents.svc.cluster.local:8000', auth: 'none', icon: '', category: '', namespace: 'ai-agents' }])
@@ -343,7 +347,7 @@ describe('mcpserver-changed', () => {
     kube.deployments.delete(`${NS}/github`)
     expect((await deliver(app, 'dev.knative.apiserver.resource.delete', gone, DEPLOYMENTS)).status).toBe(202)
     expect(kube.deployments.get(`${NS}/github`)?.spec?.template.spec?.containers[0]?.name).toBe('mcp-server')
-    expect(kube.writes.slice(5)).toEqual(['create Deployment/github'])
+    expect(kube.writes.slice(6)).toEqual(['create Deployment/github'])
   })
 
   it('answers 503 on an outage and converges on the redelivery', async () => {

@@ -42,19 +42,21 @@ describe('resync-tick', () => {
     expect(kube.jobs.size).toBe(0)
   })
 
-  it('leaves finished runs alone and costs one list call', async () => {
+  it('leaves finished runs alone: a tick at rest costs the alarm read and one list call', async () => {
     const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a', type: 'notification', agentRef: undefined }])] })
     const app = createApp(testDeps(kube))
     await deliver(app, PING, {}) // a type-only step completes without a Job
     expect(kube.workflow('team', 'wf').status?.phase).toBe('Succeeded')
+    await deliver(app, PING, {}) // no run is unfinished: the run's alarm goes
+    expect(kube.child('PingSource', 'kinetic-system', 'resync-alarm')).toBeUndefined()
     const calls = kube.calls
 
     await deliver(app, PING, {})
 
-    expect(kube.calls - calls).toBe(1)
+    expect(kube.calls - calls).toBe(2)
   })
 
-  it('costs two lists for any number of runs whose Jobs are all still running, and one more reconcile per run that needs one', async () => {
+  it('costs the alarm read and two lists for any number of runs whose Jobs are all still running, and one more reconcile per run that needs one', async () => {
     const clock = { now: new Date('2026-01-01T00:00:00Z') }
     const kube = new FakeKube({
       workflows: Array.from({ length: 50 }, (_, i) => workflowOf(`run-${i}`, [{ name: 'a' }, { name: 'b', dependsOn: ['a'] }])),
@@ -69,7 +71,7 @@ describe('resync-tick', () => {
 
     await deliver(app, PING, {})
 
-    expect(kube.calls - calls).toBe(2) // every Workflow, every step Job
+    expect(kube.calls - calls).toBe(3) // the alarm (already every minute), every Workflow, every step Job
     expect(kube.writes.length).toBe(writes)
 
     // One run's Job finished and its event was lost: only that run is read and advanced.
@@ -78,8 +80,8 @@ describe('resync-tick', () => {
     const before = kube.calls
     await deliver(app, PING, {})
     expect(kube.createdJobs).toContain(`run-7-b-${runId}`)
-    // The two lists, and that one run's full reconcile from fresh reads (12 calls).
-    expect(kube.calls - before).toBe(2 + 12)
+    // The alarm read, the two lists, and that one run's full reconcile from fresh reads (12 calls).
+    expect(kube.calls - before).toBe(3 + 12)
   })
 
   it('lists step Jobs per namespace, and where it may not (a namespace not opted in) reconciles each run instead of skipping it', async () => {

@@ -30,6 +30,8 @@ describe('step-job-finished', () => {
     expect(wf.status?.stepStatuses?.map((s) => [s.name, s.phase])).toEqual([['fetch', 'Succeeded'], ['report', 'Running']])
     expect(kube.writes).toEqual([
       `create Job/wf-fetch-${runId}`, 'annotate Workflow/wf', 'status Workflow/wf',
+      // The run started: the resync alarm ticks every minute while it is unfinished.
+      'create PingSource/resync-alarm',
       // The finished attempt counts on its agent before the Workflow records the result.
       'create ConfigMap/wf-outputs', 'status Agent/helper', `create Job/wf-report-${runId}`, 'status Workflow/wf',
     ])

@@ -1,0 +1,103 @@
+import { describe, expect, it } from 'vitest'
+import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
+import { createApp as resyncTick } from '../../functions/resync-tick/index.js'
+import { createApp as mcpserverChanged } from '../../functions/mcpserver-changed/index.js'
+import { alarmSchedule, armAlarm, EVERY_MINUTE, nextAlarmFire, settleAlarm } from '../../shared/ticks/alarm-plan.js'
+import { armTickAlarm, readAlarm, settleTickAlarm } from '../../shared/ticks/alarm.js'
+import { FakeKube } from '../fakes/kube.js'
+import { deliver, PING, RESOURCE_ADD } from '../support/deliver.js'
+import { testDeps } from '../support/engine-deps.js'
+import { agentOf, workflowOf } from '../support/objects.js'
+
+const NOW = '2026-01-01T10:00:20Z'
+
+describe('alarm plan (pure)', () => {
+  it('fires every minute for work due within two minutes, else once at the due minute', () => {
+    expect(alarmSchedule(NOW, NOW)).toBe(EVERY_MINUTE)
+    expect(alarmSchedule('2026-01-01T10:02:00Z', NOW)).toBe(EVERY_MINUTE)
+    // 10:30:10 rounds up to 10:31, in UTC, on that day of that month.
+    expect(alarmSchedule('2026-01-01T10:30:10Z', NOW)).toBe('31 10 1 1 *')
+    expect(nextAlarmFire('31 10 1 1 *', NOW)).toBe(Date.parse('2026-01-01T10:31:00Z'))
+  })
+
+  it('treats a one-shot alarm whose minute has passed as firing never (it would fire a year later)', () => {
+    expect(nextAlarmFire('59 9 1 1 *', NOW)).toBeUndefined()
+  })
+
+  it('deletes the alarm when nothing is due, and leaves an alarm that already says the right thing', () => {
+    expect(settleAlarm({ schedule: EVERY_MINUTE, resourceVersion: '7' }, undefined, NOW)).toEqual({ kind: 'delete', resourceVersion: '7' })
+    expect(settleAlarm({ schedule: EVERY_MINUTE, resourceVersion: '7' }, NOW, NOW)).toEqual({ kind: 'none' })
+    expect(settleAlarm(null, undefined, NOW)).toEqual({ kind: 'none' })
+  })
+
+  it('arming always writes, and never postpones an alarm that fires sooner', () => {
+    expect(armAlarm({ schedule: EVERY_MINUTE, resourceVersion: '7' }, '2026-01-01T12:00:00Z', NOW))
+      .toEqual({ kind: 'reschedule', schedule: EVERY_MINUTE, resourceVersion: '7' })
+    expect(armAlarm({ schedule: '0 12 1 1 *', resourceVersion: '7' }, NOW, NOW))
+      .toEqual({ kind: 'reschedule', schedule: EVERY_MINUTE, resourceVersion: '7' })
+  })
+})
+
+describe('alarms on the functions', () => {
+  const alarm = (kube: FakeKube, tick: string) => kube.child('PingSource', 'kinetic-system', `${tick}-alarm`) as { spec?: Record<string, unknown> } | undefined
+
+  it('a started run arms resync every minute; the tick removes the alarm once no run is unfinished', async () => {
+    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a' }])], agents: [agentOf('helper')] })
+    await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
+    const armed = alarm(kube, 'resync')
+    expect(armed?.spec).toMatchObject({ schedule: EVERY_MINUTE, ceOverrides: { extensions: { kineticsource: 'resync' } } })
+    expect(armed?.spec?.sink).toEqual({ ref: { apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', name: 'default', namespace: 'kinetic-system' } })
+
+    await deliver(resyncTick(testDeps(kube)), PING, {})
+    expect(alarm(kube, 'resync')).toBeDefined() // the step is still running
+
+    const runId = kube.workflow('team', 'wf').status!.runId!
+    kube.finishJob(`wf-a-${runId}`, 'Succeeded', 'OUTPUT:{}') // its event is lost: the alarm's tick finds it
+    await deliver(resyncTick(testDeps(kube)), PING, {})
+    expect(kube.workflow('team', 'wf').status?.phase).toBe('Succeeded')
+    await deliver(resyncTick(testDeps(kube)), PING, {})
+    expect(alarm(kube, 'resync')).toBeUndefined()
+  })
+
+  it('an arm between the tick\'s read and its settle survives (the tick\'s guarded delete loses)', async () => {
+    const kube = new FakeKube({})
+    const deps = testDeps(kube)
+    await armTickAlarm(deps, 'resync', NOW)
+    const before = await readAlarm(deps, 'resync') // the tick reads, then lists: no unfinished run yet
+    await armTickAlarm(deps, 'resync', deps.now().toISOString()) // a run starts meanwhile
+    await settleTickAlarm(deps, 'resync', before, undefined)
+    expect(alarm(kube, 'resync')?.spec?.schedule).toBe(EVERY_MINUTE)
+  })
+
+  it('without an arm in between, the same settle deletes the alarm', async () => {
+    const kube = new FakeKube({})
+    const deps = testDeps(kube)
+    await armTickAlarm(deps, 'resync', NOW)
+    await settleTickAlarm(deps, 'resync', await readAlarm(deps, 'resync'), undefined)
+    expect(alarm(kube, 'resync')).toBeUndefined()
+  })
+
+  it('the MCP servers tick sets its alarm at the earliest check it listed, not every minute', async () => {
+    const clock = { now: new Date('2026-01-01T10:00:00Z') }
+    const kube = new FakeKube({})
+    kube.mcpServers.set('team/search', {
+      apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer',
+      metadata: { name: 'search', namespace: 'team', generation: 1, resourceVersion: '1', finalizers: ['purko.io/mcpserver-finalizer'] },
+      spec: { url: 'http://search.team:8000/mcp', transport: 'http' },
+      status: { phase: 'Ready', observedGeneration: 1, nextCheckTime: '2026-01-01T10:29:30Z' },
+    } as never)
+    await deliver(mcpserverChanged({ ...testDeps(kube, clock) } as never), PING, {})
+    expect(alarm(kube, 'mcpservers-resync')?.spec?.schedule).toBe('30 10 1 1 *')
+  })
+})
+
+describe('alarms where PingSources cannot be made', () => {
+  it('a run still starts on a cluster that serves no PingSources; the hourly heartbeat is then its safety net', async () => {
+    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a' }])], agents: [agentOf('helper')] })
+    kube.refuseApply('PingSource', 'kinetic-system', 'resync-alarm', 404, 'the server could not find the requested resource')
+    const res = await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
+    expect(res.status).toBe(202)
+    expect(kube.workflow('team', 'wf').status?.phase).toBe('Running')
+    expect(kube.child('PingSource', 'kinetic-system', 'resync-alarm')).toBeUndefined()
+  })
+})
