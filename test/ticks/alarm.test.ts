@@ -1,3 +1,4 @@
+import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
 import { createApp as resyncTick } from '../../functions/resync-tick/index.js'
@@ -99,5 +100,52 @@ describe('alarms where PingSources cannot be made', () => {
     expect(res.status).toBe(202)
     expect(kube.workflow('team', 'wf').status?.phase).toBe('Running')
     expect(kube.child('PingSource', 'kinetic-system', 'resync-alarm')).toBeUndefined()
+  })
+})
+
+describe('alarms under any interleaving (property)', () => {
+  /**
+   * Work items start (state write, then arm) and finish while a tick runs its three steps (read
+   * the alarm, list, settle) at any point between them. Whatever the order, once everyone is done,
+   * unfinished work has an alarm that fires every minute, and with no work left a final tick
+   * removes the alarm.
+   */
+  it('work that is due always keeps an alarm that fires, and the alarm goes once no work is left', async () => {
+    await fc.assert(fc.asyncProperty(
+      fc.array(fc.constantFrom('start', 'finish', 'tick'), { minLength: 1, maxLength: 8 }),
+      fc.array(fc.nat(), { minLength: 40, maxLength: 40 }),
+      async (actors, choices) => {
+        const kube = new FakeKube({})
+        const deps = testDeps(kube)
+        const work = new Set<number>()
+        let next = 0
+        // Each actor is a list of steps; the scheduler picks which actor moves next.
+        const programs = actors.map((kind): Array<() => Promise<void>> => {
+          if (kind === 'start') {
+            const id = next++
+            return [async () => { work.add(id) }, () => armTickAlarm(deps, 'resync', deps.now().toISOString())]
+          }
+          if (kind === 'finish') return [async () => { work.delete([...work][0] ?? -1) }]
+          let before: Awaited<ReturnType<typeof readAlarm>> = null
+          let listed = 0
+          return [
+            async () => { before = await readAlarm(deps, 'resync') },
+            async () => { listed = work.size },
+            () => settleTickAlarm(deps, 'resync', before, listed > 0 ? deps.now().toISOString() : undefined),
+          ]
+        })
+        let c = 0
+        while (programs.some((p) => p.length > 0)) {
+          const ready = programs.filter((p) => p.length > 0)
+          const program = ready[(choices[c++ % choices.length] ?? 0) % ready.length]!
+          await program.shift()!()
+        }
+        const alarm = kube.child('PingSource', 'kinetic-system', 'resync-alarm') as { spec?: { schedule?: string } } | undefined
+        if (work.size > 0) expect(alarm?.spec?.schedule).toBe(EVERY_MINUTE)
+        // A finished piece of work may leave the alarm until the next tick, which removes it.
+        await settleTickAlarm(deps, 'resync', await readAlarm(deps, 'resync'), work.size > 0 ? deps.now().toISOString() : undefined)
+        expect(kube.child('PingSource', 'kinetic-system', 'resync-alarm') !== undefined).toBe(work.size > 0)
+      },
+    ), { numRuns: 1000 })
   })
 })
