@@ -97,7 +97,7 @@ export function buildEvent(server: string, mode: 'Resource' | 'Reference', verb:
     subject: subjectFor(apiVersion, kind, namespace, name),
     time: new Date().toISOString(),
     datacontenttype: 'application/json',
-    extensions: { kind, apiversion: apiVersion.toLowerCase(), name, namespace, ...overrides },
+    extensions: { kind, apiversion: apiVersion, name, namespace, ...overrides },
     data: mode === 'Resource' ? obj : ref,
   }
 }
