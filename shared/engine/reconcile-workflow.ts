@@ -151,6 +151,8 @@ async function reportBlocked(deps: EngineDeps, namespace: string, name: string, 
   deps.log.warn({ namespace, name, refusal }, 'The workflow functions may not work in this namespace')
   if (!blocked) return { result: 'unchanged', created: [], deleted: [] }
   await deps.kube.patchWorkflowStatus(namespace, name, workflow.metadata.resourceVersion ?? '', blocked.status)
+  // The run waits for the grant: the resync alarm retries it every minute.
+  if (!isTerminalPhase(blocked.status.phase)) await armTickAlarm(deps, 'resync', deps.now().toISOString())
   await announce(deps, 'Workflow', workflow, `${workflow.metadata.uid ?? ''}/${NAMESPACE_NOT_ENABLED}`, [announced(blocked.transition, null)])
   return { result: 'applied', created: [], deleted: [], ...(blocked.status.phase ? { phase: blocked.status.phase } : {}) }
 }

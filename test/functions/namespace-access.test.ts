@@ -35,6 +35,8 @@ describe('a namespace that has not opted in', () => {
     expect(status?.conditions?.find((c) => c.type === 'Complete')).toMatchObject({ status: 'False', reason: 'NamespaceNotEnabled' })
     expect(kube.events.map((e) => [e.type, e.reason])).toEqual([['Warning', 'NamespaceNotEnabled']])
     expect(kube.createdJobs).toEqual([])
+    // The resync alarm retries it every minute (not only at the hourly heartbeat).
+    expect(kube.child('PingSource', 'kinetic-system', 'resync-alarm')?.spec).toMatchObject({ schedule: '* * * * *' })
 
     // Granted: the next resync tick starts the run.
     expect((await deliver(resyncTick(testDeps(kube)), PING, {})).status).toBe(202)
