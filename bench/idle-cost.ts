@@ -3,7 +3,8 @@
 // Every PingSource in knative/sources/ is delivered, as the Broker would, to the function its
 // Trigger names (createApp with the deps its main.ts builds: the real KubeClient, here against the
 // embedded API server, and the warm instance's memo), a few times, the clock moved on a ping's interval each; the calls the embedded server answers are counted by purpose and scaled to one
-// hour by each PingSource's schedule. Printed next to purko's polling model for the same load.
+// hour by each PingSource's schedule plus that of the alarm its ticks left (docs/idle.md). Printed
+// next to purko's polling model for the same load.
 // Run: node --import tsx bench/idle-cost.ts   (BENCH_IDLE_RUNS=1000, BENCH_IDLE_TICKS=3)
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
@@ -83,17 +84,25 @@ async function unfinishedRuns(server: ApiServer, n: number, app: Hono): Promise<
   })
 }
 
-interface Measured { perTick: Map<string, Map<string, number>>; tickMs: Map<string, number>; ticks: number }
+/** Per PingSource: calls by purpose per tick, wall time per tick, and the alarm its ticks left (its schedule, if any). */
+interface Measured { perTick: Map<string, Map<string, number>>; tickMs: Map<string, number>; ticks: number; alarms: Map<string, string | undefined> }
 
 /** Delivers each ping TICKS times and counts the API calls of all but the first of each (which may settle state). */
 async function measurePings(pings: Ping[], apps: Map<string, PingedApp>, counted: CountedApiServer): Promise<Measured> {
   const perTick = new Map<string, Map<string, number>>()
   const tickMs = new Map<string, number>()
+  const alarms = new Map<string, string | undefined>()
   for (const ping of pings) {
     const { app, clock } = apps.get(ping.fn)!
-    const interval = 3_600_000 / perHour(ping.schedule)
+    const alarmOf = async () => {
+      const res = await fetch(`${counted.server.url}/apis/sources.knative.dev/v1/namespaces/kinetic-system/pingsources/${ping.source}-alarm`)
+      return res.ok ? ((await res.json()) as { spec: { schedule: string } }).spec.schedule : undefined
+    }
     const settle = await deliver(app, PING, ping.data, { kineticsource: ping.kineticsource })
     if (settle.status !== 202) throw new Error(`${ping.fn} answered ${settle.status} to ${ping.source}`)
+    // The ticks come as often as they would: every minute while the alarm says so, else hourly.
+    const armed = await alarmOf()
+    const interval = 3_600_000 / Math.max(perHour(ping.schedule), armed ? perHour(armed) : 0)
     counted.counts.clear()
     counted.counting.on = true
     const started = performance.now()
@@ -107,8 +116,9 @@ async function measurePings(pings: Ping[], apps: Map<string, PingedApp>, counted
     await new Promise((r) => setImmediate(r))
     counted.counting.on = false
     perTick.set(ping.source, new Map([...counted.counts].map(([k, v]) => [k, v / (TICKS - 1)])))
+    alarms.set(ping.source, await alarmOf())
   }
-  return { perTick, tickMs, ticks: TICKS - 1 }
+  return { perTick, tickMs, ticks: TICKS - 1, alarms }
 }
 
 /** A function's app with the deps its main.ts builds, on a clock the benchmark moves a ping interval ahead per tick. */
@@ -162,23 +172,27 @@ console.log(`BENCH_IDLE_RUNS=${RUNS} BENCH_IDLE_TICKS=${TICKS} node --import tsx
 console.log(`Node ${process.version}, ${cpus().length} cores, load average (1, 5, 15 min) ${load(loadBefore)} at start, ${load(loadavg())} at end, ${seconds} s.\n`)
 
 const round = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(1))
+/** Ticks per hour: the heartbeat's, plus those of the alarm the ticks left (shared/ticks/alarm-plan.ts). */
+const ticksPerHour = (m: Measured, ping: Ping) => perHour(ping.schedule) + (m.alarms.get(ping.source) ? perHour(m.alarms.get(ping.source)!) : 0)
 const hourly = (m: Measured, source: string) => {
   const ping = pings.find((p) => p.source === source)!
   const calls = [...(m.perTick.get(source) ?? new Map<string, number>()).values()].reduce((a, b) => a + b, 0)
-  return { perTick: calls, perHour: calls * perHour(ping.schedule) }
+  return { perTick: calls, perHour: calls * ticksPerHour(m, ping) }
 }
 const total = (m: Measured) => pings.reduce((sum, p) => sum + hourly(m, p.source).perHour, 0)
 
 printTable(
   `Idle API calls per PingSource: calls per tick (mean of ${TICKS - 1} ticks after a first one), and per hour at its schedule; ms/tick: the delivery's wall time, the function and the server sharing this process. "${RUNS} runs": ${RUNS} Running Workflows, each with its first step's Job active.`,
-  ['PingSource', 'schedule', 'ticks/h', 'function', '0 runs: calls/tick', 'calls/h', 'ms/tick', `${RUNS} runs: calls/tick`, 'calls/h', 'ms/tick'],
+  ['PingSource', 'heartbeat', 'function', '0 runs: alarm', 'ticks/h', 'calls/tick', 'calls/h', 'ms/tick', `${RUNS} runs: alarm`, 'ticks/h', 'calls/tick', 'calls/h', 'ms/tick'],
   [
     ...pings.map((p) => {
       const [a, b] = [hourly(idle, p.source), hourly(busy, p.source)]
       const ms = (m: Measured) => (m.tickMs.get(p.source) ?? 0).toFixed(0)
-      return [p.source, p.schedule, String(perHour(p.schedule)), p.fn, round(a.perTick), round(a.perHour), ms(idle), round(b.perTick), round(b.perHour), ms(busy)]
+      const alarm = (m: Measured) => m.alarms.get(p.source) ?? 'none'
+      return [p.source, p.schedule, p.fn, alarm(idle), String(ticksPerHour(idle, p)), round(a.perTick), round(a.perHour), ms(idle),
+        alarm(busy), String(ticksPerHour(busy, p)), round(b.perTick), round(b.perHour), ms(busy)]
     }),
-    ['all', '', '', '', '', round(total(idle)), '', '', round(total(busy)), ''],
+    ['all', '', '', '', '', '', round(total(idle)), '', '', '', '', round(total(busy)), ''],
   ],
 )
 
@@ -187,7 +201,7 @@ printTable(
   `What the calls are, per tick, by purpose (method and path of each request the embedded API server handled).`,
   ['PingSource', 'runs', 'purpose', 'calls/tick', 'per run', 'calls/h'],
   pings.flatMap((p) => [[0, idle], [RUNS, busy]].flatMap(([n, m]) => purposes(m as Measured, p.source).map(([purpose, calls]) => [
-    p.source, String(n), purpose, round(calls), n === 0 ? '-' : (calls / (n as number)).toFixed(2), round(calls * perHour(p.schedule)),
+    p.source, String(n), purpose, round(calls), n === 0 ? '-' : (calls / (n as number)).toFixed(2), round(calls * ticksPerHour(m as Measured, p)),
   ]))),
 )
 
@@ -202,6 +216,6 @@ or as many as Kinetic's resync spends per unfinished run (${resyncPerRunTick.toF
     String((n as number) * PURKO_RECONCILES_PER_RUN_HOUR), String((n as number) * PURKO_RECONCILES_PER_RUN_HOUR), round((n as number) * PURKO_RECONCILES_PER_RUN_HOUR * resyncPerRunTick),
   ]),
 )
-console.log(`Both scenarios hold one Agent ("writer", provider offline, no LLMProvider): its ModelAvailable=False makes agents-recheck reconcile it every tick.
-Between pings no function has work: each answers one ping and may be scaled away (min-scale 0). Whether a function pinged every minute
-gets to zero depends on Knative's autoscaler (stable window, 60 s by default, plus the scale-to-zero grace period); this benchmark counts API calls, not pods.`)
+console.log(`Both scenarios hold one Agent ("writer", on the offline model): Ready after the first tick, so its recheck alarm goes by the second.
+Ticks per hour: the heartbeat's (once an hour) plus the alarm's that the ticks left (every minute while a run is unfinished; docs/idle.md).
+This benchmark counts API calls, not pods: bench/knative-idle.ts measures the pods on a real Knative.`)

@@ -1,5 +1,6 @@
 // The embedded API server with a count, by purpose, of the requests it handled while counting
 // is on; and the install every bench that drives the functions in-process needs (crds/).
+import { PINGSOURCE_CRD } from '../../local/knative/pingsource-crd.js'
 import { readdirSync, readFileSync } from 'node:fs'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
@@ -64,5 +65,8 @@ export async function installCrds(api: CountedApiServer): Promise<void> {
   for (const crd of yamlObjects('crds/').filter((o) => o.kind === 'CustomResourceDefinition')) {
     await api.call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', crd)
   }
+  // PingSources as the local plane serves them without Knative: the ticks' alarms are PingSources.
+  await api.call('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', PINGSOURCE_CRD)
   while ((await fetch(`${api.server.url}/apis/purko.io/v1alpha1`)).status !== 200) await new Promise((r) => setTimeout(r, 20))
+  while ((await fetch(`${api.server.url}/apis/sources.knative.dev/v1`)).status !== 200) await new Promise((r) => setTimeout(r, 20))
 }
