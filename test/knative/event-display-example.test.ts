@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { KINETIC_EVENT_PREFIX } from '../../shared/engine/kinetic-events.js'
 import { featureFlaggedFields, loadCrdSchema, loadCrdValidators } from './crd-schemas.js'
 import { loadManifests, parseDocuments, ROOT } from './manifests.js'
+import { withImage } from './real/kn.js'
 
 const FILE = join(ROOT, 'examples', 'knative', 'event-display.yaml')
 const docs = parseDocuments(readFileSync(FILE, 'utf8'), FILE)
@@ -32,6 +33,15 @@ describe('examples/knative/event-display.yaml', () => {
     expect(trigger.spec.filter).toBeUndefined()
     expect(trigger.spec.subscriber.ref).toEqual({ apiVersion: 'serving.knative.dev/v1', kind: 'Service', name: service.metadata.name })
     expect(service.metadata.namespace).toBe(broker.namespace)
+  })
+
+  it('README\'s sed line sets the Service\'s image and leaves the rest as it is', () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    expect(readme).toContain("sed 's|image: event-display|image: <event_display image>|' examples/knative/event-display.yaml | kubectl apply -f -")
+    const image = '127.0.0.1:5000/kinetic/knative-event-display:v0.50.0'
+    const set = parseDocuments(withImage(readFileSync(FILE, 'utf8'), image), FILE)
+    expect(set.find((d) => d.kind === 'Service')!.spec.template.spec.containers[0].image).toBe(image)
+    expect(set.find((d) => d.kind === 'Trigger')).toEqual(trigger)
   })
 
   it('keeps the Service cluster-local, locked down, one pod up so its log keeps the events, and its image a bare name README\'s sed replaces', () => {
