@@ -7,6 +7,9 @@ export declare const KNATIVE_VERSIONS: { serving: string; eventing: string }
 export interface KnativeCommand { pkg: string; name: string }
 export declare const KNATIVE_COMMANDS: { serving: KnativeCommand[]; eventing: KnativeCommand[] }
 export declare function knativeCacheDir(env?: Record<string, string | undefined>): string
+export declare const KN_VERSION: string
+export declare const KN_PACKAGE: string
+export declare function knCacheDir(env?: Record<string, string | undefined>): string
 export declare const TRAEFIK_VERSION: string
 export declare const OTELCOL_VERSIONS: { core: string; stable: string }
 export declare const OTELCOL_BINARY: string

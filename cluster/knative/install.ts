@@ -11,7 +11,7 @@ import { stringify } from 'yaml'
 import { waitUntilServed } from '../../local/crds.js'
 import { KubeHttp, KubeHttpError, type KubeObject } from '../../local/knative/kube-http.js'
 import { pushBinaryImage } from '../node/images.js'
-import { KNATIVE_COMMANDS, KNATIVE_VERSIONS, TRAEFIK_VERSION, knativeCacheDir } from '../versions.mjs'
+import { KNATIVE_COMMANDS, KNATIVE_VERSIONS, TRAEFIK_VERSION, knCacheDir, knativeCacheDir } from '../versions.mjs'
 import {
   capCpuRequests, deploymentsOf, readYamlTree, setConfigMapData, splitFoundation, substituteImages, type ReleaseDoc,
 } from './release-config.js'
@@ -42,6 +42,11 @@ export interface KnativeInstall {
 /** Where the Knative binaries are; throws naming `npm run knative:build` when they are missing. */
 export function knativeBinDir(): string {
   return join(knativeCacheDir(), 'bin')
+}
+
+/** Where `npm run knative:build` puts `kn` (knative.dev/client/cmd/kn). */
+export function knBinary(): string {
+  return join(knCacheDir(), 'bin', 'kn')
 }
 
 export function missingKnativeBinaries(dir = knativeBinDir()): string[] {

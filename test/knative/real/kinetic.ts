@@ -196,7 +196,7 @@ export function kineticOnKnative(tier: () => KineticTier): void {
 }
 
 /** A one-step Workflow of the example's researcher Agent (no approval). */
-function oneStep(name: string): KubeObject {
+export function oneStep(name: string): KubeObject {
   return {
     apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name, namespace: NS },
     spec: { steps: [{ name: 'research', agentRef: { name: 'researcher' }, input: { task: `Research for ${name}.` } }] },

@@ -3,12 +3,13 @@
 // (npm run cluster -- --knative), Traefik as the ingress. Skipped in one line without the node's
 // prerequisites or the Knative binaries (npm run knative:build); KINETIC_REQUIRE_KNATIVE=1 makes
 // that a failure. Only one node runs on a machine at a time: stop `npm run cluster` first.
+// Then Kinetic on it (kinetic.ts), and kn against that install (kn.ts).
 import { request } from 'node:http'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { KNATIVE_DOMAIN, deploymentsNotAvailable, installKnative, webhooksAnswer, type KnativeInstall } from '../../../cluster/knative/install.js'
+import { KNATIVE_DOMAIN, deploymentsNotAvailable, installKnative, knBinary, webhooksAnswer, type KnativeInstall } from '../../../cluster/knative/install.js'
 import { TRAEFIK_NAMESPACE } from '../../../cluster/knative/traefik.js'
 import { startNode, stopNode, type RunningNode } from '../../../cluster/node/index.js'
 import type { KubeObject } from '../../../local/knative/kube-http.js'
@@ -17,6 +18,7 @@ import { eventually } from '../../support/eventually.js'
 import { describeKnative, kubeBinDir } from './tier.js'
 import { lockNode } from '../../support/node-lock.js'
 import { kineticOnKnative } from './kinetic.js'
+import { knOnKinetic } from './kn.js'
 
 const NS = 'knative-tier'
 
@@ -154,7 +156,10 @@ describeKnative('real Knative (npm run cluster -- --knative): Serving, Eventing 
     }
   }
 
-  kineticOnKnative(() => ({ admin: node.admin, kubeconfig: node.kubeconfig, registry: node.registry, kubectl: join(kubeBinDir(), 'kubectl'), work }))
+  const kineticTier = () => ({ admin: node.admin, kubeconfig: node.kubeconfig, registry: node.registry, kubectl: join(kubeBinDir(), 'kubectl'), work })
+  kineticOnKnative(kineticTier)
+  // After Kinetic's tests: its install and the example run are what kn shows.
+  knOnKinetic(() => ({ ...kineticTier(), kn: knBinary(), eventDisplayImage: knative.images['event-display'] as string }))
 })
 
 function knativeService(name: string, image: string, annotations: Record<string, string>, env: Array<{ name: string; value: string }> = []): KubeObject {
