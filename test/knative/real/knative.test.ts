@@ -18,6 +18,7 @@ import { eventually } from '../../support/eventually.js'
 import { describeKnative, kubeBinDir } from './tier.js'
 import { lockNode } from '../../support/node-lock.js'
 import { kineticOnKnative } from './kinetic.js'
+import { recipeOnKinetic } from './recipe.js'
 import { knOnKinetic } from './kn.js'
 
 const NS = 'knative-tier'
@@ -158,6 +159,7 @@ describeKnative('real Knative (npm run cluster -- --knative): Serving, Eventing 
 
   const kineticTier = () => ({ admin: node.admin, kubeconfig: node.kubeconfig, registry: node.registry, kubectl: join(kubeBinDir(), 'kubectl'), work })
   kineticOnKnative(kineticTier)
+  recipeOnKinetic(kineticTier)
   // After Kinetic's tests: its install and the example run are what kn shows.
   knOnKinetic(() => ({ ...kineticTier(), kn: knBinary(), eventDisplayImage: knative.images['event-display'] as string }))
 })
