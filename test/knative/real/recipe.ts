@@ -26,7 +26,8 @@ export function nodeRecipe(image: string): KubeObject {
       workloads: [
         {
           name: 'db', kind: 'Deployment', image, command: ['node', '-e'],
-          args: ["require('node:net').createServer((s) => s.end('db\\n')).listen(5432)"],
+          // A probe's connection is reset as soon as it opens: the socket's error must not end the process.
+          args: ["require('node:net').createServer((s) => { s.on('error', () => {}); s.end('db\\n') }).listen(5432)"],
           ports: [{ name: 'pg', port: 5432 }], security,
           readinessProbe: { tcpSocket: { port: 'pg' }, periodSeconds: 2 },
         },
@@ -64,7 +65,8 @@ export function recipeOnKinetic(tier: () => KineticTier): void {
     expect(recipe?.status?.revision).toBe(1)
     const deployments = (await admin.get<{ items: Array<{ metadata: { name: string; creationTimestamp: string }; status?: { readyReplicas?: number } }> }>(
       `/apis/apps/v1/namespaces/${TARGET}/deployments?labelSelector=purko.io%2Frecipe%3Dnode-shop`))?.items ?? []
-    const byName = new Map(deployments.map((d) => [d.metadata.name.replace(/^ai-agents-node-shop-/, ''), d]))
+    // Children are named <recipe namespace>-<recipe>-<workload>-<hash> (recipes CONTRACT §5).
+    const byName = new Map(deployments.map((d) => [d.metadata.name.replace(/^ai-agents-node-shop-/, '').replace(/-[0-9a-f]{8}$/, ''), d]))
     expect([...byName.keys()].sort()).toEqual(['db', 'web'])
     expect([...byName.values()].every((d) => (d.status?.readyReplicas ?? 0) >= 1)).toBe(true)
     // web waited for db: it was created no earlier than db.
