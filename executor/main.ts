@@ -86,9 +86,9 @@ async function main(): Promise<number> {
       ...(cfg.memory.type === 'vector' ? { vectorMemory } : {}),
       ...(trace ? { trace } : {}),
     })
-    // At most 500 ms for the last spans (the exporter was loaded while the step ran): an
-    // unreachable collector, whose exporter retries until its own timeout, must not hold the step
-    // open longer; what is left is dropped and counted.
+    // At most 500 ms for the last spans (the exporter was loaded while the step ran), and none at
+    // all when an export of this step already failed: an unreachable collector, whose exporter
+    // retries until its own timeout, must not hold the step open; what is left is dropped and counted.
     await spanSink().flush(500)
     const bounded = boundedOutputLine(result.output, result.exitCode, secrets, cfg.step)
     if (bounded.exitCode !== result.exitCode) stepLog.error({ reason: 'OutputTooLarge' }, 'Step output is too large for the OUTPUT line')

@@ -36,6 +36,8 @@ export function createSpanSink(enabled: boolean, load: () => Promise<SpanShipper
   let shipper: Promise<SpanShipper> | undefined
   let inFlight: Promise<void> | undefined
   let timer: ReturnType<typeof setTimeout> | undefined
+  // The last export failed (or the exporter could not load): a flush does not wait for it again.
+  let failing = false
   const lose = (count: number, why: string) => {
     if (count <= 0) return
     lost += count
@@ -60,8 +62,10 @@ export function createSpanSink(enabled: boolean, load: () => Promise<SpanShipper
     inFlight = (async () => {
       try {
         const shipped = await (await shipper!).ship(batch)
+        failing = shipped.lost > 0
         lose(shipped.lost, shipped.error ?? 'export failed')
       } catch (err) {
+        failing = true
         lose(batch.length, (err as Error).message)
       } finally {
         inFlight = undefined
@@ -83,6 +87,9 @@ export function createSpanSink(enabled: boolean, load: () => Promise<SpanShipper
     },
     async flush(timeoutMs = 1000) {
       if (!enabled) return
+      // A collector that already failed is not waited for (a step's exit, a function's shutdown):
+      // what is still queued is dropped and counted, as a full queue's spans are.
+      if (failing) return lose(queue.splice(0, queue.length).length, 'the collector failed; not waited for')
       let expired: ReturnType<typeof setTimeout> | undefined
       await Promise.race([shipAll(), new Promise<void>((resolve) => { expired = setTimeout(resolve, timeoutMs); expired.unref?.() })])
       if (expired) clearTimeout(expired)

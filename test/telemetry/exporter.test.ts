@@ -54,6 +54,19 @@ describe('the span sink', () => {
     expect(performance.now() - t0).toBeLessThan(1000)
   })
 
+  it('does not wait at all once the collector has failed: what is queued is dropped and counted', async () => {
+    let calls = 0
+    // The first export fails; any later one would never answer, so a flush that waited would hang this test.
+    const sink = createSpanSink(true, async () => ({ ship: async (spans) => (++calls === 1 ? { lost: spans.length, error: 'connect ECONNREFUSED' } : new Promise(() => {})) }), () => {})
+    sink.record(aSpan())
+    await sink.flush()
+    expect(sink.dropped()).toBe(1)
+    sink.record(aSpan('at exit'))
+    await sink.flush(60_000)
+    expect(sink.dropped()).toBe(2)
+    expect(calls).toBe(1)
+  })
+
   it('drops spans beyond its bounded queue, counts them, and warns once', async () => {
     const warnings: unknown[] = []
     const sink = createSpanSink(true, async () => ({ ship: () => new Promise(() => {}) }), (m, f) => warnings.push([m, f]), 3)
