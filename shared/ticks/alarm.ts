@@ -29,9 +29,18 @@ function alarmNamespace(deps: AlarmDeps): string {
   return deps.config.kineticNamespace ?? 'kinetic-system'
 }
 
-/** The tick's alarm as it is now (read before the tick lists what it looks at). */
+/**
+ * The tick's alarm as it is now (read before the tick lists what it looks at). Null too when the
+ * function may not read it (an install without the alarm Roles): the tick still does its work,
+ * and its settle then fails the same way and is logged.
+ */
 export async function readAlarm(deps: AlarmDeps, tick: Tick): Promise<LiveAlarm | null> {
-  return liveAlarm(await deps.kube.getChild('PingSource', alarmNamespace(deps), alarmName(tick)))
+  try {
+    return liveAlarm(await deps.kube.getChild('PingSource', alarmNamespace(deps), alarmName(tick)))
+  } catch (err) {
+    if (!(err instanceof ForbiddenError)) throw err
+    return null
+  }
 }
 
 /**

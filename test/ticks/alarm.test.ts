@@ -5,6 +5,7 @@ import { createApp as resyncTick } from '../../functions/resync-tick/index.js'
 import { createApp as mcpserverChanged } from '../../functions/mcpserver-changed/index.js'
 import { alarmSchedule, armAlarm, EVERY_MINUTE, nextAlarmFire, settleAlarm } from '../../shared/ticks/alarm-plan.js'
 import { armTickAlarm, readAlarm, settleTickAlarm } from '../../shared/ticks/alarm.js'
+import { ForbiddenError } from '../../shared/errors.js'
 import { FakeKube } from '../fakes/kube.js'
 import { deliver, PING, RESOURCE_ADD } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
@@ -93,6 +94,13 @@ describe('alarms on the functions', () => {
 })
 
 describe('alarms where PingSources cannot be made', () => {
+  it('a tick whose function may not read its alarm (no alarm Role) still does its work', async () => {
+    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a' }])], agents: [agentOf('helper')] })
+    kube.failNext('getChild', new ForbiddenError('pingsources.sources.knative.dev "resync-alarm" is forbidden'))
+    expect((await deliver(resyncTick(testDeps(kube)), PING, {})).status).toBe(202)
+    expect(kube.workflow('team', 'wf').status?.phase).toBe('Running') // its lost add made up for
+  })
+
   it('a run still starts on a cluster that serves no PingSources; the hourly heartbeat is then its safety net', async () => {
     const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a' }])], agents: [agentOf('helper')] })
     kube.refuseApply('PingSource', 'kinetic-system', 'resync-alarm', 404, 'the server could not find the requested resource')
