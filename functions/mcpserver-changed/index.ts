@@ -94,9 +94,11 @@ async function resync(deps: McpServerDeps, ceId: string): Promise<void> {
   const due = all.filter((s) => mcpServerIsDue(s, now))
     .sort((a, b) => (a.status?.nextCheckTime ?? '').localeCompare(b.status?.nextCheckTime ?? ''))
     .slice(0, MAX_PER_TICK)
-  const { applied, failed, deferred } = due.length === 0 ? { applied: 0, failed: 0, deferred: 0 }
+  // The controller loads only when a server is due.
+  const reconcileMcpServer = due.length > 0 ? (await engine()).reconcileMcpServer : undefined
+  const { applied, failed, deferred } = !reconcileMcpServer ? { applied: 0, failed: 0, deferred: 0 }
     : await sweep(due, CONCURRENCY, log, 'Could not resync MCPServer', async (server) =>
-      (await (await engine()).reconcileMcpServer(deps, server.metadata.namespace ?? 'default', server.metadata.name ?? '', { tick: true })).result === 'applied',
+      (await reconcileMcpServer(deps, server.metadata.namespace ?? 'default', server.metadata.name ?? '', { tick: true })).result === 'applied',
     { now: deps.now, ms: START_BUDGET_MS })
   // What this round looked at is looked at again a minute later; else the earliest check listed.
   const next = due.length > 0 ? now : earliest(all.map((s) => s.status?.nextCheckTime))

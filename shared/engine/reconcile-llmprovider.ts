@@ -1,7 +1,7 @@
 import type { V1Secret } from '@kubernetes/client-node'
 import { ForbiddenError } from '../errors.js'
 import { earliest } from '../ticks/alarm-plan.js'
-import { armTickAlarm, readAlarm, settleTickAlarm } from '../ticks/alarm.js'
+import { armTickAlarmIfSooner, readAlarm, settleTickAlarm } from '../ticks/alarm.js'
 import type { Kube } from '../kube/port.js'
 import { checkCredentials, credentialsKeyOf, credentialsSecretName, type SecretLookup } from '../llm/credentials.js'
 import { planProvider, type ProviderFacts, type ProviderPlan } from '../llm/plan.js'
@@ -154,9 +154,7 @@ function controllerFor(round: ProbeRound, arms: boolean, listed?: LLMProvider): 
     async writeParent(deps, provider, { plan }) {
       await deps.kube.replaceLLMProviderStatus(provider.metadata.namespace ?? '', provider.metadata.name ?? '', provider.metadata.resourceVersion ?? '', plan.status)
       // A probe sooner than the one before (or the first): the probe alarm fires by then.
-      const due = plan.status.nextProbeAt
-      const before = provider.status?.nextProbeAt
-      if (arms && due && (!before || Date.parse(due) < Date.parse(before))) await armTickAlarm(deps, 'llmproviders-probe', due)
+      if (arms) await armTickAlarmIfSooner(deps, 'llmproviders-probe', provider.status?.nextProbeAt, plan.status.nextProbeAt)
     },
     eventSeed: (provider, work) => `${provider.metadata.uid ?? ''}/${work.plan.status.lastHealthCheck ?? ''}`,
   }

@@ -1,5 +1,5 @@
 import type { V1ConfigMap } from '@kubernetes/client-node'
-import { armTickAlarm, type ReconcileFrom } from '../ticks/alarm.js'
+import { armTickAlarmIfSooner, type ReconcileFrom } from '../ticks/alarm.js'
 import { apiMessage, ConflictError, ForbiddenError, TransientError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { DiscoveryOptions, DiscoveryResult, DiscoveryTarget } from '../mcp/discovery.js'
@@ -79,9 +79,7 @@ function controllerFor(deps: McpServerDeps, arms: boolean): Controller<MCPServer
         await kube.replaceMCPServerStatus(namespace, name, work.resourceVersion, work.status)
         work.written.push(`status MCPServer/${name}`)
         // A check sooner than the one before (or the first): the MCP servers alarm fires by then.
-        const due = work.status.nextCheckTime
-        const before = server.status?.nextCheckTime
-        if (arms && due && (!before || Date.parse(due) < Date.parse(before))) await armTickAlarm(deps, 'mcpservers-resync', due)
+        if (arms) await armTickAlarmIfSooner(deps, 'mcpservers-resync', server.status?.nextCheckTime, work.status.nextCheckTime)
       }
     },
     eventSeed: (server) => `${server.metadata.uid ?? ''}/${server.metadata.resourceVersion ?? ''}`,

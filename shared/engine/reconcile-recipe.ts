@@ -1,5 +1,5 @@
 import type { V1ConfigMap } from '@kubernetes/client-node'
-import { armTickAlarm, type ReconcileFrom } from '../ticks/alarm.js'
+import { armTickAlarmIfSooner, type ReconcileFrom } from '../ticks/alarm.js'
 import { ConflictError, RefusedError, TransientError } from '../errors.js'
 import type { ChildKind, ChildObject } from '../kube/port.js'
 import { recipeCloudEvents } from '../recipes/cloud-events.js'
@@ -177,11 +177,8 @@ async function reconcileOnce(deps: RecipeDeps, namespace: string, name: string, 
     }
     work.writes++
     recordRecipeSpans(recipe, status, work.now)
-    // A revision now in flight, or a deadline sooner than the one before: the recipes alarm
-    // fires by then (an alarm already set for the one before, or the tick that saw it due, covers the rest).
-    const due = statusAlarmDue(recipe, status, work.now)
-    const before = recipe.status ? statusAlarmDue(recipe, recipe.status, work.now) : undefined
-    if (arms && due !== undefined && (before === undefined || Date.parse(due) < Date.parse(before))) await armTickAlarm(deps, 'recipes-resync', due)
+    // A revision now in flight, or a deadline sooner than the one before: the recipes alarm fires by then.
+    if (arms) await armTickAlarmIfSooner(deps, 'recipes-resync', recipe.status ? statusAlarmDue(recipe, recipe.status, work.now) : undefined, statusAlarmDue(recipe, status, work.now))
   }
   await announce({ ...work, recipe: { ...recipe, status } })
   return outcome(work, status.phase)

@@ -92,6 +92,14 @@ export async function armTickAlarm(deps: AlarmDeps, tick: Tick, due: string): Pr
   }
 }
 
+/**
+ * After a status write that moved a due time: arms the alarm when `due` is sooner than `before`
+ * (or there was none). An alarm set for `before`, or the tick that found it due, covers the rest.
+ */
+export async function armTickAlarmIfSooner(deps: AlarmDeps, tick: Tick, before: string | undefined, due: string | undefined): Promise<void> {
+  if (due !== undefined && (before === undefined || Date.parse(due) < Date.parse(before))) await armTickAlarm(deps, tick, due)
+}
+
 async function apply(deps: AlarmDeps, tick: Tick, write: AlarmWrite, now: string): Promise<void> {
   const namespace = alarmNamespace(deps)
   switch (write.kind) {
