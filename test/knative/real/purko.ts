@@ -1,0 +1,86 @@
+// purko's example manifests on real Pods, on the install of kinetic.ts: every kind applied as a
+// purko user brings them, every example Workflow run to its end by step Jobs of the released
+// image, the one step that needs a person approved with the CLI. The model behind the anthropic
+// LLMProvider is test/fixtures/anthropic-stand-in.mjs in a Pod of its own (the released image
+// has node), reached by the probe and by the step pods over the cluster network. The
+// expectations are the embedded plane's (test/e2e/purko-examples.test.ts, test/support/purko-runs.ts).
+import { request } from 'node:http'
+import { readFileSync } from 'node:fs'
+import { it } from 'vitest'
+import { eventually } from '../../support/eventually.js'
+import { AGENTS_NS, expectPurkoRuns, purkoRunsOn, STAND_IN_SCRIPT, type SeenRequest } from '../../support/purko-runs.js'
+import type { KineticTier } from './kinetic.js'
+
+const MODEL_NS = 'model-stand-in'
+const KEY = 'sk-ant-stand-in-knative'
+
+/** Registers the test; `tier()` is called once it runs (after Kinetic's install test). */
+export function purkoOnKinetic(tier: () => KineticTier): void {
+  it('runs purko\'s examples on real Pods: every example Workflow Succeeded through the anthropic provider, the approval granted with the CLI', async () => {
+    const { admin, kubeconfig } = tier()
+    const service = await admin.get<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>('/apis/serving.knative.dev/v1/namespaces/kinetic-system/services/workflow-changed')
+    const image = service!.spec.template.spec.containers[0]!.image
+    const labels = { app: 'anthropic-stand-in' }
+    await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: MODEL_NS } })
+    await admin.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'anthropic-stand-in', namespace: MODEL_NS }, data: { 'server.mjs': readFileSync(STAND_IN_SCRIPT, 'utf8') } }, MODEL_NS)
+    await admin.apply({
+      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'anthropic', namespace: MODEL_NS },
+      spec: {
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: {
+            containers: [{
+              name: 'api', image, command: ['node', '/stand-in/server.mjs'],
+              env: [{ name: 'PORT', value: '8080' }, { name: 'KEY', value: KEY }],
+              ports: [{ containerPort: 8080 }],
+              readinessProbe: { httpGet: { path: '/requests', port: 8080 }, periodSeconds: 1 },
+              volumeMounts: [{ name: 'script', mountPath: '/stand-in' }],
+              securityContext: { runAsNonRoot: true, runAsUser: 65532, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+            }],
+            volumes: [{ name: 'script', configMap: { name: 'anthropic-stand-in' } }],
+          },
+        },
+      },
+    }, MODEL_NS)
+    await admin.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'anthropic', namespace: MODEL_NS }, spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 }] } }, MODEL_NS)
+    // knowledge-retriever's vector memory is the example's PersistentVolumeClaim; this node has no
+    // provisioner, so a volume is made for that claim, as a platform team's storage class would.
+    await admin.apply({
+      apiVersion: 'v1', kind: 'PersistentVolume', metadata: { name: 'knowledge-retriever-memory' },
+      spec: {
+        capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], storageClassName: '',
+        hostPath: { path: `${tier().work}/knowledge-retriever-memory`, type: 'DirectoryOrCreate' },
+        claimRef: { namespace: AGENTS_NS, name: 'knowledge-retriever-memory' },
+      },
+    })
+    const ip = (await admin.get<{ spec: { clusterIP: string } }>(`/api/v1/namespaces/${MODEL_NS}/services/anthropic`))!.spec.clusterIP
+    await eventually('the stand-in model answering on its Service', async () => (await getJson(ip, '/requests').catch(() => undefined)) !== undefined, 180_000, 1000)
+
+    const runs = await purkoRunsOn({
+      kubeconfig,
+      get: (path) => admin.get(path),
+      apply: (obj) => admin.apply(obj, AGENTS_NS),
+      endpoint: `http://anthropic.${MODEL_NS}.svc.cluster.local/v1`,
+      key: KEY,
+      requests: () => getJson(ip, '/requests') as Promise<SeenRequest[]>,
+      ms: 900_000,
+    })
+    console.log(`kinetic: purko's examples on real Pods: ${runs.finals.size} Workflows, ${runs.requests.length} step Jobs, approvals ${runs.approved.join(', ')}`)
+    expectPurkoRuns(runs)
+  }, 1_200_000)
+}
+
+function getJson(ip: string, path: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: ip, port: 80, path, timeout: 10_000 }, (res) => {
+      let body = ''
+      res.setEncoding('utf8')
+      res.on('data', (c: string) => { body += c })
+      res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`GET ${path}: ${res.statusCode}`))))
+    })
+    req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer`)))
+    req.on('error', reject)
+    req.end()
+  })
+}
