@@ -3,8 +3,10 @@
 // metrics (through the API server's node proxy, so it works on any cluster the kubeconfig
 // reaches); at the end it prints, per kind of pod (a function's Knative Service or a source's
 // receive adapter), the pod-seconds seen, the CPU-seconds used and the mean working set, and the
-// PingSource deliveries and function starts in the window.
-// Run: node --import tsx bench/knative-idle.ts --kubeconfig <file> [--minutes 60] [--every 10]
+// PingSource deliveries and function starts in the window. With --audit (the API server's audit
+// log of `npm run cluster -- --audit`), also the API requests Kinetic's identities made in it.
+// Run: node --import tsx bench/knative-idle.ts --kubeconfig <file> [--minutes 60] [--every 10] [--audit <audit.log>]
+import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { KubeConfig } from '@kubernetes/client-node'
 import { KubeHttp } from '../local/knative/kube-http.js'
@@ -43,11 +45,39 @@ export function parseResourceMetrics(text: string, ns: string): Map<string, { cp
   return out
 }
 
+/** One audit log line, as much of it as the count needs. */
+interface AuditLine { stage?: string; verb?: string; user?: { username?: string }; stageTimestamp?: string }
+
+/**
+ * Pure: the requests of kinetic-system's ServiceAccounts (the functions and the receive adapter)
+ * that completed in [from, to), per identity and verb, from the audit log's JSON lines.
+ */
+export function kineticApiCalls(lines: string[], from: number, to: number): Map<string, Map<string, number>> {
+  const prefix = `system:serviceaccount:${NS}:`
+  const out = new Map<string, Map<string, number>>()
+  for (const line of lines) {
+    if (!line.includes(prefix)) continue
+    let e: AuditLine
+    try {
+      e = JSON.parse(line) as AuditLine
+    } catch {
+      continue
+    }
+    const user = e.user?.username ?? ''
+    const at = Date.parse(e.stageTimestamp ?? '')
+    if (e.stage !== 'ResponseComplete' || !user.startsWith(prefix) || !(at >= from && at < to)) continue
+    const verbs = out.get(user.slice(prefix.length)) ?? new Map<string, number>()
+    verbs.set(e.verb ?? '?', (verbs.get(e.verb ?? '?') ?? 0) + 1)
+    out.set(user.slice(prefix.length), verbs)
+  }
+  return out
+}
+
 /** One pod over the window: samples seen, CPU-seconds used (a restarted container's counter starts again at 0), memory. */
 interface Seen { owner: string; samples: number; cpuLast: Map<string, number>; cpu: number; restarts: number; memory: number[] }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { kubeconfig: { type: 'string' }, minutes: { type: 'string', default: '60' }, every: { type: 'string', default: '10' } } })
+  const { values } = parseArgs({ options: { kubeconfig: { type: 'string' }, minutes: { type: 'string', default: '60' }, every: { type: 'string', default: '10' }, audit: { type: 'string' } } })
   if (!values.kubeconfig) throw new Error('--kubeconfig <file> is required')
   const kc = new KubeConfig()
   kc.loadFromFile(values.kubeconfig)
@@ -109,6 +139,16 @@ async function main(): Promise<void> {
   rows.push(['total', String(total.reduce((a, r) => a + r.pods, 0)), (total.reduce((a, r) => a + r.podSeconds, 0) / hours).toFixed(0),
     (total.reduce((a, r) => a + r.cpu, 0) / hours).toFixed(1), ''])
   printTable(`Kinetic idle in ${NS}: ${(hours * 60).toFixed(1)} min, ${samples} samples every ${every} s (pod-seconds and CPU-seconds scaled to one hour; CPU counts only while a pod was seen)`, ['pod of', 'pods seen', 'pod-s/h', 'CPU-s/h', 'working set MiB (mean)'], rows)
+  if (values.audit) {
+    const calls = kineticApiCalls(readFileSync(values.audit, 'utf8').split('\n'), t0, Date.now())
+    const apiRows = [...calls.entries()].map(([who, verbs]) => {
+      const n = [...verbs.values()].reduce((a, b) => a + b, 0)
+      return [who, String(n), (n / hours).toFixed(1), [...verbs.entries()].sort().map(([v, c]) => `${v} ${c}`).join(', ')]
+    }).sort((a, b) => Number(b[1]) - Number(a[1]))
+    const all = [...calls.values()].flatMap((v) => [...v.values()]).reduce((a, b) => a + b, 0)
+    apiRows.push(['total', String(all), (all / hours).toFixed(1), ''])
+    printTable(`API requests by ${NS}'s identities in the same window (the API server's audit log; a watch counts when it ends)`, ['identity', 'requests', 'per hour', 'verbs'], apiRows)
+  }
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -14,15 +14,17 @@ import { NodeError, startNode, stopNode } from './node/index.js'
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const DEFAULT_DIR = join(repoRoot, '.kinetic', 'cluster')
 
-const USAGE = `usage: npm run cluster [-- --dir <folder>] [--knative] [--stop]
+const USAGE = `usage: npm run cluster [-- --dir <folder>] [--knative] [--audit] [--stop]
 Starts a one-node Kubernetes (control plane, kubelet with containerd, CNI, kube-proxy, CoreDNS,
 a local image registry on 127.0.0.1:5000) and prints its kubeconfig. --stop removes it.
   --dir      the node's folder (default ${DEFAULT_DIR})
   --knative  then installs Knative Serving and Eventing with Traefik (docs/knative-cluster.md),
-             building them first (npm run knative:build); on a node already running, installs only`
+             building them first (npm run knative:build); on a node already running, installs only
+  --audit    the API server records every request's metadata in <dir>/control-plane/audit.log
+             (bench/knative-idle.ts --audit counts Kinetic's API calls from it)`
 
 async function main(argv: string[]): Promise<number> {
-  const read = readOptions(argv, { dir: { type: 'string' }, stop: { type: 'boolean', default: false }, knative: { type: 'boolean', default: false } }, USAGE)
+  const read = readOptions(argv, { dir: { type: 'string' }, stop: { type: 'boolean', default: false }, knative: { type: 'boolean', default: false }, audit: { type: 'boolean', default: false } }, USAGE)
   if (read.exit !== undefined) return read.exit
   const dir = resolve((read.values.dir as string | undefined) ?? DEFAULT_DIR)
   if (read.values.stop) {
@@ -40,7 +42,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     let kubeconfig = join(dir, 'kubeconfig')
     if (!(read.values.knative && existsSync(kubeconfig))) {
-      const node = await startNode({ dir, binDir: builtKubeDir(), log: say })
+      const node = await startNode({ dir, binDir: builtKubeDir(), auditLog: read.values.audit as boolean, log: say })
       say(`ready in ${(node.timings.dnsReadyMs / 1000).toFixed(1)} s; images go to ${node.registry}; stop with: npm run cluster -- --stop${dir === DEFAULT_DIR ? '' : ` --dir ${dir}`}`)
       kubeconfig = node.kubeconfig
     }

@@ -26,6 +26,8 @@ export interface NodeOptions {
   apiServerPort?: number
   registryPort?: number
   kubeletPort?: number
+  /** Record every request's metadata in `<dir>/control-plane/audit.log` (JSON lines; for measuring API calls). */
+  auditLog?: boolean
   /** Progress lines. */
   log?: (line: string) => void
 }
@@ -106,6 +108,7 @@ export async function startNode(opts: NodeOptions): Promise<RunningNode> {
       controllerManager: true,
       scheduler: true,
       apiServerPort,
+      ...(opts.auditLog ? { auditLog: true } : {}),
       readyTimeoutMs: 120_000,
       node: {
         address,
