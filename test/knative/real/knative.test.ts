@@ -3,8 +3,8 @@
 // (npm run cluster -- --knative), Traefik as the ingress. Skipped in one line without the node's
 // prerequisites or the Knative binaries (npm run knative:build); KINETIC_REQUIRE_KNATIVE=1 makes
 // that a failure. Only one node runs on a machine at a time: stop `npm run cluster` first.
-// Then Kinetic on it (kinetic.ts), a recipe (recipe.ts), purko's examples (purko.ts), and kn
-// against that install (kn.ts).
+// Then Kinetic on it (kinetic.ts), a recipe (recipe.ts), purko's examples (purko.ts), the
+// delivery scenario next to the emulated Broker (delivery.ts), and kn against that install (kn.ts).
 import { request } from 'node:http'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -21,6 +21,7 @@ import { lockNode } from '../../support/node-lock.js'
 import { kineticOnKnative } from './kinetic.js'
 import { recipeOnKinetic } from './recipe.js'
 import { purkoOnKinetic } from './purko.js'
+import { deliveryOnKnative } from './delivery.js'
 import { knOnKinetic } from './kn.js'
 
 const NS = 'knative-tier'
@@ -163,6 +164,7 @@ describeKnative('real Knative (npm run cluster -- --knative): Serving, Eventing 
   kineticOnKnative(kineticTier)
   recipeOnKinetic(kineticTier)
   purkoOnKinetic(kineticTier)
+  deliveryOnKnative(kineticTier)
   // After Kinetic's tests: its install and the example run are what kn shows.
   knOnKinetic(() => ({ ...kineticTier(), kn: knBinary(), eventDisplayImage: knative.images['event-display'] as string }))
 })

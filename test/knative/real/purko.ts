@@ -4,12 +4,13 @@
 // LLMProvider is test/fixtures/anthropic-stand-in.mjs in a Pod of its own (the released image
 // has node), reached by the probe and by the step pods over the cluster network. The
 // expectations are the embedded plane's (test/e2e/purko-examples.test.ts, test/support/purko-runs.ts).
-import { request } from 'node:http'
 import { readFileSync } from 'node:fs'
 import { it } from 'vitest'
+import { deploymentsNotAvailable, waitFor } from '../../../cluster/knative/install.js'
 import { eventually } from '../../support/eventually.js'
 import { AGENTS_NS, expectPurkoRuns, purkoRunsOn, STAND_IN_SCRIPT, type SeenRequest } from '../../support/purko-runs.js'
 import type { KineticTier } from './kinetic.js'
+import { getJson } from './cluster-ip.js'
 
 const MODEL_NS = 'model-stand-in'
 const KEY = 'sk-ant-stand-in-knative'
@@ -55,7 +56,8 @@ export function purkoOnKinetic(tier: () => KineticTier): void {
       },
     })
     const ip = (await admin.get<{ spec: { clusterIP: string } }>(`/api/v1/namespaces/${MODEL_NS}/services/anthropic`))!.spec.clusterIP
-    await eventually('the stand-in model answering on its Service', async () => (await getJson(ip, '/requests').catch(() => undefined)) !== undefined, 180_000, 1000)
+    await waitFor('the stand-in model Available', 180_000, () => deploymentsNotAvailable(admin, [{ namespace: MODEL_NS, name: 'anthropic' }]))
+    await eventually('the stand-in model answering on its Service', async () => (await getJson(ip, '/requests').catch(() => undefined)) !== undefined, 60_000, 1000)
 
     const runs = await purkoRunsOn({
       kubeconfig,
@@ -69,18 +71,4 @@ export function purkoOnKinetic(tier: () => KineticTier): void {
     console.log(`kinetic: purko's examples on real Pods: ${runs.finals.size} Workflows, ${runs.requests.length} step Jobs, approvals ${runs.approved.join(', ')}`)
     expectPurkoRuns(runs)
   }, 1_200_000)
-}
-
-function getJson(ip: string, path: string): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: ip, port: 80, path, timeout: 10_000 }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (c: string) => { body += c })
-      res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`GET ${path}: ${res.statusCode}`))))
-    })
-    req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer`)))
-    req.on('error', reject)
-    req.end()
-  })
 }

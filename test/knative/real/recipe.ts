@@ -41,7 +41,8 @@ export function nodeRecipe(image: string): KubeObject {
       ],
       tests: [{
         name: 'smoke', image, command: ['node', '-e'],
-        args: ["fetch(process.env.WEB_URL).then(async (r) => { const t = await r.text(); console.log('smoke: ' + t); if (!r.ok || !t.includes(':5432')) process.exit(1) }, (e) => { console.error('smoke: ' + e.message); process.exit(1) })"],
+        // As a smoke test with curl --retry would: the Service's routes may lag its pod's readiness by a moment.
+        args: ["(async () => { for (let i = 1; ; i++) { try { const r = await fetch(process.env.WEB_URL); const t = await r.text(); console.log('smoke: ' + t); process.exit(r.ok && t.includes(':5432') ? 0 : 1) } catch (e) { console.error('smoke: attempt ' + i + ': ' + e.message); if (i === 20) process.exit(1); await new Promise((s) => setTimeout(s, 1000)) } } })()"],
         env: [{ name: 'WEB_URL', value: '{{workloads.web.url}}' }],
         security, timeoutSeconds: 120,
       }],
