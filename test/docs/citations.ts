@@ -16,7 +16,9 @@ export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const SPEC = 'docs/recipes/lifecycle-spec.md'
 
 /** Folders that hold no source of the project (dependencies, build output, local state). */
-const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'coverage', 'test-artifacts', 'release'])
+const SKIPPED_DIRS = new Set(['node_modules'])
+/** Top-level folders of build output and local state (.gitignore). */
+const SKIPPED_TOP_DIRS = new Set(['dist', 'coverage', 'test-artifacts', 'release'])
 /** Text files that can carry a citation: code, configuration and docs. */
 const SCANNED_EXTS = new Set(['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs', '.md', '.yaml', '.yml', '.json', '.sh', '.html', '.css'])
 
@@ -38,7 +40,7 @@ export function scannedFiles(root = ROOT): string[] {
       if (entry.name.startsWith('.')) continue
       const path = join(dir, entry.name)
       if (entry.isDirectory()) {
-        if (!SKIPPED_DIRS.has(entry.name)) walk(path)
+        if (!SKIPPED_DIRS.has(entry.name) && !(dir === root && SKIPPED_TOP_DIRS.has(entry.name))) walk(path)
       } else if (entry.isFile() && SCANNED_EXTS.has(extname(entry.name))) {
         out.push(relative(root, path).split(sep).join('/'))
       }
