@@ -1,7 +1,7 @@
 /**
  * Copied Secrets (spec §5.8, §2.5): the desired shape only. Only the named keys leave the
  * source Secret (in the recipe's namespace): an `Opaque` Secret `base(w)-env` (tests:
- * `shorten(<ns>-<recipe>-test-<t>, 52)-env`) in the target namespace whose keys are the
+ * `shorten(<ns>-<recipe>-test-<t>, 43)-<identity>-env`, spec §5.2) in the target namespace whose keys are the
  * environment variable names, and `base(w)-mcp-token` with the single key `token`. The bytes come
  * from the caller ({@link withSecretData}); the manifest here, its digest and the snapshot never
  * hold a value. Pure.
