@@ -106,7 +106,7 @@ const recipeOf = (name: string, n: number): WorkflowRecipe => WorkflowRecipeSche
   spec: {
     workloads: Array.from({ length: n }, (_, i) => ({
       name: `w${i}`, kind: 'Deployment', image: 'nginx:1.27', ports: [{ name: 'http', port: 80 }],
-      // w0 first (a database, say), every other one after it: two waves by §7.11.
+      // w0 first (a database, say), every other one after it: two waves by spec §7.11.
       ...(i > 0 ? { dependsOn: ['w0'] } : {}),
     })),
   },

@@ -4,9 +4,10 @@ import { parseDurationMs } from './duration.js'
 import { ConfigError } from './errors.js'
 
 /**
- * The executor's whole input: environment variables set by the step Job (SPEC §4.12), read
- * once and validated with zod. Defaults are those of purko's executor (SPEC §7.2) so a Job built
- * for purko runs unchanged; a malformed value is a ConfigError (exit code 2), never a guess.
+ * The executor's whole input: environment variables set by the step Job (the table in
+ * executor/README.md), read once and validated with zod. Defaults are those of purko's executor,
+ * so a Job built for purko runs unchanged; a malformed value is a ConfigError (exit code 2),
+ * never a guess.
  */
 
 /** The values of AUTONOMY_LEVEL (Agent `spec.autonomyLevel`). */

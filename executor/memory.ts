@@ -1,7 +1,7 @@
 import type { ExecutorConfig } from './config.js'
 
 /**
- * Agent memory as the controller hands it over (SPEC §4.13): recalled text arrives in
+ * Agent memory as the controller hands it over (purko's memory integration): recalled text arrives in
  * AGENT_MEMORY (behavior `persistent`, MEMORY_TYPE `summary`) or as files on the legacy vector
  * volume; what to remember leaves in `_memory_update` for the controller to store.
  */

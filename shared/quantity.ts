@@ -1,7 +1,7 @@
 /**
  * Kubernetes quantities (resource.Quantity's grammar) as exact rationals: the one check of
  * MCPServer resources and rendered recipe quantities, and the comparison of recipe policy bounds
- * (CONTRACT §10.1 `resources.maxLimits`, `storage.maxClaimSize`) the way the API server does:
+ * (spec §10.1 `resources.maxLimits`, `storage.maxClaimSize`) the way the API server does:
  * `1Gi` > `1G`, `500m` = `0.5`, `1e3` = `1k`. Pure; no floating point.
  */
 

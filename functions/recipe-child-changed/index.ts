@@ -28,7 +28,7 @@ export function ownerOf(labels: unknown): { namespace: string; name: string } | 
   return { namespace, name }
 }
 
-/** The kinds a WorkflowRecipe deploys or runs (recipes CONTRACT): its Trigger's `kind` filters. */
+/** The kinds a WorkflowRecipe deploys or runs (spec §15): its Trigger's `kind` filters. */
 export const RECIPE_CHILD_KINDS = ['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'Service', 'MCPServer', 'Workflow']
 
 /** What this function's Triggers deliver (knative/triggers/); anything else posted is refused with 400. */

@@ -1,4 +1,4 @@
-// Serves: POST /mcp, the recipes MCP server (CONTRACT §14): MCP Streamable HTTP in stateless mode
+// Serves: POST /mcp, the recipes MCP server (spec §14): MCP Streamable HTTP in stateless mode
 // with JSON responses, five tools (list-recipes, get-recipe, deploy-recipe, delete-recipe,
 // get-recipe-status). No Trigger: agents and people call it directly.
 // Reads: TokenReview and SubjectAccessReview for the caller, WorkflowRecipes (and, for
@@ -36,7 +36,7 @@ export const ANONYMOUS: TokenIdentity = { username: 'anonymous' }
 export interface RecipesMcpDeps {
   kube: Kube
   log: Logger
-  /** §1.1 configuration: placement, and `mcpAuth`/`mcpAudience` for the callers. */
+  /** spec §1.1 configuration: placement, and `mcpAuth`/`mcpAudience` for the callers. */
   recipes: RecipeConfig
   /** `serverInfo.version` (the package version). */
   version: string
@@ -92,7 +92,7 @@ function mcpServer(deps: RecipesMcpDeps, caller: TokenIdentity, tools: ReturnTyp
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name } = request.params
     if (!isToolName(name)) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
-    // Schema violations are a JSON-RPC error (-32602), not a tool result (§14.4).
+    // Schema violations are a JSON-RPC error (-32602), not a tool result (spec §14.4).
     const parsed = parseArguments(name, request.params.arguments)
     if (!parsed.ok) throw new McpError(ErrorCode.InvalidParams, parsed.message)
     const requestId = String(extra.requestId)
@@ -243,7 +243,7 @@ async function deployRecipe(call: Call, args: DeployRecipeArgs): Promise<Record<
 }
 
 /**
- * The policies and namespace labels deploy-recipe's evaluation reads. §14.2 gives the
+ * The policies and namespace labels deploy-recipe's evaluation reads. spec §14.2 gives the
  * function's ServiceAccount no access to them; where it has none (or they cannot be read),
  * the evaluation runs without them and `policy.evaluated` says which policies it saw.
  */

@@ -1,4 +1,4 @@
-// Serves: purko's dashboard run-control endpoints, done safely (SPEC Appendix A, §4.16, §4.17):
+// Serves: purko's dashboard run-control endpoints (step approvals, cancel, rerun), done safely:
 // approve/deny a step, cancel, rerun, a manual run of a template, step logs, agent promotion
 // approvals. No Trigger: people, the CLI and dashboards call it over HTTP.
 // Reads: TokenReview and SubjectAccessReview for the caller (and for its impersonation of a

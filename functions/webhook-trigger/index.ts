@@ -1,5 +1,6 @@
-// Serves: POST /api/trigger/{namespace}[/{workflow}], purko's webhook trigger (SPEC Appendix A,
-// §4.18), called from outside the cluster by PagerDuty, GitHub, Slack or anyone. No Trigger.
+// Serves: POST /api/trigger/{namespace}[/{workflow}], purko's webhook trigger (a dashboard route
+// that runs templates), called from outside the cluster by PagerDuty, GitHub, Slack or anyone.
+// No Trigger.
 // Reads: the template Workflow, the namespace's `trigger-rules` ConfigMap, the template's webhook Secret.
 // Writes: one run Workflow per accepted call (one per delivery id), Warning Events on refused calls.
 import type { Context, Hono } from 'hono'

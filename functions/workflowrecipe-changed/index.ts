@@ -32,7 +32,7 @@ const MAX_PER_TICK = 256
 /** No reconcile starts after this much of a tick, so the tick ends well within the Service's 90 s. */
 const START_BUDGET_MS = 40_000
 
-/** Phases in which nothing happens until a fact, an annotation or a deadline changes (§7.1); a template rests in Candidate (§7.7). */
+/** Phases in which nothing happens until a fact, an annotation or a deadline changes (spec §7.1); a template rests in Candidate (§7.7). */
 const RESTING: ReadonlySet<string> = new Set(['Active', 'Degraded', 'PendingApproval', 'Failed', 'Rejected', 'Deprecated', 'RollbackFailed'])
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Pure parts of the workload controller emulation (see README "Workload controllers"): the
  * names, hashes, labels and status fields the kube-controller-manager's Deployment,
- * ReplicaSet, StatefulSet and DaemonSet controllers and a kubelet write, so what CONTRACT §6
+ * ReplicaSet, StatefulSet and DaemonSet controllers and a kubelet write, so what spec §6
  * (shared/recipes/readiness.ts) reads locally is what a cluster shows.
  */
 

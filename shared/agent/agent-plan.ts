@@ -54,7 +54,7 @@ export interface AgentPlan {
 /** Returned when the Agent is exactly as it should be: nothing to write. */
 export const NO_AGENT_CHANGES = Symbol('no agent changes')
 
-/** One failed §2.1 rule that the CRD's CEL cannot check (it needs a lookup or the labels). */
+/** One failed rule of purko's Agent admission webhook that the CRD's CEL cannot check (it needs a lookup or the labels). */
 interface RuleFailure { reason: string; message: string; fieldPath: string }
 
 /**

@@ -121,7 +121,7 @@ export const KINDS: readonly KindDefinition[] = [
     ],
   },
   {
-    // Kinetic's own kinds (recipes CONTRACT §2 and §10); purko has no counterpart.
+    // Kinetic's own kinds (spec §2 and §10); purko has no counterpart.
     kind: 'WorkflowRecipe', plural: 'workflowrecipes', singular: 'workflowrecipe', shortNames: ['wr', 'recipe'],
     schema: WorkflowRecipeSchema,
     printerColumns: [

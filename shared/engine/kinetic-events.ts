@@ -19,7 +19,7 @@ export interface Announceable {
 /** Publishes Kinetic's own CloudEvents (run started, agent promoted, ...) for `kn` and event-display users. */
 export interface KineticEvents {
   publish(object: ObjectRef, seed: string, transitions: readonly Announceable[], traceparent?: string): Promise<void>
-  /** Sends CloudEvents built elsewhere (recipes name their own types and ids, CONTRACT §13). */
+  /** Sends CloudEvents built elsewhere (recipes name their own types and ids, spec §13). */
   send?(events: readonly CloudEvent<Record<string, unknown>>[]): Promise<void>
 }
 

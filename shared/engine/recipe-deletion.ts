@@ -9,7 +9,7 @@ import type { WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
 import { remove, type RecipeWork } from './reconcile-recipe.js'
 
 /**
- * §11: a recipe being deleted. The inventory comes from the snapshots of the current, last good
+ * spec §11: a recipe being deleted. The inventory comes from the snapshots of the current, last good
  * and in-flight revisions plus the objects labelled with the recipe's UID in the target
  * namespaces (nothing is rendered); waves are deleted one at a time, each waiting for 404, and
  * the finalizer goes last. `purko.io/orphan` or `deletionPolicy: Orphan` removes it at once.

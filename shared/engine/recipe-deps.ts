@@ -2,7 +2,7 @@ import { recipeConfig, type RecipeConfig } from '../recipes/config.js'
 import type { EngineDeps } from './controller.js'
 import { realEngineDeps } from './deps.js'
 
-/** What the recipe functions need: the engine's dependencies and the §1.1 placement. */
+/** What the recipe functions need: the engine's dependencies and the spec §1.1 placement. */
 export interface RecipeDeps extends EngineDeps {
   recipes: RecipeConfig
   /** The function's name: the `source` of its CloudEvents (`/kinetic/<name>`). */
@@ -10,7 +10,7 @@ export interface RecipeDeps extends EngineDeps {
 }
 
 /**
- * Real dependencies of a recipe function; a bad §1.1 value stops it at start. Kept apart from
+ * Real dependencies of a recipe function; a bad spec §1.1 value stops it at start. Kept apart from
  * the controller so a process starts without loading it (echoes never need it).
  */
 export function realRecipeDeps(functionName: string): RecipeDeps {

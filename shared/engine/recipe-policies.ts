@@ -1,5 +1,5 @@
 /**
- * The shell of recipe-policy-changed (CONTRACT §10.4, §10.5): reads recipes, policies and
+ * The shell of recipe-policy-changed (spec §10.4, §10.5): reads recipes, policies and
  * namespace labels, lets the pure planner (shared/recipes/policy-reevaluation.ts) pick the
  * recipes worth re-planning and the policy statuses that changed, re-plans each recipe through
  * reconcileRecipe (which reads everything again) and writes the statuses, guarded by
@@ -85,7 +85,7 @@ export async function reevaluatePolicy(deps: RecipeDeps, name: string, fromEvent
 /**
  * The policy resync tick: one LIST of recipes and one of policies, a fresh evaluation of every
  * recipe, a re-plan of each whose recorded policy outcome is stale or that waits in a state a
- * policy change can end (§10.4), then every policy status that changed. Failures are logged
+ * policy change can end (spec §10.4), then every policy status that changed. Failures are logged
  * and left to the next tick.
  */
 export async function reevaluateAllPolicies(deps: RecipeDeps, log: Logger): Promise<ReevaluationOutcome> {

@@ -55,7 +55,7 @@ interface ProviderWork extends ControllerPlan {
 
 /**
  * Checks one LLMProvider if it is due (new, spec changed, or its next probe time has come):
- * credentials (SPEC §5.3), then the cheap list-models probe, then its status, written last and
+ * credentials (purko's check), then the cheap list-models probe, then its status, written last and
  * resourceVersion-guarded; nothing is written when it is not due.
  */
 export async function reconcileLLMProvider(

@@ -19,7 +19,7 @@ export interface MemoryOutcome {
 }
 
 /**
- * Checks one MemoryProvider (SPEC §5.4) and writes its status last, resourceVersion-guarded;
+ * Checks one MemoryProvider (as purko does) and writes its status last, resourceVersion-guarded;
  * nothing when only lastChecked would move within a minute.
  */
 export async function reconcileMemoryProvider(

@@ -61,7 +61,7 @@ export function recipeIsDue(recipe: WorkflowRecipe, now: string): boolean {
 }
 
 /**
- * The resync tick's share (§7.10, §7.8, §7.4): everything due, plus settled recipes (drift and
+ * The resync tick's share (spec §7.10, §7.8, §7.4): everything due, plus settled recipes (drift and
  * readiness are re-checked every tick) and recipes whose outcome a policy change may alter.
  */
 export function recipeNeedsResync(recipe: WorkflowRecipe, now: string): boolean {
@@ -109,7 +109,7 @@ export interface RecipeWork {
 }
 
 /**
- * Reads a WorkflowRecipe fresh and moves it along its lifecycle (CONTRACT §7): render, policies,
+ * Reads a WorkflowRecipe fresh and moves it along its lifecycle (spec §7): render, policies,
  * prerequisites, readiness, tests and drift become facts; the pure planner decides; children are
  * written (finalizer and snapshot first), status last, guarded by resourceVersion. A lost race
  * re-plans from fresh state a few times, then reaches the Broker as a 409.
@@ -200,7 +200,7 @@ function note(work: RecipeWork, reason: string, message: string, type: 'Normal' 
 // ---------------------------------------------------------------------------------------------
 // Facts
 
-/** §1 steps 1-6 of the latest generation as the planner's facts; keeps the digest and the built objects. */
+/** spec §1 steps 1-6 of the latest generation as the planner's facts; keeps the digest and the built objects. */
 function renderFactsOf(work: RecipeWork, rendered: ReturnType<typeof renderRecipe>): RenderFacts {
   const { recipe } = work
   if (!rendered.ok) return { ok: false, errors: rendered.errors }
@@ -230,7 +230,7 @@ const NO_POLICY: PolicyOutcome = {
   approval: { required: false, requiredBy: [] },
 }
 
-/** §10 for the latest generation; Unknown (`unavailable`) when the policies cannot be listed. */
+/** spec §10 for the latest generation; Unknown (`unavailable`) when the policies cannot be listed. */
 async function policyFactsOf(work: RecipeWork, rendered: ReturnType<typeof renderRecipe>): Promise<{ facts: PolicyFacts; outcome?: PolicyOutcome }> {
   if (!rendered.ok) return { facts: NO_POLICY }
   try {
@@ -261,7 +261,7 @@ function objectsOf(work: RecipeWork, st: WorkflowRecipeStatus, revision: number,
   const fresh = rendered.ok && revision > 0 && revision === st.revision && entry?.state === 'InProgress' && entry.generation === work.recipe.metadata.generation
   // The revision being deployed for this generation: the fresh build is what its snapshot
   // recorded (same digest) and keeps the real dependency graph, so independent workloads go in
-  // parallel (§7.11); a snapshot alone only knows the order (rollbacks follow it strictly).
+  // parallel (spec §7.11); a snapshot alone only knows the order (rollbacks follow it strictly).
   if (fresh && (!stored || stored.snapshot.digest === work.renderDigest)) {
     let built = work.builds.get(revision)
     if (!built) work.builds.set(revision, (built = buildManifests(work.recipe, rendered, work.deps.recipes, revision)))
@@ -290,7 +290,7 @@ function refsOf(children: readonly RecipeChild[]): ChildRef[] {
 }
 
 /**
- * What a deploy or rollback of `revision` prunes from (§7.11, §7.9): every other revision whose
+ * What a deploy or rollback of `revision` prunes from (spec §7.11, §7.9): every other revision whose
  * snapshot is kept. Not only `currentRevision`, which becomes N with N's first write, so the
  * revision N replaces would be forgotten half-way; and an abandoned revision's leftovers go too.
  * Names are mostly stable across revisions, so this adds few reads; nothing is deleted that N
@@ -319,7 +319,7 @@ async function gather(
   const out: Gathered = { facts }
   if (isTemplate(recipe)) return out
 
-  // Prerequisites of the latest valid generation (§7.4), also re-checked when settled.
+  // Prerequisites of the latest valid generation (spec §7.4), also re-checked when settled.
   if (rendered.ok && work.latest) facts.prerequisites = await prerequisitesOf(work, rendered, work.latest)
 
   const revision = observedRevision(st)
@@ -386,7 +386,7 @@ async function prerequisitesOf(work: RecipeWork, rendered: RenderOk, latest: Rev
   }
   const agents = new Map<string, boolean>()
   for (const step of rendered.steps ?? []) agents.set(step.agent, await reads.agent(step.agent))
-  // Foreign objects under our names (§5.2): only where the namespace exists.
+  // Foreign objects under our names (spec §5.2): only where the namespace exists.
   const present = latest.children.filter((c) => namespaces.get(c.namespace) !== null)
   await reads.load(refsOf(present))
   const conflicts = present.flatMap((c) => {
@@ -409,7 +409,7 @@ async function act(
   const { kube } = work.deps
   let changed = false
   if (plan.addFinalizer && !(work.recipe.metadata.finalizers ?? []).includes(FINALIZER)) {
-    // Before any child, so a deletion always finds the children to delete (§11).
+    // Before any child, so a deletion always finds the children to delete (spec §11).
     const patched = await kube.patchRecipeMetadata(work.namespace, work.name, work.resourceVersion, { finalizers: [...(work.recipe.metadata.finalizers ?? []), FINALIZER] })
     work.resourceVersion = patched.metadata.resourceVersion ?? work.resourceVersion
     work.recipe = { ...work.recipe, metadata: { ...work.recipe.metadata, finalizers: patched.metadata.finalizers ?? [FINALIZER] } }
@@ -487,7 +487,7 @@ async function act(
 }
 
 /**
- * The snapshot ConfigMap of revision N, before any child of N (§7.9). One already there is a
+ * The snapshot ConfigMap of revision N, before any child of N (spec §7.9). One already there is a
  * crash's leftover: the same content is kept; another generation's (N was never recorded in
  * status, so N is ours to write) is replaced.
  */
@@ -507,7 +507,7 @@ async function writeSnapshot(work: RecipeWork, rendered: RenderOk, revision: num
   if (!('damaged' in stored)) work.snapshots.set(revision, stored)
 }
 
-/** §7.6: an abandoned revision's test Jobs are deleted and its child Workflow cancelled; its workloads stay. */
+/** spec §7.6: an abandoned revision's test Jobs are deleted and its child Workflow cancelled; its workloads stay. */
 async function abandon(work: RecipeWork, revision: number): Promise<void> {
   const stored = work.snapshots.get(revision)
   if (!stored) return
@@ -524,7 +524,7 @@ async function abandon(work: RecipeWork, revision: number): Promise<void> {
 }
 
 /**
- * One wave of §7.11 (or a rollback, §7.9): the planned writes in order, then the prune; the
+ * One wave of spec §7.11 (or a rollback, §7.9): the planned writes in order, then the prune; the
  * child Workflow once every workload is Ready and pruning is done. A refused write fails its
  * workload (`ApplyFailed`) and stops that workload's later writes.
  */
@@ -598,7 +598,7 @@ export async function remove(work: RecipeWork, d: PlannedDelete): Promise<void> 
 }
 
 /**
- * A copied Secret follows its source (there is no Secret source on the Broker, §15: the resync
+ * A copied Secret follows its source (there is no Secret source on the Broker, spec §15: the resync
  * tick and child events bring this here). Only keys that still exist are copied; a missing
  * source leaves the copy as it is (running pods keep working, `SourceSecretMissing` says why).
  */
@@ -616,7 +616,7 @@ async function refreshSecretCopies(work: RecipeWork, objects: RevisionObjects): 
   }
 }
 
-/** Job workloads that completed are noted in the snapshot, so a Job removed by its TTL is not run again (§7.9). */
+/** Job workloads that completed are noted in the snapshot, so a Job removed by its TTL is not run again (spec §7.9). */
 async function recordCompletedJobs(work: RecipeWork, revision: number, objects: RevisionObjects): Promise<void> {
   const stored = work.snapshots.get(revision)
   if (!stored) return
@@ -653,7 +653,7 @@ async function announce(work: RecipeWork): Promise<void> {
     try {
       await deps.kube.createEvent(kubernetesEventFor(ref, seed, t, work.now))
     } catch (err) {
-      // A terminating namespace refuses Events; deletion goes on without them (§11).
+      // A terminating namespace refuses Events; deletion goes on without them (spec §11).
       deps.log.warn({ err: (err as Error).message, reason: t.reason }, `Could not record Event for WorkflowRecipe ${work.namespace}/${work.name}`)
     }
   }

@@ -636,7 +636,7 @@ async function loadStartFacts(deps: EngineDeps, workflow: Workflow, agents: Read
     rememberedConfig(deps.memo, registryKey(config.agentNamespace, REGISTRY_CONFIGMAP), now, () => kube.getConfigMap(config.agentNamespace, REGISTRY_CONFIGMAP)),
   ])
   const ctx = { workflowNamespace: namespace, platformNamespace: config.platformNamespace, optedIn: true }
-  // One choice per agent and provider override of its steps (choiceKeyOf, recipes CONTRACT §5.10).
+  // One choice per agent and provider override of its steps (choiceKeyOf, spec §5.10).
   const wanted = new Set(keys)
   const choiceKeys = new Map<string, { agentKey: string; provider?: string }>()
   for (const step of workflow.spec.steps) {

@@ -46,7 +46,7 @@ export interface AccessAttributes {
   subresource?: string
 }
 
-/** The kinds a WorkflowRecipe creates as children (CONTRACT §5), read and written generically. */
+/** The kinds a WorkflowRecipe creates as children (spec §5), read and written generically. */
 export type ChildKind = 'Secret' | 'Service' | 'Deployment' | 'StatefulSet' | 'DaemonSet' | 'Job' | 'CronJob' | 'MCPServer' | 'Workflow' | 'PingSource'
 
 /** A child as the API server returns it: plain JSON (timestamps as strings). */

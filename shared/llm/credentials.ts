@@ -11,7 +11,7 @@ export type SecretLookup =
   /** The Secret exists; `value` is the decoded key, absent when the Secret lacks it. */
   | { state: 'found'; value?: string }
 
-/** The credentials check of SPEC §5.3, with purko's reasons and messages. */
+/** purko's LLMProvider credentials check, with its reasons and messages. */
 export interface CredentialsCheck {
   valid: boolean
   /** `NoCredentialsRequired`, `SecretFound`, `CredentialsInvalid`, or `SecretForbidden` (a 403 reading the Secret). */
@@ -49,7 +49,7 @@ export function credentialsKeyOf(provider: LLMProvider): string {
 }
 
 /**
- * Pure: SPEC §5.3 step 2 and 6. No Secret named is valid only for ollama and custom (reason
+ * Pure: purko's Secret-presence steps. No Secret named is valid only for ollama and custom (reason
  * NoCredentialsRequired when `credentials` is absent; purko's SecretFound with an empty name
  * when the block is there without a secretRef); otherwise the Secret must exist in the
  * provider's namespace and carry the key.

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 
 /**
- * MCP tool discovery (purko SPEC §5.2, made bounded): `initialize` + `tools/list` with the
+ * MCP tool discovery (as purko's registry does it, bounded): `initialize` + `tools/list` with the
  * official SDK client, Streamable HTTP first and the legacy SSE transport as the fallback.
  * Every request goes through one guarded fetch that enforces the limits the SDK does not:
  * one total deadline, a byte cap per response body, no redirect that leaves the origin, and a

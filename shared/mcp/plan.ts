@@ -36,7 +36,7 @@ export const TOOLS_DISCOVERED = 'ToolsDiscovered'
 /** Another namespace registers a server of the same name that some step also sees (never a takeover). */
 export const NAME_CONFLICT = 'NameConflict'
 
-/** purko's message for a Ready managed server (SPEC §5.1). */
+/** purko's message for a Ready managed server. */
 export const DEPLOYED_MESSAGE = 'Deployment and Service created, registered in mcp-servers ConfigMap'
 export const REGISTERED_MESSAGE = 'Registered in mcp-servers ConfigMap'
 

@@ -1,7 +1,7 @@
 import { parse } from 'yaml'
 
 /**
- * The `mcp-servers` registry (purko SPEC §5.2): ConfigMap `mcp-servers` in the agent namespace,
+ * The `mcp-servers` registry (purko's): ConfigMap `mcp-servers` in the agent namespace,
  * key `servers`, a list of `{name, url, auth, icon, category, secretRef}`. Several writers share
  * it (the MCPServer controller, Helm's rendered `mcpServers` list, a dashboard, a person with
  * kubectl), so this module keeps every entry it did not write and every key it does not know,

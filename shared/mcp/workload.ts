@@ -8,7 +8,7 @@ import { LABEL_MCP_SERVER, type MCPServer } from '../schemas/mcpserver.js'
 import { REGISTRY_CONFIGMAP, type RegistryEntry } from './registry.js'
 
 /**
- * What an MCPServer runs (purko SPEC §5.1, hardened): its Deployment and Service, the identity of
+ * What an MCPServer runs (purko's shape, hardened): its Deployment and Service, the identity of
  * a stdio bridge, and the entry it gets in the `mcp-servers` registry. Pure builders: no I/O,
  * no clock, nothing time- or random-based in a spec.
  */
@@ -229,7 +229,7 @@ export function bridgeTokenVolume(): V1Volume {
 }
 
 /**
- * Pure: the Deployment `<name>` (purko SPEC §5.1): purko's labels and selector, replicas, the
+ * Pure: the Deployment `<name>` as purko makes it: purko's labels and selector, replicas, the
  * `mcp-server` container, host networking with `dnsPolicy: Default` and no container ports, and
  * the fixed hardening (non-root, RuntimeDefault seccomp, no privilege escalation, ALL
  * capabilities dropped, no service links, no automounted ServiceAccount token) with

@@ -1,5 +1,5 @@
 /**
- * The SubjectAccessReviews each tool asks for its caller (CONTRACT §14.2), checked before the
+ * The SubjectAccessReviews each tool asks for its caller (spec §14.2), checked before the
  * tool reads or writes anything as the function's own ServiceAccount. Pure.
  */
 import type { AccessAttributes } from '../kube/port.js'
@@ -33,7 +33,7 @@ export function templateAccess(namespace: string, name: string): AccessAttribute
 /**
  * `create` (new) or `update` (existing) on the recipe, and `get` on every Secret the resulting
  * spec names (`envSecret` of workloads and tests, `mcp.tokenSecret`): the same rule the
- * admission policy applies to people (§12), since the write reaches the API server as the
+ * admission policy applies to people (spec §12), since the write reaches the API server as the
  * function's ServiceAccount.
  */
 export function deployAccess(namespace: string, name: string, exists: boolean, spec: unknown): AccessAttributes[] {

@@ -1,5 +1,5 @@
 /**
- * deploy-recipe's arguments → the WorkflowRecipe to write (CONTRACT §14.3): exactly one source
+ * deploy-recipe's arguments → the WorkflowRecipe to write (spec §14.3): exactly one source
  * (a template instantiated, a spec, or a manifest), `profile` replacing `spec.profile`,
  * `values` merged over `spec.values`, labels without `purko.io/` keys, no reserved annotation
  * in the input, `purko.io/deployed-by`/`deployed-via: mcp` set, and an existing recipe replaced
@@ -97,7 +97,7 @@ export function parseManifest(text: string, namespace: string, name: string): Re
 }
 
 /**
- * Pure: what a template contributes (§7.7): its spec, no `purko.io/template`, and
+ * Pure: what a template contributes (spec §7.7): its spec, no `purko.io/template`, and
  * `purko.io/recipe-template: <ns>/<name>`. Its own labels and annotations stay with it.
  */
 export function instantiateTemplate(template: WorkflowRecipe): RecipeBody {
@@ -160,7 +160,7 @@ export function recipeToWrite(desired: WorkflowRecipe, existing: WorkflowRecipe 
 }
 
 /**
- * Pure: the phase the deploy leaves the recipe in: a new generation starts at `Candidate` (§7.6
+ * Pure: the phase the deploy leaves the recipe in: a new generation starts at `Candidate` (spec §7.6
  * T2) except in `Deprecated`, where a spec change is ignored; an unchanged spec keeps its phase.
  */
 export function phaseAfterDeploy(existing: WorkflowRecipe | null, written: WorkflowRecipe): string {

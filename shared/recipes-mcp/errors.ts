@@ -1,5 +1,5 @@
 /**
- * Tool results and the error codes of CONTRACT §14.4. A tool error is a result with
+ * Tool results and the error codes of spec §14.4. A tool error is a result with
  * `isError: true`, the message as text, and `structuredContent: {error: {code, message, details?}}`;
  * arguments that violate the input schema are a JSON-RPC -32602 error instead (tools.ts). Pure.
  */
@@ -30,7 +30,7 @@ export function toolResult(structured: Record<string, unknown>): ToolResult {
   return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured }
 }
 
-/** Pure: an error result (§14.4). */
+/** Pure: an error result (spec §14.4). */
 export function errorResult(err: ToolError): ToolResult {
   const error = { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) }
   return { content: [{ type: 'text', text: err.message }], structuredContent: { error }, isError: true }
@@ -52,7 +52,7 @@ export function toolErrorOf(err: unknown, requestId: string): ToolError {
   return new ToolError('Internal', `Internal error (request ${requestId})`, undefined, { cause: err })
 }
 
-/** Pure: a denied SubjectAccessReview (§14.4 `Forbidden`, details = the attributes). */
+/** Pure: a denied SubjectAccessReview (spec §14.4 `Forbidden`, details = the attributes). */
 export function forbidden(user: string, attributes: { verb: string; group: string; resource: string; namespace?: string; name?: string }): ToolError {
   const what = `${attributes.resource}${attributes.group ? `.${attributes.group}` : ''}`
   const where = attributes.namespace ? ` in namespace ${attributes.namespace}` : ' cluster-wide'

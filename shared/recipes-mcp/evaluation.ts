@@ -1,8 +1,8 @@
 /**
- * What deploy-recipe tells about the recipe it wrote (CONTRACT §14.3): sections 1-6 and 10 run
+ * What deploy-recipe tells about the recipe it wrote (spec §14.3): sections 1-6 and 10 run
  * in-process through the controller's own functions (renderRecipe, buildManifests,
  * evaluatePolicies) to fill `specValid`, `errors`, `policy`, `approvalRequired` and `objects`;
- * `approveCommand` is §7.5's. Pure: the policies and namespace labels come in.
+ * `approveCommand` is spec §7.5's. Pure: the policies and namespace labels come in.
  */
 import { mcpNamespaceOf, sandboxNamespaceOf, type RecipeConfig } from '../recipes/config.js'
 import { approveCommand } from '../recipes/lifecycle.js'
@@ -25,7 +25,7 @@ export interface DeployEvaluation {
 
 const NOT_EVALUATED: DeployEvaluation['policy'] = { compliant: true, evaluated: [], violations: [] }
 
-/** Pure: the namespaces whose labels the policies may read (the recipe's and both target namespaces, §1.1). */
+/** Pure: the namespaces whose labels the policies may read (the recipe's and both target namespaces, spec §1.1). */
 export function evaluationNamespaces(namespace: string, config: RecipeConfig): string[] {
   return [...new Set([namespace, mcpNamespaceOf(config, namespace), sandboxNamespaceOf(config, namespace)])]
 }
@@ -33,7 +33,7 @@ export function evaluationNamespaces(namespace: string, config: RecipeConfig): s
 /**
  * Pure: the evaluation of the recipe as the API server stored it (or would, on a dry run). A
  * spec that does not render is not evaluated against policies, as the controller does; a
- * template creates no objects and is never approved (§7.7).
+ * template creates no objects and is never approved (spec §7.7).
  */
 export function evaluateDeployment(
   written: WorkflowRecipe, config: RecipeConfig, policies: readonly WorkflowRecipePolicy[], namespaceLabels: NamespaceLabels,

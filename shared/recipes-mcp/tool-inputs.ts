@@ -1,5 +1,5 @@
 /**
- * The input schemas of the five recipes MCP tools (CONTRACT §14.3), as strict zod objects: the
+ * The input schemas of the five recipes MCP tools (spec §14.3), as strict zod objects: the
  * same schema validates a call (a violation is JSON-RPC -32602) and becomes the JSON Schema that
  * `tools/list` shows (`additionalProperties: false`, the length, pattern and count limits).
  * "Exactly one of template/spec/manifest" and the label key rule are the handler's
@@ -8,7 +8,7 @@
 import { z } from 'zod'
 import { RECIPE_NAME_MAX, RECIPE_NAME_PATTERN, RECIPE_PHASES } from '../schemas/workflowrecipe.js'
 
-/** A manifest is at most 512 KiB (§14.3). */
+/** A manifest is at most 512 KiB (spec §14.3). */
 export const MAX_MANIFEST_BYTES = 512 * 1024
 export const MAX_LABELS = 16
 export const MAX_VALUES = 64
@@ -20,7 +20,7 @@ export const MAX_HISTORY = 20
 const DNS1123_LABEL = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$'
 
 const namespace = () => z.string().max(63).regex(new RegExp(DNS1123_LABEL))
-/** Names of existing recipes: at most 63 characters (§14.3); the CRD keeps them to 40. */
+/** Names of existing recipes: at most 63 characters (spec §14.3); the CRD keeps them to 40. */
 const anyName = () => z.string().max(63).regex(new RegExp(DNS1123_LABEL))
 /** At most `max` keys: zod checks it, the JSON Schema says it. */
 const atMost = <T extends z.ZodType>(record: T, max: number) =>

@@ -1,5 +1,5 @@
 /**
- * The five tools of the recipes MCP server as `tools/list` shows them (CONTRACT §14.3): name,
+ * The five tools of the recipes MCP server as `tools/list` shows them (spec §14.3): name,
  * description, annotations and the JSON Schema converted from the zod input schema by the SDK's
  * own converter (the one McpServer uses). Pure.
  */
@@ -71,7 +71,7 @@ export interface ToolDefinition {
   annotations: ToolAnnotations
 }
 
-/** Pure: the `tools/list` result, in the contract's order. */
+/** Pure: the `tools/list` result, in the spec's order. */
 export function toolDefinitions(): ToolDefinition[] {
   return TOOL_NAMES.map((name) => {
     const tool = TOOLS[name]

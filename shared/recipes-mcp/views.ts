@@ -1,5 +1,5 @@
 /**
- * The `structuredContent` of list-recipes, get-recipe and get-recipe-status (CONTRACT §14.3),
+ * The `structuredContent` of list-recipes, get-recipe and get-recipe-status (spec §14.3),
  * from the recipe as stored. Every listed key is present; what the recipe does not say is
  * `null` (or an empty list), so a caller never has to guess a shape. Pure.
  */
@@ -101,7 +101,7 @@ export function recipeStatusView(recipe: WorkflowRecipe, history: number): Json 
 
 /**
  * Pure: delete-recipe's `deletionOrder`: the workloads in reverse topological order (the last
- * deployed goes first, §11), from the order the controller resolved.
+ * deployed goes first, spec §11), from the order the controller resolved.
  */
 export function deletionOrder(recipe: WorkflowRecipe): string[] {
   return [...(recipe.status?.resolved?.order ?? [])].reverse()

@@ -1,22 +1,22 @@
 /**
- * The CEL environment of recipes (CONTRACT §2.3, §3.2): standard CEL plus the Kubernetes-named
+ * The CEL environment of recipes (spec §2.3, §3.2): standard CEL plus the Kubernetes-named
  * string extensions, over the variables `inputs`, `computed` and `recipe`, with a bounded cost.
  * Pure: compiling is deterministic and programs are cached per expression text.
  *
- * Cost bound (the contract asks for one but fixes no mechanism): cel-js evaluates synchronously
+ * Cost bound (the spec asks for one but fixes no mechanism): cel-js evaluates synchronously
  * and cannot be interrupted, so instead of a clock the expression itself is bounded before it
  * runs: at most 1024 characters, 512 AST nodes, depth 64, no comprehension inside another
  * comprehension and no macro outside `has`, `all`, `exists`, `exists_one`, `map`, `filter`
  * (no `cel.bind`), and `replace` refuses results over 65536 characters. `matches` runs on RE2
  * (linear time, Kubernetes' syntax) and every evaluation is refused when its cost estimated on
  * the actual values is over Kubernetes' per-expression limit (shared/cel/budget.ts): its excess
- * is a `ComputedValueError` or `IncludeWhenError` like any evaluation error (§2.3).
+ * is a `ComputedValueError` or `IncludeWhenError` like any evaluation error (spec §2.3).
  */
 import { Environment, type ASTNode } from '@marcbachmann/cel-js'
 import { overBudget } from '../cel/budget.js'
 import { rewriteMatches, useRe2Matches, userFacingCelMessage } from '../cel/regex.js'
 
-/** A value as CEL and the template renderer see it (§3.1). */
+/** A value as CEL and the template renderer see it (spec §3.1). */
 export type TypedValue =
   | { type: 'string'; value: string }
   | { type: 'int'; value: bigint }
@@ -125,7 +125,7 @@ function compile(expression: string): Compiled {
   return compiled
 }
 
-/** What an expression sees (§2.3). */
+/** What an expression sees (spec §2.3). */
 export interface CelScope {
   inputs: Record<string, unknown>
   computed: Record<string, unknown>
@@ -176,7 +176,7 @@ export function toPlain(v: TypedValue): string | number | boolean {
   return v.type === 'int' ? Number(v.value) : v.value
 }
 
-/** §3.1 text rendering of a typed value. */
+/** spec §3.1 text rendering of a typed value. */
 export function renderValue(v: TypedValue): string {
   switch (v.type) {
     case 'string': return v.value

@@ -1,5 +1,5 @@
 /**
- * The child Workflow of a recipe with `steps[]` (CONTRACT §5.10): a purko `Workflow` in the
+ * The child Workflow of a recipe with `steps[]` (spec §5.10): a purko `Workflow` in the
  * recipe's namespace, owned by the recipe, named `shorten(<recipe>-wf-<h8>, 63)` with `<h8>`
  * over the canonical rendered Workflow spec (so an unchanged Workflow keeps its name and is not
  * run again). `${...}` Workflow syntax passes through untouched. Pure.

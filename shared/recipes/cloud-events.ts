@@ -1,5 +1,5 @@
 /**
- * The `dev.kinetic.recipe.*` CloudEvents of CONTRACT §13. Pure. Only transitions that name a
+ * The `dev.kinetic.recipe.*` CloudEvents of spec §13. Pure. Only transitions that name a
  * `cloudEventType` become CloudEvents; the rest are Kubernetes Events only. The id is the first
  * 32 hex of SHA-256 of `<uid>|<revision>|<type>|<detail>`, where the detail includes the
  * resourceVersion the reconcile planned on: a redelivered event that repeats a reconcile repeats

@@ -1,6 +1,6 @@
 /**
- * Computed values (CONTRACT §2.3): `spec.computed[]` evaluated in list order with CEL over
- * `inputs`, the earlier `computed` values and `recipe`; results typed per §3.1. Pure.
+ * Computed values (spec §2.3): `spec.computed[]` evaluated in list order with CEL over
+ * `inputs`, the earlier `computed` values and `recipe`; results typed per spec §3.1. Pure.
  */
 import type { WorkflowRecipeSpec } from '../schemas/workflowrecipe.js'
 import { celTypeName, evaluateCel, type CelScope, type TypedValue } from './cel.js'
@@ -19,7 +19,7 @@ export interface ComputedResult {
   errors: SpecError[]
 }
 
-/** Pure: the CEL scope of §2.3 from resolved inputs and computed values. */
+/** Pure: the CEL scope of spec §2.3 from resolved inputs and computed values. */
 export function celScope(inputs: Map<string, TypedValue>, computed: Map<string, TypedValue>, recipe: RecipeIdentity): CelScope {
   return {
     inputs: Object.fromEntries([...inputs].map(([k, v]) => [k, v.value])),
@@ -38,7 +38,7 @@ export function refersToFailed(refs: Set<string>, failedInputs: Set<string>, fai
   return false
 }
 
-/** The typed value of a CEL result, or the §8.2 detail when it is not a scalar. */
+/** The typed value of a CEL result, or the spec §8.2 detail when it is not a scalar. */
 export function typedResult(value: unknown): TypedValue | string {
   if (typeof value === 'string') return { type: 'string', value }
   if (typeof value === 'boolean') return { type: 'bool', value }
@@ -51,7 +51,7 @@ export function typedResult(value: unknown): TypedValue | string {
 type Spec = Pick<WorkflowRecipeSpec, 'computed'>
 
 /**
- * Pure: §2.3. `failedInputs` are inputs whose error is already reported: an expression that
+ * Pure: spec §2.3. `failedInputs` are inputs whose error is already reported: an expression that
  * fails while reading one of them (or an earlier failed computed value) is marked failed
  * without a second error.
  */

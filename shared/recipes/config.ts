@@ -1,10 +1,10 @@
 /**
- * Configuration of the recipe functions (CONTRACT §1.1) and the target namespaces it gives each
- * child (§5.1). Pure: the caller reads the environment and passes the values in; every recipe
+ * Configuration of the recipe functions (spec §1.1) and the target namespaces it gives each
+ * child (spec §5.1). Pure: the caller reads the environment and passes the values in; every recipe
  * function reads the same four variables, so they all place children alike.
  */
 
-/** The environment variables of §1.1, as the caller read them (unset or empty = default). */
+/** The environment variables of spec §1.1, as the caller read them (unset or empty = default). */
 export interface RecipeEnv {
   KINETIC_RECIPES_MCP_NAMESPACE?: string | undefined
   KINETIC_RECIPES_SANDBOX_NAMESPACE?: string | undefined
@@ -47,7 +47,7 @@ function namespacePattern(variable: string, raw: string | undefined, fallback: s
   return value
 }
 
-/** Pure: §1.1 configuration from the environment values (defaults `mcp-server`, `sandbox-recipes`, `kubernetes`). */
+/** Pure: spec §1.1 configuration from the environment values (defaults `mcp-server`, `sandbox-recipes`, `kubernetes`). */
 export function recipeConfig(env: RecipeEnv): RecipeConfig {
   const auth = env.KINETIC_RECIPES_MCP_AUTH === undefined || env.KINETIC_RECIPES_MCP_AUTH.trim() === ''
     ? 'kubernetes'
@@ -80,7 +80,7 @@ export function sandboxNamespaceOf(config: RecipeConfig, recipeNamespace: string
   return targetNamespace(config.sandboxNamespace, recipeNamespace)
 }
 
-/** Pure: §5.1 namespace of a workload: the MCP namespace when it sets `transport`, else the sandbox. */
+/** Pure: spec §5.1 namespace of a workload: the MCP namespace when it sets `transport`, else the sandbox. */
 export function workloadNamespaceOf(config: RecipeConfig, recipeNamespace: string, workload: { transport?: string | undefined }): string {
   return workload.transport ? mcpNamespaceOf(config, recipeNamespace) : sandboxNamespaceOf(config, recipeNamespace)
 }

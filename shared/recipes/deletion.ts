@@ -1,5 +1,5 @@
 /**
- * Deletion of a recipe (CONTRACT §11). Pure: no I/O, no clock.
+ * Deletion of a recipe (spec §11). Pure: no I/O, no clock.
  *
  * 1. `purko.io/orphan: "true"` or `spec.deletionPolicy: Orphan`: remove the finalizer at once
  *    (Event `Orphaned`); children keep their labels.
@@ -91,7 +91,7 @@ function labelledEntry(o: LiveObject, orders: Map<string, number>): InventoryEnt
   return e
 }
 
-/** §11 inventory: snapshot entries (newest snapshot first wins) plus objects found by label, each once. */
+/** spec §11 inventory: snapshot entries (newest snapshot first wins) plus objects found by label, each once. */
 export function deletionInventory(uid: string, snapshots: RevisionSnapshot[], labelled: LiveObject[] = []): InventoryEntry[] {
   const out = new Map<string, InventoryEntry>()
   const orders = new Map<string, number>()
@@ -119,7 +119,7 @@ function deletionOrder(inventory: InventoryEntry[]): { wave: DeletionWave; group
   return indexed.map(({ entry, wave }) => ({ wave, group: wave === 'workloads' ? entry.order : -1, entry }))
 }
 
-/** §11: what to do for a recipe being deleted (see the file header). */
+/** spec §11: what to do for a recipe being deleted (see the file header). */
 export function planDeletion(input: DeletionInput): DeletionPlan {
   const orphanAnnotation = input.annotations?.[ANNOTATION_ORPHAN] === 'true'
   if (orphanAnnotation || input.deletionPolicy === 'Orphan') {

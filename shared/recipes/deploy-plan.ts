@@ -1,7 +1,7 @@
 /**
- * The deploy planner (CONTRACT §7.11 order, apply and prune; §5.2 never adopt and Job
- * immutability; §7.4 `NameConflict`; §6 readiness as the gate between waves). Pure: no I/O, no
- * clock (`now` only reaches the §6 readiness helpers).
+ * The deploy planner (spec §7.11 order, apply and prune; §5.2 never adopt and Job
+ * immutability; spec §7.4 `NameConflict`; §6 readiness as the gate between waves). Pure: no I/O, no
+ * clock (`now` only reaches the spec §6 readiness helpers).
  *
  * Given the desired children of revision N (`buildManifests`, or a snapshot rebuilt by
  * rollback.ts), the live objects found under the children's names, the readiness of each
@@ -17,7 +17,7 @@
  *   copied Secrets, Service, workload object, then (`afterReady`, the http MCPServer) only once
  *   the workload object is Ready. A child is created when absent, updated when its
  *   `purko.io/manifest-digest` differs, and left alone when it matches. A Job's spec is
- *   immutable and its name is a hash of that spec (§5.2), so a live Job of the same name is never
+ *   immutable and its name is a hash of that spec (spec §5.2), so a live Job of the same name is never
  *   updated: a changed Job is a new object, and the old one is pruned. A Job workload listed in
  *   `completedJobs` (the snapshot's `completed-jobs`) is not created again once it is gone
  *   (ttlSecondsAfterFinished). An own object that is terminating is waited for, not written.
@@ -30,7 +30,7 @@
  *   workload. PersistentVolumeClaims and revision ConfigMaps are never in an inventory.
  *
  * The revision's own child Workflow and test Jobs are not written here (the lifecycle creates
- * them after the workloads, §7.11, §2.9), but they count as objects N has, so pruning never
+ * them after the workloads, spec §7.11, §2.9), but they count as objects N has, so pruning never
  * deletes them.
  */
 import { ANNOTATION_MANIFEST_DIGEST, LABEL_RECIPE_UID, type Component } from './labels.js'
@@ -137,7 +137,7 @@ export function reverseWaves(inventory: InventoryEntry[]): InventoryEntry[][] {
 
 /** A workload's readiness for revision N, as the planner needs it. */
 export interface WorkloadReadyState {
-  /** Ready for N (§6): its dependents may be written, prune may start. */
+  /** Ready for N (spec §6): its dependents may be written, prune may start. */
   ready: boolean
   /** The workload object (and Service) is Ready: an `afterReady` MCPServer may be written. */
   mainReady?: boolean
@@ -223,7 +223,7 @@ function propagationOf(kind: string): 'Foreground' | 'Background' {
   return kind === 'Secret' || kind === 'Service' ? 'Background' : 'Foreground'
 }
 
-/** §7.11: the next wave of applies and prunes of revision N (see the file header). */
+/** spec §7.11: the next wave of applies and prunes of revision N (see the file header). */
 export function planDeploy(input: DeployInput): DeployPlan {
   const { uid, desired, live, readiness } = input
   const completed = new Set(input.completedJobs ?? [])
@@ -337,7 +337,7 @@ function dedupe(entries: InventoryEntry[]): InventoryEntry[] {
 }
 
 /**
- * §6 readiness of every workload of N from the live objects (digests of N checked), for
+ * spec §6 readiness of every workload of N from the live objects (digests of N checked), for
  * {@link planDeploy}. A Job workload listed in `completedJobs` that is gone counts as Ready.
  */
 export function readinessFromLive(desired: Pick<RecipeObjects, 'workloads'>, live: LiveObjects, now: string, completedJobs: readonly string[] = []): Record<string, WorkloadReadyState> {

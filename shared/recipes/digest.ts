@@ -1,6 +1,6 @@
 /**
- * Canonical JSON and digests of desired manifests (CONTRACT §5.3 `purko.io/manifest-digest`,
- * §5.2 content hashes, §7.9 snapshot digest). Pure: the same value always gives the same bytes.
+ * Canonical JSON and digests of desired manifests (spec §5.3 `purko.io/manifest-digest`,
+ * spec §5.2 content hashes, §7.9 snapshot digest). Pure: the same value always gives the same bytes.
  *
  * Canonical JSON: object keys sorted by UTF-16 code unit order at every level, `undefined`
  * members dropped, arrays kept in order, no whitespace (JSON.stringify's number and string
@@ -39,7 +39,7 @@ interface WithMetadata {
 }
 
 /**
- * §5.3: first 16 hex of SHA-256 of the canonical desired manifest, without the
+ * spec §5.3: first 16 hex of SHA-256 of the canonical desired manifest, without the
  * `purko.io/manifest-digest` annotation and the `purko.io/revision` label (so an unchanged
  * object written by a later revision keeps its digest). Empty label/annotation maps left by the
  * removal are dropped too.

@@ -1,12 +1,12 @@
 /**
- * Drift of a recipe's children (CONTRACT §7.8). Pure: no I/O, no clock.
+ * Drift of a recipe's children (spec §7.8). Pure: no I/O, no clock.
  *
  * Drift is a child of the current revision that is missing, carries a different
  * `purko.io/manifest-digest`, or has a field Kinetic sets with a different value. Only the
  * fields of the desired manifest are compared (the desired manifest holds exactly the fields
  * Kinetic sets), so everything else on the live object is never drift: annotations and labels of
  * others, finalizers, status, an autoscaler's `spec.replicas` (absent from the desired manifest
- * when the recipe leaves replicas open, §5.6), fields the API server defaults (`clusterIP`,
+ * when the recipe leaves replicas open, spec §5.6), fields the API server defaults (`clusterIP`,
  * `terminationMessagePath`, `dnsPolicy`, ...). The comparison is tolerant of API-server
  * serialization:
  *
@@ -166,7 +166,7 @@ export interface DriftInput {
 }
 
 /**
- * §7.8 drift plan of the current revision. A child that exists without this recipe's UID is
+ * spec §7.8 drift plan of the current revision. A child that exists without this recipe's UID is
  * not drift (never adopted; the prerequisites report `NameConflict`); a terminating child is
  * left to finish. Corrections happen with `driftPolicy: Correct` in every state except
  * `Deprecated` and deletion.

@@ -1,5 +1,5 @@
 /**
- * The dependency graph (CONTRACT §1 step 4, §3.2, §7.11, §8.2): unknown names and cycles are
+ * The dependency graph (spec §1 step 4, §3.2, §7.11, §8.2): unknown names and cycles are
  * checked over every declared workload (or step), included or not, so a profile never hides a
  * cycle; the included workloads are then ordered by Kahn's algorithm taking, each round, the
  * first in spec order whose included dependencies are placed. Pure and deterministic.
@@ -11,7 +11,7 @@ export interface GraphNode {
   dependsOn?: string[] | undefined
 }
 
-/** `workload` for spec.workloads, `step` for spec.steps (the message wording of §8.2). */
+/** `workload` for spec.workloads, `step` for spec.steps (the message wording of spec §8.2). */
 export type GraphKind = 'workload' | 'step'
 
 /** Pure: `UnknownDependency` and `DependencyCycle` errors over all `nodes`. */
@@ -120,7 +120,7 @@ function stronglyConnected(names: string[], edges: Map<string, string[]>): strin
 }
 
 /**
- * Pure: §7.11 order of the `included` nodes (spec order kept in `nodes`): dependencies on
+ * Pure: spec §7.11 order of the `included` nodes (spec order kept in `nodes`): dependencies on
  * excluded or unknown nodes count as satisfied. Assumes {@link checkGraph} found no cycle; nodes
  * left on a cycle anyway are appended in spec order so the result always lists every one.
  */

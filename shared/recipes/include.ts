@@ -1,5 +1,5 @@
 /**
- * includeWhen (CONTRACT §3.2): each workload's CEL condition over `inputs`, `computed` and
+ * includeWhen (spec §3.2): each workload's CEL condition over `inputs`, `computed` and
  * `recipe` must be a bool; `false` excludes the workload. Pure.
  */
 import type { Workload } from '../schemas/workflowrecipe.js'
@@ -15,7 +15,7 @@ export interface InclusionResult {
   errors: SpecError[]
 }
 
-/** Pure: §3.2 for every workload; no `includeWhen` (or a blank one) means always included. */
+/** Pure: spec §3.2 for every workload; no `includeWhen` (or a blank one) means always included. */
 export function evaluateInclusion(
   workloads: ReadonlyArray<Pick<Workload, 'name' | 'includeWhen'>>,
   inputs: Map<string, TypedValue>,

@@ -1,5 +1,5 @@
 /**
- * Inputs, profiles and values (CONTRACT §2.2): each declared input from `spec.values`, else the
+ * Inputs, profiles and values (spec §2.2): each declared input from `spec.values`, else the
  * selected profile, else its default; no coercion; enum, pattern and bounds; every key of
  * `values` and of every profile names a declared input. Pure.
  */
@@ -44,7 +44,7 @@ function typed(type: InputType, value: unknown): TypedValue | null {
 
 type Spec = Pick<WorkflowRecipeSpec, 'inputs' | 'profile' | 'profiles' | 'values'>
 
-/** Pure: §2.2 resolution and checks (`template`: a missing required input is listed, not an error, §7.7). Errors come in the order unknown keys, then inputs in declaration order. */
+/** Pure: spec §2.2 resolution and checks (`template`: a missing required input is listed, not an error, §7.7). Errors come in the order unknown keys, then inputs in declaration order. */
 export function resolveInputs(spec: Spec, options: { template?: boolean } = {}): InputsResult {
   const errors: SpecError[] = []
   const missing: string[] = []

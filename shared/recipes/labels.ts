@@ -1,5 +1,5 @@
 /**
- * Labels and annotations of a recipe's children (CONTRACT §5.3). Pure.
+ * Labels and annotations of a recipe's children (spec §5.3). Pure.
  *
  * Every child: `app.kubernetes.io/managed-by: kinetic`, `app.kubernetes.io/part-of: <recipe>`,
  * `purko.io/recipe`, `purko.io/recipe-namespace`, `purko.io/recipe-uid`, `purko.io/component`,

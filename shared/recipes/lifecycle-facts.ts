@@ -1,5 +1,5 @@
 /**
- * What the lifecycle planner (lifecycle.ts, CONTRACT §7) is told: the facts a shell reads
+ * What the lifecycle planner (lifecycle.ts, spec §7) is told: the facts a shell reads
  * before planning one WorkflowRecipe. Types only; every field is something the shell can read
  * or compute with the pure stage-1 functions (renderRecipe, snapshot, evaluatePolicies,
  * workloadReadiness). Annotations and the spec are read from the recipe itself, not from here.
@@ -7,7 +7,7 @@
 import type { PolicyOutcome } from './policy.js'
 import type { SpecError } from './rendered.js'
 
-/** `status.resolved` of a valid generation (§9): string values already cut to 256 characters. */
+/** `status.resolved` of a valid generation (spec §9): string values already cut to 256 characters. */
 export interface ResolvedFacts {
   profile: string
   inputs: Record<string, string | number | boolean>
@@ -15,12 +15,12 @@ export interface ResolvedFacts {
   /** Included workloads in spec order. */
   included: string[]
   excluded: string[]
-  /** Included workloads in topological order (§7.11). */
+  /** Included workloads in topological order (spec §7.11). */
   order: string[]
 }
 
 /**
- * The latest generation after §1 steps 1-6: either valid, with the revision-independent render
+ * The latest generation after spec §1 steps 1-6: either valid, with the revision-independent render
  * digest of the snapshot (64 hex, `renderDigest`), or the `SpecValid` errors in pipeline order
  * (a snapshot over 900 KiB is reported as a `RevisionTooLarge` error here).
  */
@@ -28,16 +28,16 @@ export type RenderFacts =
   | { ok: true; digest: string; resolved: ResolvedFacts; missingInputs?: string[] }
   | { ok: false; errors: SpecError[] }
 
-/** §10 outcome for the latest generation; `'unavailable'` when policies could not be listed (PolicyCompliant Unknown). */
+/** spec §10 outcome for the latest generation; `'unavailable'` when policies could not be listed (PolicyCompliant Unknown). */
 export type PolicyFacts = Pick<PolicyOutcome, 'evaluated' | 'violations' | 'totalViolations' | 'compliant' | 'rejected' | 'reason' | 'message' | 'approval'> | 'unavailable'
 
-/** One failing prerequisite (§7.4) with the contract's reason and message, in the table's order. */
+/** One failing prerequisite (spec §7.4) with the spec's reason and message, in the table's order. */
 export interface PrerequisiteProblem {
   reason: 'NamespaceMissing' | 'SecretMissing' | 'SecretKeyMissing' | 'MCPServerAPIMissing' | 'AgentMissing' | 'NameConflict'
   message: string
 }
 
-/** §6 readiness of one included workload against the observed revision. */
+/** spec §6 readiness of one included workload against the observed revision. */
 export interface WorkloadFact {
   name: string
   kind: 'Deployment' | 'StatefulSet' | 'DaemonSet' | 'Job' | 'CronJob'
@@ -48,7 +48,7 @@ export interface WorkloadFact {
   missing?: boolean
   /** Failed for good: a Job `Failed=True` (`JobFailed`) or the API server refused a write (`ApplyFailed`). */
   failed?: { reason: 'JobFailed' | 'ApplyFailed'; message: string }
-  /** Best available detail (§6). */
+  /** Best available detail (spec §6). */
   message?: string
   replicas?: number
   readyReplicas?: number
@@ -63,11 +63,11 @@ export interface WorkloadFact {
  */
 export interface ReadinessFacts {
   revision: number
-  /** At least one child of `revision` was written (`currentRevision` becomes `revision`, §7.9). */
+  /** At least one child of `revision` was written (`currentRevision` becomes `revision`, spec §7.9). */
   applied: boolean
   /** Every included workload, in `status.resolved.order` (of that revision). */
   workloads: WorkloadFact[]
-  /** The previous revision's objects that `revision` does not have are gone (§7.11). */
+  /** The previous revision's objects that `revision` does not have are gone (spec §7.11). */
   pruned: boolean
 }
 
@@ -95,7 +95,7 @@ export interface TestsFacts {
   results: TestFact[]
 }
 
-/** Drift of the current revision's children (§7.8), as the drift planner found it. */
+/** Drift of the current revision's children (spec §7.8), as the drift planner found it. */
 export interface DriftFacts {
   detected: boolean
 }

@@ -1,9 +1,9 @@
 /**
- * The recipe lifecycle planner (CONTRACT §7.1-§7.7, §7.10, §9, §13): from a recipe (spec,
+ * The recipe lifecycle planner (spec §7.1-§7.7, §7.10, §9, §13): from a recipe (spec,
  * annotations, status) and the facts a shell read (lifecycle-facts.ts), the next status, the one
  * action to take next and the transitions to announce. Pure: `now` is an argument, no I/O.
  *
- * Every transition T1-T27 of the §7.3 table is one branch of `step`; transient states are passed
+ * Every transition T1-T27 of the spec §7.3 table is one branch of `step`; transient states are passed
  * through within one plan (each passage recorded in history and announced). Idempotent: the same
  * facts over the same status give the same plan, and planning over a status this planner just
  * produced, with the same facts, changes nothing (no transition, same status).
@@ -42,13 +42,13 @@ const MAX_REVISIONS = 20
 /** A plan passes through at most this many transitions (the longest chain is 7). */
 const MAX_STEPS = 16
 
-/** Phases whose Event is a Warning (§13). */
+/** Phases whose Event is a Warning (spec §13). */
 const WARNING_PHASES: ReadonlySet<string> = new Set(['Failed', 'Rejected', 'RollbackFailed', 'Degraded', 'RollingBack'])
 const IN_FLIGHT: ReadonlySet<string> = new Set(['Pending', 'Deploying', 'Testing', 'RollingBack'])
 
 /**
- * A transition as the controller shell announces it. `cloudEventType` is set when the contract
- * (§13) names a `dev.kinetic.recipe.*` CloudEvent for it; the others are Kubernetes Events only.
+ * A transition as the controller shell announces it. `cloudEventType` is set when the spec
+ * (spec §13) names a `dev.kinetic.recipe.*` CloudEvent for it; the others are Kubernetes Events only.
  */
 export interface RecipeTransition extends Transition {
   cloudEventType?: string
@@ -59,15 +59,15 @@ export type LifecycleAction =
   | { type: 'none' }
   /** Nothing to write until a fact changes or `until` passes (PendingApproval, Pending). */
   | { type: 'wait'; until?: string }
-  /** Apply revision N's children in dependency order and prune the previous revision (§7.11). */
+  /** Apply revision N's children in dependency order and prune the previous revision (spec §7.11). */
   | { type: 'deploy'; revision: number }
-  /** Create (or keep) the test Jobs of revision N (§2.9). */
+  /** Create (or keep) the test Jobs of revision N (spec §2.9). */
   | { type: 'test'; revision: number }
-  /** Re-apply the snapshot of `to` and remove what `from` has and `to` lacks (§7.9). */
+  /** Re-apply the snapshot of `to` and remove what `from` has and `to` lacks (spec §7.9). */
   | { type: 'rollback'; from: number; to: number }
-  /** Keep the current revision as declared: drift detection and correction (§7.8). */
+  /** Keep the current revision as declared: drift detection and correction (spec §7.8). */
   | { type: 'maintain'; revision: number }
-  /** The recipe is being deleted: the deletion planner takes over (§11). */
+  /** The recipe is being deleted: the deletion planner takes over (spec §11). */
   | { type: 'delete' }
 
 export interface LifecyclePlan extends ControllerPlan {
@@ -77,11 +77,11 @@ export interface LifecyclePlan extends ControllerPlan {
   /** The status differs from the recipe's current one (write it). */
   changed: boolean
   action: LifecycleAction
-  /** Add `purko.io/recipe-finalizer` before any child is written (never on templates, §11). */
+  /** Add `purko.io/recipe-finalizer` before any child is written (never on templates, spec §11). */
   addFinalizer: boolean
-  /** Write the snapshot ConfigMap of this revision before any of its children (T11, §7.9). */
+  /** Write the snapshot ConfigMap of this revision before any of its children (T11, spec §7.9). */
   writeSnapshot?: number
-  /** An in-flight revision was abandoned (§7.6): delete its test Jobs, cancel its child Workflow. */
+  /** An in-flight revision was abandoned (spec §7.6): delete its test Jobs, cancel its child Workflow. */
   abandon?: number
   /** Revision snapshots beyond `revisionHistoryLimit` to delete (current, last good and in-flight kept). */
   pruneSnapshots: number[]
@@ -125,7 +125,7 @@ function setEntry(st: Status, revision: number, patch: Partial<RevisionEntry>): 
   st.revisions = (st.revisions ?? []).map((e) => (e.revision === revision ? { ...e, ...patch } : e))
 }
 
-/** A revision once reached `Active` (§7.2, §7.3 T5): its entry says so, or it is the last good one. */
+/** A revision once reached `Active` (spec §7.2, §7.3 T5): its entry says so, or it is the last good one. */
 function reachedActive(st: Status, revision: number): boolean {
   const e = entry(st, revision)
   return revision > 0 && (revision === st.lastGoodRevision || e?.state === 'Active' || e?.state === 'Superseded')
@@ -223,7 +223,7 @@ function testFinished(ctx: Ctx, t: TestFact): void {
   })
 }
 
-/** The first workload (in order) that failed for good, or the workflow; then the deadlines (§6). */
+/** The first workload (in order) that failed for good, or the workflow; then the deadlines (spec §6). */
 function deployFailure(ctx: Ctx, rf: ReadinessFacts | undefined): Failure | undefined {
   const { st, recipe, facts, now } = ctx
   const n = st.revision ?? 0
@@ -291,7 +291,7 @@ function approvalMessage(ctx: Ctx, requiredBy: string[]): string {
   return `Waiting for approval of generation ${ctx.G} (required by ${requiredBy.join(', ')}): ${approveCommand(ns, name, ctx.G)}`
 }
 
-/** Pure: the command a person runs to approve generation G (§7.5; the recipes MCP server shows it too). */
+/** Pure: the command a person runs to approve generation G (spec §7.5; the recipes MCP server shows it too). */
 export function approveCommand(namespace: string, name: string, generation: number): string {
   return `kubectl annotate -n ${namespace} workflowrecipe/${name} ${ANNOTATION_APPROVE}=${generation}`
 }
@@ -306,7 +306,7 @@ function sameList(a: readonly string[] | undefined, b: readonly string[] | undef
   return canonicalJson(a ?? []) === canonicalJson(b ?? [])
 }
 
-/** §7.2 retry: acted on in Failed, RollbackFailed, Rejected by policy or expiry, and Active/Degraded after a rollback. */
+/** spec §7.2 retry: acted on in Failed, RollbackFailed, Rejected by policy or expiry, and Active/Degraded after a rollback. */
 function retryAllowed(st: Status): boolean {
   if (st.phase === 'Failed' || st.phase === 'RollbackFailed') return true
   if (st.phase === 'Rejected') return st.reason === 'PolicyViolation' || st.reason === 'ApprovalExpired'
@@ -317,7 +317,7 @@ function retryAllowed(st: Status): boolean {
   return false
 }
 
-/** The edge-triggered annotations (§7.2): true when something changed. */
+/** The edge-triggered annotations (spec §7.2): true when something changed. */
 function edges(ctx: Ctx): boolean {
   const { st, recipe } = ctx
   const retry = ann(recipe, ANNOTATION_RETRY)
@@ -346,12 +346,12 @@ function edges(ctx: Ctx): boolean {
   return false
 }
 
-/** One transition of the §7.3 table, or false when none fires. */
+/** One transition of the spec §7.3 table, or false when none fires. */
 function step(ctx: Ctx): boolean {
   const { st, recipe, facts, now, G } = ctx
   const template = isTemplate(recipe)
 
-  // T1 (templates: Candidate with reason Template, §7.7).
+  // T1 (templates: Candidate with reason Template, spec §7.7).
   if (!st.phase) {
     st.observedGeneration = G
     if (template) go(ctx, 'Candidate', 'Template', 'Template: validated, never deployed')
@@ -388,7 +388,7 @@ function step(ctx: Ctx): boolean {
     go(ctx, 'Candidate', 'NewGeneration', `Generation ${G} is being validated${abandoned}`)
     return true
   }
-  // A template never leaves Candidate (§7.7).
+  // A template never leaves Candidate (spec §7.7).
   if (template) {
     if (st.phase !== 'Candidate') { go(ctx, 'Candidate', 'Template', 'Template: validated, never deployed'); return true }
     st.reason = 'Template'
@@ -560,7 +560,7 @@ function allReadyByFacts(rf: ReadinessFacts): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Conditions and the rest of status (§9)
+// Conditions and the rest of status (spec §9)
 
 type CondSpec = { type: string; status: 'True' | 'False' | 'Unknown'; reason: string; message: string }
 
@@ -589,7 +589,7 @@ function finish(ctx: Ctx): void {
   let conds: Condition[] = [...(st.conditions ?? [])]
   const set = (c: CondSpec) => { conds = setCond(conds, c, G, now) }
 
-  // Template message (§7.7).
+  // Template message (spec §7.7).
   if (template && phase === 'Candidate' && st.reason === 'Template') {
     const missing = facts.render.ok ? (facts.render.missingInputs ?? []) : []
     st.message = !facts.render.ok
@@ -624,7 +624,7 @@ function finish(ctx: Ctx): void {
     set({ type: 'PolicyCompliant', status: p.compliant ? 'True' : 'False', reason, message: p.compliant ? 'no policy violation' : p.message })
   }
 
-  // Approved (with the ignored approve/reject values of this generation, §7.2).
+  // Approved (with the ignored approve/reject values of this generation, spec §7.2).
   if (st.approval?.state) {
     const a = st.approval
     const reasons = { NotRequired: ['True', 'AutoApproved'], Approved: ['True', 'Approved'], Pending: ['False', 'Pending'], Rejected: ['False', 'Rejected'], Expired: ['False', 'Expired'] } as const
@@ -645,7 +645,7 @@ function finish(ctx: Ctx): void {
     set({ type: 'Approved', status, reason, message: [base, ...[...ignored].sort()].join('; ignored ') })
   }
 
-  // PrerequisitesMet (re-checked also when settled, §7.4).
+  // PrerequisitesMet (re-checked also when settled, spec §7.4).
   if (facts.render.ok && !template && phase !== 'Candidate' && phase !== 'PendingApproval' && phase !== 'Approved' && phase !== 'Rejected') {
     const before = prev.conditions?.find((c) => c.type === 'PrerequisitesMet')
     if (facts.prerequisites.length === 0) set({ type: 'PrerequisitesMet', status: 'True', reason: 'PrerequisitesMet', message: 'every prerequisite holds' })
@@ -738,7 +738,7 @@ function finish(ctx: Ctx): void {
     }
   }
 
-  // Drifted (only once drift was detected, §9).
+  // Drifted (only once drift was detected, spec §9).
   const drifted = facts.drift?.detected === true && (recipe.spec.driftPolicy ?? 'Correct') === 'Warn'
   if (drifted) set({ type: 'Drifted', status: 'True', reason: 'DriftDetected', message: 'children differ from revision ' + current })
   else if (facts.drift?.detected || conds.some((c) => c.type === 'Drifted')) set({ type: 'Drifted', status: 'False', reason: 'InSync', message: 'children match their revision' })
@@ -800,8 +800,8 @@ function actionOf(st: Status, template: boolean, nextCheckAt: string | undefined
 }
 
 /**
- * Pure: the lifecycle plan of one recipe (§7). `now` is an ISO time. A recipe being deleted gets
- * `action: delete` and `Ready=False` reason `Deleting`; everything else walks the §7.3 table.
+ * Pure: the lifecycle plan of one recipe (spec §7). `now` is an ISO time. A recipe being deleted gets
+ * `action: delete` and `Ready=False` reason `Deleting`; everything else walks the spec §7.3 table.
  */
 export function planLifecycle(recipe: WorkflowRecipe, facts: LifecycleFacts, now: string): LifecyclePlan {
   const prev: Status = recipe.status ?? {}

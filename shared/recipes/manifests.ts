@@ -1,7 +1,7 @@
 /**
- * Workload objects per kind (CONTRACT §5.5 kind mapping, §5.6 replicas), test Jobs (§2.9) and
- * `buildManifests`: every child of one revision (§5, contract §1 step 6) in deploy order, each
- * with the labels and annotations of §5.3 and its `purko.io/manifest-digest`. Pure: the same
+ * Workload objects per kind (spec §5.5 kind mapping, §5.6 replicas), test Jobs (§2.9) and
+ * `buildManifests`: every child of one revision (spec §5, spec §1 step 6) in deploy order, each
+ * with the labels and annotations of spec §5.3 and its `purko.io/manifest-digest`. Pure: the same
  * recipe, render result, configuration and revision give byte-identical manifests.
  *
  * | Kind        | Object                                                              |
@@ -49,7 +49,7 @@ export function jobNameOf(recipe: RecipeRef, w: WorkloadSource): string {
   return jobWorkloadName(w.base, canonicalJson(jobSpecOf(recipe, w)))
 }
 
-/** §5.5: the workload object of a rendered workload (without digest); undefined for `stdio` (the MCPServer controller runs it). */
+/** spec §5.5: the workload object of a rendered workload (without digest); undefined for `stdio` (the MCPServer controller runs it). */
 export function workloadManifest(recipe: RecipeRef, w: WorkloadSource, revision: number): Manifest | undefined {
   if (w.transport === 'stdio') return undefined
   const labels = workloadObjectLabels(recipe, 'workload', w.name, w.base, revision)
@@ -136,7 +136,7 @@ export function workloadManifest(recipe: RecipeRef, w: WorkloadSource, revision:
   }
 }
 
-/** A test Job (§2.9, §5.2-§5.4): sandbox namespace, `activeDeadlineSeconds: timeoutSeconds`, `restartPolicy: Never`. */
+/** A test Job (spec §2.9, §5.2-§5.4): sandbox namespace, `activeDeadlineSeconds: timeoutSeconds`, `restartPolicy: Never`. */
 export function testJobManifest(recipe: RecipeRef, t: RenderedTest, revision: number): Manifest {
   return {
     apiVersion: 'batch/v1',
@@ -199,7 +199,7 @@ function workloadObjects(recipe: RecipeRef, w: WorkloadSource, order: number, in
 }
 
 /**
- * Every child object of one revision (§5) in deploy order: per included workload in
+ * Every child object of one revision (spec §5) in deploy order: per included workload in
  * `resolved.order` its copied Secrets, Service, workload object and MCPServer (for `http`
  * marked `afterReady`), then the child Workflow (with `steps`), then each test's copied Secret
  * and Job. `revision` is the revision that writes them (`purko.io/revision`, test Job names).

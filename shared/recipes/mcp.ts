@@ -1,5 +1,5 @@
 /**
- * MCP delegation (CONTRACT §5.9, settings §2.11): the MCPServer `base(w)` a `transport`
+ * MCP delegation (spec §5.9, settings §2.11): the MCPServer `base(w)` a `transport`
  * workload registers, in the MCP namespace, with exactly the spec fields of the table.
  * `http`: Kinetic runs the server (`managed: false`, `url` set, written once Ready); `stdio`:
  * the MCPServer controller runs it (`managed: true`, command/args/env/replicas/resources/

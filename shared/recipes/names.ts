@@ -1,5 +1,5 @@
 /**
- * Names of a recipe's children (CONTRACT §5.2). Pure: no clock, no I/O.
+ * Names of a recipe's children (spec §5.2). Pure: no clock, no I/O.
  *
  * `shorten(name, limit)`: a name that does not start with a letter first gets the prefix `r`;
  * then it is returned unchanged when it fits, else as its first `limit - 9` characters (trailing
@@ -7,7 +7,7 @@
  * `base(w)` = `shorten(<recipe-namespace>-<recipe>-<workload>, 43)-<identity>`; every other name
  * derives from it or is shortened to its own limit, so each one is a valid DNS-1123 label.
  *
- * **Deviation from CONTRACT §5.2 (issue 27):** the contract's `<ns>-<recipe>-<workload>` is not
+ * **Deviation from the original design (spec §5.2, issue 27):** the design's `<ns>-<recipe>-<workload>` is not
  * one-to-one: recipe `a-web` of namespace `team` and recipe `web` of `team-a` get the same
  * names in the shared target namespaces, so one of them waits on a NameConflict for good. Names
  * made from a recipe's namespace and name therefore end in `<identity>`, the first 8 hex of
@@ -23,12 +23,12 @@ export const LABEL_NAME_LIMIT = 63
 /** Limit of a DNS-1123 subdomain (ConfigMaps, Secrets). */
 export const SUBDOMAIN_NAME_LIMIT = 253
 
-/** First 8 hex digits of SHA-256 of `text` (the content-hash suffix of §5.2). */
+/** First 8 hex digits of SHA-256 of `text` (the content-hash suffix of spec §5.2). */
 export function hash8(text: string): string {
   return sha256Hex(text).slice(0, 8)
 }
 
-/** §5.2 `shorten`: the `r` prefix rule, then the length rule with a SHA-256 suffix. */
+/** spec §5.2 `shorten`: the `r` prefix rule, then the length rule with a SHA-256 suffix. */
 export function shorten(name: string, limit: number): string {
   const full = /^[a-z]/i.test(name) ? name : `r${name}`
   if (full.length <= limit) return full
@@ -46,7 +46,7 @@ export function baseName(recipeNamespace: string, recipe: string, workload: stri
   return `${shorten(`${recipeNamespace}-${recipe}-${workload}`, BASE_NAME_LIMIT - 9)}-${identityHash(recipeNamespace, recipe, workload)}`
 }
 
-/** Alias of {@link baseName} with the contract's spelling. */
+/** Alias of {@link baseName} with the spec's spelling. */
 export const base = baseName
 
 /** Job workload: `base(w)-<h8>`, `<h8>` over the canonical rendered Job spec (JSON text). */
@@ -79,7 +79,7 @@ export function testJobName(recipeNamespace: string, recipe: string, test: strin
   return shorten(`${recipeNamespace}-${recipe}-test-${test}-${identityHash(recipeNamespace, recipe, `test/${test}`)}-r${revision}`, LABEL_NAME_LIMIT)
 }
 
-/** Copied env Secret of a test: `shorten(<recipe-namespace>-<recipe>-test-<test>, 43)-<identity>-env` (§5.8). */
+/** Copied env Secret of a test: `shorten(<recipe-namespace>-<recipe>-test-<test>, 43)-<identity>-env` (spec §5.8). */
 export function testEnvSecretName(recipeNamespace: string, recipe: string, test: string): string {
   return `${shorten(`${recipeNamespace}-${recipe}-test-${test}`, BASE_NAME_LIMIT - 9)}-${identityHash(recipeNamespace, recipe, `test/${test}`)}-env`
 }

@@ -1,6 +1,6 @@
 /**
- * The shape of a recipe's desired children (CONTRACT §5): manifests with their metadata
- * (§5.3 owner references), and the `RecipeObjects` that `buildManifests` returns. Pure types
+ * The shape of a recipe's desired children (spec §5): manifests with their metadata
+ * (spec §5.3 owner references), and the `RecipeObjects` that `buildManifests` returns. Pure types
  * and one metadata helper.
  */
 import { API_VERSION } from '../schemas/labels.js'
@@ -33,7 +33,7 @@ export interface Manifest {
   [field: string]: unknown
 }
 
-/** One source key of a copied Secret (§5.8): never a value. */
+/** One source key of a copied Secret (spec §5.8): never a value. */
 export interface SecretCopySource {
   namespace: string
   name: string
@@ -43,7 +43,7 @@ export interface SecretCopySource {
   optional: boolean
 }
 
-/** §7.9 snapshot form of a copied Secret. */
+/** spec §7.9 snapshot form of a copied Secret. */
 export interface SecretCopy {
   kind: 'SecretCopy'
   namespace: string
@@ -69,7 +69,7 @@ export interface RecipeChild {
   digest: string
   /** Set on copied Secrets: which source keys to copy (the caller fills in the bytes). */
   secretCopy?: SecretCopy
-  /** Written only once the workload is Ready (the MCPServer of a `transport: http` workload, §5.9). */
+  /** Written only once the workload is Ready (the MCPServer of a `transport: http` workload, spec §5.9). */
   afterReady?: boolean
 }
 
@@ -97,7 +97,7 @@ export interface TestObjects {
   children: RecipeChild[]
 }
 
-/** Every child of one revision (§5), each with labels, annotations and digest. */
+/** Every child of one revision (spec §5), each with labels, annotations and digest. */
 export interface RecipeObjects {
   revision: number
   workloads: WorkloadObjects[]
@@ -126,9 +126,9 @@ export function childMeta(recipe: RecipeRef, name: string, namespace: string, la
 /** What the builders read from a rendered workload (structurally a `RenderedWorkload`). */
 export interface WorkloadSource extends PodSource {
   kind: 'Deployment' | 'StatefulSet' | 'DaemonSet' | 'Job' | 'CronJob'
-  /** Target namespace (§5.1). */
+  /** Target namespace (spec §5.1). */
   namespace: string
-  /** `base(w)` (§5.2). */
+  /** `base(w)` (spec §5.2). */
   base: string
   replicas?: number
   strategy?: 'RollingUpdate' | 'Recreate'

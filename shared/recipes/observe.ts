@@ -34,7 +34,7 @@ export function keysOf(objects: readonly RevisionObjects[], previous: readonly I
 }
 
 /**
- * Readiness facts of revision `objects.revision` (§6), with the deploy plan they came from
+ * Readiness facts of revision `objects.revision` (spec §6), with the deploy plan they came from
  * (its `done` says whether pruning finished). `applyFailures` are the workloads the API server
  * refused in this reconcile (`ApplyFailed`, message copied).
  */
@@ -85,7 +85,7 @@ export function readinessFacts(
   return { facts: { revision: objects.revision, applied, workloads, pruned: plan.pruneRemaining.length === 0 && plan.prune.length === 0 }, plan }
 }
 
-/** The child Workflow's roll-up (§5.10) for the lifecycle. */
+/** The child Workflow's roll-up (spec §5.10) for the lifecycle. */
 export function workflowFacts(revision: number, workflow: LiveObject | undefined): WorkflowFacts | undefined {
   if (!workflow) return undefined
   const status = workflow.status as { phase?: string; message?: string } | undefined
@@ -100,7 +100,7 @@ function lastLines(log: string | null | undefined, n: number): string {
   return log.split('\n').filter((l) => l.trim() !== '').slice(-n).join('\n')
 }
 
-/** One test Job's state (§2.9); a failed test's message ends with the last 5 lines of its log. */
+/** One test Job's state (spec §2.9); a failed test's message ends with the last 5 lines of its log. */
 export function testFact(test: TestObjects, job: LiveObject | undefined, log?: string | null): TestFact {
   const fact: TestFact = { name: test.name, jobName: test.jobName, phase: 'Pending' }
   if (!job) return fact
@@ -127,7 +127,7 @@ export function testsFacts(revision: number, tests: readonly TestObjects[], jobs
   }
 }
 
-/** What a shell read for §7.4. */
+/** What a shell read for spec §7.4. */
 export interface PrerequisiteReads {
   recipeNamespace: string
   /** Target namespaces: present (with `terminating`) or absent. */
@@ -140,7 +140,7 @@ export interface PrerequisiteReads {
   conflicts: readonly { message: string }[]
 }
 
-/** Every failing prerequisite (§7.4), in the table's order. */
+/** Every failing prerequisite (spec §7.4), in the table's order. */
 export function prerequisiteProblems(objects: RevisionObjects | undefined, reads: PrerequisiteReads): PrerequisiteProblem[] {
   const out: PrerequisiteProblem[] = []
   for (const [ns, found] of [...reads.namespaces.entries()].sort((a, b) => a[0].localeCompare(b[0]))) {
@@ -181,7 +181,7 @@ interface PodLike {
   status?: { containerStatuses?: { name?: string; state?: { waiting?: { reason?: string; message?: string } } }[]; initContainerStatuses?: { name?: string; state?: { waiting?: { reason?: string; message?: string } } }[] }
 }
 
-/** §6 detail from pods: the first waiting container's reason (and message), e.g. `CreateContainerConfigError`. */
+/** spec §6 detail from pods: the first waiting container's reason (and message), e.g. `CreateContainerConfigError`. */
 export function podWaitingDetail(pods: readonly PodLike[]): string | undefined {
   const named = [...pods].sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''))
   for (const pod of named) {

@@ -1,11 +1,11 @@
 /**
- * The built-in Pod Security check (CONTRACT §10.6): independently of any WorkflowRecipePolicy,
+ * The built-in Pod Security check (spec §10.6): independently of any WorkflowRecipePolicy,
  * each target namespace's `pod-security.kubernetes.io/enforce` label is read; at `restricted`, a
  * workload or test that adds a capability other than `NET_BIND_SERVICE` is rejected like an
  * Enforce violation (policy `pod-security`, rule `capabilities.podSecurity`), instead of its
  * ReplicaSet or Job failing to create pods later. Everything else `restricted` demands
  * (runAsNonRoot, seccomp RuntimeDefault, drop ALL, no privilege escalation) is the fixed pod
- * hardening of §5.4, and `baseline` admits every capability of the §2.6 enum, so capabilities are
+ * hardening of spec §5.4, and `baseline` admits every capability of the §2.6 enum, so capabilities are
  * the only thing to check. Pure.
  */
 import type { NamespaceLabels, PolicyViolation, RecipeInput, RenderedInput, RenderedTestInput } from './policy.js'

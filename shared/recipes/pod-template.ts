@@ -1,6 +1,6 @@
 /**
- * The pod template of every recipe workload and test Job (CONTRACT §5.4), with the security
- * overrides of §2.6 applied on top of the fixed hardening, and the volume filtering rule of §2.8.
+ * The pod template of every recipe workload and test Job (spec §5.4), with the security
+ * overrides of spec §2.6 applied on top of the fixed hardening, and the volume filtering rule of §2.8.
  * Pure. The input types are structural so both rendered workloads and rendered tests fit.
  *
  * Fixed hardening (never changed by overrides): no ServiceAccount token, no service links,
@@ -122,7 +122,7 @@ export function containerEnv(source: Pick<PodSource, 'env' | 'envSecret'>, copie
 
 /**
  * Volume mounts (volumes in order, then claims without a same-named volume) and the pod's
- * emptyDir volumes after the §2.8 filtering rule: a volume that has a same-named claim is not
+ * emptyDir volumes after the spec §2.8 filtering rule: a volume that has a same-named claim is not
  * emitted (its mount then refers to the claim). A claim's mount path is the same-named volume's
  * `mountPath`, else the claim's own.
  */
@@ -197,7 +197,7 @@ export function containerOf(source: PodSource, copiedSecretName: string): Json {
 }
 
 /**
- * §5.4 pod template: `{metadata: {labels}, spec}`. `restartPolicy` is `Always` for
+ * spec §5.4 pod template: `{metadata: {labels}, spec}`. `restartPolicy` is `Always` for
  * long-running kinds and `Never` for Job, CronJob and tests.
  */
 export function podTemplateOf(source: PodSource, labels: Record<string, string>, restartPolicy: 'Always' | 'Never', copiedSecretName: string): Json {

@@ -1,6 +1,6 @@
 /**
- * Re-evaluation after a WorkflowRecipePolicy changed and at the policy resync tick (CONTRACT
- * §10.4, §10.5): which recipes to re-plan, which namespaces' labels evaluation reads, and each
+ * Re-evaluation after a WorkflowRecipePolicy changed and at the policy resync tick
+ * (spec §10.4, §10.5): which recipes to re-plan, which namespaces' labels evaluation reads, and each
  * policy's next status from the latest evaluation of every recipe it matches.
  *
  * Pure: recipes, policies and namespace labels come in as read; `now` is an argument. The
@@ -24,15 +24,15 @@ export interface RenderedRecipe {
   rendered: RenderOk
 }
 
-/** Pure: whether the recipe is being deleted (deletion never looks at policies, §11). */
+/** Pure: whether the recipe is being deleted (deletion never looks at policies, spec §11). */
 export function isDeleting(recipe: WorkflowRecipe): boolean {
   return recipe.metadata.deletionTimestamp !== undefined && recipe.metadata.deletionTimestamp !== null
 }
 
 /**
- * Pure: §1 steps 1-5 of each recipe's latest generation. Recipes being deleted and recipes whose
+ * Pure: spec §1 steps 1-5 of each recipe's latest generation. Recipes being deleted and recipes whose
  * latest generation is invalid are left out: neither has an evaluation to count. Templates are
- * kept, as their PolicyCompliant is evaluated with their own values (§7.7).
+ * kept, as their PolicyCompliant is evaluated with their own values (spec §7.7).
  */
 export function renderForPolicies(recipes: readonly WorkflowRecipe[], config: RecipeConfig): RenderedRecipe[] {
   const out: RenderedRecipe[] = []
@@ -44,7 +44,7 @@ export function renderForPolicies(recipes: readonly WorkflowRecipe[], config: Re
   return out
 }
 
-/** Pure: the recipe's own namespace (namespaceSelector) and the target namespaces of its workloads and tests (§10.6), sorted, once each. */
+/** Pure: the recipe's own namespace (namespaceSelector) and the target namespaces of its workloads and tests (spec §10.6), sorted, once each. */
 export function namespacesOf(recipes: readonly WorkflowRecipe[], rendered: readonly RenderedRecipe[]): string[] {
   const names = new Set<string>()
   for (const r of recipes) names.add(recipeNamespace(r))
@@ -60,7 +60,7 @@ function recipeNamespace(recipe: WorkflowRecipe): string {
   return recipe.metadata.namespace ?? 'default'
 }
 
-/** Pure: §10.2 outcome of every matching policy and Pod Security for one rendered recipe (no rule reads the built objects). */
+/** Pure: spec §10.2 outcome of every matching policy and Pod Security for one rendered recipe (no rule reads the built objects). */
 export function evaluateRecipe(r: RenderedRecipe, policies: readonly PolicyInput[], labels: NamespaceLabels): PolicyOutcome {
   return evaluatePolicies(r.recipe, r.rendered, undefined, policies, labels)
 }
@@ -69,7 +69,7 @@ const MESSAGE_MAX = 1024
 
 /**
  * Pure: the latest evaluations of the recipes `policy` matches, with only that policy's
- * violations. Each policy is evaluated on its own (§10.2), so the built-in Pod Security check is
+ * violations. Each policy is evaluated on its own (spec §10.2), so the built-in Pod Security check is
  * never attributed to a policy that happens to be named `pod-security`.
  */
 export function policyEvaluations(policy: PolicyInput, rendered: readonly RenderedRecipe[], labels: NamespaceLabels): RecipeEvaluation[] {
@@ -90,7 +90,7 @@ export interface PolicyStatusWrite {
 }
 
 /**
- * Pure: the status writes of §10.5 for `policies`: one per policy whose status changed (an
+ * Pure: the status writes of spec §10.5 for `policies`: one per policy whose status changed (an
  * evaluation time alone is no change, so a second run over the same state plans nothing).
  */
 export function planPolicyStatuses(
@@ -105,7 +105,7 @@ export function planPolicyStatuses(
 }
 
 /**
- * Pure: the recipes to re-plan after policy `name` was created, changed or deleted (§10.4): every
+ * Pure: the recipes to re-plan after policy `name` was created, changed or deleted (spec §10.4): every
  * recipe one of the known versions of the policy matches (the fresh one, and the one the event
  * carried, which on a delete is the last), or whose last evaluation listed it. Recipes being
  * deleted are left to deletion. In namespace, then name order.

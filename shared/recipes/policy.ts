@@ -1,10 +1,10 @@
 /**
- * WorkflowRecipePolicy evaluation (CONTRACT §10): matching by namespaceSelector and
- * recipeSelector (full LabelSelector semantics), every rule of §10.1 against the rendered
- * revision (included workloads, tests, stdio MCP workloads) in the order of §10.2, the exact
- * messages of §10.3, the combination (Enforce rejects, Audit/Warn are findings), the approval
- * requirement of §7.5 as data, the built-in Pod Security check of §10.6 (pod-security.ts), the
- * recipe's `status.policy` (§9) and the policy's own status (§10.5).
+ * WorkflowRecipePolicy evaluation (spec §10): matching by namespaceSelector and
+ * recipeSelector (full LabelSelector semantics), every rule of spec §10.1 against the rendered
+ * revision (included workloads, tests, stdio MCP workloads) in the order of spec §10.2, the exact
+ * messages of spec §10.3, the combination (Enforce rejects, Audit/Warn are findings), the approval
+ * requirement of spec §7.5 as data, the built-in Pod Security check of §10.6 (pod-security.ts), the
+ * recipe's `status.policy` (spec §9) and the policy's own status (§10.5).
  *
  * Pure: no I/O, no clock (`now` comes in), no environment. Every rule reads the rendered revision
  * (the values the manifests are built from), so `objects` is not needed by any rule today.
@@ -122,13 +122,13 @@ export interface RenderedInput {
 type Fits<T extends U, U> = T
 export type InputsFit = [Fits<WorkflowRecipePolicy, PolicyInput>, Fits<WorkflowRecipe, RecipeInput>, Fits<RenderOk, RenderedInput>]
 
-/** Labels of namespaces by name: the recipe's namespace (namespaceSelector) and the target namespaces (§10.6). */
+/** Labels of namespaces by name: the recipe's namespace (namespaceSelector) and the target namespaces (spec §10.6). */
 export type NamespaceLabels = Readonly<Record<string, Readonly<Record<string, string>> | undefined>>
 
 // ---------------------------------------------------------------------------------------------
 // Outputs
 
-/** One violation (§10.3): `{policy, mode, rule, workload | test, message}`. */
+/** One violation (spec §10.3): `{policy, mode, rule, workload | test, message}`. */
 export interface PolicyViolation {
   policy: string
   mode: PolicyMode
@@ -141,7 +141,7 @@ export interface PolicyViolation {
 export interface PolicyApproval {
   /** `spec.requireApproval` or a matching Enforce policy with `requireApproval: true`. */
   required: boolean
-  /** `recipe` first when the recipe asks, then the policy names in name order (§7.5). */
+  /** `recipe` first when the recipe asks, then the policy names in name order (spec §7.5). */
   requiredBy: string[]
   /** Smallest non-zero `approvalTimeoutSeconds` among the policies that require approval; absent when none. */
   timeoutSeconds?: number
@@ -150,7 +150,7 @@ export interface PolicyApproval {
 export interface PolicyOutcome {
   /** Names of the matching WorkflowRecipePolicies, in name order (the built-in check is not listed). */
   evaluated: string[]
-  /** Every violation in evaluation order (§10.2); the built-in check sorts as a policy named `pod-security`. */
+  /** Every violation in evaluation order (spec §10.2); the built-in check sorts as a policy named `pod-security`. */
   violations: PolicyViolation[]
   totalViolations: number
   /** No violation of any mode. */
@@ -207,7 +207,7 @@ export function labelsOfNamespace(namespaceLabels: NamespaceLabels, namespace: s
   return { ...(namespaceLabels[namespace] ?? {}), 'kubernetes.io/metadata.name': namespace }
 }
 
-/** Pure: whether `policy` applies to `recipe` (§10.2: both selectors match). */
+/** Pure: whether `policy` applies to `recipe` (spec §10.2: both selectors match). */
 export function policyMatches(policy: PolicyInput, recipe: RecipeInput, namespaceLabels: NamespaceLabels): boolean {
   const namespace = recipe.metadata.namespace ?? ''
   return selectorMatches(policy.spec?.namespaceSelector, labelsOfNamespace(namespaceLabels, namespace))
@@ -243,7 +243,7 @@ function storageClassLabel(c: string): string {
 
 type Emit = (rule: string, message: string) => void
 
-/** Rules shared by workloads and tests (images, capabilities, security, resources), in §10.3 order, with the workload-only ones between. */
+/** Rules shared by workloads and tests (images, capabilities, security, resources), in spec §10.3 order, with the workload-only ones between. */
 function subjectRules(spec: PolicySpecInput, subject: string, s: RenderedWorkloadInput | RenderedTestInput, workload: RenderedWorkloadInput | undefined, emit: Emit): void {
   const allowedKinds = spec.allowedKinds
   if (workload && allowedKinds && !allowedKinds.includes(workload.kind)) {
@@ -334,7 +334,7 @@ function present(map: ResourceMap | undefined, name: string): boolean {
   return v !== undefined && v !== ''
 }
 
-/** The rendered replica count: an integer, a string of decimal digits, or 1 when absent (§10.1). */
+/** The rendered replica count: an integer, a string of decimal digits, or 1 when absent (spec §10.1). */
 function replicasOf(w: RenderedWorkloadInput): number {
   if (typeof w.replicas === 'number') return w.replicas
   if (typeof w.replicas === 'string' && /^\d+$/.test(w.replicas)) return Number(w.replicas)
@@ -350,7 +350,7 @@ export function inSpecOrder<T extends { name: string }>(items: readonly T[], dec
     .map((x) => x.item)
 }
 
-/** Pure: the violations of one policy (§10.2 order: recipe-level rules, then workloads in spec order, then tests). */
+/** Pure: the violations of one policy (spec §10.2 order: recipe-level rules, then workloads in spec order, then tests). */
 export function policyViolations(policy: PolicyInput, recipe: RecipeInput, rendered: RenderedInput): PolicyViolation[] {
   const spec = policy.spec ?? {}
   const name = policy.metadata.name ?? ''
@@ -380,7 +380,7 @@ export function policyViolations(policy: PolicyInput, recipe: RecipeInput, rende
 
 const MESSAGE_ITEMS = 5
 
-/** Pure: `<prefix><policy>: <rule>: <message>; ...`, at most 5 entries then `; and <n> more` (§10.3). */
+/** Pure: `<prefix><policy>: <rule>: <message>; ...`, at most 5 entries then `; and <n> more` (spec §10.3). */
 export function violationsMessage(prefix: string, violations: readonly PolicyViolation[]): string {
   const shown = violations.slice(0, MESSAGE_ITEMS).map((v) => `${v.policy}: ${v.rule}: ${v.message}`).join('; ')
   const more = violations.length > MESSAGE_ITEMS ? `; and ${violations.length - MESSAGE_ITEMS} more` : ''
@@ -400,7 +400,7 @@ function sortByName<P extends PolicyInput>(policies: readonly P[]): P[] {
 
 /**
  * Pure: evaluate every matching policy and the built-in Pod Security check against the rendered
- * revision and combine them (§10.2). `objects` (the built child objects) is accepted for the
+ * revision and combine them (spec §10.2). `objects` (the built child objects) is accepted for the
  * fixed interface; every rule reads the rendered values they are built from.
  */
 export function evaluatePolicies(
@@ -440,7 +440,7 @@ export function evaluatePolicies(
   }
 }
 
-/** Pure: the approval requirement of §7.5 (only Enforce policies can require approval). */
+/** Pure: the approval requirement of spec §7.5 (only Enforce policies can require approval). */
 export function approvalOf(recipe: RecipeInput, matching: readonly PolicyInput[]): PolicyApproval {
   const requiring = sortByName(matching).filter((p) => (p.spec?.mode ?? 'Enforce') === 'Enforce' && p.spec?.requireApproval === true)
   const requiredBy = [...(recipe.spec.requireApproval ? ['recipe'] : []), ...requiring.map((p) => p.metadata.name ?? '')]
@@ -457,7 +457,7 @@ export function approvalOf(recipe: RecipeInput, matching: readonly PolicyInput[]
 
 const STATUS_VIOLATIONS = 20
 
-/** The recipe's `status.policy` (§9). */
+/** The recipe's `status.policy` (spec §9). */
 export interface RecipePolicyStatus {
   compliant: boolean
   evaluated: string[]
@@ -504,7 +504,7 @@ export function policyProblems(policy: PolicyInput): string[] {
 }
 
 /**
- * Pure: the policy's next status (§10.5) from the latest evaluations of the recipes it matches:
+ * Pure: the policy's next status (spec §10.5) from the latest evaluations of the recipes it matches:
  * `observedGeneration`, `Ready` (well formed: `Valid`, else `InvalidSpec` with the problems),
  * `totalViolations` (this policy's violations over all those recipes), `violations[]` (the first
  * 20, recipes by namespace then name, each in evaluation order) and `lastEvaluationTime`.

@@ -1,10 +1,10 @@
 /**
- * Readiness per kind (CONTRACT §6) and the `ReadinessTimeout` deadline check. Pure.
+ * Readiness per kind (spec §6) and the `ReadinessTimeout` deadline check. Pure.
  *
  * An object is Ready for revision N when it exists, carries N's `purko.io/manifest-digest`
  * (when one is expected), has no `deletionTimestamp` (a terminating child is never Ready, even
  * while its deletionTimestamp lies in the future during graceful deletion), and meets the
- * kind's rule of the §6 table. `now` (ISO time) is the planners' clock argument: readiness of an
+ * kind's rule of the spec §6 table. `now` (ISO time) is the planners' clock argument: readiness of an
  * object is timeless, deadlines ({@link readinessTimeout}) are not.
  */
 import { ANNOTATION_MANIFEST_DIGEST } from './labels.js'
@@ -14,7 +14,7 @@ export type ReadinessKind = 'Deployment' | 'StatefulSet' | 'DaemonSet' | 'Job' |
 
 interface Condition { type?: string; status?: string; reason?: string; message?: string }
 
-/** The observed object, as read from the API server (only the fields §6 looks at). */
+/** The observed object, as read from the API server (only the fields spec §6 looks at). */
 export interface ObservedObject {
   metadata?: {
     name?: string
@@ -74,7 +74,7 @@ function waitingForController(o: ObservedObject): string {
   return `waiting for the controller to observe generation ${o.metadata?.generation ?? 0}`
 }
 
-/** §6 readiness of one observed object of `kind`; `expectedDigest` is revision N's digest of it. */
+/** spec §6 readiness of one observed object of `kind`; `expectedDigest` is revision N's digest of it. */
 export function readinessOf(kind: ReadinessKind, object: ObservedObject | undefined, now: string, expectedDigest?: string): Readiness {
   void now
   if (!object) return { ready: false, message: `${kind} does not exist yet` }
@@ -166,7 +166,7 @@ export interface WorkloadReadiness extends Readiness {
 }
 
 /**
- * §6 readiness of one workload: its kind's rule, `transport: http` = the Deployment/StatefulSet
+ * spec §6 readiness of one workload: its kind's rule, `transport: http` = the Deployment/StatefulSet
  * Ready, its Service exists and its MCPServer was written (its phase reported, not awaited),
  * `transport: stdio` = the MCPServer has `status.phase: Ready`; a Service (any) must exist.
  */
@@ -209,14 +209,14 @@ export interface NotReadyWorkload {
 }
 
 export interface ReadinessDeadline {
-  /** Set when a deadline passed: reason `ReadinessTimeout` and the §6 message. */
+  /** Set when a deadline passed: reason `ReadinessTimeout` and the spec §6 message. */
   expired?: { workload: string; reason: 'ReadinessTimeout'; message: string }
   /** Earliest deadline still pending (ISO time), for `status.nextCheckAt`. */
   nextCheckAt?: string
 }
 
 /**
- * §6: a workload not Ready within `readinessTimeoutSeconds` (from its first apply) or a revision
+ * spec §6: a workload not Ready within `readinessTimeoutSeconds` (from its first apply) or a revision
  * not Ready within `progressDeadlineSeconds` (from entering `Deploying`) fails the revision with
  * `workload "<w>" (<Kind>) was not ready within <n>s: <detail>`. The deadline that expired first
  * is reported; the progress deadline names the first not-Ready workload in order.

@@ -1,8 +1,8 @@
 /**
- * `renderRecipe`: contract §1 steps 1-5 in pipeline order — inputs (§2.2), computed values
- * (§2.3), includeWhen (§3.2), the dependency graph (§7.11, §8.2) and templates (§4) — plus the
- * §8.2 checks that need no cluster state (DuplicateEnvName, VolumeMountConflict).
- * `{{workloads.<w>.name}}` of a Job workload is its object's name `base(w)-<h8>` (§5.2,
+ * `renderRecipe`: spec §1 steps 1-5 in pipeline order — inputs (§2.2), computed values
+ * (spec §2.3), includeWhen (§3.2), the dependency graph (§7.11, §8.2) and templates (§4) — plus the
+ * spec §8.2 checks that need no cluster state (DuplicateEnvName, VolumeMountConflict).
+ * `{{workloads.<w>.name}}` of a Job workload is its object's name `base(w)-<h8>` (spec §5.2,
  * `jobNameOf` of manifests.ts over the rendered Job); see `jobNamePlan` for Jobs that reference
  * Job names. Pure: the same recipe and configuration always give the same result; no clock,
  * no randomness.
@@ -19,19 +19,19 @@ import { baseName } from './names.js'
 import type { RenderedStep, RenderedTest, RenderedWorkflow, RenderedWorkload, RenderResult, ResolvedValue, SpecError } from './rendered.js'
 import { parseTemplate, renderField, replicasOf, type FieldCheck, type TemplateContext, type WorkloadRef } from './template.js'
 
-/** Port of the bridge of a stdio MCP workload when `mcp.port` is unset (§2.11). */
+/** Port of the bridge of a stdio MCP workload when `mcp.port` is unset (spec §2.11). */
 export const DEFAULT_STDIO_MCP_PORT = 8000
 export const DEFAULT_MCP_PATH = '/mcp'
-/** Most errors joined into the `SpecValid` message (§8.2). */
+/** Most errors joined into the `SpecValid` message (spec §8.2). */
 export const MAX_LISTED_ERRORS = 10
 
-/** Pure: the §8.2 `SpecValid` message: errors joined by `; `, at most 10, then `; and <n> more`. */
+/** Pure: the spec §8.2 `SpecValid` message: errors joined by `; `, at most 10, then `; and <n> more`. */
 export function specErrorsMessage(errors: readonly SpecError[]): string {
   const listed = errors.slice(0, MAX_LISTED_ERRORS).map((e) => e.message).join('; ')
   return errors.length > MAX_LISTED_ERRORS ? `${listed}; and ${errors.length - MAX_LISTED_ERRORS} more` : listed
 }
 
-/** Pure: what templates know about each declared workload (§4.2). */
+/** Pure: what templates know about each declared workload (spec §4.2). */
 export function workloadRefs(recipe: WorkflowRecipe, config: RecipeConfig, included: ReadonlySet<string>): Map<string, WorkloadRef> {
   const recipeNamespace = recipe.metadata.namespace ?? 'default'
   const recipeName = recipe.metadata.name ?? ''
@@ -175,7 +175,7 @@ function renderSlots(slots: Slot[], owner: string, ctx: TemplateContext, errors:
   return all
 }
 
-/** Only the grammar (§4.1) for the fields of excluded workloads, so a profile never hides a typo in a placeholder. */
+/** Only the grammar (spec §4.1) for the fields of excluded workloads, so a profile never hides a typo in a placeholder. */
 function checkSyntax(slots: Slot[], owner: string, errors: SpecError[]): void {
   for (const slot of slots) {
     const parsed = parseTemplate(slot.template)
@@ -207,7 +207,7 @@ function volumeChecks(w: Workload, errors: SpecError[]): void {
   }
 }
 
-/** Whether the workload's main object is named by its content (§5.2: a Job workload, `base(w)-<h8>`). */
+/** Whether the workload's main object is named by its content (spec §5.2: a Job workload, `base(w)-<h8>`). */
 function isNamedByContent(w: Workload): boolean {
   return w.kind === 'Job' && w.transport !== 'stdio'
 }
@@ -229,7 +229,7 @@ function nameReferences(slots: readonly Slot[]): Set<string> {
 const JOB_NAME_HASH = "a Job's name hashes its rendered spec"
 
 /**
- * The order in which Job workloads get their names (§5.2, §4.2). A Job's name is
+ * The order in which Job workloads get their names (spec §5.2, §4.2). A Job's name is
  * `base(w)-<h8>` over its rendered Job spec, so `{{workloads.<job>.name}}` inside a Job's own
  * fields needs that other Job rendered first. Decision: such references are allowed as long as
  * they are acyclic (Job `a` may carry the name of Job `b`; Deployments, CronJobs, tests, steps
@@ -299,7 +299,7 @@ function jobNamePlan(jobs: ReadonlyArray<{ w: Workload; slots: Slot[] }>): JobNa
   return { order, blocked, cyclic, cycleWhys }
 }
 
-/** The annotation that makes a recipe a template (§2, §7.7). */
+/** The annotation that makes a recipe a template (spec §2, §7.7). */
 export const TEMPLATE_ANNOTATION = 'purko.io/template'
 
 /** Pure: whether the recipe is a template (annotation `purko.io/template: "true"`). */
@@ -308,7 +308,7 @@ export function isTemplate(recipe: WorkflowRecipe): boolean {
 }
 
 /**
- * Pure: contract §1 steps 1-5 for one recipe generation. For a template (§7.7) a required input
+ * Pure: spec §1 steps 1-5 for one recipe generation. For a template (§7.7) a required input
  * without a value is not an error: it is listed in `missingInputs` and the placeholders that
  * need it (directly or through a computed value) are left unrendered. for one recipe generation. */
 export function renderRecipe(recipe: WorkflowRecipe, config: RecipeConfig): RenderResult {
@@ -321,7 +321,7 @@ export function renderRecipe(recipe: WorkflowRecipe, config: RecipeConfig): Rend
   const errors: SpecError[] = []
   const template = isTemplate(recipe)
 
-  // 1. Inputs (a template may leave required inputs without a value, §7.7).
+  // 1. Inputs (a template may leave required inputs without a value, spec §7.7).
   const inputs = resolveInputs(spec, { template })
   errors.push(...inputs.errors)
   // 2. Computed values.
@@ -337,7 +337,7 @@ export function renderRecipe(recipe: WorkflowRecipe, config: RecipeConfig): Rend
   const steps = spec.steps ?? []
   errors.push(...checkGraph(steps, 'step'))
   const order = topologicalOrder(workloads, included)
-  // Cross-field checks of §8.2 that need no cluster state.
+  // Cross-field checks of spec §8.2 that need no cluster state.
   for (const w of workloads) {
     envChecks(`workload "${w.name}"`, `spec.workloads[${w.name}]`, w, errors)
     volumeChecks(w, errors)

@@ -1,11 +1,11 @@
 /**
- * The result of contract §1 steps 1-5 (inputs, computed values, includeWhen, graph, templates):
+ * The result of spec §1 steps 1-5 (inputs, computed values, includeWhen, graph, templates):
  * what `renderRecipe` (render.ts) returns and the manifest builders, policies and the lifecycle
  * consume. Types only.
  */
 import type { RecipeStep, RecipeTest, WorkflowSettings, Workload } from '../schemas/workflowrecipe.js'
 
-/** A `SpecValid` error (§8.2): the contract's reason and exact message, and the field when known. */
+/** A `SpecValid` error (spec §8.2): the spec's reason and exact message, and the field when known. */
 export interface SpecError {
   reason: string
   message: string
@@ -18,8 +18,8 @@ export type ResolvedValue = string | number | boolean
 /**
  * A workload with every templatable field rendered to its final string (`image`, `command[]`,
  * `args[]`, `env[].value`, `schedule`, `resources.*.*`, `volumeClaimTemplates[].storage`),
- * `replicas` an integer (absent when the recipe leaves it unset, §5.6), plus its target
- * namespace (§5.1) and `base(w)` (§5.2).
+ * `replicas` an integer (absent when the recipe leaves it unset, spec §5.6), plus its target
+ * namespace (spec §5.1) and `base(w)` (§5.2).
  */
 export type RenderedWorkload = Omit<Workload, 'replicas'> & {
   replicas?: number
@@ -38,20 +38,20 @@ export type RenderedWorkflow = WorkflowSettings
 
 export interface RenderOk {
   ok: true
-  /** Resolved inputs by name (§2.2). */
+  /** Resolved inputs by name (spec §2.2). */
   inputs: Record<string, ResolvedValue>
-  /** Computed values by name, in declaration order (§2.3). */
+  /** Computed values by name, in declaration order (spec §2.3). */
   computed: Record<string, ResolvedValue>
   /** Selected profile, `""` when none. */
   profile: string
-  /** Included workloads in topological order (§7.11). */
+  /** Included workloads in topological order (spec §7.11). */
   workloads: RenderedWorkload[]
   /** Names of the workloads excluded by includeWhen, in spec order. */
   excluded: string[]
   /** Names of the included workloads in topological order (`status.resolved.order`). */
   order: string[]
   tests: RenderedTest[]
-  /** Templates only (§7.7): required inputs without a value; placeholders needing them stay unrendered. */
+  /** Templates only (spec §7.7): required inputs without a value; placeholders needing them stay unrendered. */
   missingInputs?: string[]
   /** Only when the recipe has steps. */
   steps?: RenderedStep[]
@@ -61,7 +61,7 @@ export interface RenderOk {
 
 export interface RenderFailed {
   ok: false
-  /** Every error, in pipeline order (§1). */
+  /** Every error, in pipeline order (spec §1). */
   errors: SpecError[]
 }
 

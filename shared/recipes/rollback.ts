@@ -1,5 +1,5 @@
 /**
- * Revisions and rollback from snapshots (CONTRACT §7.9). Pure: no I/O, no clock.
+ * Revisions and rollback from snapshots (spec §7.9). Pure: no I/O, no clock.
  *
  * - {@link parseSnapshot} reads a revision ConfigMap `<recipe>-rev-<N>` (snapshot.ts format).
  * - {@link snapshotObjects} rebuilds revision R's children exactly as recorded: templates are not
@@ -17,7 +17,7 @@
  * - {@link snapshotsToDelete}: snapshots kept are the newest `revisionHistoryLimit`, plus always
  *   `currentRevision` and `lastGoodRevision`; {@link trimRevisionEntries}: `status.revisions[]`
  *   keeps the newest 20.
- * - {@link checkRollbackTarget}: the `purko.io/rollback` guard of §7.2 (the revision once reached
+ * - {@link checkRollbackTarget}: the `purko.io/rollback` guard of spec §7.2 (the revision once reached
  *   `Active` and its snapshot exists, else `RollbackIgnored`), and {@link rolledBackMessage}.
  */
 import { withDigest } from './digest.js'
@@ -173,7 +173,7 @@ export interface RollbackInput {
   readiness: Readonly<Record<string, WorkloadReadyState | undefined>>
 }
 
-/** §7.9: the next wave of a rollback to R (writes of R, then the prune of what R does not have). */
+/** spec §7.9: the next wave of a rollback to R (writes of R, then the prune of what R does not have). */
 export function planRollback(input: RollbackInput): DeployPlan {
   const desired = snapshotObjects(input.target)
   const previous = input.from.filter((s) => s.revision !== input.target.revision).flatMap(snapshotInventory)
@@ -200,7 +200,7 @@ export function trimRevisionEntries<T extends { revision: number }>(entries: rea
 export type RollbackTarget = { ok: true; revision: number } | { ok: false; reason: 'RollbackIgnored'; message: string }
 
 /**
- * §7.2 `purko.io/rollback`: the value must be a revision that once reached `Active` (its entry
+ * spec §7.2 `purko.io/rollback`: the value must be a revision that once reached `Active` (its entry
  * is `Active` or `Superseded`, or it is `lastGoodRevision`) and whose snapshot still exists.
  */
 export function checkRollbackTarget(value: string, revisions: readonly { revision: number; state: string }[], snapshots: readonly number[], lastGoodRevision: number): RollbackTarget {

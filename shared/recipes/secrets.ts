@@ -1,7 +1,7 @@
 /**
- * Copied Secrets (CONTRACT §5.8, §2.5): the desired shape only. Only the named keys leave the
+ * Copied Secrets (spec §5.8, §2.5): the desired shape only. Only the named keys leave the
  * source Secret (in the recipe's namespace): an `Opaque` Secret `base(w)-env` (tests:
- * `shorten(<ns>-<recipe>-test-<t>, 52)-env`) in the target namespace whose keys are the
+ * `shorten(<ns>-<recipe>-test-<t>, 43)-<identity>-env`, spec §5.2) in the target namespace whose keys are the
  * environment variable names, and `base(w)-mcp-token` with the single key `token`. The bytes come
  * from the caller ({@link withSecretData}); the manifest here, its digest and the snapshot never
  * hold a value. Pure.
@@ -59,7 +59,7 @@ export function copiedSecretManifest(recipe: RecipeRef, copy: SecretCopy, owner:
 /**
  * The Secret to write: the desired manifest plus `data` from the source values the caller read
  * (`values[source.name][source.key]`, base64 as the API returns it). A missing optional key is
- * omitted; a missing required key is reported in `missing` (a prerequisite failure, §7.4).
+ * omitted; a missing required key is reported in `missing` (a prerequisite failure, spec §7.4).
  */
 export function withSecretData(manifest: Manifest, copy: SecretCopy, values: Record<string, Record<string, string> | undefined>): { manifest: Manifest; missing: SecretCopySource[] } {
   const data: Record<string, string> = {}

@@ -1,5 +1,5 @@
 /**
- * Services of recipe workloads (CONTRACT §5.7; `sessionAffinity` per §2.7 and §2.11). Pure.
+ * Services of recipe workloads (spec §5.7; `sessionAffinity` per §2.7 and §2.11). Pure.
  *
  * A workload with `ports` gets a ClusterIP Service `base(w)` in its namespace with the selector
  * `{app.kubernetes.io/instance: base(w)}`; a StatefulSet always gets one (its governing

@@ -1,6 +1,6 @@
 /**
- * The revision snapshot ConfigMap `<recipe>-rev-<N>` (CONTRACT §7.9), with the size check that
- * gives `RevisionTooLarge` (§8.2). Pure.
+ * The revision snapshot ConfigMap `<recipe>-rev-<N>` (spec §7.9), with the size check that
+ * gives `RevisionTooLarge` (spec §8.2). Pure.
  *
  * Keys: `manifests.json` (every workload child in apply order as `{workload, order, digest,
  * object}`, `afterReady: true` on an http MCPServer; a copied Secret's `object` is
@@ -76,7 +76,7 @@ export type SnapshotResult =
   | { ok: false; error: SpecError; sizeBytes: number }
 
 /**
- * §7.9: the snapshot ConfigMap of revision `revision` (owned by the recipe, labels §5.3 with
+ * spec §7.9: the snapshot ConfigMap of revision `revision` (owned by the recipe, labels §5.3 with
  * `purko.io/component: revision`), or `RevisionTooLarge` when its data exceed 900 KiB
  * (message `the rendered revision is <n> KiB, more than 900 KiB`, `<n>` rounded up).
  * Also returns the objects it recorded, so the caller applies exactly what was snapshotted.

@@ -1,5 +1,5 @@
 /**
- * The descriptive parts of a recipe's status (CONTRACT §9) that come from the live children,
+ * The descriptive parts of a recipe's status (spec §9) that come from the live children,
  * not from the lifecycle: each workload's Service, URL, Job, CronJob times and MCP endpoint,
  * the `tests[]` rows, the child Workflow's roll-up and `mcpServers[]`. Pure; the lifecycle
  * planner's status goes in, the same status with these rows filled in comes out.
@@ -24,7 +24,7 @@ function statusOf(o: LiveObject | undefined): Record<string, unknown> {
   return (o?.status as Record<string, unknown> | undefined) ?? {}
 }
 
-/** Fills in the rows of §9 the children describe; rows the lifecycle wrote keep their phase and message. */
+/** Fills in the rows of spec §9 the children describe; rows the lifecycle wrote keep their phase and message. */
 export function withDetails(status: Status, objects: RevisionObjects | undefined, live: LiveObjects, tests?: TestsFacts): Status {
   if (!objects) return status
   const out: Status = { ...status }
@@ -53,7 +53,7 @@ export function withDetails(status: Status, objects: RevisionObjects | undefined
       const spec = specOf(mcp)
       const phase = str(statusOf(liveObject(live, objectKey('MCPServer', mcp.namespace, mcp.name))).phase)
       const transport = w.transport ?? (spec.transport as 'http' | 'stdio' | undefined)
-      // The endpoint clients use (§5.9), not the registry URL the MCPServer controller reports.
+      // The endpoint clients use (spec §5.9), not the registry URL the MCPServer controller reports.
       const url = mcpServerEndpoint(mcp.name, mcp.namespace, spec) ?? str(statusOf(liveObject(live, objectKey('MCPServer', mcp.namespace, mcp.name))).url)
       next.mcpServer = {
         name: mcp.name, managed: spec.managed === true,

@@ -1,7 +1,7 @@
 /**
- * The template language (CONTRACT §4): the grammar of §4.1 (the `\{{` escape, placeholders,
- * the reference forms), the references of §4.2, the `??` fallback of §4.3 (only for workloads
- * excluded by includeWhen), rendering per §3.1 and the errors and field checks of §4.4
+ * The template language (spec §4): the grammar of §4.1 (the `\{{` escape, placeholders,
+ * the reference forms), the references of spec §4.2, the `??` fallback of §4.3 (only for workloads
+ * excluded by includeWhen), rendering per spec §3.1 and the errors and field checks of §4.4
  * (replicas, image references, five-field cron, quantities, the 16384-character limit) with the
  * exact messages. Pure.
  */
@@ -25,7 +25,7 @@ const REFERENCE = `(?:inputs\\.${IDENT}|computed\\.${IDENT}|recipe\\.(?:name|nam
 // The fallback: a double-quoted literal of printable ASCII without quotes or backslashes.
 const PLACEHOLDER = new RegExp(`\\{\\{[ \\t]*(${REFERENCE})(?:[ \\t]*\\?\\?[ \\t]*"([\\x20\\x21\\x23-\\x5B\\x5D-\\x7E]*)")?[ \\t]*\\}\\}`, 'y')
 
-/** Pure: §4.1. A `{{` that starts neither `\{{` nor a well-formed placeholder fails at its offset. */
+/** Pure: spec §4.1. A `{{` that starts neither `\{{` nor a well-formed placeholder fails at its offset. */
 export function parseTemplate(template: string): ParsedTemplate {
   const segments: Segment[] = []
   let text = ''
@@ -62,10 +62,10 @@ export function hasPlaceholder(text: string): boolean {
   return text.includes('{{')
 }
 
-/** What templates know about a declared workload (§4.2); values are static. */
+/** What templates know about a declared workload (spec §4.2); values are static. */
 export interface WorkloadRef {
   included: boolean
-  /** Main child object name (§5.2): `base(w)`, for a Job workload `base(w)-<h8>` once its spec is rendered. */
+  /** Main child object name (spec §5.2): `base(w)`, for a Job workload `base(w)-<h8>` once its spec is rendered. */
   name: string
   /**
    * Set while `name` cannot be given (a Job workload whose name depends, through its own
@@ -74,7 +74,7 @@ export interface WorkloadRef {
    */
   nameUnresolved?: string | null
   namespace: string
-  /** Service (or, for stdio, MCPServer) name; absent when the workload has no Service (§4.2). */
+  /** Service (or, for stdio, MCPServer) name; absent when the workload has no Service (spec §4.2). */
   serviceName?: string
   /** Service ports in order (stdio: none). */
   ports: Array<{ name: string; port: number }>
@@ -91,7 +91,7 @@ export interface TemplateContext {
   failedComputed: Set<string>
   recipe: RecipeIdentity
   workloads: Map<string, WorkloadRef>
-  /** Templates (§7.7): a reference to a value that failed already is left as written instead of failing the field. */
+  /** Templates (spec §7.7): a reference to a value that failed already is left as written instead of failing the field. */
   leaveUnresolved?: boolean
 }
 
@@ -100,7 +100,7 @@ type Resolution = { ok: true; value: TypedValue } | { ok: false; why: string | n
 const str = (value: string): TypedValue => ({ type: 'string', value })
 const int = (value: number): TypedValue => ({ type: 'int', value: BigInt(value) })
 
-/** Pure: §4.2/§4.3 resolution of one reference; `why: null` = already reported elsewhere. */
+/** Pure: spec §4.2/§4.3 resolution of one reference; `why: null` = already reported elsewhere. */
 export function resolveReference(ref: string, fallback: string | undefined, ctx: TemplateContext): Resolution {
   const parts = ref.split('.')
   const root = parts[0]!
@@ -147,7 +147,7 @@ export function resolveReference(ref: string, fallback: string | undefined, ctx:
   return { ok: true, value: int(port.port) }
 }
 
-/** Field-specific value checks of §4.4. */
+/** Field-specific value checks of spec §4.4. */
 export type FieldCheck = 'image' | 'replicas' | 'cron' | 'quantity'
 
 export type FieldOutcome =
@@ -164,7 +164,7 @@ const NOT: Record<FieldCheck | 'length', string> = {
 
 /**
  * Pure: renders one templatable field. `owner` is `workload "<w>"`, `test "<t>"`, `step "<s>"`
- * or `workflow`; `field` as §4.4 names it (`image`, `env[NAME]`, ...). `value` is the typed
+ * or `workflow`; `field` as spec §4.4 names it (`image`, `env[NAME]`, ...). `value` is the typed
  * value when the template is exactly one placeholder (what `replicas` needs). Errors of one
  * field: the syntax error alone, or every unresolved reference, or the value check.
  */
@@ -209,7 +209,7 @@ export function renderField(template: string, owner: string, field: string, ctx:
   return { ok: true, text, value: single }
 }
 
-/** Pure: §4.4 replicas: an int, an integral double or a string of decimal digits, in 0..1000. */
+/** Pure: spec §4.4 replicas: an int, an integral double or a string of decimal digits, in 0..1000. */
 export function replicasOf(text: string, single: TypedValue | null): number | null {
   let n: number
   if (single?.type === 'int') n = Number(single.value)

@@ -5,7 +5,7 @@
  * `kinetic-llm-credentials` copy that llmprovider-changed keeps in namespaces that opted in
  * (label `kinetic.dev/llm-credentials: enabled`). A provider that is not Ready hands its steps
  * to `spec.fallback.providerRef`, one hop only. A step whose `model.provider` overrides its
- * Agent's (recipes CONTRACT §5.10) gets that provider by the same resolution. Pure: no I/O, no clock.
+ * Agent's (spec §5.10) gets that provider by the same resolution. Pure: no I/O, no clock.
  */
 import type { Agent } from '../schemas/agent.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'

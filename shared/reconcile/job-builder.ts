@@ -2,7 +2,7 @@
  * The Kubernetes Job that runs one attempt of one Workflow step (purko's job builder), with
  * Kinetic's fixes: credentials only through `secretKeyRef`, the agent's ServiceAccount, a
  * restricted pod security context, and labels that identify the run and the attempt. A step's
- * `model` (Kinetic extension, recipes CONTRACT §5.10) overrides the Agent's provider, model
+ * `model` (Kinetic extension, spec §5.10) overrides the Agent's provider, model
  * name, temperature and maxTokens for that step's Job.
  */
 import type { V1EnvVar, V1Job, V1ResourceRequirements, V1Volume, V1VolumeMount } from '@kubernetes/client-node'
@@ -50,7 +50,7 @@ export interface StepJobInput {
    * absent, the provider's own `credentials.secretRef`, as for a provider of that namespace.
    */
   credentials?: StepCredentials
-  /** The `mcp-servers` registry entries as read, in registry order (purko §5.2). */
+  /** The `mcp-servers` registry entries as read, in registry order (as purko's registry lists them). */
   mcpServers: RegistryEntry[]
   /** Which of them the step may use (shared/mcp/visibility.ts): the builder lists no other. */
   mcpVisibility: McpVisibility
@@ -89,7 +89,7 @@ export function labelValue(value: string): string {
   return prefix === '' ? hash : `${prefix}-${hash}`
 }
 
-/** Pure: the provider name a step asks for: its `model.provider` override (§5.10), else the Agent's `spec.model.provider`. */
+/** Pure: the provider name a step asks for: its `model.provider` override (spec §5.10), else the Agent's `spec.model.provider`. */
 export function wantedProviderName(agent: Agent, override?: StepModel): string {
   return override?.provider ?? agent.spec.model.provider
 }
@@ -135,7 +135,7 @@ export function stepTimeoutSeconds(step: WorkflowStep, agent: Agent): number {
 /**
  * Pure: the model name a step uses. A provider standing in for the wanted one (a default or a
  * fallback) that names its own model: that model. Else the step's `model.name` override
- * (§5.10), else, when the step switches to another provider without naming a model, that
+ * (spec §5.10), else, when the step switches to another provider without naming a model, that
  * provider's own model if it names one (the Agent's model belongs to the Agent's provider),
  * else the Agent's.
  */
@@ -308,7 +308,7 @@ function runtimeEnv(agent: Agent): V1EnvVar[] {
 function stepEnv(input: StepJobInput): V1EnvVar[] {
   const { agent, provider, step, workflow } = input
   const spec = agent.spec
-  // The step's model override (§5.10): each field it sets replaces the Agent's.
+  // The step's model override (spec §5.10): each field it sets replaces the Agent's.
   const override = step.model
   const model = resolvedModelName(agent, provider, override)
   const maxTokens = override?.maxTokens ?? spec.model.maxTokens

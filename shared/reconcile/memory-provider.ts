@@ -1,7 +1,7 @@
 import type { Transition } from '../engine/controller.js'
 import type { MemoryProvider, MemoryProviderStatus } from '../schemas/memoryprovider.js'
 
-/** purko's lastError for the reserved types (SPEC §5.4 step 3), kept word for word. */
+/** purko's lastError for the reserved types, kept word for word. */
 export const NOT_IMPLEMENTED_ERROR = 'provider type not implemented (only builtin ships in Spec 34)'
 
 /** Label of Kinetic's memory ConfigMaps (one per persistent Agent): the builtin store's entries. */
@@ -24,7 +24,7 @@ export function memoryProviderMayNeedWork(provider: MemoryProvider): boolean {
 }
 
 /**
- * Pure: SPEC §5.4. Reserved types are unhealthy with purko's text; builtin is healthy with the
+ * Pure: purko's check. Reserved types are unhealthy with purko's text; builtin is healthy with the
  * number of memory ConfigMaps across all namespaces, or unhealthy with the error (entryCount
  * then left as it was). `lastChecked = now`. Null when only lastChecked would move and it is
  * less than a minute old (a duplicate delivery), so no write and no echo.

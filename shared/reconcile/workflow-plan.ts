@@ -126,7 +126,7 @@ export function agentKeyOf(workflow: Workflow, step: WorkflowStep): string {
 
 /**
  * Pure: the key of a step's provider choice: its agent's key, followed by `@<provider>` when
- * the step's `model.provider` (recipes CONTRACT §5.10) names a provider (`@` never occurs in
+ * the step's `model.provider` (spec §5.10) names a provider (`@` never occurs in
  * an agent key), so steps of one agent on different providers get their own choice.
  */
 export function choiceKeyOf(workflow: Workflow, step: WorkflowStep): string {
@@ -778,7 +778,7 @@ class RunBuilder {
   }
 }
 
-/** Pure: purko's completion table (§4.21). */
+/** Pure: purko's completion table (a run's phase from its completed and failed steps and the failure strategy). */
 export function completionPhase(completed: number, failed: number, total: number, strategy: string):
   { phase: WorkflowPhase; reason: string; message: string } {
   if (failed === 0) return { phase: 'Succeeded', reason: 'AllStepsCompleted', message: 'All workflow steps completed' }

@@ -54,11 +54,11 @@ export const ObservabilitySchema = z.looseObject({
 })
 export type Observability = z.infer<typeof ObservabilitySchema>
 
-/** Capabilities a workload may add: exactly what the Pod Security baseline level admits (recipes CONTRACT §2.6). */
+/** Capabilities a workload may add: exactly what the Pod Security baseline level admits (spec §2.6). */
 export const BASELINE_CAPABILITIES = [
   'AUDIT_WRITE', 'CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'MKNOD', 'NET_BIND_SERVICE',
   'SETFCAP', 'SETGID', 'SETPCAP', 'SETUID', 'SYS_CHROOT',
 ] as const
 
-/** How an MCP server speaks: Streamable HTTP, or stdin/stdout bridged to it (recipes CONTRACT §5.9). */
+/** How an MCP server speaks: Streamable HTTP, or stdin/stdout bridged to it (spec §5.9). */
 export const MCP_TRANSPORT_KINDS = ['http', 'stdio'] as const

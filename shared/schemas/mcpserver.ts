@@ -16,12 +16,12 @@ export type MCPAuthMode = (typeof MCP_AUTH_MODES)[number]
 export const MCP_TRANSPORTS = MCP_TRANSPORT_KINDS
 export type MCPTransport = (typeof MCP_TRANSPORTS)[number]
 
-/** Capabilities an MCPServer may add: exactly what the Pod Security baseline level admits (recipes CONTRACT §2.6). */
+/** Capabilities an MCPServer may add: exactly what the Pod Security baseline level admits (spec §2.6). */
 export const MCP_CAPABILITIES = BASELINE_CAPABILITIES
 
-/** Label on an MCPServer's Deployment, Service and pods (purko SPEC §5.1). */
+/** Label on an MCPServer's Deployment, Service and pods (purko's). */
 export const LABEL_MCP_SERVER = 'purko.io/mcp-server'
-/** Finalizer that removes the registry entry before the MCPServer goes (purko SPEC §5.1). */
+/** Finalizer that removes the registry entry before the MCPServer goes (purko's). */
 export const FINALIZER_MCPSERVER = 'purko.io/mcpserver-finalizer'
 /** Most tools kept in `status.tools` (and the discovery cap). */
 export const MAX_STATUS_TOOLS = 256

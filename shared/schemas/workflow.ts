@@ -56,7 +56,7 @@ export const InputFromSchema = z.looseObject({
 export type InputFrom = z.infer<typeof InputFromSchema>
 
 /**
- * Kinetic extension of the Workflow step (recipes CONTRACT §2.10, §5.10; purko ignores it): a
+ * Kinetic extension of the Workflow step (spec §2.10, §5.10; purko ignores it): a
  * per-step model override. Each field set replaces the Agent's for this step's Job
  * (`MODEL_PROVIDER`, `MODEL_NAME`, `MODEL_TEMPERATURE`, `MODEL_MAX_TOKENS`); a `provider` other
  * than the Agent's gives the step that LLMProvider's endpoint and credentials.

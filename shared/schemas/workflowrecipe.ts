@@ -1,11 +1,11 @@
-// WorkflowRecipe (purko.io/v1alpha1): recipes CONTRACT §2 (fields, defaults, bounds), §8.1 (the
-// CEL rules of the CRD with their exact messages) and §9 (status). The one source of
+// WorkflowRecipe (purko.io/v1alpha1): spec §2 (fields, defaults, bounds), §8.1 (the
+// CEL rules of the CRD with their exact messages) and spec §9 (status). The one source of
 // crds/workflowrecipes.purko.io.yaml (`npm run generate:crds`).
 //
-// Checks the CRD cannot express (whole-graph, cross-list or CEL-evaluating ones) are §8.2
+// Checks the CRD cannot express (whole-graph, cross-list or CEL-evaluating ones) are spec §8.2
 // `SpecValid` checks in shared/recipes/: InputMissing, UnknownInput, InputTypeMismatch,
 // InputOutOfRange, ComputedValueError, IncludeWhenError, UnknownDependency, DependencyCycle,
-// DuplicateEnvName, VolumeMountConflict, the template errors of §4.4 (replicas, image, schedule
+// DuplicateEnvName, VolumeMountConflict, the template errors of spec §4.4 (replicas, image, schedule
 // and quantities after rendering), ImmutableFieldChanged and RevisionTooLarge.
 //
 // Every string and list a rule reads is bounded (maxLength / maxItems) so each rule's cost stays
@@ -29,7 +29,7 @@ export type InputType = (typeof INPUT_TYPES)[number]
 export const RECIPE_TRANSPORTS = MCP_TRANSPORT_KINDS
 export type RecipeTransport = (typeof RECIPE_TRANSPORTS)[number]
 
-/** Capabilities a recipe may add: exactly what the Pod Security baseline level admits (§2.6). */
+/** Capabilities a recipe may add: exactly what the Pod Security baseline level admits (spec §2.6). */
 export const RECIPE_CAPABILITIES = BASELINE_CAPABILITIES
 export type RecipeCapability = (typeof RECIPE_CAPABILITIES)[number]
 
@@ -38,7 +38,7 @@ export type ResourceName = (typeof RESOURCE_NAMES)[number]
 
 export const ACCESS_MODES = ['ReadWriteOnce', 'ReadOnlyMany', 'ReadWriteMany', 'ReadWriteOncePod'] as const
 
-/** The 13 phases of §7.1. */
+/** The 13 phases of spec §7.1. */
 export const RECIPE_PHASES = [
   'Candidate', 'PendingApproval', 'Approved', 'Pending', 'Deploying', 'Testing', 'Active', 'Degraded',
   'RollingBack', 'Failed', 'Rejected', 'Deprecated', 'RollbackFailed',
@@ -54,7 +54,7 @@ export type ApprovalState = (typeof APPROVAL_STATES)[number]
 export const POLICY_MODES = ['Enforce', 'Audit', 'Warn'] as const
 export type PolicyMode = (typeof POLICY_MODES)[number]
 
-/** Recipe names (§2): 1-40 characters. */
+/** Recipe names (spec §2): 1-40 characters. */
 export const RECIPE_NAME_MAX = 40
 export const RECIPE_NAME_PATTERN = '^[a-z]([-a-z0-9]*[a-z0-9])?$'
 export const IDENT_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$'
@@ -63,13 +63,13 @@ export const DNS1035_LABEL = '^[a-z]([-a-z0-9]*[a-z0-9])?$'
 export const DNS1123_SUBDOMAIN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$'
 export const IANA_SERVICE_NAME = '^[a-z]([-a-z0-9]*[a-z0-9])?$'
 export const SECRET_KEY_PATTERN = '^[-._a-zA-Z0-9]+$'
-/** Exactly one `{{...}}` placeholder (§2.4 replicas, §8.1 quantities). */
+/** Exactly one `{{...}}` placeholder (spec §2.4 replicas, §8.1 quantities). */
 export const SINGLE_PLACEHOLDER = '^[{][{][ \\t]*[A-Za-z][A-Za-z0-9_.-]*[ \\t]*[}][}]$'
 /** A Kubernetes quantity (resource.Quantity's grammar). */
 export const QUANTITY_PATTERN = '^[+-]?([0-9]+([.][0-9]*)?|[.][0-9]+)(([KMGTPE]i)|[numkMGTPE]|([eE][+-]?[0-9]+))?$'
 export const ABSOLUTE_PATH = '^/'
 
-/** Most characters of one rendered templatable string (§4.4). */
+/** Most characters of one rendered templatable string (spec §4.4). */
 export const MAX_TEMPLATED = 16384
 const INT32_MAX = 2147483647
 
@@ -86,7 +86,7 @@ const rules = (...r: { rule: string; message: string; messageExpression?: string
 /**
  * A scalar value (string ≤ 4096, number or boolean). A structural schema cannot say "one of three
  * types", and the API server gives CEL no view of an untyped node, so the CRD keeps any value here
- * and the type is checked as §8.2 InputTypeMismatch (zod refuses other shapes).
+ * and the type is checked as spec §8.2 InputTypeMismatch (zod refuses other shapes).
  */
 export const ScalarSchema = z.union([z.string().max(4096), z.number(), z.boolean()]).meta({
   'x-kubernetes-preserve-unknown-fields': true,
@@ -96,7 +96,7 @@ export type Scalar = z.infer<typeof ScalarSchema>
 /** A map string → scalar of at most 64 entries. */
 const scalarMap = () => z.record(z.string().max(63), ScalarSchema).meta({ maxProperties: 64 })
 
-/** A Kubernetes quantity or exactly one placeholder, checked by CEL with the §8.1 message. */
+/** A Kubernetes quantity or exactly one placeholder, checked by CEL with the spec §8.1 message. */
 const templQuantity = (field: string) => z.string().min(1).max(64).meta(rules({
   rule: `self.matches('${QUANTITY_PATTERN}') || self.matches('${SINGLE_PLACEHOLDER}')`,
   message: `${field} must be a Kubernetes quantity or a single {{...}} placeholder`,
@@ -118,7 +118,7 @@ export const ResourcesSchema = z.object({
 export type Resources = z.infer<typeof ResourcesSchema>
 
 // ---------------------------------------------------------------------------------------------
-// §2.2 inputs, profiles
+// spec §2.2 inputs, profiles
 
 export const InputSchema = z.object({
   name: ident().describe('Referenced as inputs.<name>.'),
@@ -142,7 +142,7 @@ export const ProfileSchema = z.object({
 })
 export type Profile = z.infer<typeof ProfileSchema>
 
-// §2.3
+// spec §2.3
 export const ComputedSchema = z.object({
   name: ident().describe('Referenced as computed.<name>.'),
   expression: z.string().min(1).max(1024).describe('CEL over inputs, earlier computed values and recipe.'),
@@ -151,7 +151,7 @@ export const ComputedSchema = z.object({
 export type Computed = z.infer<typeof ComputedSchema>
 
 // ---------------------------------------------------------------------------------------------
-// §2.4-2.8 workloads
+// spec §2.4-2.8 workloads
 
 export const EnvSchema = z.object({
   name: z.string().min(1).max(128).regex(re(IDENT_PATTERN)),
@@ -187,7 +187,7 @@ export type Port = z.infer<typeof PortSchema>
 
 export const ServiceSettingsSchema = z.object({
   internalTrafficPolicy: z.enum(['Cluster', 'Local']).default('Cluster'),
-  sessionAffinity: z.enum(['None', 'ClientIP']).optional().describe('Default None, except MCP http workloads (§2.11).'),
+  sessionAffinity: z.enum(['None', 'ClientIP']).optional().describe('Default None, except MCP http workloads (docs/recipes/lifecycle-spec.md §2.11).'),
 })
 export type ServiceSettings = z.infer<typeof ServiceSettingsSchema>
 
@@ -261,7 +261,7 @@ export const McpSettingsSchema = z.object({
 ))
 export type McpSettings = z.infer<typeof McpSettingsSchema>
 
-/** `replicas`: an integer 0..1000 or exactly one placeholder; schema keywords only (no CEL, §8.1). */
+/** `replicas`: an integer 0..1000 or exactly one placeholder; schema keywords only (no CEL, spec §8.1). */
 export const ReplicasSchema = z.union([z.number().int(), z.string()]).meta({
   minimum: 0, maximum: 1000, maxLength: 64, pattern: SINGLE_PLACEHOLDER,
   description: 'Desired replicas: an integer 0..1000 or one {{...}} placeholder; 1 when absent at creation, never enforced afterwards.',
@@ -315,7 +315,7 @@ export const WorkloadSchema = z.object({
   dependsOn: z.array(z.string().max(32)).max(31).optional().describe('Workloads that must be Ready first.'),
   includeWhen: z.string().max(1024).optional().describe('CEL; the workload exists only when it is true.'),
   readinessTimeoutSeconds: z.number().int().min(10).max(86400).optional(),
-  transport: z.enum(RECIPE_TRANSPORTS).optional().describe('Marks an MCP workload (§5.9).'),
+  transport: z.enum(RECIPE_TRANSPORTS).optional().describe('Marks an MCP workload (docs/recipes/lifecycle-spec.md §5.9).'),
   mcp: McpSettingsSchema.optional(),
 }).meta(rules(
   onlyFor('replicas', ['Deployment', 'StatefulSet']),
@@ -355,7 +355,7 @@ export const WorkloadSchema = z.object({
 ))
 export type Workload = z.infer<typeof WorkloadSchema>
 
-// §2.9 tests
+// spec §2.9 tests
 export const RecipeTestSchema = z.object({
   name: dns1123(32).describe('Test name (DNS-1123 label).'),
   image: z.string().min(1).max(512).describe('Templatable.'),
@@ -370,7 +370,7 @@ export const RecipeTestSchema = z.object({
 })
 export type RecipeTest = z.infer<typeof RecipeTestSchema>
 
-// §2.10 steps and workflow settings
+// spec §2.10 steps and workflow settings
 export const RecipeStepSchema = z.object({
   name: dns1123().describe('Step name (DNS-1123 label).'),
   agent: z.string().min(1).max(253).describe("Agent in the recipe's namespace."),
@@ -395,7 +395,7 @@ export const RecipeStepSchema = z.object({
     name: z.string().max(253).optional(),
     temperature: z.number().min(0).max(2).optional(),
     maxTokens: z.number().int().min(1).max(2000000).optional(),
-  }).optional().describe('Per-step model override (§5.10).'),
+  }).optional().describe('Per-step model override (docs/recipes/lifecycle-spec.md §5.10).'),
 }).meta(rules({
   rule: '!has(self.dependsOn) || !(self.name in self.dependsOn)',
   message: 'a step cannot depend on itself',
@@ -413,7 +413,7 @@ export const WorkflowSettingsSchema = z.object({
 })
 export type WorkflowSettings = z.infer<typeof WorkflowSettingsSchema>
 
-// §2.1
+// spec §2.1
 export const WorkflowRecipeSpecSchema = z.object({
   description: text().optional(),
   version: z.string().max(63).optional().describe("The author's version label."),
@@ -449,10 +449,10 @@ export const WorkflowRecipeSpecSchema = z.object({
 export type WorkflowRecipeSpec = z.infer<typeof WorkflowRecipeSpecSchema>
 
 // ---------------------------------------------------------------------------------------------
-// §9 status
+// spec §9 status
 
 const statusText = (max: number) => z.string().max(max)
-/** `status.revisions[].state` (§7.9). */
+/** `status.revisions[].state` (spec §7.9). */
 export const REVISION_STATES = ['InProgress', 'Active', 'Superseded', 'Failed', 'Abandoned'] as const
 
 export const WorkflowRecipeStatusSchema = z.object({
@@ -575,7 +575,7 @@ export const WorkflowRecipeStatusSchema = z.object({
 })
 export type WorkflowRecipeStatus = z.infer<typeof WorkflowRecipeStatusSchema>
 
-/** A WorkflowRecipe object (fully structural; the root rule checks the name, §2). */
+/** A WorkflowRecipe object (fully structural; the root rule checks the name, spec §2). */
 export const WorkflowRecipeSchema = z.object({
   apiVersion: z.literal(API_VERSION).default(API_VERSION),
   kind: z.literal('WorkflowRecipe').default('WorkflowRecipe'),

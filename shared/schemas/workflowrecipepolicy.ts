@@ -1,7 +1,7 @@
-// WorkflowRecipePolicy (purko.io/v1alpha1, cluster-scoped): recipes CONTRACT §10.1 (spec) and
-// §10.5 (status). The one source of crds/workflowrecipepolicies.purko.io.yaml.
-// Evaluation (§10.2-10.4, 10.6) is shared/recipes/policy.ts; the CRD checks bounds and the two
-// §10.1 CEL rules (disjoint capability lists, ranges with min <= max).
+// WorkflowRecipePolicy (purko.io/v1alpha1, cluster-scoped): spec §10.1 (spec) and
+// spec §10.5 (status). The one source of crds/workflowrecipepolicies.purko.io.yaml.
+// Evaluation (spec §10.2-10.4, §10.6) is shared/recipes/policy.ts; the CRD checks bounds and the two
+// spec §10.1 CEL rules (disjoint capability lists, ranges with min <= max).
 import { z } from 'zod'
 import { API_VERSION } from './labels.js'
 import { ObjectMetaSchema } from './object-meta.js'
@@ -14,7 +14,7 @@ import {
 const INT32_MAX = 2147483647
 const quantity = () => z.string().min(1).max(64).regex(new RegExp(QUANTITY_PATTERN))
 
-/** A Kubernetes LabelSelector with bounded lists (§10.1). */
+/** A Kubernetes LabelSelector with bounded lists (spec §10.1). */
 export const LabelSelectorSchema = z.object({
   matchLabels: z.record(z.string().max(317), z.string().max(63)).optional().meta({ maxProperties: 16 }),
   matchExpressions: z.array(z.object({

@@ -1,6 +1,6 @@
 /**
  * The pure parts of a webhook request: its path, its delivery id, its body, and the run it asks
- * for (SPEC Appendix A and §4.18).
+ * for (purko's dashboard route for template runs).
  */
 import { buildRun, deliverySuffix } from '../triggers/run-builder.js'
 import { ANNOTATION_DELIVERY_KEY } from '../schemas/labels.js'

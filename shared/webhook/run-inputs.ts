@@ -1,5 +1,5 @@
 /**
- * What a webhook payload gives the run (SPEC §4.18): parameters from its top-level keys, and the
+ * What a webhook payload gives the run (as in purko): parameters from its top-level keys, and the
  * input of every step that has none.
  */
 import { goFormatValue } from '../reconcile/go-format.js'

@@ -445,7 +445,7 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
   'workflowrecipe-changed': { methods: RECIPE, alsoAllowed: { ...RECIPE_ALSO, replaceRecipePolicyStatus: RECIPE_POLICY_STATUS } },
   'recipe-child-changed': { methods: RECIPE, alsoAllowed: { ...RECIPE_ALSO, replaceRecipePolicyStatus: RECIPE_POLICY_STATUS } },
   'recipe-policy-changed': { methods: [...RECIPE, 'replaceRecipePolicyStatus'], alsoAllowed: RECIPE_ALSO },
-  // TokenReview and SubjectAccessReviews for its callers, then recipes only (recipes CONTRACT §14.2): no Secret.
+  // TokenReview and SubjectAccessReviews for its callers, then recipes only (spec §14.2): no Secret.
   'recipes-mcp': {
     methods: ['reviewToken', 'reviewAccess', 'listRecipes', 'getRecipe', 'createRecipe', 'replaceRecipe', 'deleteRecipe', 'patchRecipeMetadata', 'listRecipePolicies', 'getNamespace'],
     alsoAllowed: { listAllRecipes: 'list workflowrecipes, cluster-wide (list-recipes without a namespace lists them all)' },

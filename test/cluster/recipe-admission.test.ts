@@ -1,6 +1,6 @@
-// Recipes CONTRACT §12 on a real kube-apiserver (v1.34): the shipped ValidatingAdmissionPolicy
+// spec §12 on a real kube-apiserver (v1.34): the shipped ValidatingAdmissionPolicy
 // kinetic-workflowrecipes (knative/admission/recipes.yaml) with the shipped ClusterRoles
-// kinetic-recipe-author and kinetic-recipe-approver (§15), judged for real users (ServiceAccount
+// kinetic-recipe-author and kinetic-recipe-approver (spec §15), judged for real users (ServiceAccount
 // tokens, so RBAC applies as to anyone): Secret references need get on the Secret, approvals need
 // the `approve` verb, purko.io/approved-by must be the requesting user, and metadata-only changes
 // never trigger the rules.
@@ -39,7 +39,7 @@ const denied = (name: string, message: string) => `workflowrecipes.purko.io "${n
 
 const messageOf = (res: KubeResponse) => String((res.body as { message?: unknown } | undefined)?.message ?? res.text)
 
-describeCluster('the §12 admission policy on a real kube-apiserver', () => {
+describeCluster('the spec §12 admission policy on a real kube-apiserver', () => {
   // The controller manager runs the policy's type checking (status.typeChecking).
   const cp = useControlPlane({ controllerManager: true })
   const as: Record<string, KubeHttp> = {}
@@ -118,7 +118,7 @@ describeCluster('the §12 admission policy on a real kube-apiserver', () => {
     ['workloads[].envSecret', recipe('x', envSecret('db'))],
     ['tests[].envSecret', recipe('x', {}, aTest('db'))],
     ['workloads[].mcp.tokenSecret', recipe('x', bearer('token'))],
-  ])('an author who may not get the Secret is refused when %s names it, with the §12 message', async (_, obj) => {
+  ])('an author who may not get the Secret is refused when %s names it, with the spec §12 message', async (_, obj) => {
     const res = await as.blind!.send('POST', `${RECIPES}?dryRun=All`, obj)
     expect(res.status).toBe(403)
     expect(messageOf(res)).toBe(denied('x', secretsMessage('blind')))

@@ -1,4 +1,4 @@
-// The recipes MCP server's auth on a real kube-apiserver (recipes CONTRACT §14.2): the function
+// The recipes MCP server's auth on a real kube-apiserver (spec §14.2): the function
 // runs as its own process with the shipped ServiceAccount and ClusterRole kinetic-recipes-mcp;
 // its callers' tokens come from the TokenRequest API (and, for the shipped agent identity, from
 // the token Secret kube-controller-manager fills), are checked by real TokenReviews, and every

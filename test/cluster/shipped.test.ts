@@ -197,7 +197,7 @@ describeCluster('everything Kinetic ships is accepted by a real kube-apiserver v
     expect(local.ok ? [] : local.causes).toEqual([cause])
   }, 60_000)
 
-  it.each([...INVALID, ...INVALID_POLICIES])('refuses a recipe or policy with %s with the recipes contract\'s message (§8.1)', async (_, obj, message) => {
+  it.each([...INVALID, ...INVALID_POLICIES])('refuses a recipe or policy with %s with the spec\'s message (spec §8.1)', async (_, obj, message) => {
     const doc = obj as KubeObject
     expect(await prerequisites(doc)).toEqual([])
     const path = await cp.current.admin.pathFor(doc.apiVersion!, doc.kind!, doc.metadata?.namespace ?? 'default')

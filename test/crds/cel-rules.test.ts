@@ -92,7 +92,7 @@ const samples: Record<string, { pass: unknown[]; fail: unknown[] }> = {
     pass: [{ name: 'A' }, { name: 'A', value: 'v' }, { name: 'A', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }],
     fail: [{ name: 'A', value: 'v', valueFrom: { secretKeyRef: { name: 's', key: 'k' } } }],
   },
-  // WorkflowRecipe and WorkflowRecipePolicy (recipes CONTRACT §8.1, §10.1).
+  // WorkflowRecipe and WorkflowRecipePolicy (spec §8.1, §10.1).
   ...recipeSamples(),
 }
 

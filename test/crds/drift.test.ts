@@ -29,7 +29,7 @@ describe('crds/ generated from the zod schemas', () => {
     expect(stale, hint).toEqual([])
   })
 
-  it('generates one CRD per purko.io kind with the names purko uses, then the recipe kinds with the contract\'s names', () => {
+  it('generates one CRD per purko.io kind with the names purko uses, then the recipe kinds with the spec\'s names', () => {
     expect(crds.map((c) => [c.metadata.name, c.spec.names.shortNames])).toEqual([
       ['agents.purko.io', ['ag']],
       ['workflows.purko.io', ['wf']],

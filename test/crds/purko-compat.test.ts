@@ -104,7 +104,7 @@ describe.each(allCrds().filter((c) => PURKO_KINDS.has(c.spec.names.kind)).map((c
 const ADDED_FIELDS: Record<string, string[]> = {
   LLMProvider: ['status.observedGeneration', 'status.discoveredModels', 'status.consecutiveFailures', 'status.nextProbeAt'],
   MemoryProvider: ['status.observedGeneration'],
-  // Workload recipes CONTRACT §5.10: the per-step model override of a recipe's child Workflow.
+  // spec §5.10: the per-step model override of a recipe's child Workflow.
   Workflow: ['spec.steps[].model'],
 }
 
@@ -131,7 +131,7 @@ describe.each(Object.entries(ADDED_FIELDS))('%s adds only the fields Kinetic mea
   })
 })
 
-describe('Workflow step model override (Kinetic extension, recipes CONTRACT §5.10)', () => {
+describe('Workflow step model override (Kinetic extension, spec §5.10)', () => {
   it('is {provider, name, temperature 0..2, maxTokens >= 1}, all optional, and purko\'s step keeps unknown fields so purko ignores it', () => {
     const ours = allCrds().find((c) => c.spec.names.kind === 'Workflow')!.spec.versions[0]!.schema.openAPIV3Schema
     const model = lookup(ours, 'spec.steps[].model').node!

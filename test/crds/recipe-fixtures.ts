@@ -1,5 +1,5 @@
-// Recipes CONTRACT §8.1 (and §2, §10.1): invalid WorkflowRecipes and WorkflowRecipePolicies the
-// CRD must refuse at kubectl apply, each with the message the contract fixes. Shared by the
+// spec §8.1 (and §2, §10.1): invalid WorkflowRecipes and WorkflowRecipePolicies the
+// CRD must refuse at kubectl apply, each with the message the spec fixes. Shared by the
 // embedded API server test (test/integration/recipe-examples.test.ts) and the cluster tier
 // (test/cluster/shipped.test.ts), so both servers are held to the same words.
 
@@ -59,7 +59,7 @@ export const INVALID: [string, Json, string][] = [
   ['a minimum on a string input', recipe('bad', { inputs: [{ name: 's', minimum: 1 }] }), 'minimum and maximum are only allowed for type integer and number'],
 ]
 
-/** Refusals by schema keywords (§8.1 "Examples the API server refuses"): the field the server names. */
+/** Refusals by schema keywords (spec §8.1 "Examples the API server refuses"): the field the server names. */
 export const SCHEMA_REFUSALS: [string, Json, string][] = [
   ['runAsUser 0', withWorkload({ security: { runAsUser: 0 } }), 'spec.workloads[0].security.runAsUser'],
   ['capability SYS_ADMIN', withWorkload({ security: { addCapabilities: ['SYS_ADMIN'] } }), 'spec.workloads[0].security.addCapabilities[0]'],
@@ -75,7 +75,7 @@ export const INVALID_POLICIES: [string, Json, string][] = [
 ]
 
 
-/** True when one of a refusal's cause messages carries the contract's message (after the server's `Invalid value: ...: ` prefix). */
+/** True when one of a refusal's cause messages carries the spec's message (after the server's `Invalid value: ...: ` prefix). */
 export function carries(causes: { message?: string }[] | undefined, message: string): boolean {
   return (causes ?? []).some((c) => (c.message ?? '').endsWith(`: ${message}`))
 }

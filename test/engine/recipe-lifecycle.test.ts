@@ -181,7 +181,7 @@ describe('reconcileRecipe on FakeKube', () => {
     expect(r.status?.approval).toMatchObject({ state: 'Approved', approvedBy: 'alice', generation: 1 })
   })
 
-  it('reports an invalid spec with the contract\'s message and deploys nothing', async () => {
+  it('reports an invalid spec with the message of spec §8.2 and deploys nothing', async () => {
     const { kube, deps } = setup()
     kube.putRecipe(recipe({ workloads: [{ name: 'web', kind: 'Deployment', image: '{{ inputs.nope }}' }] }))
     const r = await settle(kube, deps)
@@ -227,7 +227,7 @@ describe('reconcileRecipe on FakeKube', () => {
     expect(kube.childObjects.size).toBe(0)
   })
 
-  it('publishes dev.kinetic.recipe.* CloudEvents with the contract subject and data, and a redelivery changes nothing', async () => {
+  it('publishes dev.kinetic.recipe.* CloudEvents with the spec\'s subject and data, and a redelivery changes nothing', async () => {
     const { kube, deps, events } = setup()
     kube.putRecipe(recipe(webDb))
     await settle(kube, deps)

@@ -5,7 +5,7 @@ import { startMcpServer, type RegisterTools, type TestMcpServer } from './fixtur
 import { runWithEnv, withoutTiming } from './fixtures/run-helpers.js'
 
 // A recipes-like MCP server: results carry structuredContent and the same JSON as text, errors
-// are isError results with {error: {code, message}}, as CONTRACT §14 has them.
+// are isError results with {error: {code, message}}, as spec §14 has them.
 const templates = [
   { namespace: 'ai-agents', name: 'hello-web', template: true, phase: 'Active' },
   { namespace: 'ai-agents', name: 'batch', template: true, phase: 'Active' },

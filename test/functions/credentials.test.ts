@@ -107,7 +107,7 @@ describe('step credentials without Secret rights', () => {
   })
 })
 
-describe('a step\'s model override (Kinetic extension, recipes CONTRACT §5.10)', () => {
+describe('a step\'s model override (Kinetic extension, spec §5.10)', () => {
   it('steps of one agent on different providers each get their provider\'s endpoint, model and key; one that needs an opt-in waits alone', async () => {
     const kube = new NoSecretsKube({
       agents: [agentOf('helper')],

@@ -25,7 +25,7 @@ function kubeWith(providers: MemoryProvider[], memories: Array<[string, string]>
 }
 const stored = (kube: FakeKube, name: string) => structuredClone(kube.memoryProviders.get(`${NS}/${name}`)!)
 
-describe('memoryprovider-changed (SPEC §8.8 as golden cases)', () => {
+describe('memoryprovider-changed (purko\'s MemoryProvider controller tests as golden cases)', () => {
   it('TestMemoryProviderStatusWritten: builtin is healthy with the memory ConfigMaps of every namespace as its entries', async () => {
     const memories = Array.from({ length: 7 }, (_, i): [string, string] => [i % 2 ? 'team-a' : 'ai-agents', `agent-${i}-memory`])
     const kube = kubeWith([aMemoryProvider('builtin', { type: 'builtin', default: true })], memories)

@@ -138,7 +138,7 @@ describe('recipes-mcp: transport, server info and tools/list', () => {
     expect((byName['delete-recipe']!.inputSchema as Structured).properties.orphan).toMatchObject({ type: 'boolean', default: false })
   })
 
-  it('is stateless: each protocol version of the contract is accepted, no session id is issued, answers are JSON', async () => {
+  it('is stateless: each protocol version of the spec is accepted, no session id is issued, answers are JSON', async () => {
     const { url } = await start(kubeWith())
     for (const protocolVersion of ['2025-03-26', '2025-06-18']) {
       const res = await fetch(`${url}/mcp`, {
@@ -403,7 +403,7 @@ describe('recipes-mcp: deploy-recipe', () => {
     expect(broken.errors[0]).toMatchObject({ message: expect.stringContaining('missing') })
 
     expect(result.policy).not.toHaveProperty('unavailable')
-    // Without read access to policies (§14.2 gives the function none), the result says so.
+    // Without read access to policies (spec §14.2 gives the function none), the result says so.
     kube.failNext('listRecipePolicies', new Error('workflowrecipepolicies.purko.io is forbidden'))
     const blind = await ok(client, 'deploy-recipe', { namespace: NS, name: 'blind', spec: WEB })
     expect(blind.policy).toEqual({ compliant: true, evaluated: [], violations: [], unavailable: 'recipes-mcp could not read WorkflowRecipePolicies; the controller evaluates them' })

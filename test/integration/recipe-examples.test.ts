@@ -1,6 +1,6 @@
-// Recipes CONTRACT §8.1 on the embedded API server with the generated CRDs: every example of
+// spec §8.1 on the embedded API server with the generated CRDs: every example of
 // reference/recipes/examples applies unchanged, and every invalid recipe or policy the CRD must
-// refuse is refused with the contract's message (§2, §8.1, §10.1).
+// refuse is refused with the spec's message (spec §2, §8.1, §10.1).
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { KubernetesObject } from '@kubernetes/client-node'
@@ -70,7 +70,7 @@ describe('the recipe examples', () => {
     },
   )
 
-  it('stores the defaults of §2.1 on a recipe that leaves them out, and the policy defaults of §10.1', async () => {
+  it('stores the defaults of spec §2.1 on a recipe that leaves them out, and the policy defaults of §10.1', async () => {
     const res = await send('POST', collection({ kind: 'WorkflowRecipe' }), recipe('defaults', {}))
     expect(res.status).toBe(201)
     expect(res.body.spec).toMatchObject({
@@ -92,7 +92,7 @@ describe('the recipe examples', () => {
   })
 })
 
-describe('invalid recipes are refused at kubectl apply with the contract\'s message', () => {
+describe('invalid recipes are refused at kubectl apply with the spec\'s message', () => {
   it.each(INVALID)('%s', async (_, obj, message) => {
     const res = await send('POST', collection(obj as KubernetesObject), obj)
     expect(res.status).toBe(422)

@@ -1,5 +1,5 @@
-// Recipes CONTRACT §12: the ValidatingAdmissionPolicy kinetic-workflowrecipes and its binding are
-// shipped in knative/ and say what the contract says. The real API server judges the CEL itself
+// spec §12: the ValidatingAdmissionPolicy kinetic-workflowrecipes and its binding are
+// shipped in knative/ and say what the spec says. The real API server judges the CEL itself
 // in test/cluster/recipe-admission.test.ts; these checks keep the shape from drifting.
 import { describe, expect, it } from 'vitest'
 import { loadManifests, ofKind } from './manifests.js'
@@ -73,7 +73,7 @@ describe('the admission policies are shipped', () => {
   })
 })
 
-describe('the §12 admission policy of recipes', () => {
+describe('the spec §12 admission policy of recipes', () => {
 
   it('fails closed and matches CREATE and UPDATE of purko.io/v1alpha1 workflowrecipes only: not the status subresource, not DELETE', () => {
     expect(spec.failurePolicy).toBe('Fail')
@@ -93,7 +93,7 @@ describe('the §12 admission policy of recipes', () => {
     )
   })
 
-  it('has the three rules of §12 in order, each with the contract\'s message (the first as four name slots, two authorizer checks at most each)', () => {
+  it('has the three rules of spec §12 in order, each with the spec\'s message (the first as four name slots, two authorizer checks at most each)', () => {
     const secrets = "request.userInfo.username + ' may not get every Secret that envSecret or mcp.tokenSecret names in namespace ' + object.metadata.namespace"
     const slot = (i: number) => `variables.allSecrets || size(variables.secretNames) <= ${i} ||${i > 0 ? ` variables.secretNames.indexOf(variables.secretNames[${i}]) < ${i} ||` : ''} authorizer.group('').resource('secrets').namespace(object.metadata.namespace).name(variables.secretNames[${i}]).check('get').allowed()`
     expect(spec.validations.map((v) => [v.expression.replace(/\s+/g, ' '), v.messageExpression.replace(/\s+/g, ' ')])).toEqual([

@@ -87,7 +87,7 @@ describe('kubectl apply -k knative/ installs everything', () => {
     expect(loadManifests().filter((m) => m.file === 'platform/namespaces.yaml').map((m) => m.name)).toEqual(['purko-system', 'ai-agents', 'mcp-server', 'sandbox-recipes'])
   })
 
-  it('ships the two recipe target namespaces at Pod Security baseline, warned and audited at restricted (recipes CONTRACT §1.1)', () => {
+  it('ships the two recipe target namespaces at Pod Security baseline, warned and audited at restricted (spec §1.1)', () => {
     const namespaces = loadManifests().filter((m) => m.file === 'platform/namespaces.yaml' && ['mcp-server', 'sandbox-recipes'].includes(m.name))
     expect(namespaces.map((m) => [m.name, m.doc.metadata.labels])).toEqual(['mcp-server', 'sandbox-recipes'].map((name) => [name, {
       'app.kubernetes.io/part-of': 'kinetic',

@@ -118,7 +118,7 @@ const MCPSERVER_CHANGED_GRANTS: Grants = {
 /** The stdio bridge's rights, bound per namespace by mcpserver-changed's RoleBindings, never cluster-wide. */
 const MCP_BRIDGE = 'kinetic-mcp-bridge'
 
-/** The three recipe functions run one controller and share one ClusterRole (recipes CONTRACT §15). */
+/** The three recipe functions run one controller and share one ClusterRole (spec §15). */
 const RECIPE_FUNCTIONS = ['workflowrecipe-changed', 'recipe-child-changed', 'recipe-policy-changed']
 /**
  * What they may do cluster-wide: only what lives in a recipe's own namespace (revision
@@ -154,14 +154,14 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
   'kinetic-mcpserver-changed': { serviceAccount: 'mcpserver-changed', grants: MCPSERVER_CHANGED_GRANTS },
   [MCP_BRIDGE]: { serviceAccount: 'kinetic-mcp-bridge', grants: { '/pods/attach': ['create', 'get'] } },
   'kinetic-recipes': { serviceAccount: RECIPE_FUNCTIONS, grants: RECIPE_GRANTS },
-  // Its caller's token and rights are checked by the API server; recipes only, no Secret (recipes CONTRACT §14.2).
+  // Its caller's token and rights are checked by the API server; recipes only, no Secret (spec §14.2).
   'kinetic-recipes-mcp': {
     serviceAccount: 'recipes-mcp',
     grants: {
       'authentication.k8s.io/tokenreviews': ['create'],
       'authorization.k8s.io/subjectaccessreviews': ['create'],
       'purko.io/workflowrecipes': ['create', 'delete', 'get', 'list', 'patch', 'update'],
-      // deploy-recipe evaluates policies and Pod Security in-process (§14.3).
+      // deploy-recipe evaluates policies and Pod Security in-process (spec §14.3).
       'purko.io/workflowrecipepolicies': ['list'],
       '/namespaces': ['get'],
     },
@@ -240,8 +240,8 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
 }
 
 /**
- * The roles a platform team binds to people (recipes CONTRACT §15), never to a Kinetic account:
- * `approve` is the custom verb the §12 admission policy checks for purko.io/approve and /reject.
+ * The roles a platform team binds to people (spec §15), never to a Kinetic account:
+ * `approve` is the custom verb the spec §12 admission policy checks for purko.io/approve and /reject.
  */
 const USER_ROLES: Record<string, Grants> = {
   'kinetic-recipe-author': { 'purko.io/workflowrecipes': ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },

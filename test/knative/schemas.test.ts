@@ -23,7 +23,8 @@ function errorsOf(m: Pick<Manifest, 'apiVersion' | 'kind' | 'doc'>): string[] {
 
 const ISO_DURATION = /^P(?!$)(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+(\.\d+)?S)?)?$/
 // The webhooks decode with unknown fields disallowed, also below the subtrees the CRD schemas
-// leave open; these are the fields Knative's Go types declare there (FACTS §1.1, §3.3, §3.4).
+// leave open; these are the fields Knative's Go types declare there: a Trigger's spec, its delivery
+// (the same shape as a Broker's) and an ApiServerSource's spec.
 const TRIGGER_SPEC_FIELDS = ['broker', 'brokerRef', 'filter', 'filters', 'subscriber', 'delivery']
 const DELIVERY_FIELDS = ['retry', 'backoffPolicy', 'backoffDelay', 'deadLetterSink', 'timeout', 'retryAfterMax', 'format']
 const APISERVERSOURCE_SPEC_FIELDS = ['resources', 'mode', 'owner', 'serviceAccountName', 'sink', 'ceOverrides', 'namespaceSelector', 'filters']

@@ -13,7 +13,7 @@ const sources = [
 const serviceNames = new Set(services.map((m) => m.name))
 /**
  * Functions no Trigger subscribes to: the sink of the delivery machinery itself, and the recipes
- * MCP server, which MCP clients call over HTTP (recipes CONTRACT §14.1).
+ * MCP server, which MCP clients call over HTTP (spec §14.1).
  */
 const WITHOUT_TRIGGER = new Set(['dead-letter', 'recipes-mcp', 'webhook-trigger', 'run-control', 'console'])
 /**
@@ -263,7 +263,7 @@ describe('sources', () => {
       { apiVersion: 'purko.io/v1alpha1', kind: 'MemoryProvider' },
       { apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer' },
       { apiVersion: 'apps/v1', kind: 'Deployment', ...labelled(exists('purko.io/mcp-server')) },
-      // Every kind a recipe creates but Secrets (no Secret data on the Broker, recipes CONTRACT §15).
+      // Every kind a recipe creates but Secrets (no Secret data on the Broker, spec §15).
       { apiVersion: 'apps/v1', kind: 'Deployment', ...labelled(exists('purko.io/recipe'), absent('purko.io/mcp-server')) },
       { apiVersion: 'apps/v1', kind: 'StatefulSet', ...labelled(exists('purko.io/recipe')) },
       { apiVersion: 'apps/v1', kind: 'DaemonSet', ...labelled(exists('purko.io/recipe')) },
@@ -326,7 +326,7 @@ describe('Services scale to zero and run locked down', () => {
   })
 })
 
-describe('the recipes MCP server (recipes CONTRACT §14)', () => {
+describe('the recipes MCP server (spec §14)', () => {
   const service = services.find((m) => m.name === 'recipes-mcp')!
   const env = service.doc.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>
 

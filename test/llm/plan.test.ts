@@ -17,7 +17,7 @@ const ok = (models: string[]): ProviderFacts['probe'] => ({ ok: true, models, ur
 const facts = (p: LLMProvider, lookup: SecretLookup, probe: ProviderFacts['probe']): ProviderFacts => ({ credentials: checkCredentials(p, lookup), probe })
 const cond = (status: { conditions?: Array<{ type: string }> }, type: string) => status.conditions?.find((c) => c.type === type)
 
-describe('the credentials check (SPEC §5.3)', () => {
+describe('the credentials check (purko\'s)', () => {
   it('TestLLMProviderReconcileNilCredentials: ollama without credentials is valid, "No credentials required"', () => {
     const p = aProvider({ type: 'ollama', model: 'qwen3:8b', credentials: undefined })
     expect(checkCredentials(p, { state: 'none' })).toEqual({ valid: true, reason: 'NoCredentialsRequired', message: 'No credentials required' })

@@ -9,7 +9,7 @@ import { facts } from './fixtures.js'
 const crd = allCrds().find((c) => c.spec.names.kind === 'MCPServer')!
 const meta = { name: 'shop-search', namespace: 'mcp', uid: 'u', generation: 1, resourceVersion: '1' }
 
-/** The MCPServers workload recipes write (recipes CONTRACT §5.9), exactly as the table has them. */
+/** The MCPServers workload recipes write (spec §5.9), exactly as the table has them. */
 const httpDelegated = {
   apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: meta,
   spec: { image: 'shop/search:2', port: 9000, managed: false, transport: 'http', url: 'http://shop-search.mcp.svc:9000/mcp', auth: 'bearer', secretRef: 'shop-search-mcp-token', category: 'recipe', icon: 'S' },
@@ -25,7 +25,7 @@ const stdioDelegated = {
   },
 }
 
-describe('the MCPServers of recipes CONTRACT §5.9', () => {
+describe('the MCPServers of spec §5.9', () => {
   it.each([['http', httpDelegated], ['stdio', stdioDelegated]])('the CRD accepts the %s shape as written, adding only its defaults', (_, object) => {
     const result = validateAgainstCrd(crd, object)
     expect(result.ok ? result.object.spec : result).toEqual({ replicas: 1, hostNetwork: false, ...object.spec })

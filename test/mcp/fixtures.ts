@@ -17,7 +17,7 @@ export function aServer(spec: Record<string, unknown> = {}, metadata: Record<str
   })
 }
 
-/** purko's examples/mcp-servers/github.yaml (SPEC §9.2), as applied. */
+/** purko's examples/mcp-servers/github.yaml, as applied. */
 export function githubExample(): MCPServer {
   const docs = parseAllDocuments(readFileSync(join(referenceDir(), 'purko', 'examples', 'mcp-servers', 'github.yaml'), 'utf8')).map((d) => d.toJS())
   const server = docs.find((d) => d.kind === 'MCPServer')

@@ -18,7 +18,7 @@ const planned = (server: MCPServer, f = facts(), now = NOW): McpPlan => {
   return plan
 }
 
-describe('the Deployment of an MCPServer (purko SPEC §5.1)', () => {
+describe('the Deployment of an MCPServer (as purko\'s controller makes it)', () => {
   it("runs purko's github example as purko does: host network, no ports, the token by secretKeyRef, its resources", () => {
     const d = deploymentManifest(githubExample(), 'kinetic:test')
     expect(d.metadata).toEqual({

@@ -17,8 +17,8 @@ import { testDeps } from '../support/engine-deps.js'
  * reconciles that crash on one API call and someone deleting a workload object, with a user's
  * spec change (or a change and its undo) or retry annotation somewhere in it. After it, resync ticks with the controllers running must bring every scenario to what
  * the orderly run (each user action followed by settling) reaches; along the way no status
- * history holds a transition CONTRACT §7.3 does not have, and no child of a revision is written
- * before that revision's snapshot ConfigMap exists (§7.9).
+ * history holds a transition spec §7.3 does not have, and no child of a revision is written
+ * before that revision's snapshot ConfigMap exists (spec §7.9).
  */
 
 const NS = 'team-a'
@@ -26,7 +26,7 @@ const NAME = 'shop'
 const START = '2026-03-01T10:00:00Z'
 
 // ---------------------------------------------------------------------------------------------
-// §7.3 as data: which phase may follow which, and with which reasons.
+// spec §7.3 as data: which phase may follow which, and with which reasons.
 
 const PHASES = ['Candidate', 'PendingApproval', 'Approved', 'Pending', 'Deploying', 'Testing', 'Active', 'Degraded', 'RollingBack', 'Failed', 'Rejected', 'Deprecated', 'RollbackFailed'] as const
 const DEPLOY_FAILURES = ['ReadinessTimeout', 'JobFailed', 'ApplyFailed', 'WorkflowFailed']
@@ -63,7 +63,7 @@ function forbidden(from: string, to: string, reason: string): boolean {
   return !RULES.some((r) => r.from.includes(from) && r.to.includes(to) && r.reasons.includes(reason))
 }
 
-/** Every history step a status write recorded that §7.3 has no row for, or that does not follow on from the previous one. */
+/** Every history step a status write recorded that spec §7.3 has no row for, or that does not follow on from the previous one. */
 function badTransitions(status: WorkflowRecipeStatus): string[] {
   const history = status.history ?? []
   return history.flatMap((h, i) => {
@@ -315,7 +315,7 @@ async function orderly(s: Scenario, first: WorkflowRecipe): Promise<World> {
 
 /**
  * What a user sees of the workloads: kind, place, name and manifest digest. Test Jobs are named
- * by revision (§5.2), and which revision numbers a scenario used depends on when the spec changed.
+ * by revision (spec §5.2), and which revision numbers a scenario used depends on when the spec changed.
  */
 function childSet(kube: FakeKube): string[] {
   return [...kube.childObjects.values()]
@@ -354,7 +354,7 @@ describe('recipe events are hints, state is truth', () => {
         // then a spec change, deployed generation 1's leftover snapshot as generation 2.
         [{ ops: [{ kind: 'crash', method: 'replaceRecipeStatus' }], action: { kind: 'image' }, at: 1 }],
         // Found by this property: web deleted while its revision is Testing was never re-created
-        // (§7.8 corrects drift in every state), so Testing could only end by TestTimeout.
+        // (spec §7.8 corrects drift in every state), so Testing could only end by TestTimeout.
         [{ ops: [{ kind: 'event' }, { kind: 'controller', pick: 0, done: true }, { kind: 'event' }, { kind: 'controller', pick: 0, done: true }, { kind: 'tick' }, { kind: 'delete', pick: 0 }, { kind: 'clock', seconds: 1 }], action: { kind: 'none' }, at: 0 }],
       ],
     })

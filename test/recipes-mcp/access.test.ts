@@ -1,4 +1,4 @@
-// The SubjectAccessReviews of each tool (CONTRACT §14.2), without a server.
+// The SubjectAccessReviews of each tool (spec §14.2), without a server.
 import { describe, expect, it } from 'vitest'
 import { deleteAccess, deployAccess, getAccess, listAccess, secretNamesOf, templateAccess } from '../../shared/recipes-mcp/access.js'
 

@@ -1,4 +1,4 @@
-// deploy-recipe's arguments → the recipe to write (CONTRACT §14.3), without a server.
+// deploy-recipe's arguments → the recipe to write (spec §14.3), without a server.
 import { describe, expect, it } from 'vitest'
 import {
   deploySourceOf, desiredRecipe, instantiateTemplate, parseManifest, phaseAfterDeploy, recipeToWrite, RESERVED_ANNOTATIONS,

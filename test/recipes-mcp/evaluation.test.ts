@@ -1,5 +1,5 @@
-// deploy-recipe's in-process evaluation (CONTRACT §14.3): the controller's own render, manifest
-// and policy functions, and §7.5's approve command.
+// deploy-recipe's in-process evaluation (spec §14.3): the controller's own render, manifest
+// and policy functions, and spec §7.5's approve command.
 import { describe, expect, it } from 'vitest'
 import { recipeConfig } from '../../shared/recipes/config.js'
 import { evaluateDeployment, evaluationNamespaces } from '../../shared/recipes-mcp/evaluation.js'

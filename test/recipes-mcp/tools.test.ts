@@ -1,4 +1,4 @@
-// Tool definitions, argument validation and error results of the recipes MCP server (CONTRACT §14.3, §14.4).
+// Tool definitions, argument validation and error results of the recipes MCP server (spec §14.3, §14.4).
 import { describe, expect, it } from 'vitest'
 import { ConflictError, RefusedError, TransientError } from '../../shared/errors.js'
 import { errorResult, forbidden, ToolError, toolErrorOf, toolResult } from '../../shared/recipes-mcp/errors.js'
@@ -30,7 +30,7 @@ describe('tool results and errors', () => {
     expect(errorResult(new ToolError('NotFound', 'gone'))).toEqual({ content: [{ type: 'text', text: 'gone' }], structuredContent: { error: { code: 'NotFound', message: 'gone' } }, isError: true })
   })
 
-  it('maps the port errors to the §14.4 codes, and hides whatever else went wrong', () => {
+  it('maps the port errors to the spec §14.4 codes, and hides whatever else went wrong', () => {
     expect(toolErrorOf(new RefusedError('bad', 422, { causes: [{ field: 'spec.x', message: 'no' }] }), 'r1')).toMatchObject({ code: 'Invalid', message: 'bad', details: { causes: [{ field: 'spec.x', message: 'no' }] } })
     expect(toolErrorOf(new ConflictError('modified'), 'r1').code).toBe('Conflict')
     expect(toolErrorOf(new TransientError('503 from https://10.0.0.1'), 'r1')).toMatchObject({ code: 'Unavailable', message: 'The Kubernetes API is unavailable; try again later' })

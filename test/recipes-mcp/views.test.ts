@@ -1,4 +1,4 @@
-// list/get/status structuredContent of the recipes MCP server (CONTRACT §14.3), without a server.
+// list/get/status structuredContent of the recipes MCP server (spec §14.3), without a server.
 import { describe, expect, it } from 'vitest'
 import { deletionOrder, matchesListFilters, recipeDetail, recipeStatusView, recipeSummary } from '../../shared/recipes-mcp/views.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'

@@ -1,4 +1,4 @@
-// CONTRACT §5.10 the child Workflow: mapping table, per-step model override, content-hashed name.
+// spec §5.10 the child Workflow: mapping table, per-step model override, content-hashed name.
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../shared/recipes/digest.js'
@@ -18,7 +18,7 @@ const steps = [
 ]
 const settings = { parallelism: 2, failureStrategy: 'continueOnError' as const, timeout: '20m', parameters: { audience: 'platform teams' } }
 
-describe('child Workflow (§5.10)', () => {
+describe('child Workflow (spec §5.10)', () => {
   const wf = childWorkflowManifest(RECIPE, 'Research a launch note.', settings, steps, 3) as Obj
 
   it('lives in the recipe namespace, owned by the recipe, component workflow', () => {

@@ -1,6 +1,6 @@
-// CONTRACT §2.3 and §3.2: computed values in order over inputs, earlier computed values and
-// recipe, typed per §3.1; includeWhen must be a bool; CEL errors and cost bounds become the
-// contract's reasons and messages.
+// spec §2.3 and §3.2: computed values in order over inputs, earlier computed values and
+// recipe, typed per spec §3.1; includeWhen must be a bool; CEL errors and cost bounds become the
+// spec's reasons and messages.
 import { describe, expect, it } from 'vitest'
 import type { TypedValue } from '../../shared/recipes/cel.js'
 import { evaluateComputed } from '../../shared/recipes/computed.js'
@@ -17,7 +17,7 @@ const inputs = new Map<string, TypedValue>([
 const run = (...computed: Array<[string, string]>) =>
   evaluateComputed({ computed: computed.map(([name, expression]) => ({ name, expression })) }, inputs, new Set(['broken']), recipe)
 
-describe('computed values (§2.3)', () => {
+describe('computed values (spec §2.3)', () => {
   it.each([
     ['inputs.replicas * 10', { type: 'int', value: 20n }],
     ["inputs.env == 'prod' ? 'ha' : 'single'", { type: 'string', value: 'ha' }],
@@ -66,7 +66,7 @@ describe('computed values (§2.3)', () => {
   })
 })
 
-describe('includeWhen (§3.2)', () => {
+describe('includeWhen (spec §3.2)', () => {
   const computed = new Map<string, TypedValue>([['mode', { type: 'string', value: 'ha' }]])
   const failed = { inputs: new Set<string>(), computed: new Set<string>() }
   it('excludes on false, includes on true or absent, in spec order', () => {

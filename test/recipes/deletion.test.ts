@@ -1,4 +1,4 @@
-// CONTRACT §11 deletion: orphan escape hatch, the inventory from snapshots plus labelled objects,
+// spec §11 deletion: orphan escape hatch, the inventory from snapshots plus labelled objects,
 // waves in reverse dependency order waiting for real absence, the blocker named in status, and
 // nothing of another owner touched.
 import { describe, expect, it } from 'vitest'
@@ -17,7 +17,7 @@ function run(live: Map<string, LiveObject>, extra: Partial<Parameters<typeof pla
   return plan
 }
 
-describe('orphan (§11.1)', () => {
+describe('orphan (spec §11.1)', () => {
   it.each([
     ['the purko.io/orphan annotation', { annotations: { 'purko.io/orphan': 'true' } }, 'purko.io/orphan: "true"'],
     ['deletionPolicy: Orphan', { deletionPolicy: 'Orphan' as const }, 'deletionPolicy: Orphan'],
@@ -29,7 +29,7 @@ describe('orphan (§11.1)', () => {
   })
 })
 
-describe('waves (§11.3)', () => {
+describe('waves (spec §11.3)', () => {
   it('tests and Workflow, MCPServers, workloads last-first, Services and Secrets; each after the previous one is gone; then the finalizer', () => {
     const live = liveWith(objects.children)
     const steps: string[][] = []
@@ -83,7 +83,7 @@ describe('waves (§11.3)', () => {
   })
 })
 
-describe('inventory (§11.2)', () => {
+describe('inventory (spec §11.2)', () => {
   it('adds own objects found by label (a crash before the snapshot write), never a foreign one, never a ConfigMap or PVC', () => {
     const extra = objects.children.find((c) => c.kind === 'Deployment' && c.workload === 'web')!
     const orphanDeployment = applied(extra, { metadata: { ...extra.manifest.metadata, name: 'recipes-demo-shop-new' } })

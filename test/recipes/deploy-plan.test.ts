@@ -1,4 +1,4 @@
-// CONTRACT §7.11 deploy order, apply and prune; §5.2 never adopt (NameConflict) and Job
+// spec §7.11 deploy order, apply and prune; §5.2 never adopt (NameConflict) and Job
 // immutability; a fast-check property over random desired and live sets.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
@@ -8,7 +8,7 @@ import { applied, foreign, keyOf, liveWith, NOW, RECIPE, ready, revisionOf } fro
 const UID = RECIPE.uid
 const writesOf = (p: ReturnType<typeof planDeploy>) => p.writes.map((w) => w.message)
 
-describe('apply order (§7.11)', () => {
+describe('apply order (spec §7.11)', () => {
   const rev = revisionOf(['db', 'web', 'tools', 'agent'], 1)
 
   it.each([
@@ -47,7 +47,7 @@ describe('apply order (§7.11)', () => {
     expect(plan.workloads.find((w) => w.name === 'web')).toEqual({ name: 'web', phase: 'Waiting', waitingFor: ['db'], message: 'waiting for "db" to be ready' })
   })
 
-  it('the MCPServer of an http workload is written once the workload object is Ready (§5.9)', () => {
+  it('the MCPServer of an http workload is written once the workload object is Ready (spec §5.9)', () => {
     const live = liveWith(rev.workloads.filter((w) => w.name !== 'tools').flatMap((w) => w.children), rev.workloads.find((w) => w.name === 'tools')!.children.filter((c) => !c.afterReady))
     const readiness = { ...ready('db', 'web', 'agent'), tools: { ready: false, mainReady: true } }
     expect(writesOf(planDeploy({ uid: UID, desired: rev, live, readiness }))).toEqual(['created MCPServer mcp-server/recipes-demo-shop-tools-fa0caeae'])
@@ -76,7 +76,7 @@ describe('apply order (§7.11)', () => {
   })
 })
 
-describe('never adopt (§5.2, §7.4 NameConflict)', () => {
+describe('never adopt (spec §5.2, §7.4 NameConflict)', () => {
   it('an object without the recipe UID, or with another one, blocks every write and delete', () => {
     const rev = revisionOf(['db', 'web'], 1)
     const svc = rev.workloads[1]!.children[1]!
@@ -97,7 +97,7 @@ describe('never adopt (§5.2, §7.4 NameConflict)', () => {
   })
 })
 
-describe('Jobs (§5.2 content-hashed names)', () => {
+describe('Jobs (spec §5.2 content-hashed names)', () => {
   it('a live Job of the same name is never updated; a changed Job is a new object and the old one is pruned once Ready', () => {
     const rev1 = revisionOf(['batch'], 1)
     const rev2 = revisionOf(['batch'], 2, { batch: '2' })
@@ -127,7 +127,7 @@ describe('Jobs (§5.2 content-hashed names)', () => {
   })
 })
 
-describe('prune (§7.11)', () => {
+describe('prune (spec §7.11)', () => {
   const prev = revisionOf(['db', 'web', 'tools', 'agent'], 1)
   const next = revisionOf(['db', 'agent'], 2)
   const previous = inventoryOf(prev)

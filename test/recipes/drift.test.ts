@@ -1,4 +1,4 @@
-// CONTRACT §7.8 drift: only the fields Kinetic sets, tolerant of API-server defaulting, with the
+// spec §7.8 drift: only the fields Kinetic sets, tolerant of API-server defaulting, with the
 // DriftCorrected / DriftDetected messages and the Drifted condition.
 import { describe, expect, it } from 'vitest'
 import { driftPaths, planDrift } from '../../shared/recipes/drift.js'
@@ -15,7 +15,7 @@ function live(c = web, edit: (o: Obj) => void = () => {}): Obj {
   return o
 }
 
-describe('drift paths (§7.8)', () => {
+describe('drift paths (spec §7.8)', () => {
   it.each([
     ['API-server defaults and others\' fields are not drift', (o: Obj) => {
       o.metadata.labels.extra = 'x'
@@ -61,7 +61,7 @@ describe('drift paths (§7.8)', () => {
   })
 })
 
-describe('planDrift (§7.8)', () => {
+describe('planDrift (spec §7.8)', () => {
   const children = rev.workloads.flatMap((w) => w.children)
   const base = { uid: RECIPE.uid, children, driftPolicy: 'Correct' as const, phase: 'Active', deleting: false }
 

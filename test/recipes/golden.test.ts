@@ -1,5 +1,5 @@
-// Golden manifests (CONTRACT §5) for every example recipe of reference/recipes/examples: each is
-// parsed by the schema, rendered (§1 steps 1-5) and built (step 6, revision 1), and the YAML of
+// Golden manifests (spec §5) for every example recipe of reference/recipes/examples: each is
+// parsed by the schema, rendered (spec §1 steps 1-5) and built (step 6, revision 1), and the YAML of
 // every child in deploy order, plus the revision snapshot's digest, must equal the committed
 // file test/recipes/golden/<example>--<recipe>.yaml byte for byte.
 //

@@ -1,11 +1,11 @@
-// CONTRACT §3.2, §7.11, §8.2: unknown dependencies and cycles over every declared workload or
+// spec §3.2, §7.11, §8.2: unknown dependencies and cycles over every declared workload or
 // step; Kahn's order of the included workloads, excluded dependencies counting as satisfied.
 import { describe, expect, it } from 'vitest'
 import { checkGraph, topologicalOrder } from '../../shared/recipes/graph.js'
 
 const g = (spec: Record<string, string[]>) => Object.entries(spec).map(([name, dependsOn]) => ({ name, dependsOn }))
 
-describe('dependency graph (§8.2)', () => {
+describe('dependency graph (spec §8.2)', () => {
   it.each([
     [{ web: ['db'], db: [] }, []],
     [{ web: ['dbb'] }, ['workload "web" depends on unknown workload "dbb"']],
@@ -31,7 +31,7 @@ describe('dependency graph (§8.2)', () => {
   })
 })
 
-describe('topological order (§7.11)', () => {
+describe('topological order (spec §7.11)', () => {
   it.each([
     [{ web: ['db'], db: [] }, ['web', 'db'], ['db', 'web']],
     [{ db: [], cache: [], migrate: ['db'], web: ['migrate', 'cache'] }, ['db', 'migrate', 'web'], ['db', 'migrate', 'web']],

@@ -1,5 +1,5 @@
-// CONTRACT §2.2: values > profile > default, no coercion, enum/pattern/bounds, unknown keys in
-// values and in every profile, with the exact §8.2 messages.
+// spec §2.2: values > profile > default, no coercion, enum/pattern/bounds, unknown keys in
+// values and in every profile, with the exact spec §8.2 messages.
 import { describe, expect, it } from 'vitest'
 import { resolveInputs } from '../../shared/recipes/inputs.js'
 import { recipeConfig, targetNamespace, workloadNamespaceOf, RecipeConfigError } from '../../shared/recipes/config.js'
@@ -7,7 +7,7 @@ import type { Input } from '../../shared/schemas/workflowrecipe.js'
 
 const input = (i: Partial<Input> & { name: string }): Input => ({ type: 'string', ...i }) as Input
 
-describe('input resolution (§2.2)', () => {
+describe('input resolution (spec §2.2)', () => {
   it('takes spec.values, else the selected profile, else the default', () => {
     const r = resolveInputs({
       inputs: [input({ name: 'a', default: 'd' }), input({ name: 'b', default: 'd' }), input({ name: 'c', default: 'd' })],
@@ -59,14 +59,14 @@ describe('input resolution (§2.2)', () => {
     expect(resolveInputs({ inputs: [input({ name: 'p', pattern: 'a|b', default: 'b' })] }).errors).toHaveLength(0)
   })
 
-  it('a template lists a missing required input instead of failing (§7.7)', () => {
+  it('a template lists a missing required input instead of failing (spec §7.7)', () => {
     const r = resolveInputs({ inputs: [input({ name: 'x' })] }, { template: true })
     expect(r.errors).toEqual([])
     expect(r.missing).toEqual(['x'])
   })
 })
 
-describe('function configuration (§1.1)', () => {
+describe('function configuration (spec §1.1)', () => {
   it('defaults to mcp-server and sandbox-recipes with kubernetes auth', () => {
     expect(recipeConfig({})).toEqual({ mcpNamespace: 'mcp-server', sandboxNamespace: 'sandbox-recipes', mcpAuth: 'kubernetes' })
     expect(recipeConfig({ KINETIC_RECIPES_MCP_NAMESPACE: '', KINETIC_RECIPES_MCP_AUTH: 'none', KINETIC_RECIPES_MCP_AUDIENCE: 'kinetic' }))

@@ -1,4 +1,4 @@
-// CONTRACT §5.3 labels and annotations, and the manifest digest over the canonical manifest
+// spec §5.3 labels and annotations, and the manifest digest over the canonical manifest
 // (keys sorted, without the digest annotation and the revision label).
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
@@ -10,7 +10,7 @@ const common = {
   'app.kubernetes.io/managed-by': 'kinetic', 'purko.io/recipe': 'shop', 'purko.io/recipe-namespace': 'recipes-demo', 'purko.io/recipe-uid': RECIPE.uid,
 }
 
-describe('labels (§5.3)', () => {
+describe('labels (spec §5.3)', () => {
   it.each([
     ['workload object', workloadObjectLabels(RECIPE, 'workload', 'web', 'recipes-demo-shop-web-0f1506de', 4), {
       ...common, 'app.kubernetes.io/part-of': 'shop', 'purko.io/component': 'workload', 'purko.io/revision': '4',
@@ -40,7 +40,7 @@ describe('labels (§5.3)', () => {
   })
 })
 
-describe('manifest digest (§5.3)', () => {
+describe('manifest digest (spec §5.3)', () => {
   const manifest = {
     apiVersion: 'v1', kind: 'Service',
     metadata: { name: 'x', namespace: 'n', labels: { b: '2', 'purko.io/revision': '4', a: '1' }, annotations: { other: 'y' } },

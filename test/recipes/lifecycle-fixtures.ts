@@ -1,4 +1,4 @@
-// Recipes, facts and a driver for the lifecycle planner tests (CONTRACT §7).
+// Recipes, facts and a driver for the lifecycle planner tests (spec §7).
 import { FINALIZER, planLifecycle, type LifecyclePlan } from '../../shared/recipes/lifecycle.js'
 import type { LifecycleFacts, PolicyFacts, ReadinessFacts, WorkloadFact } from '../../shared/recipes/lifecycle-facts.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../../shared/schemas/workflowrecipe.js'

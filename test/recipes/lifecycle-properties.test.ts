@@ -1,7 +1,7 @@
-// Properties of the lifecycle planner (CONTRACT §7.1 "re-planning any state without new facts
-// changes nothing", §7.2 edge/level-triggered annotations): over any sequence of spec changes,
+// Properties of the lifecycle planner (spec §7.1 "re-planning any state without new facts
+// changes nothing", spec §7.2 edge/level-triggered annotations): over any sequence of spec changes,
 // annotations, facts and clock moves, planning twice equals planning once, a duplicated event is
-// harmless, and the bookkeeping stays within the §9 bounds.
+// harmless, and the bookkeeping stays within the spec §9 bounds.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { planLifecycle } from '../../shared/recipes/lifecycle.js'
@@ -98,7 +98,7 @@ describe('lifecycle properties', () => {
         expect(echo.changed).toBe(false)
         expect(echo.action).toEqual(plan.action)
         expect(echo.status).toEqual(plan.status)
-        // §9 bounds and the phase enum
+        // spec §9 bounds and the phase enum
         expect(RECIPE_PHASES).toContain(plan.status.phase)
         expect((plan.status.history ?? []).length).toBeLessThanOrEqual(20)
         expect((plan.status.revisions ?? []).length).toBeLessThanOrEqual(20)

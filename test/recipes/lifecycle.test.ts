@@ -1,5 +1,5 @@
-// The lifecycle planner (CONTRACT §7.3): one case per transition T1-T27, plus the annotation rules
-// of §7.2, approval binding and expiry (§7.5), templates (§7.7), timers (§7.10) and echo safety.
+// The lifecycle planner (spec §7.3): one case per transition T1-T27, plus the annotation rules
+// of spec §7.2, approval binding and expiry (§7.5), templates (§7.7), timers (§7.10) and echo safety.
 import { describe, expect, it } from 'vitest'
 import { CE_PHASE_CHANGED, CE_REVISION_CREATED, planLifecycle } from '../../shared/recipes/lifecycle.js'
 import type { LifecycleFacts } from '../../shared/recipes/lifecycle-facts.js'
@@ -28,8 +28,8 @@ function deploying2(o: { spec?: Record<string, unknown>; annotations?: Record<st
   return applied(r, plan)
 }
 
-describe('T1-T27 (CONTRACT §7.3)', () => {
-  it('T1: a fresh recipe records Candidate, Approved, Pending, Deploying, Testing, Active (§7.1)', () => {
+describe('T1-T27 (spec §7.3)', () => {
+  it('T1: a fresh recipe records Candidate, Approved, Pending, Deploying, Testing, Active (spec §7.1)', () => {
     const r = recipe({ finalizers: [] })
     const { plan, echo } = settle(r, facts({ readiness: readiness(1), snapshots: [] }), T0)
     expect(walk(plan)).toEqual(['Candidate:Created', 'Approved:AutoApproved', 'Pending:WaitingForPrerequisites', 'Deploying:PrerequisitesMet', 'Testing:NoTests', 'Active:RevisionActive'])
@@ -65,7 +65,7 @@ describe('T1-T27 (CONTRACT §7.3)', () => {
     expectEcho(echo)
   })
 
-  it('T2: an in-flight revision is abandoned (§7.6)', () => {
+  it('T2: an in-flight revision is abandoned (spec §7.6)', () => {
     const r = deploying2()
     const next = { ...r, metadata: { ...r.metadata, generation: 3 } }
     const f = facts({ readiness: readiness(2, web(false)), snapshots: [1, 2] })
@@ -323,7 +323,7 @@ describe('T1-T27 (CONTRACT §7.3)', () => {
     expect(condition(plan, 'UpToDate')).toMatchObject({ status: 'False', reason: 'RolledBack', message: 'revision 2 (generation 2) failed: JobFailed; running revision 1' })
     expect(plan.action).toEqual({ type: 'maintain', revision: 1 })
     expectEcho(echo)
-    // never re-attempted automatically (§7.9)
+    // never re-attempted automatically (spec §7.9)
     expect(planLifecycle(applied(rolling, plan), factsB({ readiness: readiness(1), snapshots: [1, 2] }), at(5000)).transitions).toEqual([])
   })
 
@@ -402,7 +402,7 @@ describe('T1-T27 (CONTRACT §7.3)', () => {
   })
 })
 
-describe('annotations, approvals and templates (§7.2, §7.5, §7.7)', () => {
+describe('annotations, approvals and templates (spec §7.2, §7.5, §7.7)', () => {
   it('an approve value other than the generation is ignored with one ApprovalIgnored Event per value and generation', () => {
     const pending = settle(recipe({ generation: 3 }), facts({ policy: needsApproval() }), T0).next
     for (const value of ['true', '2']) {

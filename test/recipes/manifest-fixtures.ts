@@ -1,6 +1,6 @@
-// Hand-built rendered workloads for the manifest tests (CONTRACT §5), so they do not depend on
+// Hand-built rendered workloads for the manifest tests (spec §5), so they do not depend on
 // the renderer: a workload is parsed by the schema (defaults applied) and given its target
-// namespace and base(w) the way §5.1 and §5.2 say.
+// namespace and base(w) the way spec §5.1 and §5.2 say.
 import { WorkloadSchema, RecipeTestSchema, WorkflowRecipeSchema, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
 import type { RenderedTest, RenderedWorkload, RenderOk } from '../../shared/recipes/rendered.js'
 import { baseName } from '../../shared/recipes/names.js'

@@ -1,4 +1,4 @@
-// Property (CONTRACT §1, §5.2): the same input always gives byte-identical manifests, and every
+// Property (spec §1, §5.2): the same input always gives byte-identical manifests, and every
 // child name stays within its limit and is a DNS-1123 label, for any recipe shape.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'

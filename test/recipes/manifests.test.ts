@@ -1,5 +1,5 @@
-// CONTRACT §5.5 kind mapping, §5.6 replicas, §5.1 placement, §5.3 owner references, and
-// buildManifests' deploy order (§7.11: copied Secrets, Service, workload object, MCPServer).
+// spec §5.5 kind mapping, §5.6 replicas, §5.1 placement, §5.3 owner references, and
+// buildManifests' deploy order (spec §7.11: copied Secrets, Service, workload object, MCPServer).
 import { describe, expect, it } from 'vitest'
 import { recipeConfig } from '../../shared/recipes/config.js'
 import { canonicalJson } from '../../shared/recipes/digest.js'
@@ -11,7 +11,7 @@ type Obj = Record<string, any>
 const build = (fields: Record<string, unknown>, revision = 1): Obj => workloadManifest(RECIPE, rendered({ image: 'img:1', ...fields }), revision) as Obj
 const selector = { matchLabels: { 'app.kubernetes.io/instance': 'recipes-demo-shop-w-81f5be35' } }
 
-describe('kind mapping (§5.5)', () => {
+describe('kind mapping (spec §5.5)', () => {
   it.each([
     ['Deployment', { kind: 'Deployment' }, 'apps/v1', { selector, strategy: { type: 'RollingUpdate' } }],
     ['Deployment Recreate', { kind: 'Deployment', strategy: 'Recreate' }, 'apps/v1', { selector, strategy: { type: 'Recreate' } }],
@@ -74,7 +74,7 @@ describe('kind mapping (§5.5)', () => {
   })
 })
 
-describe('replicas (§5.6)', () => {
+describe('replicas (spec §5.6)', () => {
   it.each([
     ['Deployment set', { kind: 'Deployment', replicas: 3 }, 3],
     ['Deployment set to 0', { kind: 'Deployment', replicas: 0 }, 0],
@@ -88,7 +88,7 @@ describe('replicas (§5.6)', () => {
   })
 })
 
-describe('test Jobs (§2.9)', () => {
+describe('test Jobs (spec §2.9)', () => {
   it('run in the sandbox with activeDeadlineSeconds = timeoutSeconds, backoffLimit, Never, test labels and the revision in the name', () => {
     const job = testJobManifest(RECIPE, renderedTest({ name: 'smoke', image: 'curl:8', args: ['-fsS', 'http://x/'], timeoutSeconds: 120 }), 4) as Obj
     expect(job.metadata.name).toBe('recipes-demo-shop-test-smoke-2460e744-r4')

@@ -1,4 +1,4 @@
-// CONTRACT §5.9 MCP delegation: the MCPServer of http and stdio workloads, field by field.
+// spec §5.9 MCP delegation: the MCPServer of http and stdio workloads, field by field.
 import { describe, expect, it } from 'vitest'
 import { MCPServerSpecSchema } from '../../shared/schemas/mcpserver.js'
 import { mcpServerManifest } from '../../shared/recipes/mcp.js'

@@ -1,4 +1,4 @@
-// CONTRACT §5.2: shorten with the SHA-256 suffix, the `r` prefix, base(w) at 52 and every child name;
+// spec §5.2: shorten with the SHA-256 suffix, the `r` prefix, base(w) at 52 and every child name;
 // with Kinetic's identity suffix, so recipes of different namespaces never share a name (issue 27).
 import { createHash } from 'node:crypto'
 import fc from 'fast-check'
@@ -10,7 +10,7 @@ import {
 
 const sha8 = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 8)
 
-describe('shorten (§5.2)', () => {
+describe('shorten (spec §5.2)', () => {
   it.each([
     ['fits', 'recipes-demo-postgres-db', 52, 'recipes-demo-postgres-db'],
     ['exactly the limit', 'a'.repeat(52), 52, 'a'.repeat(52)],
@@ -32,7 +32,7 @@ describe('shorten (§5.2)', () => {
   })
 })
 
-describe('names of every child (§5.2)', () => {
+describe('names of every child (spec §5.2)', () => {
   const base = baseName('recipes-demo', 'shop', 'web')
   it.each([
     ['base(w)', base, 'recipes-demo-shop-web-0f1506de'],

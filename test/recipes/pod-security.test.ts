@@ -16,7 +16,7 @@ const recipeOf = (rendered: RenderedInput): RecipeInput => ({
   spec: { workloads: rendered.workloads.map((w) => ({ name: w.name })), tests: (rendered.tests ?? []).map((t) => ({ name: t.name })) },
 })
 
-describe('the built-in Pod Security check (§10.6)', () => {
+describe('the built-in Pod Security check (spec §10.6)', () => {
   it.each<[string, string, string[], string[]]>([
     ['restricted admits NET_BIND_SERVICE', 'sandbox-recipes', ['NET_BIND_SERVICE'], []],
     ['restricted refuses every other added capability, each named', 'sandbox-recipes', ['CHOWN', 'NET_BIND_SERVICE', 'SETUID'], [

@@ -1,5 +1,5 @@
-// CONTRACT §5.4 pod template (all kinds, tests included), §2.6 security overrides on the fixed
-// hardening, §2.8 volume filtering rule.
+// spec §5.4 pod template (all kinds, tests included), §2.6 security overrides on the fixed
+// hardening, spec §2.8 volume filtering rule.
 import { describe, expect, it } from 'vitest'
 import { podTemplateOf } from '../../shared/recipes/pod-template.js'
 import { rendered } from './manifest-fixtures.js'
@@ -9,7 +9,7 @@ type Spec = Record<string, any>
 const specOf = (fields: Record<string, unknown>, restart: 'Always' | 'Never' = 'Always'): Spec =>
   (podTemplateOf(rendered({ name: 'web', kind: 'Deployment', image: 'nginx:1.27', ...fields }), labels, restart, 'B-env') as { spec: Spec }).spec
 
-describe('fixed hardening (§5.4)', () => {
+describe('fixed hardening (spec §5.4)', () => {
   const spec = specOf({})
   it.each([
     ['automountServiceAccountToken', spec.automountServiceAccountToken, false],
@@ -29,7 +29,7 @@ describe('fixed hardening (§5.4)', () => {
   })
 })
 
-describe('security overrides (§2.6)', () => {
+describe('security overrides (spec §2.6)', () => {
   it.each([
     ['runAsUser', { runAsUser: 70 }, { runAsNonRoot: true, runAsUser: 70, seccompProfile: { type: 'RuntimeDefault' } }],
     ['runAsGroup', { runAsGroup: 0 }, { runAsNonRoot: true, runAsGroup: 0, seccompProfile: { type: 'RuntimeDefault' } }],
@@ -45,7 +45,7 @@ describe('security overrides (§2.6)', () => {
   })
 })
 
-describe('container fields (§5.4)', () => {
+describe('container fields (spec §5.4)', () => {
   it('env in order, then envSecret as secretKeyRef to base(w)-env keyed by the variable name', () => {
     const c = specOf({
       env: [{ name: 'B', value: '2' }, { name: 'A', value: '1' }],
@@ -84,7 +84,7 @@ describe('container fields (§5.4)', () => {
   })
 })
 
-describe('volumes and the filtering rule (§2.8)', () => {
+describe('volumes and the filtering rule (spec §2.8)', () => {
   it('a volume with a same-named claim loses its emptyDir but keeps its mount; others stay emptyDirs; claims without a volume mount last', () => {
     const spec = specOf({
       kind: 'StatefulSet',

@@ -1,4 +1,4 @@
-// CONTRACT §10 on the reference examples: the production policy (10-policy-production.yaml) and the
+// spec §10 on the reference examples: the production policy (10-policy-production.yaml) and the
 // cluster-wide audit baseline (11-policy-audit-baseline.yaml) evaluated against every example recipe
 // as renderRecipe renders it, with the exact findings a user would read in status.
 import { readdirSync, readFileSync } from 'node:fs'
@@ -49,7 +49,7 @@ const prodImage = (subject: string, ref: string) => [
   `production: images.requireDigest: ${subject}: image "${ref}" is not pinned by digest`,
 ]
 
-describe('the example policies against the example recipes (§10)', () => {
+describe('the example policies against the example recipes (spec §10)', () => {
   it('the examples hold both policies', () => {
     expect(policies.map((p) => [p.metadata.name, p.spec.mode])).toEqual([['production', 'Enforce'], ['baseline-audit', 'Audit']])
   })

@@ -55,7 +55,7 @@ function statuses(policies: WorkflowRecipePolicy[], recipes: WorkflowRecipe[], n
   return planPolicyStatuses(policies, renderForPolicies(recipes, CONFIG), labels, now)
 }
 
-describe('policy statuses (CONTRACT §10.5)', () => {
+describe('policy statuses (spec §10.5)', () => {
   it('counts each policy\'s own violations over the recipes it matches, recipes by namespace then name', () => {
     const prodOnly = policy('prod-replicas', { namespaceSelector: { matchLabels: { env: 'prod' } }, maxReplicas: 1 })
     const recipes = [
@@ -141,7 +141,7 @@ describe('policy statuses (CONTRACT §10.5)', () => {
   })
 })
 
-describe('which recipes a policy change re-plans (CONTRACT §10.4)', () => {
+describe('which recipes a policy change re-plans (spec §10.4)', () => {
   const selective = policy('shop-only', { recipeSelector: { matchLabels: { app: 'shop' } } })
   const recipes = [
     recipe('blog', { labels: { app: 'blog' } }),

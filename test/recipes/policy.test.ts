@@ -89,7 +89,7 @@ describe('Kubernetes quantities', () => {
   })
 })
 
-describe('each rule of §10.1 with the exact message of §10.3', () => {
+describe('each rule of spec §10.1 with the exact message of §10.3', () => {
   const one = (w: Partial<RenderedWorkloadInput>): RenderedInput => ({ workloads: [workload('web', w)] })
   it.each<[string, PolicySpecInput, RenderedInput, Partial<RecipeInput['spec']>, string[]]>([
     ['workloads.max', { maxWorkloads: 2 }, { workloads: [workload('a'), workload('b'), workload('c')] }, {},
@@ -191,8 +191,8 @@ describe('each rule of §10.1 with the exact message of §10.3', () => {
   })
 })
 
-describe('evaluation order (§10.2)', () => {
-  it('recipe-level rules, then workloads in spec order (not render order), then tests, each in the rule order of §10.3', () => {
+describe('evaluation order (spec §10.2)', () => {
+  it('recipe-level rules, then workloads in spec order (not render order), then tests, each in the rule order of spec §10.3', () => {
     const spec: PolicySpecInput = { maxWorkloads: 1, allowSteps: false, allowedKinds: ['Deployment'], images: { requireDigest: true }, maxReplicas: 1 }
     // Rendered in topological order (db first); the spec lists web first.
     const rendered: RenderedInput = {
@@ -266,7 +266,7 @@ describe('evaluation order (§10.2)', () => {
   })
 })
 
-describe('combination (§10.2) and messages (§10.3)', () => {
+describe('combination (spec §10.2) and messages (§10.3)', () => {
   const rendered: RenderedInput = { workloads: [workload('web', { image: 'nginx:1.27', replicas: 4 })] }
   const recipe = recipeOf(rendered)
   const run = (...policies: PolicyInput[]) => evaluatePolicies(recipe, rendered, undefined, policies, {})
@@ -318,7 +318,7 @@ describe('combination (§10.2) and messages (§10.3)', () => {
   })
 })
 
-describe('approval as data for the lifecycle (§7.5)', () => {
+describe('approval as data for the lifecycle (spec §7.5)', () => {
   const rendered: RenderedInput = { workloads: [workload('web')] }
   it.each<[string, boolean, PolicyInput[], { required: boolean; requiredBy: string[]; timeoutSeconds?: number }]>([
     ['nothing requires it', false, [policy('p', {})], { required: false, requiredBy: [] }],
@@ -344,7 +344,7 @@ describe('approval as data for the lifecycle (§7.5)', () => {
   })
 })
 
-describe('the policy status (§10.5)', () => {
+describe('the policy status (spec §10.5)', () => {
   const v = (policyName: string, rule: string, message: string): PolicyViolation => ({ policy: policyName, mode: 'Enforce', rule, message })
 
   it('counts this policy\'s violations over the matching recipes, lists the first 20 by namespace and name, and stamps the evaluation time', () => {

@@ -1,4 +1,4 @@
-// CONTRACT §6 readiness per kind (fixed table), terminating children, and ReadinessTimeout.
+// spec §6 readiness per kind (fixed table), terminating children, and ReadinessTimeout.
 import { describe, expect, it } from 'vitest'
 import { readinessOf, readinessTimeout, workloadReadiness, type ObservedObject } from '../../shared/recipes/readiness.js'
 
@@ -6,7 +6,7 @@ const NOW = '2026-01-01T00:10:00Z'
 const obj = (spec: ObservedObject['spec'], status: ObservedObject['status'], generation = 2): ObservedObject =>
   ({ metadata: { name: 'x', namespace: 'n', generation, annotations: { 'purko.io/manifest-digest': 'd1' } }, spec, status })
 
-describe('readiness per kind (§6)', () => {
+describe('readiness per kind (spec §6)', () => {
   it.each([
     ['Deployment ready', 'Deployment', obj({ replicas: 2 }, { observedGeneration: 2, replicas: 2, updatedReplicas: 2, availableReplicas: 2 }), true],
     ['Deployment: generation not observed', 'Deployment', obj({ replicas: 2 }, { observedGeneration: 1, replicas: 2, updatedReplicas: 2, availableReplicas: 2 }), false],
@@ -56,7 +56,7 @@ describe('readiness per kind (§6)', () => {
   })
 })
 
-describe('workload readiness with Services and MCP (§6)', () => {
+describe('workload readiness with Services and MCP (spec §6)', () => {
   const dep = obj({ replicas: 1 }, { observedGeneration: 2, replicas: 1, updatedReplicas: 1, availableReplicas: 1 })
   const svc = obj({}, {})
   it.each([
@@ -76,7 +76,7 @@ describe('workload readiness with Services and MCP (§6)', () => {
   })
 })
 
-describe('ReadinessTimeout (§6)', () => {
+describe('ReadinessTimeout (spec §6)', () => {
   const since = '2026-01-01T00:00:00Z'
   it('names the first not-Ready workload in order when the progress deadline expires', () => {
     const r = readinessTimeout([

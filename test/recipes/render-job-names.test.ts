@@ -1,4 +1,4 @@
-// `{{workloads.<job>.name}}` for a Job workload (CONTRACT §4.2, §5.2): the name of the Job object
+// `{{workloads.<job>.name}}` for a Job workload (spec §4.2, §5.2): the name of the Job object
 // that buildManifests creates, `base(w)-<h8>` over the canonical rendered Job spec, and not
 // `base(w)`. Jobs may carry each other's names when the references are acyclic; a Job that
 // references its own name, or Jobs that reference each other's names, are TemplateUnresolved.

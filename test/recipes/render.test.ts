@@ -1,5 +1,5 @@
-// renderRecipe (CONTRACT §1 steps 1-5) over every example of reference/recipes/examples: each
-// renders, with the contract's workload order, included and excluded sets, and byte-identical
+// renderRecipe (spec §1 steps 1-5) over every example of reference/recipes/examples: each
+// renders, with the spec's workload order, included and excluded sets, and byte-identical
 // output on a second run; plus the pipeline's error collection across stages.
 import { baseName } from '../../shared/recipes/names.js'
 import { readdirSync, readFileSync } from 'node:fs'
@@ -60,7 +60,7 @@ describe('renderRecipe over the reference examples', () => {
     }
   })
 
-  it('a template lists its missing required input and leaves the placeholders needing it unrendered (§7.7)', () => {
+  it('a template lists its missing required input and leaves the placeholders needing it unrendered (spec §7.7)', () => {
     const r = ok(byName('postgres-template'))
     expect(r.missingInputs).toEqual(['database'])
     expect(JSON.stringify(r.workloads[0])).toContain('{{inputs.database}}')
@@ -120,7 +120,7 @@ describe('renderRecipe over the reference examples', () => {
     expect(r.workflow).toBeDefined()
   })
 
-  it('collects errors of every stage in pipeline order and joins them per §8.2', () => {
+  it('collects errors of every stage in pipeline order and joins them per spec §8.2', () => {
     const recipe = byName('shop')
     recipe.spec.values = { nope: 1, replicas: '3' }
     recipe.spec.computed = [...recipe.spec.computed!, { name: 'bad', expression: '1/0' }]
@@ -139,7 +139,7 @@ describe('renderRecipe over the reference examples', () => {
     ])
   })
 
-  it('§8.2 message: at most 10 errors, then "; and <n> more"', () => {
+  it('spec §8.2 message: at most 10 errors, then "; and <n> more"', () => {
     const errors = Array.from({ length: 12 }, (_, i) => ({ reason: 'X', message: `e${i}` }))
     expect(specErrorsMessage(errors)).toBe('e0; e1; e2; e3; e4; e5; e6; e7; e8; e9; and 2 more')
     expect(specErrorsMessage(errors.slice(0, 2))).toBe('e0; e1')

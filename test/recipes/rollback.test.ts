@@ -1,4 +1,4 @@
-// CONTRACT §7.9 revisions and rollback from snapshots: R re-applied exactly from its snapshot,
+// spec §7.9 revisions and rollback from snapshots: R re-applied exactly from its snapshot,
 // the failed revision's extra children pruned in reverse order, completed Jobs not re-run,
 // snapshot history trimming and the rollback annotation's guard.
 import { describe, expect, it } from 'vitest'
@@ -8,7 +8,7 @@ import { applied, keyOf, liveWith, RECIPE, ready, revisionOf, snapshotOf } from 
 
 const UID = RECIPE.uid
 
-describe('snapshot objects (§7.9)', () => {
+describe('snapshot objects (spec §7.9)', () => {
   it('rebuilds every child of the revision exactly as buildManifests made it (copied Secrets from their SecretCopy entry)', () => {
     const names = ['db', 'web', 'tools', 'batch', 'cron', 'agent', 'clock']
     const built = revisionOf(names, 4, {}, true)
@@ -30,7 +30,7 @@ describe('snapshot objects (§7.9)', () => {
   })
 })
 
-describe('planRollback (§7.9)', () => {
+describe('planRollback (spec §7.9)', () => {
   const good = snapshotOf(['db', 'web', 'batch'], 2)
   const failed = snapshotOf(['db', 'web', 'tools'], 3, { web: '2' })
 
@@ -69,7 +69,7 @@ describe('planRollback (§7.9)', () => {
   })
 })
 
-describe('history (§7.9)', () => {
+describe('history (spec §7.9)', () => {
   it.each([
     ['keeps the newest limit', [1, 2, 3, 4, 5, 6, 7], 5, 7, 7, [1, 2]],
     ['always keeps current and last good', [1, 2, 3, 4, 5, 6, 7], 2, 3, 1, [2, 4, 5]],
@@ -84,7 +84,7 @@ describe('history (§7.9)', () => {
   })
 })
 
-describe('the rollback annotation (§7.2)', () => {
+describe('the rollback annotation (spec §7.2)', () => {
   const revisions = [{ revision: 1, state: 'Superseded' }, { revision: 2, state: 'Failed' }, { revision: 3, state: 'Active' }]
   it.each([
     ['a Superseded revision with its snapshot', '1', [1, 2, 3], { ok: true, revision: 1 }],

@@ -1,9 +1,9 @@
-// CONTRACT §5.8 copied Secrets (desired shape; bytes come from the caller) and §2.5.
+// spec §5.8 copied Secrets (desired shape; bytes come from the caller) and §2.5.
 import { describe, expect, it } from 'vitest'
 import { copiedSecretManifest, envSecretCopy, sourceSecretAnnotation, tokenSecretCopy, withSecretData } from '../../shared/recipes/secrets.js'
 import { RECIPE } from './manifest-fixtures.js'
 
-describe('copied Secrets (§5.8)', () => {
+describe('copied Secrets (spec §5.8)', () => {
   const copy = envSecretCopy(RECIPE, 'sandbox-recipes', 'recipes-demo-shop-web-0f1506de-env', [
     { name: 'DATABASE_PASSWORD', secretName: 'shop-db', key: 'password' },
     { name: 'API_TOKEN', secretName: 'api', key: 'token', optional: true },

@@ -1,4 +1,4 @@
-// CONTRACT §5.7 Services; sessionAffinity per §2.7 and §2.11.
+// spec §5.7 Services; sessionAffinity per §2.7 and §2.11.
 import { describe, expect, it } from 'vitest'
 import { hasService, serviceManifest } from '../../shared/recipes/services.js'
 import { RECIPE, rendered } from './manifest-fixtures.js'
@@ -7,7 +7,7 @@ type Obj = Record<string, any>
 const svc = (fields: Record<string, unknown>): Obj | undefined => serviceManifest(RECIPE, rendered({ name: 'w', image: 'i', ...fields }), 2) as Obj | undefined
 const ports = [{ name: 'http', port: 80, targetPort: 8080 }]
 
-describe('which workloads get a Service (§5.7)', () => {
+describe('which workloads get a Service (spec §5.7)', () => {
   it.each([
     ['Deployment with ports', { kind: 'Deployment', ports }, true],
     ['Deployment without ports', { kind: 'Deployment' }, false],
@@ -22,7 +22,7 @@ describe('which workloads get a Service (§5.7)', () => {
   })
 })
 
-describe('Service spec (§5.7)', () => {
+describe('Service spec (spec §5.7)', () => {
   it('ClusterIP, selector on the instance, one port per entry with targetPort and protocol', () => {
     const s = svc({ kind: 'Deployment', ports: [...ports, { name: 'dns', port: 53, protocol: 'UDP' }] })!
     expect(s.metadata.name).toBe('recipes-demo-shop-w-81f5be35')
@@ -48,7 +48,7 @@ describe('Service spec (§5.7)', () => {
   })
 })
 
-describe('sessionAffinity (§2.7, §2.11)', () => {
+describe('sessionAffinity (spec §2.7, §2.11)', () => {
   it.each([
     ['plain workload', {}, 'None'],
     ['plain workload with ClientIP', { service: { sessionAffinity: 'ClientIP' } }, 'ClientIP'],

@@ -1,4 +1,4 @@
-// CONTRACT §7.9 revision snapshot ConfigMap, and RevisionTooLarge (§8.2).
+// spec §7.9 revision snapshot ConfigMap, and RevisionTooLarge (§8.2).
 import { describe, expect, it } from 'vitest'
 import { recipeConfig } from '../../shared/recipes/config.js'
 import { completedJobsOf, renderDigest, snapshot, withCompletedJob } from '../../shared/recipes/snapshot.js'
@@ -13,7 +13,7 @@ const result = renderOk([db, web], {
   tests: [renderedTest({ name: 'smoke', image: 'curl' })],
 })
 
-describe('revision snapshot (§7.9)', () => {
+describe('revision snapshot (spec §7.9)', () => {
   const s = snapshot(recipe, result, config, 3)
   if (!s.ok) throw new Error('snapshot failed')
   const data = s.configMap.data
@@ -65,7 +65,7 @@ describe('revision snapshot (§7.9)', () => {
   })
 })
 
-describe('RevisionTooLarge (§8.2)', () => {
+describe('RevisionTooLarge (spec §8.2)', () => {
   it('refuses a snapshot over 900 KiB with the size rounded up', () => {
     const big = Array.from({ length: 60 }, (_, i) => rendered({ name: `w${i}`, kind: 'Deployment', image: 'x', env: [{ name: 'BIG', value: 'x'.repeat(16000) }] }))
     const s = snapshot(recipe, renderOk(big), config, 1)

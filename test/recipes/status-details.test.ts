@@ -10,7 +10,7 @@ function mcpServerOf(objects: ReturnType<typeof revisionOf>, workload: string) {
 }
 
 describe('status.mcpServers[] of a recipe', () => {
-  it('gives a stdio workload the endpoint of the contract, http://<base>.<ns>.svc:<port>/mcp, where its bridge serves', () => {
+  it('gives a stdio workload the endpoint of the spec, http://<base>.<ns>.svc:<port>/mcp, where its bridge serves', () => {
     const objects = revisionOf(['clock', 'tools'], 1)
     const clock = mcpServerOf(objects, 'clock')
     const tools = mcpServerOf(objects, 'tools')

@@ -1,5 +1,5 @@
-// CONTRACT §4: the grammar (escape, placeholders, reference forms), references, the `??`
-// fallback for excluded workloads only, rendering per §3.1, the field checks of §4.4 and the
+// spec §4: the grammar (escape, placeholders, reference forms), references, the `??`
+// fallback for excluded workloads only, rendering per spec §3.1, the field checks of §4.4 and the
 // exact TemplateSyntaxError / TemplateUnresolved / InvalidTemplatedValue messages.
 import { isQuantity } from '../../shared/quantity.js'
 import fc from 'fast-check'
@@ -36,7 +36,7 @@ const render = (t: string, check?: FieldCheck) => renderField(t, 'workload "web"
 const text = (t: string) => { const r = render(t); if (!r.ok) throw new Error(JSON.stringify(r.errors)); return r.text }
 const messages = (t: string, check?: FieldCheck) => { const r = render(t, check); return r.ok ? [] : r.errors.map((e) => `${e.reason}: ${e.message}`) }
 
-describe('rendering (§4.2, §3.1)', () => {
+describe('rendering (spec §4.2, §3.1)', () => {
   it.each([
     ['plain text }} and \\ stay', 'plain text }} and \\ stay'],
     ['{{inputs.tag}}', '1.27'],
@@ -57,7 +57,7 @@ describe('rendering (§4.2, §3.1)', () => {
   })
 })
 
-describe('errors (§4.4)', () => {
+describe('errors (spec §4.4)', () => {
   it.each([
     ['{{inputs.tag', 'TemplateSyntaxError: workload "web": image: malformed placeholder at offset 0'],
     ['abc{{}}', 'TemplateSyntaxError: workload "web": image: malformed placeholder at offset 3'],

@@ -17,15 +17,15 @@ const files = [
 ]
   // The provider planners; shared/llm/probe.ts is the I/O beside them.
   .concat(['llm/credentials.ts', 'llm/schedule.ts', 'llm/target.ts', 'llm/plan.ts'])
-  // The recipe pipeline, contract §1 steps 1-5.
+  // The recipe pipeline, spec §1 steps 1-5.
   .concat(['config.ts', 'cel.ts', 'inputs.ts', 'computed.ts', 'include.ts', 'graph.ts', 'template.ts', 'render.ts', 'rendered.ts'].map((f) => `recipes/${f}`))
-  // Recipe policy evaluation (CONTRACT §10) and the quantity parser it compares bounds with.
+  // Recipe policy evaluation (spec §10) and the quantity parser it compares bounds with.
   .concat(['recipes/policy.ts', 'recipes/pod-security.ts', 'quantity.ts'])
-  // The recipe manifests (contract §1 step 6: §5 children, §7.9 snapshot) and readiness (§6).
+  // The recipe manifests (spec §1 step 6: §5 children, §7.9 snapshot) and readiness (§6).
   .concat(['names.ts', 'labels.ts', 'digest.ts', 'objects.ts', 'pod-template.ts', 'manifests.ts', 'services.ts', 'secrets.ts', 'mcp.ts', 'child-workflow.ts', 'snapshot.ts', 'readiness.ts'].map((f) => `recipes/${f}`))
-  // The deploy, drift, rollback and deletion planners (contract §7.8, §7.9, §7.11, §11).
+  // The deploy, drift, rollback and deletion planners (spec §7.8, §7.9, §7.11, §11).
   .concat(['deploy-plan.ts', 'drift.ts', 'rollback.ts', 'deletion.ts'].map((f) => `recipes/${f}`))
-  // The lifecycle planner (contract §7.1-§7.7, §7.10).
+  // The lifecycle planner (spec §7.1-§7.7, §7.10).
   .concat(['lifecycle.ts', 'lifecycle-facts.ts'].map((f) => `recipes/${f}`))
   // Template schedules and the template planner (run-builder.ts beside them draws random run names).
   .concat(['triggers/cron.ts', 'triggers/template-plan.ts'])

@@ -63,7 +63,7 @@ describe('the body', () => {
   })
 })
 
-describe('run parameters from the payload (§4.18)', () => {
+describe('run parameters from the payload (purko\'s webhook trigger)', () => {
   it('merges every top-level key: strings verbatim, other values as Go %v', () => {
     expect(payloadParameters({
       env: 'prod', replicas: 3, ratio: 0.5, big: 1000000, tiny: 0.00001, on: true, none: null,

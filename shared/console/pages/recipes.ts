@@ -1,7 +1,7 @@
 /**
- * GET /recipes and /recipes/:ns/:name: each WorkflowRecipe's lifecycle phase (recipes CONTRACT
- * §7.1), the workloads and other children it made and how they are, and what every policy that
- * evaluated it found (§10).
+ * GET /recipes and /recipes/:ns/:name: each WorkflowRecipe's lifecycle phase (spec §7.1), the
+ * workloads and other children it made and how they are, and what every policy that
+ * evaluated it found (spec §10).
  */
 import type { WorkflowRecipe } from '../../schemas/workflowrecipe.js'
 import type { ConsoleRequest, PageResult } from '../context.js'

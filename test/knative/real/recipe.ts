@@ -66,7 +66,7 @@ export function recipeOnKinetic(tier: () => KineticTier): void {
     expect(recipe?.status?.revision).toBe(1)
     const deployments = (await admin.get<{ items: Array<{ metadata: { name: string; creationTimestamp: string }; status?: { readyReplicas?: number } }> }>(
       `/apis/apps/v1/namespaces/${TARGET}/deployments?labelSelector=purko.io%2Frecipe%3Dnode-shop`))?.items ?? []
-    // Children are named <recipe namespace>-<recipe>-<workload>-<hash> (recipes CONTRACT §5).
+    // Children are named <recipe namespace>-<recipe>-<workload>-<hash> (spec §5).
     const byName = new Map(deployments.map((d) => [d.metadata.name.replace(/^ai-agents-node-shop-/, '').replace(/-[0-9a-f]{8}$/, ''), d]))
     expect([...byName.keys()].sort()).toEqual(['db', 'web'])
     expect([...byName.values()].every((d) => (d.status?.readyReplicas ?? 0) >= 1)).toBe(true)

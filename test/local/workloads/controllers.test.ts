@@ -63,7 +63,7 @@ const setImage = (type: TypeRef, name: string, image: string) => {
 }
 
 describe('Deployments', () => {
-  it('get a ReplicaSet and ready pods named, labelled and owned like the real controller\'s, and the status §6 calls Ready', async () => {
+  it('get a ReplicaSet and ready pods named, labelled and owned like the real controller\'s, and the status spec §6 calls Ready', async () => {
     start()
     store.create(deployment('web', 2))
     await settle()
@@ -178,7 +178,7 @@ describe('Deployments', () => {
 })
 
 describe('StatefulSets', () => {
-  it('get ordinal pods and Bound claims from volumeClaimTemplates, and the status §6 calls Ready', async () => {
+  it('get ordinal pods and Bound claims from volumeClaimTemplates, and the status spec §6 calls Ready', async () => {
     start()
     store.create(statefulSet('db', 3))
     await settle()
@@ -263,7 +263,7 @@ describe('DaemonSets', () => {
     },
   })
 
-  it('run one pod on the local node by default, with the status §6 calls Ready', async () => {
+  it('run one pod on the local node by default, with the status spec §6 calls Ready', async () => {
     start()
     store.create(daemonSet('agent'))
     await settle()

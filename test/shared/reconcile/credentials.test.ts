@@ -94,7 +94,7 @@ describe('the copy planner', () => {
   })
 })
 
-describe('chooseProvider with a step\'s model.provider override (recipes CONTRACT §5.10)', () => {
+describe('chooseProvider with a step\'s model.provider override (spec §5.10)', () => {
   it('gives the step the overriding provider, its credentials and its fallback rule, as for an Agent', () => {
     const own = aProvider('p', 'team')
     const other = aProvider('q', 'purko-system', { fallback: { providerRef: 'r' } }, { phase: 'Error' })

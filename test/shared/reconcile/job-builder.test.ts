@@ -500,7 +500,7 @@ describe('stepTimeoutSeconds', () => {
   })
 })
 
-describe('stepJobManifest: per-step model override (Kinetic extension, recipes CONTRACT §5.10)', () => {
+describe('stepJobManifest: per-step model override (Kinetic extension, spec §5.10)', () => {
   const openai = () => aProvider('openai', {
     type: 'openai', model: 'gpt-4o', endpoint: 'https://openai.example/v1', credentials: { secretRef: 'openai-key' },
     models: [{ name: 'gpt-4o-mini', pricing: { inputPerMToken: 0.15, outputPerMToken: 0.6 } }],
