@@ -106,7 +106,7 @@ export function functionsReference(root: string): string {
     const ts = triggersOf(name).map((t) => `[${t.doc.metadata.name}](#trigger-${t.doc.metadata.name})`)
     const reached = ts.length ? `Triggers ${ts.join(', ')}` : deadLetters.has(name) ? 'every Trigger\'s dead-letter sink' : 'HTTP only (no Trigger)'
     const scale = `${ann['autoscaling.knative.dev/min-scale'] ?? '0'}–${ann['autoscaling.knative.dev/max-scale'] ?? 'unbounded'}`
-    lines.push(`| \`${name}\` | ${cell(firstSentence(s.comment))} | ${reached} | ${visibility} | ${scale} | ${spec.containerConcurrency ?? 'unlimited'}, ${spec.timeoutSeconds ?? 300} s | \`${spec.serviceAccountName ?? 'default'}\` |`)
+    lines.push(`| \`${name}\` | ${cell(firstSentence(s.comment).replace(/ \(Triggers?: [^)]*\)/, ''))} | ${reached} | ${visibility} | ${scale} | ${spec.containerConcurrency ?? 'unlimited'}, ${spec.timeoutSeconds ?? 300} s | \`${spec.serviceAccountName ?? 'default'}\` |`)
   }
 
   lines.push('', '## Triggers', '', 'Every Trigger is on the Broker `default` of `kinetic-system`. A Trigger\'s `kineticsource` names the source an event came from.', '')

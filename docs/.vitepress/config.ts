@@ -20,11 +20,15 @@ function titleOf(page: string): string {
   return heading.replace(/`/g, '')
 }
 
-/** Sidebar entries for every page of a docs/ folder, in file-name order (index first). */
-function folder(dir: string): DefaultTheme.SidebarItem[] {
+/**
+ * Sidebar entries for every page of a docs/ folder: the pages named in `first` in that order,
+ * then the rest in file-name order (index first), so a new page is never left out.
+ */
+function folder(dir: string, first: readonly string[] = []): DefaultTheme.SidebarItem[] {
+  const rank = (f: string) => (first.includes(f) ? first.indexOf(f) : first.length)
   return readdirSync(join(ROOT, dir))
     .filter((f) => f.endsWith('.md'))
-    .sort((a, b) => Number(b === 'index.md') - Number(a === 'index.md') || a.localeCompare(b))
+    .sort((a, b) => rank(a) - rank(b) || Number(b === 'index.md') - Number(a === 'index.md') || a.localeCompare(b))
     .map((f) => ({ text: titleOf(`${dir}/${f}`), link: `/${dir}/${f.replace(/\.md$/, '')}` }))
 }
 
@@ -54,10 +58,10 @@ export default defineConfig({
         { text: 'Documentation map', link: '/docs/' },
         { text: 'Contributing', link: '/CONTRIBUTING' },
       ] },
-      { text: 'Guide', items: folder('docs/guide') },
+      { text: 'Guide', items: folder('docs/guide', ['getting-started.md', 'workflows.md', 'agents.md', 'autonomy.md', 'templates-schedules-webhooks.md', 'cli-and-run-control.md', 'console.md', 'mcp-servers-and-providers.md', 'recipes.md', 'install-knative.md', 'security.md', 'traces-and-metrics.md', 'purko-compatibility.md']) },
       { text: 'Recipes', items: folder('docs/recipes') },
-      { text: 'Reference', items: folder('docs/reference') },
-      { text: 'Architecture', items: folder('docs/architecture') },
+      { text: 'Reference', items: folder('docs/reference', ['functions.md', 'annotations-and-labels.md', 'cloudevents.md']) },
+      { text: 'Architecture', items: folder('docs/architecture', ['event-flow.md', 'write-order.md', 'errors.md', 'idle.md', 'local-plane.md', 'embedded-kubectl.md', 'test-tiers.md', 'cluster.md', 'knative-cluster.md', 'mcp-registry.md', 'security-decisions.md']) },
       { text: 'Component READMEs', collapsed: true, items: componentReadmes.map((p) => ({ text: p.replace(/\/README\.md$/, '/'), link: `/${p.replace(/\.md$/, '')}` })) },
       { text: 'Performance', collapsed: true, items: folder('docs/performance') },
       { text: 'Decisions', collapsed: true, items: folder('docs/decisions') },
