@@ -3,7 +3,7 @@
 // Every PingSource in knative/sources/ is delivered, as the Broker would, to the function its
 // Trigger names (createApp with the deps its main.ts builds: the real KubeClient, here against the
 // embedded API server, and the warm instance's memo), a few times, the clock moved on a ping's interval each; the calls the embedded server answers are counted by purpose and scaled to one
-// hour by each PingSource's schedule plus that of the alarm its ticks left (docs/idle.md). Printed
+// hour by each PingSource's schedule plus that of the alarm its ticks left (docs/architecture/idle.md). Printed
 // next to purko's polling model for the same load.
 // Run: node --import tsx bench/idle-cost.ts   (BENCH_IDLE_RUNS=1000, BENCH_IDLE_TICKS=3)
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -217,5 +217,5 @@ or as many as Kinetic's resync spends per unfinished run (${resyncPerRunTick.toF
   ]),
 )
 console.log(`Both scenarios hold one Agent ("writer", on the offline model): Ready after the first tick, so its recheck alarm goes by the second.
-Ticks per hour: the heartbeat's (once an hour) plus the alarm's that the ticks left (every minute while a run is unfinished; docs/idle.md).
+Ticks per hour: the heartbeat's (once an hour) plus the alarm's that the ticks left (every minute while a run is unfinished; docs/architecture/idle.md).
 This benchmark counts API calls, not pods: bench/knative-idle.ts measures the pods on a real Knative.`)

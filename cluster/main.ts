@@ -18,7 +18,7 @@ const USAGE = `usage: npm run cluster [-- --dir <folder>] [--knative] [--audit] 
 Starts a one-node Kubernetes (control plane, kubelet with containerd, CNI, kube-proxy, CoreDNS,
 a local image registry on 127.0.0.1:5000) and prints its kubeconfig. --stop removes it.
   --dir      the node's folder (default ${DEFAULT_DIR})
-  --knative  then installs Knative Serving and Eventing with Traefik (docs/knative-cluster.md),
+  --knative  then installs Knative Serving and Eventing with Traefik (docs/architecture/knative-cluster.md),
              building them first (npm run knative:build); on a node already running, installs only
   --audit    the API server records every request's metadata in <dir>/control-plane/audit.log
              (bench/knative-idle.ts --audit counts Kinetic's API calls from it)`

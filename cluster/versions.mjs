@@ -68,7 +68,7 @@ export function knativeCacheDir(env = process.env) {
 // `kn`, Knative's CLI, from the Go module registry. Every kn release from v0.43.0 on (v0.50.0 is
 // Knative 1.23's) builds cmd/kn from a nested module, knative.dev/client/pkg, that only resolves
 // through upstream's own `replace => ./pkg`, which Go ignores in a dependency; the registry
-// refuses or lacks knative.dev/client/pkg at every version asked (docs/knative-cluster.md). v0.42.0
+// refuses or lacks knative.dev/client/pkg at every version asked (docs/architecture/knative-cluster.md). v0.42.0
 // (Knative 1.15) is the newest release whose cmd/kn a consumer can build: its pkg module,
 // knative.dev/client-pkg, is required by a version the registry serves.
 export const KN_VERSION = 'v0.42.0'

@@ -11,7 +11,7 @@ import { withWork, type Work } from '../telemetry/work.js'
 
 /**
  * The Hono app every function starts from: health routes and the one place where an error
- * becomes a status code (400 / 409 / 503 / 500, see the error table in README).
+ * becomes a status code (400 / 409 / 413 / 503 / 500, see docs/architecture/errors.md).
  */
 /** Readiness answers name the process that gives them. */
 export const PID_HEADER = 'x-kinetic-pid'

@@ -1,7 +1,7 @@
 /**
  * Kinetic's dashboard metrics in the Prometheus text format, kept by hand like
  * shared/http/metrics.ts (prom-client would add to every cold start). Names and their
- * OpenTelemetry equivalents are listed in docs/telemetry.md.
+ * OpenTelemetry equivalents are listed in docs/guide/traces-and-metrics.md.
  */
 
 type Labels = Record<string, string>

@@ -9,7 +9,7 @@
  * two minutes (work in flight), else once, at the minute of the earliest due time. Without
  * anything due there is no alarm, so no tick function runs at idle.
  *
- * Two writers, one rule (docs/idle.md):
+ * Two writers, one rule (docs/architecture/idle.md):
  * - The tick function reads the alarm before it lists, and settles it from what it listed:
  *   create, reschedule or delete, each guarded by that resourceVersion.
  * - A function that just wrote work with a due time (a run started, a deadline set) arms the alarm

@@ -194,7 +194,7 @@ describeKubectl(`kubectl ${kubectlVersion} as the README shows it: embedded vs k
     expect(lines(real.stdout)).toEqual(expect.arrayContaining(lines(local.stdout)))
   }, 30_000)
 
-  it('creates the RoleBindings the README shows, and a ServiceAccount: kubectl create rolebinding, create serviceaccount', async () => {
+  it('creates the RoleBindings the docs show, and a ServiceAccount: kubectl create rolebinding, create serviceaccount', async () => {
     await same(['create', 'rolebinding', 'team-a-runs', '-n', NS, '--clusterrole=kinetic-run-control-team', '--group=team-a'])
     await same(['create', 'serviceaccount', 'recipes-mcp-client', '-n', NS])
     await same(['create', 'rolebinding', 'agents-recipe-author', '-n', NS, '--clusterrole=kinetic-recipe-author', `--serviceaccount=${NS}:recipes-mcp-client`])

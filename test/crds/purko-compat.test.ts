@@ -9,7 +9,7 @@ const TYPE_DECISIONS = new Set([
   'spec.trigger.webhook.secret', // an object {name, namespace, key}, as the docs and Go type describe
 ])
 
-/** Columns Kinetic adds (README: compatibility notes): where an agent stands in its autonomy cycle. */
+/** Columns Kinetic adds (docs/guide/purko-compatibility.md): where an agent stands in its autonomy cycle. */
 const ADDED_COLUMNS: Record<string, string[]> = {
   Agent: ['Level', 'Autonomy'],
   AgentAutonomyPolicy: ['Agents', 'Ready'],
@@ -98,7 +98,7 @@ describe.each(allCrds().filter((c) => PURKO_KINDS.has(c.spec.names.kind)).map((c
 })
 
 /**
- * Fields Kinetic declares that purko's CRD does not, per kind (README: compatibility notes).
+ * Fields Kinetic declares that purko's CRD does not, per kind (docs/guide/purko-compatibility.md).
  * Only kinds listed here are checked: for them, every addition must be named on purpose.
  */
 const ADDED_FIELDS: Record<string, string[]> = {

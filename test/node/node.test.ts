@@ -149,7 +149,7 @@ describeNode('a real node (npm run cluster): Kinetic\'s image as Pods and Jobs o
         apiVersion: 'v1', kind: 'Namespace',
         metadata: { name: ns, labels: { 'pod-security.kubernetes.io/enforce': 'restricted' } },
       })
-      // Opted in as README says: the functions' grants there.
+      // Opted in as docs/guide/security.md says: the functions' grants there.
       await grantNamespace(node.admin, ns)
       await eventually('the default ServiceAccount', () => node.admin.get(`/api/v1/namespaces/${ns}/serviceaccounts/default`).then((sa) => sa ?? undefined), 60_000)
       await node.admin.apply({

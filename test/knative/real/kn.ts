@@ -86,7 +86,7 @@ export function knOnKinetic(tier: () => KnTier): void {
 
     const sources = (await knJson<{ items: KnObject[] }>('source', 'list', '-n', SYSTEM)).items
     const kindName = (o: { kind?: string; name: string }) => `${o.kind}/${o.name}`
-    // Besides what knative/ ships, a tick's alarm while it has work coming (docs/idle.md), also Ready.
+    // Besides what knative/ ships, a tick's alarm while it has work coming (docs/architecture/idle.md), also Ready.
     const alarm = (s: KnObject) => s.kind === 'PingSource' && s.metadata.labels?.['kinetic.dev/alarm'] !== undefined && s.metadata.name.endsWith('-alarm')
     expect(sources.filter((s) => !alarm(s)).map((s) => kindName({ kind: s.kind, name: s.metadata.name })).sort(), 'kn source list')
       .toEqual(shipped.filter((m) => ['ApiServerSource', 'PingSource'].includes(m.kind)).map(kindName).sort())
