@@ -132,5 +132,10 @@ state = ${JSON.stringify(join(root, 'state'))}
 
 [${cri}.registry.mirrors.${JSON.stringify(registry)}]
   endpoint = [${JSON.stringify(`http://${registry}`)}]
+
+# Images named localhost/<repo>, as local builds tag them (purko's examples name one), come from the
+# same registry: push them as 127.0.0.1:<port>/<repo>.
+[${cri}.registry.mirrors."localhost"]
+  endpoint = [${JSON.stringify(`http://${registry}`)}]
 `
 }

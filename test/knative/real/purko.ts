@@ -4,14 +4,19 @@
 // LLMProvider is test/fixtures/anthropic-stand-in.mjs in a Pod of its own (the released image
 // has node), reached by the probe and by the step pods over the cluster network. The
 // expectations are the embedded plane's (test/e2e/purko-examples.test.ts, test/support/purko-runs.ts).
+import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
 import { it } from 'vitest'
 import { deploymentsNotAvailable, waitFor } from '../../../cluster/knative/install.js'
+import { REPO_ROOT } from '../../../local/jobs/step-process.js'
 import { eventually } from '../../support/eventually.js'
 import { AGENTS_NS, expectPurkoRuns, purkoRunsOn, STAND_IN_SCRIPT, type SeenRequest } from '../../support/purko-runs.js'
 import type { KineticTier } from './kinetic.js'
 import { getJson } from './cluster-ip.js'
 
+const run = promisify(execFile)
 const MODEL_NS = 'model-stand-in'
 const KEY = 'sk-ant-stand-in-knative'
 
@@ -21,6 +26,12 @@ export function purkoOnKinetic(tier: () => KineticTier): void {
     const { admin, kubeconfig } = tier()
     const service = await admin.get<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>('/apis/serving.knative.dev/v1/namespaces/kinetic-system/services/workflow-changed')
     const image = service!.spec.template.spec.containers[0]!.image
+    // purko's code-executor Agent runs its steps in `runtime.image: localhost/purko-executor:codeact`,
+    // an executor image its users build themselves. Here that image is Kinetic's executor image
+    // (the entrypoint is the executor, and the step contract is the same), built the same way and
+    // pushed under that name; the node pulls `localhost/<repo>` from its registry.
+    const base = (await run(process.execPath, [join(REPO_ROOT, 'scripts', 'build-base-image.mjs'), '--to', `${tier().registry}/kinetic-base`, '--insecure'], { cwd: REPO_ROOT })).stdout.trim()
+    await run(process.execPath, [join(REPO_ROOT, 'scripts', 'build-image.mjs'), '--base', base, '--to', `${tier().registry}/purko-executor:codeact`, '--dist', join(tier().work, 'dist'), '--insecure'], { cwd: REPO_ROOT })
     const labels = { app: 'anthropic-stand-in' }
     await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: MODEL_NS } })
     await admin.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'anthropic-stand-in', namespace: MODEL_NS }, data: { 'server.mjs': readFileSync(STAND_IN_SCRIPT, 'utf8') } }, MODEL_NS)
