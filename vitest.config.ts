@@ -1,12 +1,37 @@
 import { defineConfig } from 'vitest/config'
 
+// One vitest project per test tier (docs/architecture/test-tiers.md). A test file's tier is the
+// folder it lives in or the suffix of its name (`x.local.test.ts`, `x.cluster.test.ts`,
+// `x.browser.test.ts`); everything else is `unit`: nothing outside the test process (no child
+// process, cluster or browser; the embedded API server in the same process is fine), the edit
+// loop's tier (`npm run test:unit`). `npm test` runs every project; `vitest run --project <tier>`
+// runs one.
+const TIERS: Record<string, string[]> = {
+  // The embedded API server, the local plane, child processes (functions, the executor, the MCP
+  // bridge, the OpenTelemetry Collector) on 127.0.0.1.
+  local: ['test/e2e/**/*.test.ts', 'test/local/**/*.test.ts', 'test/integration/**/*.test.ts', 'test/**/*.local.test.ts'],
+  // A real etcd, kube-apiserver and kube-controller-manager (npm run cluster:build).
+  cluster: ['test/cluster/**/*.test.ts', 'test/**/*.cluster.test.ts'],
+  // A real one-node Kubernetes: root, containerd, CNI (npm run cluster).
+  node: ['test/node/**/*.test.ts'],
+  // Real Knative Serving and Eventing on that node (npm run knative:build).
+  knative: ['test/knative/real/**/*.test.ts'],
+  // Debian's chromium.
+  browser: ['test/browser/**/*.test.ts', 'test/**/*.browser.test.ts'],
+  // A real registry, skopeo and umoci.
+  image: ['test/image/**/*.test.ts'],
+}
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // Finds the cluster tier's binaries once per run (test/cluster/global-setup.ts).
     globalSetup: ['test/cluster/global-setup.ts'],
     // Some tests spawn processes (the executor, functions, the local plane); the machine may have 2 cores.
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: Object.values(TIERS).flat() } },
+      ...Object.entries(TIERS).map(([name, include]) => ({ extends: true, test: { name, include } })),
+    ],
   },
 })
