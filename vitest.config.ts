@@ -30,7 +30,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
-      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: Object.values(TIERS).flat() } },
+      // Threads start faster than forks; unit tests change no process-wide state (no chdir, no exit).
+      { extends: true, test: { name: 'unit', include: ['test/**/*.test.ts'], exclude: Object.values(TIERS).flat(), pool: 'threads' } },
       ...Object.entries(TIERS).map(([name, include]) => ({ extends: true, test: { name, include } })),
     ],
   },
