@@ -1,13 +1,5 @@
 import { StepError } from '../errors.js'
-import type { FetchLike } from './types.js'
-
-/** How a provider retries: attempts in total, first backoff, and the sleep it waits with. */
-export interface RetryPolicy {
-  attempts: number
-  baseDelayMs: number
-  maxDelayMs: number
-  sleep: (ms: number, signal: AbortSignal) => Promise<void>
-}
+import type { FetchLike, RetryPolicy } from './types.js'
 
 /** A sleep that ends early (rejecting) when the signal aborts. */
 export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {

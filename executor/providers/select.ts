@@ -3,7 +3,7 @@ import type { ExecutorConfig } from '../config.js'
 import { anthropicProvider } from './anthropic.js'
 import { offlineProvider } from './offline.js'
 import { openAiProvider } from './openai.js'
-import type { RetryPolicy } from './retry.js'
+import type { RetryPolicy } from './types.js'
 import type { FetchLike, ModelProvider } from './types.js'
 
 /** The provider for a configuration: offline when config.offline, else by MODEL_API_FORMAT. Throws ConfigError for a bad offline script. */

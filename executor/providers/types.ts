@@ -1,4 +1,3 @@
-import type { RetryPolicy } from './retry.js'
 /**
  * The provider-neutral conversation the agent loop keeps; each provider translates it to its
  * wire format and back.
@@ -74,4 +73,12 @@ export interface HttpProviderOptions {
   fetch: FetchLike
   retry: RetryPolicy
   onRetry?: (info: { attempt: number; status?: number; delayMs: number }) => void
+}
+
+/** How a provider retries: attempts in total, first backoff, and the sleep it waits with. */
+export interface RetryPolicy {
+  attempts: number
+  baseDelayMs: number
+  maxDelayMs: number
+  sleep: (ms: number, signal: AbortSignal) => Promise<void>
 }

@@ -6,7 +6,7 @@ import { LABEL_RECIPE_UID } from '../recipes/labels.js'
 import { FINALIZER, planLifecycle } from '../recipes/lifecycle.js'
 import { canonicalJson } from '../recipes/digest.js'
 import type { WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
-import { remove, type RecipeWork } from './reconcile-recipe.js'
+import { remove, type RecipeWork } from './recipe-work.js'
 
 /**
  * spec §11: a recipe being deleted. The inventory comes from the snapshots of the current, last good

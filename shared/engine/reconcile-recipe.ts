@@ -3,7 +3,7 @@ import { armTickAlarmIfSooner, type ReconcileFrom } from '../ticks/alarm.js'
 import { ConflictError, RefusedError, TransientError } from '../errors.js'
 import type { ChildKind, ChildObject } from '../kube/port.js'
 import { recipeCloudEvents } from '../recipes/cloud-events.js'
-import { isOwnedBy, objectKey, planDeploy, readinessFromLive, type DeployPlan, type InventoryEntry, type PlannedDelete, type PlannedWrite } from '../recipes/deploy-plan.js'
+import { isOwnedBy, objectKey, planDeploy, readinessFromLive, type DeployPlan, type InventoryEntry, type PlannedWrite } from '../recipes/deploy-plan.js'
 import { canonicalJson } from '../recipes/digest.js'
 import { planDrift, type DriftPlan } from '../recipes/drift.js'
 import type { LifecycleFacts, PolicyFacts, RenderFacts, WorkloadFact } from '../recipes/lifecycle-facts.js'
@@ -23,8 +23,9 @@ import { kubernetesEventFor } from '../reconcile/kube-events.js'
 import type { WorkflowRecipe, WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
 import { retryingConflicts } from './controller.js'
 import type { RecipeDeps } from './recipe-deps.js'
-import { RecipeReads, storedSnapshotOf, type ChildRef, type StoredSnapshot } from './recipe-reads.js'
+import { RecipeReads, storedSnapshotOf, type ChildRef } from './recipe-reads.js'
 import { deleteRecipe } from './recipe-deletion.js'
+import { remove, type RecipeWork } from './recipe-work.js'
 import { recordRecipeSpans } from '../telemetry/recipe-progress.js'
 
 export type { RecipeDeps } from './recipe-deps.js'
@@ -84,28 +85,6 @@ export function recipeAlarmDue(recipe: WorkflowRecipe, now: string): string | un
 function statusAlarmDue(recipe: WorkflowRecipe, status: WorkflowRecipeStatus, now: string): string | undefined {
   if (status.phase && IN_FLIGHT.has(status.phase) && !isTemplate(recipe)) return now
   return status.nextCheckAt
-}
-
-/** One reconcile's working state: what it read, wrote and will announce. */
-export interface RecipeWork {
-  deps: RecipeDeps
-  recipe: WorkflowRecipe
-  namespace: string
-  name: string
-  uid: string
-  /** The resourceVersion the next recipe write is guarded by. */
-  resourceVersion: string
-  reads: RecipeReads
-  snapshots: Map<number, StoredSnapshot>
-  transitions: RecipeTransition[]
-  writes: number
-  now: string
-  /** Digest of the latest generation's render (the snapshot `digest` it would write), when valid. */
-  renderDigest?: string
-  /** The latest generation's objects, built once (prerequisites look at their names and sources). */
-  latest?: RevisionObjects
-  /** Fresh builds of this generation by revision (revision numbers only change labels). */
-  builds: Map<number, RevisionObjects>
 }
 
 /**
@@ -581,19 +560,6 @@ async function apply(work: RecipeWork, child: RecipeChild, action: 'created' | '
   work.transitions.push({
     kind: 'workload.applied', type: 'Normal', reason: 'WorkloadApplied', message: planned?.message ?? `${verb} ${child.kind} ${object}`, record: true,
     cloudEventType: 'dev.kinetic.recipe.workload.applied', data: { workload: child.workload ?? child.test ?? '', kind: child.kind, object, action: verb },
-  })
-}
-
-/** Deletes one own child (uid precondition: a same-named newcomer is never touched). */
-export async function remove(work: RecipeWork, d: PlannedDelete): Promise<void> {
-  const live = work.reads.get(d.kind, d.namespace, d.name)
-  if (!live || !isOwnedBy(live, work.uid)) return
-  await work.deps.kube.deleteChild(d.kind as ChildKind, d.namespace, d.name, { propagationPolicy: d.propagationPolicy, ...(live.metadata?.uid ? { uid: live.metadata.uid } : {}) })
-  work.writes++
-  work.reads.forget(d.kind, d.namespace, d.name)
-  work.transitions.push({
-    kind: 'workload.deleted', type: 'Normal', reason: 'WorkloadDeleted', message: `deleted ${d.key}`, record: true,
-    cloudEventType: 'dev.kinetic.recipe.workload.deleted', data: { workload: d.workload ?? '', kind: d.kind, object: `${d.namespace}/${d.name}` },
   })
 }
 

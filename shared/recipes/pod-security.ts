@@ -8,8 +8,7 @@
  * hardening of spec §5.4, and `baseline` admits every capability of the §2.6 enum, so capabilities are
  * the only thing to check. Pure.
  */
-import type { NamespaceLabels, PolicyViolation, RecipeInput, RenderedInput, RenderedTestInput } from './policy.js'
-import { inSpecOrder } from './policy.js'
+import { inSpecOrder, type NamespaceLabels, type PolicyViolation, type RecipeInput, type RenderedInput, type RenderedTestInput } from './policy-inputs.js'
 
 /** Policy name of the built-in check's violations. */
 export const POD_SECURITY_POLICY = 'pod-security'

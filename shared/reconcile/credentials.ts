@@ -11,7 +11,7 @@ import type { Agent } from '../schemas/agent.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
 import type { StepModel } from '../schemas/workflow.js'
 import { LABEL_LLM_CREDENTIALS, LLM_CREDENTIALS_ENABLED, LLM_CREDENTIALS_SECRET } from '../llm/credential-copies.js'
-import { resolveProvider } from './job-builder.js'
+import { resolveProvider } from './provider-resolution.js'
 
 /** A Secret key of the Workflow's namespace a step reads by secretKeyRef. */
 export interface SecretKey {

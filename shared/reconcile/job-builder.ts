@@ -10,7 +10,7 @@ import type { Agent } from '../schemas/agent.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
 import type { RegistryEntry } from '../mcp/registry.js'
 import { stepMcpView, type McpVisibility } from '../mcp/visibility.js'
-import type { StepModel, Workflow, WorkflowStep } from '../schemas/workflow.js'
+import type { Workflow, WorkflowStep } from '../schemas/workflow.js'
 import {
   API_VERSION, LABEL_AGENT, LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_SHARD, LABEL_STEP, LABEL_WORKFLOW,
 } from '../schemas/labels.js'
@@ -22,6 +22,7 @@ import { stepJobShard } from './job-shard.js'
 import { sha256Hex } from './sha256.js'
 import type { PlainEnv } from './step-input.js'
 import type { StepCredentials } from './credentials.js'
+import { overridesProvider, resolvedModelName, wantedProviderName } from './provider-resolution.js'
 
 /** Container name of every step Job (purko's executor contract). */
 export const STEP_CONTAINER_NAME = 'step-executor'
@@ -89,39 +90,6 @@ export function labelValue(value: string): string {
   return prefix === '' ? hash : `${prefix}-${hash}`
 }
 
-/** Pure: the provider name a step asks for: its `model.provider` override (spec §5.10), else the Agent's `spec.model.provider`. */
-export function wantedProviderName(agent: Agent, override?: StepModel): string {
-  return override?.provider ?? agent.spec.model.provider
-}
-
-/** Pure: whether a step's `model` names a provider other than its Agent's (then the Agent's `credentialsSecretRef` is not for it). */
-export function overridesProvider(agent: Agent, override?: StepModel): boolean {
-  return override?.provider !== undefined && override.provider !== agent.spec.model.provider
-}
-
-/**
- * The provider name of the executor's deterministic offline model: no model API, nothing leaves
- * the machine (the executor answers offline whenever MODEL_PROVIDER is `offline`). No default
- * provider stands in for it.
- */
-export const OFFLINE_PROVIDER = 'offline'
-
-/**
- * Pure: the LLMProvider for an Agent (or for one step of it, with the step's `model` override):
- * the first whose name equals the wanted provider (`wantedProviderName`), else (except for the
- * offline model) a `default: true` provider from the first namespace (in the given priority
- * order) that has one, the last listed there as in purko; undefined when none fits.
- */
-export function resolveProvider(agent: Agent, providers: LLMProvider[], override?: StepModel): LLMProvider | undefined {
-  const wanted = wantedProviderName(agent, override)
-  const byName = providers.find((p) => p.metadata.name === wanted)
-  if (byName) return byName
-  if (wanted === OFFLINE_PROVIDER) return undefined
-  const defaults = providers.filter((p) => p.spec.default === true)
-  const firstNamespace = defaults[0]?.metadata.namespace
-  return defaults.filter((p) => p.metadata.namespace === firstNamespace).at(-1)
-}
-
 /** Pure: a step's deadline in seconds: its `timeout.timeoutSeconds` > 0, else the agent's `guardrails.maxExecutionTime`, else 1800. */
 export function stepTimeoutSeconds(step: WorkflowStep, agent: Agent): number {
   const own = step.timeout?.timeoutSeconds
@@ -130,20 +98,6 @@ export function stepTimeoutSeconds(step: WorkflowStep, agent: Agent): number {
   const parsed = typeof raw === 'string' ? parseGoDuration(raw) : null
   if (parsed !== null && Math.trunc(parsed) >= 1) return Math.trunc(parsed)
   return DEFAULT_STEP_TIMEOUT_SECONDS
-}
-
-/**
- * Pure: the model name a step uses. A provider standing in for the wanted one (a default or a
- * fallback) that names its own model: that model. Else the step's `model.name` override
- * (spec §5.10), else, when the step switches to another provider without naming a model, that
- * provider's own model if it names one (the Agent's model belongs to the Agent's provider),
- * else the Agent's.
- */
-export function resolvedModelName(agent: Agent, provider: LLMProvider | undefined, override?: StepModel): string {
-  if (provider && provider.metadata.name !== wantedProviderName(agent, override) && provider.spec.model) return provider.spec.model
-  if (override?.name !== undefined) return override.name
-  if (overridesProvider(agent, override) && provider?.spec.model) return provider.spec.model
-  return agent.spec.model.name
 }
 
 /** Pure: name of the env var that carries an MCP server's bearer token (`MCP_TOKEN_<NAME>`). */

@@ -1,5 +1,5 @@
 import { telemetryConfigFrom } from './config.js'
-import type { SpanRecord } from './span.js'
+import type { SpanRecord, SpanShipper } from './span.js'
 
 /**
  * Where finished spans go. With no OTLP endpoint it drops them at once and the OpenTelemetry SDK
@@ -19,12 +19,6 @@ export interface SpanSink {
 
 /** Spans waiting at most; beyond this, new spans are dropped and counted. */
 export const MAX_QUEUED_SPANS = 2048
-
-/** What the OTLP side offers the sink (the lazily loaded module). */
-export interface SpanShipper {
-  /** Sends spans; resolves to how many were lost (0 on success) and why. */
-  ship(spans: readonly SpanRecord[]): Promise<{ lost: number; error?: string }>
-}
 
 type Warn = (message: string, fields: Record<string, unknown>) => void
 

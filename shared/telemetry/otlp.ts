@@ -4,8 +4,7 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attribu
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto'
 import { resourceFromAttributes } from '@opentelemetry/resources'
 import { BasicTracerProvider, RandomIdGenerator, type IdGenerator, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base'
-import type { SpanShipper } from './exporter.js'
-import type { Attributes } from './span.js'
+import type { Attributes, SpanShipper } from './span.js'
 
 const KINDS = { internal: SpanKind.INTERNAL, server: SpanKind.SERVER, client: SpanKind.CLIENT, consumer: SpanKind.CONSUMER, producer: SpanKind.PRODUCER }
 

@@ -40,3 +40,9 @@ export function msOf(time: string | undefined): number | undefined {
   const ms = Date.parse(time)
   return Number.isNaN(ms) ? undefined : ms
 }
+
+/** What the OTLP side (otlp.ts, loaded lazily by exporter.ts) offers the span sink. */
+export interface SpanShipper {
+  /** Sends spans; resolves to how many were lost (0 on success) and why. */
+  ship(spans: readonly SpanRecord[]): Promise<{ lost: number; error?: string }>
+}

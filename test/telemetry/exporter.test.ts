@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { createSpanSink, type SpanShipper } from '../../shared/telemetry/exporter.js'
+import { createSpanSink } from '../../shared/telemetry/exporter.js'
+import type { SpanShipper } from '../../shared/telemetry/span.js'
 import { telemetryConfigFrom, otelEnvForSteps } from '../../shared/telemetry/config.js'
 import type { SpanRecord } from '../../shared/telemetry/span.js'
 

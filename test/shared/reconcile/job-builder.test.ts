@@ -5,8 +5,9 @@ import type { LLMProvider } from '../../../shared/schemas/llmprovider.js'
 import type { RegistryEntry } from '../../../shared/mcp/registry.js'
 import type { Workflow, WorkflowStep } from '../../../shared/schemas/workflow.js'
 import {
-  labelValue, resolveProvider, stepJobManifest, stepJobName, stepTimeoutSeconds, type StepJobInput,
+  labelValue, stepJobManifest, stepJobName, stepTimeoutSeconds, type StepJobInput,
 } from '../../../shared/reconcile/job-builder.js'
+import { resolveProvider } from '../../../shared/reconcile/provider-resolution.js'
 import { sha256Hex } from '../../../shared/reconcile/sha256.js'
 
 type AgentSpec = Agent['spec']
