@@ -1,0 +1,84 @@
+// No two modules of the product import each other, directly or round a longer loop: a module's
+// dependencies can be read without reading its dependents. Relative imports only (packages cannot
+// import us); `import type` counts too, since a reader follows those as well.
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join, normalize, relative } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+const ROOT = join(import.meta.dirname, '../..')
+const FOLDERS = ['shared', 'functions', 'local', 'executor', 'cli', 'mcp-bridge', 'cluster', 'scripts', 'bin']
+
+function sources(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    if (statSync(path).isDirectory()) return name === 'node_modules' ? [] : sources(path)
+    return /\.(ts|mts|mjs)$/.test(name) && !/\.d\.m?ts$/.test(name) ? [path] : []
+  })
+}
+
+/** Pure: the relative specifiers a module imports or re-exports (comments left out). */
+export function importsOf(text: string): string[] {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
+  const found = [...code.matchAll(/(?:^|[\s;}])(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g)]
+  return found.map((m) => (m[1] ?? m[2]) as string)
+}
+
+/** Pure: the strongly connected groups of more than one module (each one a loop of imports). */
+export function importLoops(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  let next = 0
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const onStack = new Set<string>()
+  const loops: string[][] = []
+  const visit = (v: string): void => {
+    index.set(v, next)
+    low.set(v, next++)
+    stack.push(v)
+    onStack.add(v)
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w)
+        low.set(v, Math.min(low.get(v)!, low.get(w)!))
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v)!, index.get(w)!))
+      }
+    }
+    if (low.get(v) === index.get(v)) {
+      const group: string[] = []
+      for (;;) {
+        const w = stack.pop()!
+        onStack.delete(w)
+        group.push(w)
+        if (w === v) break
+      }
+      if (group.length > 1) loops.push(group.sort())
+    }
+  }
+  for (const v of graph.keys()) if (!index.has(v)) visit(v)
+  return loops
+}
+
+describe('the import graph', () => {
+  it('finds a loop when there is one, and none in a chain', () => {
+    expect(importLoops(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]))).toEqual([['a', 'b', 'c']])
+    expect(importLoops(new Map([['a', ['b']], ['b', ['c']], ['c', []]]))).toEqual([])
+    expect(importsOf("// import { x } from './commented.js'\nimport type { A } from './a.js'\nexport { b } from '../b.js'\nconst m = import('./lazy.js')\nimport { z } from 'zod'"))
+      .toEqual(['./a.js', '../b.js', './lazy.js'])
+  })
+
+  it('has no loop among the product\'s modules', () => {
+    const files = new Set(FOLDERS.flatMap((f) => sources(join(ROOT, f))).map((p) => relative(ROOT, p)))
+    const graph = new Map<string, string[]>()
+    for (const file of files) {
+      const deps = importsOf(readFileSync(join(ROOT, file), 'utf8')).flatMap((spec) => {
+        const target = normalize(join(dirname(file), spec))
+        const candidate = [target, target.replace(/\.js$/, '.ts'), target.replace(/\.mjs$/, '.mts'), `${target}.ts`].find((c) => files.has(c))
+        return candidate ? [candidate] : []
+      })
+      graph.set(file, deps)
+    }
+    expect(graph.size).toBeGreaterThan(300)
+    expect(importLoops(graph)).toEqual([])
+  })
+})
