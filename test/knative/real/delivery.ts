@@ -3,14 +3,13 @@
 // image has node), the events posted to the real broker-ingress one after the other. What real
 // Knative did is the reference: it must equal OBSERVED_ON_KNATIVE, and the emulated Broker, run
 // here on the same scenario, must do the same.
-import { readFileSync } from 'node:fs'
 import { expect, it } from 'vitest'
-import { deploymentsNotAvailable, waitFor } from '../../../cluster/knative/install.js'
+import { waitFor } from '../../../cluster/knative/install.js'
 import { eventually } from '../../support/eventually.js'
 import { APISERVER_TRIGGER, EVENT_BODY, EVENTS, NS, PING_SOURCE, PLAN, PROBE_OBJECT, RECORDER_SCRIPT, apiserverVerb, eventHeaders, runEmulated, summarise, triggerObjects, type Attempt } from '../delivery-cases.js'
 import { OBSERVED_ON_KNATIVE } from '../delivery-observed.js'
 import type { KineticTier } from './kinetic.js'
-import { getJson, post } from './cluster-ip.js'
+import { getJson, post, releasedImage, serveNodeScript } from './cluster-ip.js'
 
 interface Condition { type: string; status: string; reason?: string; message?: string }
 
@@ -18,31 +17,10 @@ interface Condition { type: string; status: string; reason?: string; message?: s
 export function deliveryOnKnative(tier: () => KineticTier): void {
   it('delivers as the emulation does: filters of every dialect, retries per status, dead letters, replies and attributes, judged by real Knative', async () => {
     const { admin } = tier()
-    const service = await admin.get<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>('/apis/serving.knative.dev/v1/namespaces/kinetic-system/services/workflow-changed')
-    const image = service!.spec.template.spec.containers[0]!.image
-    const labels = { app: 'recorder' }
-    await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
-    await admin.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'recorder', namespace: NS }, data: { 'recorder.mjs': readFileSync(RECORDER_SCRIPT, 'utf8') } }, NS)
-    await admin.apply({
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'recorder', namespace: NS },
-      spec: {
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            containers: [{
-              name: 'recorder', image, command: ['node', '/recorder/recorder.mjs'],
-              env: [{ name: 'PORT', value: '8080' }, { name: 'PLAN', value: JSON.stringify(PLAN) }],
-              readinessProbe: { httpGet: { path: '/log', port: 8080 }, periodSeconds: 1 },
-              volumeMounts: [{ name: 'script', mountPath: '/recorder' }],
-              securityContext: { runAsNonRoot: true, runAsUser: 65532, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-            }],
-            volumes: [{ name: 'script', configMap: { name: 'recorder' } }],
-          },
-        },
-      },
-    }, NS)
-    await admin.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'recorder', namespace: NS }, spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 }] } }, NS)
+    const recorderIp = await serveNodeScript(admin, {
+      namespace: NS, name: 'recorder', image: await releasedImage(admin), script: RECORDER_SCRIPT,
+      env: [{ name: 'PLAN', value: JSON.stringify(PLAN) }], readyPath: '/log',
+    })
     await admin.apply({ apiVersion: 'eventing.knative.dev/v1', kind: 'Broker', metadata: { name: 'default', namespace: NS } }, NS)
     for (const t of triggerObjects()) await admin.apply(t as never, NS)
     await admin.apply(APISERVER_TRIGGER as never, 'kinetic-system')
@@ -64,9 +42,6 @@ export function deliveryOnKnative(tier: () => KineticTier): void {
     ]))
     await waitFor(`Trigger ${APISERVER_TRIGGER.metadata.name} Ready`, 300_000, async () =>
       (await notReady(['/apis/eventing.knative.dev/v1/namespaces/kinetic-system/triggers']))?.split('; ').filter((g) => g.includes(APISERVER_TRIGGER.metadata.name)).join('; ') || undefined)
-    const recorderIp = (await admin.get<{ spec: { clusterIP: string } }>(`/api/v1/namespaces/${NS}/services/recorder`))!.spec.clusterIP
-    await waitFor('the recorder Available', 180_000, () => deploymentsNotAvailable(admin, [{ namespace: NS, name: 'recorder' }]))
-    await eventually('the recorder answering on its Service', async () => (await getJson(recorderIp, '/log').catch(() => undefined)) !== undefined, 60_000, 1000)
 
     // A new namespace restarts the ApiServerSource's adapter (Knative writes the namespace list into
     // it) and a restarted adapter sends nothing for objects that already exist: the probe object

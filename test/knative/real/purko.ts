@@ -5,16 +5,13 @@
 // has node), reached by the probe and by the step pods over the cluster network. The
 // expectations are the embedded plane's (test/e2e/purko-examples.test.ts, test/support/purko-runs.ts).
 import { execFile } from 'node:child_process'
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { it } from 'vitest'
-import { deploymentsNotAvailable, waitFor } from '../../../cluster/knative/install.js'
 import { REPO_ROOT } from '../../../local/jobs/step-process.js'
-import { eventually } from '../../support/eventually.js'
 import { AGENTS_NS, expectPurkoRuns, purkoRunsOn, STAND_IN_SCRIPT, type SeenRequest } from '../../support/purko-runs.js'
 import type { KineticTier } from './kinetic.js'
-import { getJson } from './cluster-ip.js'
+import { getJson, releasedImage, serveNodeScript } from './cluster-ip.js'
 
 const run = promisify(execFile)
 const MODEL_NS = 'model-stand-in'
@@ -24,38 +21,16 @@ const KEY = 'sk-ant-stand-in-knative'
 export function purkoOnKinetic(tier: () => KineticTier): void {
   it('runs purko\'s examples on real Pods: every example Workflow Succeeded through the anthropic provider, the approval granted with the CLI', async () => {
     const { admin, kubeconfig } = tier()
-    const service = await admin.get<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>('/apis/serving.knative.dev/v1/namespaces/kinetic-system/services/workflow-changed')
-    const image = service!.spec.template.spec.containers[0]!.image
     // purko's code-executor Agent runs its steps in `runtime.image: localhost/purko-executor:codeact`,
     // an executor image its users build themselves. Here that image is Kinetic's executor image
     // (the entrypoint is the executor, and the step contract is the same), built the same way and
     // pushed under that name; the node pulls `localhost/<repo>` from its registry.
     const base = (await run(process.execPath, [join(REPO_ROOT, 'scripts', 'build-base-image.mjs'), '--to', `${tier().registry}/kinetic-base`, '--insecure'], { cwd: REPO_ROOT })).stdout.trim()
     await run(process.execPath, [join(REPO_ROOT, 'scripts', 'build-image.mjs'), '--base', base, '--to', `${tier().registry}/purko-executor:codeact`, '--dist', join(tier().work, 'dist'), '--insecure'], { cwd: REPO_ROOT })
-    const labels = { app: 'anthropic-stand-in' }
-    await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: MODEL_NS } })
-    await admin.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'anthropic-stand-in', namespace: MODEL_NS }, data: { 'server.mjs': readFileSync(STAND_IN_SCRIPT, 'utf8') } }, MODEL_NS)
-    await admin.apply({
-      apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'anthropic', namespace: MODEL_NS },
-      spec: {
-        selector: { matchLabels: labels },
-        template: {
-          metadata: { labels },
-          spec: {
-            containers: [{
-              name: 'api', image, command: ['node', '/stand-in/server.mjs'],
-              env: [{ name: 'PORT', value: '8080' }, { name: 'KEY', value: KEY }],
-              ports: [{ containerPort: 8080 }],
-              readinessProbe: { httpGet: { path: '/requests', port: 8080 }, periodSeconds: 1 },
-              volumeMounts: [{ name: 'script', mountPath: '/stand-in' }],
-              securityContext: { runAsNonRoot: true, runAsUser: 65532, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
-            }],
-            volumes: [{ name: 'script', configMap: { name: 'anthropic-stand-in' } }],
-          },
-        },
-      },
-    }, MODEL_NS)
-    await admin.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'anthropic', namespace: MODEL_NS }, spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 }] } }, MODEL_NS)
+    const ip = await serveNodeScript(admin, {
+      namespace: MODEL_NS, name: 'anthropic', image: await releasedImage(admin), script: STAND_IN_SCRIPT,
+      env: [{ name: 'KEY', value: KEY }], readyPath: '/requests',
+    })
     // knowledge-retriever's vector memory is the example's PersistentVolumeClaim; this node has no
     // provisioner, so a volume is made for that claim, as a platform team's storage class would.
     await admin.apply({
@@ -66,9 +41,6 @@ export function purkoOnKinetic(tier: () => KineticTier): void {
         claimRef: { namespace: AGENTS_NS, name: 'knowledge-retriever-memory' },
       },
     })
-    const ip = (await admin.get<{ spec: { clusterIP: string } }>(`/api/v1/namespaces/${MODEL_NS}/services/anthropic`))!.spec.clusterIP
-    await waitFor('the stand-in model Available', 180_000, () => deploymentsNotAvailable(admin, [{ namespace: MODEL_NS, name: 'anthropic' }]))
-    await eventually('the stand-in model answering on its Service', async () => (await getJson(ip, '/requests').catch(() => undefined)) !== undefined, 60_000, 1000)
 
     const runs = await purkoRunsOn({
       kubeconfig,

@@ -7,6 +7,7 @@
 import { expect, it } from 'vitest'
 import type { KubeObject } from '../../../local/knative/kube-http.js'
 import { eventually } from '../../support/eventually.js'
+import { releasedImage } from './cluster-ip.js'
 import type { KineticTier } from './kinetic.js'
 
 const NS = 'ai-agents'
@@ -54,9 +55,7 @@ export function nodeRecipe(image: string): KubeObject {
 export function recipeOnKinetic(tier: () => KineticTier): void {
   it('a WorkflowRecipe reaches Active on real Pods: its workloads start in dependency order, Ready by their probes, and its smoke test Job reaches the web Service', async () => {
     const { admin } = tier()
-    const service = await admin.get<{ spec: { template: { spec: { containers: Array<{ image: string }> } } } }>('/apis/serving.knative.dev/v1/namespaces/kinetic-system/services/workflow-changed')
-    const image = service!.spec.template.spec.containers[0]!.image
-    await admin.apply(nodeRecipe(image), NS)
+    await admin.apply(nodeRecipe(await releasedImage(admin)), NS)
     const recipe = await eventually('WorkflowRecipe node-shop Active', async () => {
       const r = await admin.get<Recipe>(`/apis/purko.io/v1alpha1/namespaces/${NS}/workflowrecipes/node-shop`)
       const phase = r?.status?.phase
