@@ -139,6 +139,8 @@ export interface PurkoRuns {
   approved: string[]
   outputs: Map<string, Record<string, Record<string, unknown>>>
   agents: Map<string, Agent>
+  /** Each Agent's `totalInvocations` before the examples were applied (an Agent of the same name may exist). */
+  invocationsBefore: Map<string, number>
   requests: SeenRequest[]
 }
 
@@ -146,6 +148,9 @@ export interface PurkoRuns {
 export async function purkoRunsOn(t: PurkoTarget): Promise<PurkoRuns> {
   const deadline = Date.now() + t.ms
   const objects = purkoExampleObjects(t.endpoint, t.key)
+  const agentPath = (o: KubeObject) => `${PURKO}/namespaces/${o.metadata?.namespace}/agents/${o.metadata?.name}`
+  const invocationsBefore = new Map(await Promise.all(objects.filter((o) => o.kind === 'Agent').map(async (o) =>
+    [o.metadata?.name as string, ((await t.get(agentPath(o))) as Agent | null)?.status?.metrics?.totalInvocations ?? 0] as const)))
   for (const obj of objects) {
     if (obj.kind === 'Workflow') {
       // As a user who applies a folder and waits for `kubectl get agents` to show them ready:
@@ -161,9 +166,9 @@ export async function purkoRunsOn(t: PurkoTarget): Promise<PurkoRuns> {
   const { finals, approved } = await driveToEnd({ get: t.get, cli: kineticCli(t.kubeconfig) }, Math.max(1, deadline - Date.now()))
   const outputs = new Map(await Promise.all(EXAMPLE_WORKFLOWS.map(async (n) => [n, await outputsOf(t.get, n)] as const)))
   const agents = new Map(await Promise.all(objects.filter((o) => o.kind === 'Agent').map(async (o) =>
-    [o.metadata?.name as string, (await t.get(`${PURKO}/namespaces/${o.metadata?.namespace}/agents/${o.metadata?.name}`)) as Agent] as const)))
+    [o.metadata?.name as string, (await t.get(agentPath(o))) as Agent] as const)))
   const provider = (await t.get(`${PURKO}/namespaces/purko-system/llmproviders/anthropic`)) as Provider
-  return { objects, provider, finals, approved, outputs, agents, requests: await t.requests() }
+  return { objects, provider, finals, approved, outputs, agents, invocationsBefore, requests: await t.requests() }
 }
 
 /** The steps of the example Workflows, as `<workflow>/<step>`, with the agent each names. */
@@ -199,11 +204,11 @@ export function expectPurkoRuns(r: PurkoRuns): void {
   const review = r.requests.find((q) => q.user.includes('Analysis context:'))
   expect(analyzed).toMatch(/^a-\d+$/)
   expect(review?.user).toMatch(new RegExp(`answerId\\W+${analyzed}\\b`))
-  // Usage reaches the Agents: each example Agent that ran steps counts them, with tokens and cost
-  // at the anthropic provider's prices.
+  // Usage reaches the Agents: each example Agent that ran steps counts them (on top of what an
+  // Agent of the same name had counted before), with tokens and cost at the provider's prices.
   for (const [agent, count] of countBy(steps.map((s) => s.agent))) {
     const metrics = r.agents.get(agent)?.status?.metrics
-    expect(metrics?.totalInvocations, agent).toBe(count)
+    expect((metrics?.totalInvocations ?? 0) - (r.invocationsBefore.get(agent) ?? 0), agent).toBe(count)
     expect(metrics?.totalTokensUsed ?? 0, agent).toBeGreaterThan(0)
     expect(metrics?.totalCostUSD ?? 0, agent).toBeGreaterThan(0)
   }
