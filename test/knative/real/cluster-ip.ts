@@ -1,21 +1,28 @@
 // A test's stand-in served in the tier's cluster, and HTTP to a Service's cluster IP from the test
 // process: the tier's node runs on this machine, so kube-proxy's rules route a ClusterIP from here
 // as from a pod (no DNS for cluster names here).
+import { spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { basename } from 'node:path'
 import { deploymentsNotAvailable, waitFor } from '../../../cluster/knative/install.js'
 import type { KubeHttp } from '../../../local/knative/kube-http.js'
-import { eventually } from '../../support/eventually.js'
 
-/** GET http://<ip>:80<path>, parsed as JSON; rejects on a status other than 200. */
-export function getJson(ip: string, path: string): Promise<unknown> {
+/** GET http://<ip>:<port><path>, parsed as JSON; rejects on a status other than 200. */
+export function getJson(ip: string, path: string, port = 80): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: ip, port: 80, path, timeout: 10_000 }, (res) => {
+    const req = request({ host: ip, port, path, timeout: 10_000 }, (res) => {
       let body = ''
       res.setEncoding('utf8')
       res.on('data', (c: string) => { body += c })
-      res.on('end', () => (res.statusCode === 200 ? resolve(JSON.parse(body)) : reject(new Error(`GET ${path}: ${res.statusCode}`))))
+      res.on('end', () => {
+        if (res.statusCode !== 200) return reject(new Error(`GET ${path}: ${res.statusCode}`))
+        try {
+          resolve(JSON.parse(body))
+        } catch (err) {
+          reject(err)
+        }
+      })
     })
     req.on('timeout', () => req.destroy(new Error(`GET ${path}: no answer`)))
     req.on('error', reject)
@@ -81,8 +88,27 @@ export async function serveNodeScript(admin: KubeHttp, s: NodeScriptService): Pr
   await admin.apply({ apiVersion: 'v1', kind: 'Service', metadata: { name: s.name, namespace: s.namespace }, spec: { selector: labels, ports: [{ port: 80, targetPort: 8080 }] } }, s.namespace)
   await waitFor(`${s.namespace}/${s.name} Available`, 180_000, () => deploymentsNotAvailable(admin, [{ namespace: s.namespace, name: s.name }]))
   const ip = (await admin.get<{ spec: { clusterIP: string } }>(`/api/v1/namespaces/${s.namespace}/services/${s.name}`))!.spec.clusterIP
-  await eventually(`${s.namespace}/${s.name} answering on its Service`, async () => (await getJson(ip, s.readyPath).catch(() => undefined)) !== undefined, 60_000, 1000)
-  return ip
+  // Available means the kubelet's probe reached the pod; the cluster IP answers once the
+  // EndpointSlice lists the pod and kube-proxy has written its rules, on a loaded machine later.
+  const deadline = Date.now() + 180_000
+  for (;;) {
+    if ((await getJson(ip, s.readyPath).catch(() => undefined)) !== undefined) return ip
+    if (Date.now() > deadline) throw new Error(`${s.namespace}/${s.name}: its Service ${ip} did not answer within 180 s (${await whyNoAnswer(admin, s, ip)})`)
+    await new Promise((r) => setTimeout(r, 1000))
+  }
+}
+
+/** What stands between the Service's cluster IP and its ready pod: the EndpointSlice, the pod itself, kube-proxy's rules. */
+async function whyNoAnswer(admin: KubeHttp, s: NodeScriptService, ip: string): Promise<string> {
+  const slices = await admin.get<{ items: Array<{ endpoints?: Array<{ addresses: string[]; conditions?: { ready?: boolean } }> }> }>(
+    `/apis/discovery.k8s.io/v1/namespaces/${s.namespace}/endpointslices?labelSelector=${encodeURIComponent(`kubernetes.io/service-name=${s.name}`)}`)
+  const endpoints = (slices?.items ?? []).flatMap((i) => i.endpoints ?? []).map((e) => `${e.addresses.join('/')}${e.conditions?.ready ? ' ready' : ' not ready'}`)
+  const pods = await admin.get<{ items: Array<{ status?: { podIP?: string } }> }>(`/api/v1/namespaces/${s.namespace}/pods?labelSelector=${encodeURIComponent(`app=${s.name}`)}`)
+  const podIp = pods?.items[0]?.status?.podIP
+  const direct = podIp ? await getJson(podIp, s.readyPath, 8080).then(() => 'answers', (err: Error) => err.message) : 'no pod IP'
+  const nat = spawnSync('iptables-save', ['-t', 'nat'], { encoding: 'utf8' })
+  const rules = nat.status === 0 ? nat.stdout.split('\n').filter((l) => l.includes(`${ip}/32`)).length : `iptables-save failed: ${nat.stderr.trim()}`
+  return `endpoints: ${endpoints.join(', ') || 'none'}; pod ${podIp ?? '?'}:8080 ${direct}; kube-proxy rules for ${ip}: ${rules}`
 }
 
 /** The released image, as the workflow-changed Service runs it. */
