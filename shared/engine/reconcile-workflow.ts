@@ -90,6 +90,8 @@ interface WorkflowWork extends ControllerPlan {
   template?: string
   /** The moment planned at (a lost metrics race re-plans at the same moment to compare). */
   now: string
+  /** When each finished attempt's container started, by Job (the step spans' pod.started). */
+  podStarts: ReadonlyMap<string, string>
 }
 
 /** How one reconcile may reach beyond its own run. */
@@ -263,6 +265,7 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       const template = templateOf(workflow)
       return {
         plan, placed: new Map(), created: [], now: at, transitions: plan.transitions.map((t) => announced(t, plan.runId)),
+        podStarts: new Map(facts.jobs.flatMap((j) => (j.podStartedAt ? [[j.name, j.podStartedAt] as const] : []))),
         ...(template !== undefined ? { template } : {}),
       }
     },
@@ -303,7 +306,7 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       if (started.status === 'rejected') throw started.reason
       return { ...work, placed, created }
     },
-    async writeParent({ kube }, workflow, { plan, placed, now }) {
+    async writeParent({ kube }, workflow, { plan, placed, now, podStarts }) {
       const namespace = workflow.metadata.namespace ?? 'default'
       const name = workflow.metadata.name ?? ''
       let resourceVersion = workflow.metadata.resourceVersion ?? ''
@@ -319,7 +322,7 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
         await kube.patchWorkflowStatus(namespace, name, resourceVersion, status)
         // Only a status write that landed ends spans: a lost race re-plans and writes them then.
         const approved = plan.transitions.filter((t) => t.kind === 'step.approved' && t.step !== undefined).map((t) => t.step!)
-        recordRunProgress(workflow, status, plan.startJobs, approved, now)
+        recordRunProgress(workflow, status, { started: plan.startJobs, approved, podStarts }, now)
       }
     },
     eventSeed: (_, { plan }) => plan.runId ?? '',
@@ -447,7 +450,9 @@ async function createJobs(kube: Kube, manifests: readonly V1Job[]): Promise<Arra
 async function attachResults(kube: Kube, namespace: string, workflow: Workflow, jobs: JobFact[]): Promise<void> {
   for (const job of jobsNeedingResults(workflow, jobs)) {
     // A success needs only its OUTPUT line; a failure's message comes from the log's last lines.
-    const log = job.state === 'Succeeded' ? await kube.readStepOutput(namespace, job.name) : await kube.readJobLog(namespace, job.name)
+    const report = await kube.readStepReport(namespace, job.name, job.state === 'Succeeded' ? 'output' : 'log')
+    const log = report?.text ?? null
+    if (report?.startedAt) job.podStartedAt = report.startedAt
     job.result = job.state === 'Succeeded'
       ? (log === null ? { ok: false, class: 'error', error: `job ${job.name} completed but its pod log is gone` } : resultFromLog(log))
       : failureFromLog(log, job.failureReason, job.deadlineSeconds)

@@ -16,7 +16,7 @@ import { MemoryProviderSchema, type MemoryProvider, type MemoryProviderStatus } 
 import { WorkflowSchema, type Workflow, type WorkflowStatus } from '../schemas/workflow.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
 import { WorkflowRecipePolicySchema, type WorkflowRecipePolicy, type WorkflowRecipePolicyStatus } from '../schemas/workflowrecipepolicy.js'
-import type { AccessAttributes, AgentPatch, ChildKind, ChildObject, Credential, Kube, StreamHandle, TokenIdentity } from './port.js'
+import type { AccessAttributes, AgentPatch, ChildKind, ChildObject, Credential, Kube, StepReport, StreamHandle, TokenIdentity } from './port.js'
 import type { z } from 'zod'
 
 /**
@@ -448,11 +448,16 @@ export class KubeClient implements Kube {
     return pod ? this.podLog(namespace, pod.metadata!.name!) : null
   }
 
-  async readStepOutput(namespace: string, jobName: string): Promise<string | null> {
+  async readStepReport(namespace: string, jobName: string, want: 'output' | 'log'): Promise<StepReport | null> {
     const pod = await this.jobPod(namespace, jobName)
     if (!pod) return null
-    const message = pod.status?.containerStatuses?.map((c) => c.state?.terminated?.message).find((m) => m?.startsWith('OUTPUT:'))
-    return message ?? this.podLog(namespace, pod.metadata!.name!)
+    const containers = pod.status?.containerStatuses ?? []
+    const message = want === 'output' ? containers.map((c) => c.state?.terminated?.message).find((m) => m?.startsWith('OUTPUT:')) : undefined
+    const started = containers.map((c) => c.state?.terminated?.startedAt ?? c.state?.running?.startedAt).find((t) => t !== undefined)
+    return {
+      text: message ?? await this.podLog(namespace, pod.metadata!.name!),
+      ...(started !== undefined ? { startedAt: new Date(started).toISOString() } : {}),
+    }
   }
 
   /** The first pod of a Job (`job-name=<job>`), or null when it has none. */

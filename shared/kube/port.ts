@@ -10,6 +10,14 @@ import type { Workflow, WorkflowStatus } from '../schemas/workflow.js'
 import type { WorkflowRecipe, WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
 import type { WorkflowRecipePolicy, WorkflowRecipePolicyStatus } from '../schemas/workflowrecipepolicy.js'
 
+/** What a step's pod tells about its attempt (Kube.readStepReport). */
+export interface StepReport {
+  /** The termination message or the log; null when the log is gone. */
+  text: string | null
+  /** When its container started (RFC 3339), once the kubelet has started it. */
+  startedAt?: string
+}
+
 /** Who a bearer token belongs to, as a TokenReview answers. */
 export interface TokenIdentity {
   username: string
@@ -156,10 +164,12 @@ export interface Kube {
   /** The log of the first pod of the Job (`job-name=<job>`), or null when it has no pod. */
   readJobLog(namespace: string, jobName: string): Promise<string | null>
   /**
-   * Text holding a finished step's `OUTPUT:` line: its pod's termination message when the executor
-   * left the line there (one call), else the pod's log (two); null when the Job has no pod.
+   * What a finished step's pod tells, null when the Job has no pod. `output`: text holding the
+   * `OUTPUT:` line, its termination message when the executor left the line there (one call), else
+   * the pod's log (two). `log`: the pod's log (a failure's last lines). Either way, when its
+   * container started, from the same pod read.
    */
-  readStepOutput(namespace: string, jobName: string): Promise<string | null>
+  readStepReport(namespace: string, jobName: string, want: 'output' | 'log'): Promise<StepReport | null>
 
   getConfigMap(namespace: string, name: string): Promise<V1ConfigMap | null>
   listConfigMaps(namespace: string, labels: Record<string, string>): Promise<V1ConfigMap[]>

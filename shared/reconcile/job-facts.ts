@@ -24,6 +24,8 @@ export interface JobFact {
   finishedAt?: string
   /** Filled by the shell from the pod log when the planner needs it. */
   result?: StepResult
+  /** When the attempt's container started, read with `result` (the step span's pod.started). */
+  podStartedAt?: string
 }
 
 /** The outcome read from a finished Job's pod log. */

@@ -28,6 +28,11 @@ export function approvalSpanId(runId: string, step: string): string {
   return hex(`approval/${runId}/${step}`).slice(0, 16)
 }
 
+/** The span id of the backoff before a step's attempt `attempt` (a retry) in a run. */
+export function backoffSpanId(runId: string, step: string, attempt: number): string {
+  return hex(`backoff/${runId}/${step}/${attempt}`).slice(0, 16)
+}
+
 /** W3C traceparent of a sampled span. */
 export function traceparentOf(traceId: string, spanId: string): string {
   return `00-${traceId}-${spanId}-01`

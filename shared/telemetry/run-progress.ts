@@ -1,7 +1,7 @@
 import type { Workflow, WorkflowStatus } from '../schemas/workflow.js'
 import { spanSink } from './exporter.js'
 import { dashboardMetrics } from './metrics.js'
-import { endedWork } from './run-spans.js'
+import { endedWork, type RunMoves } from './run-spans.js'
 import { noteAdvanced } from './work.js'
 
 /**
@@ -9,17 +9,17 @@ import { noteAdvanced } from './work.js'
  * tells the current function span which run and steps it advanced.
  */
 export function recordRunProgress(
-  workflow: Workflow, next: WorkflowStatus, started: ReadonlyArray<{ jobName: string }>, approved: readonly string[], now: string,
+  workflow: Workflow, next: WorkflowStatus, moves: RunMoves & { started: ReadonlyArray<{ jobName: string }> }, now: string,
 ): void {
   const runId = next.runId
   if (!runId) return
-  const ended = endedWork(workflow, next, now, approved)
+  const ended = endedWork(workflow, next, now, moves)
   for (const step of ended.steps) dashboardMetrics.stepDuration.observe({ phase: step.phase }, step.seconds)
   if (ended.run) dashboardMetrics.runDuration.observe({ phase: ended.run.phase }, ended.run.seconds)
   const sink = spanSink()
   if (!sink.enabled) return
   for (const span of ended.spans) sink.record(span)
-  for (const start of started) noteAdvanced(runId, start.jobName)
+  for (const start of moves.started) noteAdvanced(runId, start.jobName)
   for (const span of ended.spans) {
     const job = span.attributes['k8s.job.name']
     if (typeof job === 'string') noteAdvanced(runId, job)

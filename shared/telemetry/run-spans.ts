@@ -1,7 +1,7 @@
 import { isTerminalPhase } from '../reconcile/run-status.js'
 import { ANNOTATION_WORKFLOW_TEMPLATE } from '../schemas/labels.js'
 import type { Workflow, WorkflowStatus } from '../schemas/workflow.js'
-import { approvalSpanId, runSpanId, runTraceId, stepSpanId } from './ids.js'
+import { approvalSpanId, backoffSpanId, runSpanId, runTraceId, stepSpanId } from './ids.js'
 import { msOf, type SpanRecord } from './span.js'
 
 /**
@@ -21,12 +21,22 @@ export interface EndedWork {
   run?: { phase: string; seconds: number }
 }
 
+/** What the plan behind a status write did beside the status itself. */
+export interface RunMoves {
+  /** Steps started on a person's approval (the planner's step.approved transitions): their wait ends as they start. */
+  approved?: readonly string[]
+  /** When each finished attempt's container started, by Job name (read with its result). */
+  podStarts?: ReadonlyMap<string, string>
+}
+
 /**
  * Pure: the spans (and durations) that end between `workflow`'s status and `next`, planned at
- * `now`; `approved` names the steps this plan starts on a person's approval (the planner's
- * step.approved transitions), whose wait ends as they start.
+ * `now`. A step attempt's span runs from its Job's creation to its end, with events for when it
+ * was queued, its pod started and it finished; a retried attempt is followed by a backoff span
+ * until the retry is due.
  */
-export function endedWork(workflow: Workflow, next: WorkflowStatus, now: string, approved: readonly string[] = []): EndedWork {
+export function endedWork(workflow: Workflow, next: WorkflowStatus, now: string, moves: RunMoves = {}): EndedWork {
+  const approved = moves.approved ?? []
   const out: EndedWork = { spans: [], steps: [] }
   const runId = next.runId
   if (!runId) return out
@@ -52,6 +62,7 @@ export function endedWork(workflow: Workflow, next: WorkflowStatus, now: string,
       const startMs = msOf(old.startTime) ?? nowMs
       const endMs = (sameAttempt && !retried ? msOf(step.completionTime) : undefined) ?? nowMs
       const failed = retried || phase === 'Failed'
+      const podStartMs = msOf(moves.podStarts?.get(old.jobName))
       out.spans.push({
         name: `step ${step.name}`,
         traceId, spanId: stepSpanId(old.jobName), parentSpanId: root, kind: 'internal',
@@ -69,11 +80,23 @@ export function endedWork(workflow: Workflow, next: WorkflowStatus, now: string,
           // A first attempt was queued once its dependencies were done (or the run began); a retry's queueing is its backoff.
           ...((old.retryCount ?? 0) === 0 ? [{ name: 'queued', atMs: Math.min(startMs, readyAt(step.name)) }] : []),
           { name: 'job.created', atMs: startMs },
+          ...(podStartMs !== undefined ? [{ name: 'pod.started', atMs: Math.min(Math.max(podStartMs, startMs), endMs) }] : []),
           { name: 'finished', atMs: endMs, attributes: { 'kinetic.step.phase': phase } },
         ],
         ...(failed ? { error: (step.error ?? old.error ?? phase).slice(0, MAX_ERROR) } : {}),
       })
       out.steps.push({ phase, seconds: Math.max(0, endMs - startMs) / 1000 })
+      const dueMs = msOf(step.nextAttemptAt)
+      if (retried && step.phase === 'Pending' && dueMs !== undefined) {
+        // The wait before the next attempt: from this failure until the retry is due (it starts
+        // then, or later if it then waits for a slot).
+        out.spans.push({
+          name: `backoff ${step.name}`,
+          traceId, spanId: backoffSpanId(runId, step.name, step.retryCount ?? 0), parentSpanId: root, kind: 'internal',
+          startMs: endMs, endMs: Math.max(endMs, dueMs),
+          attributes: { ...base, 'kinetic.step.name': step.name, 'kinetic.step.attempt': step.retryCount ?? 0, 'kinetic.step.backoff.seconds': Math.max(0, dueMs - endMs) / 1000 },
+        })
+      }
     }
     if (approved.includes(step.name) && step.phase === 'Running') {
       // The wait began when the step became ready: its last dependency finished, or the run began.

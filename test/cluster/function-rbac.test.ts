@@ -115,7 +115,7 @@ const PORT_CALLS: PortCalls = {
   // matters here is that it was authorized, which the audit record shows.
   readJobLog: (k, t) => k.readJobLog(podNamespace(t), 'rbac-with-pod').catch(() => null),
   // Its pod left no termination message, so it reads the log too, refused (400) as above.
-  readStepOutput: (k, t) => k.readStepOutput(podNamespace(t), 'rbac-with-pod').catch(() => null),
+  readStepReport: (k, t) => k.readStepReport(podNamespace(t), 'rbac-with-pod', 'output').catch(() => null),
   // webhook-trigger may read only the namespace's routing rules.
   getConfigMap: (k, t) => k.getConfigMap(NS, t === 'webhook-trigger' ? 'trigger-rules' : `rbac-${t}`),
   listConfigMaps: (k) => k.listConfigMaps(NS, { 'purko.io/workflow': 'rbac' }),
@@ -276,7 +276,7 @@ function mcpRecipe(tag: string): WorkflowRecipe {
  * (keys are secretKeyRefs; the Namespace's opt-in label tells whether the copy is there).
  */
 const WORKFLOW: Method[] = [
-  'getWorkflow', 'listWorkflows', 'listAgents', 'getAgent', 'listLLMProviders', 'listAllMCPServers', 'listJobs', 'createJob', 'deleteJob', 'readJobLog', 'readStepOutput',
+  'getWorkflow', 'listWorkflows', 'listAgents', 'getAgent', 'listLLMProviders', 'listAllMCPServers', 'listJobs', 'createJob', 'deleteJob', 'readJobLog', 'readStepReport',
   'getConfigMap', 'listConfigMaps', 'createConfigMap', 'replaceConfigMap', 'getNamespace',
   'patchWorkflowMetadata', 'patchWorkflowStatus', 'createEvent',
   // The other runs of a template, for its concurrency policy and the queue a finished run wakes.
@@ -324,7 +324,7 @@ const RECIPE_ALSO: Partial<Record<Method, string>> = {
   deleteWorkflow: 'delete workflows: deleteChild deletes the child Workflow at recipe deletion',
   listAllConfigMaps: 'list configmaps, cluster-wide (listConfigMaps lists revision snapshots in every recipe namespace)',
   followPodLog: 'get pods/log: readJobLog reads a test Job\'s log',
-  readStepOutput: 'list pods and get pods/log: what readJobLog reads',
+  readStepReport: 'list pods and get pods/log: what readJobLog reads',
 }
 /**
  * Port methods only the kinetic CLI calls, as the person running it (their kubeconfig), never a
@@ -370,7 +370,7 @@ const CONSOLE: Method[] = [
   'reviewSelfAccess', 'whoAmI',
 ]
 const CONSOLE_ALSO: Partial<Record<Method, string>> = {
-  readStepOutput: 'list pods and get pods/log: what readJobLog reads',
+  readStepReport: 'list pods and get pods/log: what readJobLog reads',
   listJobsLabelled: 'list jobs: what listJobs lists',
 }
 /**
@@ -455,7 +455,7 @@ const USES: Record<string, { methods: Method[]; alsoAllowed?: Partial<Record<Met
     methods: ['reviewToken', 'reviewAccess', 'getWorkflow', 'patchWorkflowMetadata', 'patchWorkflow', 'createWorkflow', 'listJobs', 'listPods', 'readJobLog', 'getAgent', 'patchAgent', 'createEvent'],
     alsoAllowed: {
       followPodLog: 'get pods/log: readJobLog reads a step pod\'s log',
-      readStepOutput: 'list pods and get pods/log: what readJobLog reads',
+      readStepReport: 'list pods and get pods/log: what readJobLog reads',
       listJobsLabelled: 'list jobs: what listJobs lists',
     },
   },

@@ -48,7 +48,7 @@ describe('a warm instance', () => {
     await finishLatest(c, 1)
     expect((await finishLatest(c, 2)).status).toBe(202)
     expect(Object.fromEntries(c.counted.calls)).toEqual({
-      getWorkflow: 1, readStepOutput: 1, replaceConfigMap: 1, replaceAgentStatus: 1, createJob: 1, patchWorkflowStatus: 1,
+      getWorkflow: 1, readStepReport: 1, replaceConfigMap: 1, replaceAgentStatus: 1, createJob: 1, patchWorkflowStatus: 1,
     })
     expect(stepInputOf(c.kube, c.kube.createdJobs[3]!)).toEqual({ n: 2 })
     expect(c.kube.agents.get('team/helper')?.status?.metrics?.totalInvocations).toBe(3)
@@ -62,7 +62,7 @@ describe('a warm instance', () => {
     await finishLatest(c, 0)
     await finishLatest(c, 1)
     expect(Object.fromEntries(c.counted.calls)).toEqual({
-      getWorkflow: 1, readStepOutput: 1, listAgents: 1, listConfigMaps: 1, listLLMProviders: 2, getConfigMap: 1,
+      getWorkflow: 1, readStepReport: 1, listAgents: 1, listConfigMaps: 1, listLLMProviders: 2, getConfigMap: 1,
       replaceConfigMap: 1, replaceAgentStatus: 1, createJob: 1, patchWorkflowStatus: 1,
     })
   })

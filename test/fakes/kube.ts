@@ -3,7 +3,7 @@ import type {
 } from '@kubernetes/client-node'
 import { ConflictError, RefusedError } from '../../shared/errors.js'
 import { agentServiceAccountName } from '../../shared/agent/names.js'
-import type { AccessAttributes, AgentPatch, ChildKind, ChildObject, Kube, StreamHandle, TokenIdentity } from '../../shared/kube/port.js'
+import type { AccessAttributes, AgentPatch, ChildKind, ChildObject, Kube, StepReport, StreamHandle, TokenIdentity } from '../../shared/kube/port.js'
 import type { Agent, AgentStatus } from '../../shared/schemas/agent.js'
 import type { AgentAutonomyPolicy, AgentAutonomyPolicyStatus } from '../../shared/schemas/autonomypolicy.js'
 import type { LLMProvider, LLMProviderStatus } from '../../shared/schemas/llmprovider.js'
@@ -618,9 +618,10 @@ export class FakeKube implements Kube {
     return this.logs.get(key(namespace, jobName)) ?? null
   }
 
-  async readStepOutput(namespace: string, jobName: string): Promise<string | null> {
-    this.enter('readStepOutput')
-    return this.logs.get(key(namespace, jobName)) ?? null
+  async readStepReport(namespace: string, jobName: string): Promise<StepReport | null> {
+    this.enter('readStepReport')
+    const text = this.logs.get(key(namespace, jobName))
+    return text === undefined ? null : { text }
   }
 
   async getConfigMap(namespace: string, name: string): Promise<V1ConfigMap | null> {

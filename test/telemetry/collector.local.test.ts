@@ -29,7 +29,7 @@ type Attr = { key: string; value: Record<string, unknown> }
 interface Span {
   traceId: string; spanId: string; parentSpanId?: string; name: string; kind?: number
   startTimeUnixNano: string; endTimeUnixNano: string
-  attributes?: Attr[]; events?: Array<{ name: string }>; links?: Array<{ traceId: string; spanId: string }>
+  attributes?: Attr[]; events?: Array<{ name: string; timeUnixNano: string }>; links?: Array<{ traceId: string; spanId: string }>
   status?: { code?: number; message?: string }
   service: string
 }
@@ -111,7 +111,7 @@ describe.skipIf(!existsSync(BIN))('traces of a run in a real OpenTelemetry Colle
         failureStrategy: 'continueOnError',
         steps: [
           { name: 'lookup', agentRef: { name: 'tooler' }, input: { task: 'List the templates.', mcp: { server: 'recipes', tool: 'list-recipes', arguments: { namespace: NS, kind: 'templates' } } } },
-          { name: 'flaky', agentRef: { name: 'breaker' }, retryPolicy: { maxRetries: 1, backoffSeconds: 0 }, input: { task: 'Try once more.' } },
+          { name: 'flaky', agentRef: { name: 'breaker' }, retryPolicy: { maxRetries: 1, backoffSeconds: 2 }, input: { task: 'Try once more.' } },
           { name: 'publish', agentRef: { name: 'approver' }, dependsOn: ['lookup'], input: { task: 'Publish.' } },
         ],
       },
@@ -170,7 +170,25 @@ describe.skipIf(!existsSync(BIN))('traces of a run in a real OpenTelemetry Colle
     for (const s of [...flaky, ...named('step lookup'), ...named('step publish')]) expect(s.parentSpanId).toBe(root)
     expect(named('step lookup').map((s) => attr(s, 'kinetic.step.phase'))).toEqual(['Succeeded'])
     expect(named('step publish').map((s) => attr(s, 'kinetic.step.phase'))).toEqual(['Succeeded'])
-    expect(named('step lookup')[0]?.events?.map((e) => e.name)).toEqual(['queued', 'job.created', 'finished'])
+    // The pod's start comes from its container status, between the Job's creation and the end.
+    const lookup = named('step lookup')[0]!
+    expect(lookup.events?.map((e) => e.name)).toEqual(['queued', 'job.created', 'pod.started', 'finished'])
+    const at = (name: string) => BigInt(lookup.events!.find((e) => e.name === name)!.timeUnixNano)
+    expect(at('pod.started')).toBeGreaterThanOrEqual(at('job.created'))
+    expect(at('pod.started')).toBeLessThanOrEqual(at('finished'))
+  })
+
+  it('writes the retry\'s backoff as a span from the failed attempt\'s end until the retry was due, before the retry\'s Job', () => {
+    const [first, second] = named('step flaky').sort((a, b) => Number(attr(a, 'kinetic.step.attempt')) - Number(attr(b, 'kinetic.step.attempt')))
+    const backoff = named('backoff flaky')
+    expect(backoff.map((s) => attr(s, 'kinetic.step.attempt'))).toEqual([1])
+    // At least the policy's 2 s, and the span is exactly as long as the wait it names.
+    const seconds = Number(attr(backoff[0]!, 'kinetic.step.backoff.seconds'))
+    expect(seconds).toBeGreaterThanOrEqual(2)
+    expect(Number(BigInt(backoff[0]!.endTimeUnixNano) - BigInt(backoff[0]!.startTimeUnixNano)) / 1e9).toBeCloseTo(seconds, 3)
+    expect(backoff[0]!.parentSpanId).toBe(runSpanId(final.status?.runId ?? ''))
+    expect(backoff[0]!.startTimeUnixNano).toBe(first!.endTimeUnixNano)
+    expect(BigInt(backoff[0]!.endTimeUnixNano)).toBeLessThanOrEqual(BigInt(second!.startTimeUnixNano))
   })
 
   it('writes the wait for approval as its own span, ending when the approved step starts', () => {

@@ -52,7 +52,7 @@ describe('the dashboard metrics on GET /metrics', () => {
     recordRunProgress(wf, {
       phase: 'Succeeded', runId: 'r1', startTime: '2026-01-01T00:00:00Z', completionTime: '2026-01-01T00:01:00Z',
       stepStatuses: [{ name: 'plan', phase: 'Succeeded', jobName: 'j1', startTime: '2026-01-01T00:00:01Z', completionTime: '2026-01-01T00:00:41Z' }],
-    }, [], [], '2026-01-01T00:01:00Z')
+    }, { started: [] }, '2026-01-01T00:01:00Z')
     recordQueueDepth('ai-agents', 'nightly', 3)
     const text = await metricsOf(baseApp(log))
     expect(text).toContain('kinetic_step_duration_seconds_sum{phase="Succeeded"} 40')

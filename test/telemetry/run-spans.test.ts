@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { approvalSpanId, runSpanId, runTraceId, stepSpanId } from '../../shared/telemetry/ids.js'
+import { approvalSpanId, backoffSpanId, runSpanId, runTraceId, stepSpanId } from '../../shared/telemetry/ids.js'
 import { endedWork } from '../../shared/telemetry/run-spans.js'
 import type { StepStatus, WorkflowStatus } from '../../shared/schemas/workflow.js'
 import { aStep, aWorkflow } from '../fixtures/workflows.js'
@@ -32,18 +32,44 @@ describe('the spans a status write ends', () => {
     expect(steps).toEqual([{ phase: 'Succeeded', seconds: 15 }])
   })
 
-  it('ends a retried attempt as an error span named Retrying, and the retry gets a span of its own later', () => {
+  it('marks when the attempt\'s pod started, between the Job\'s creation and the end', () => {
     const wf = aWorkflow({ spec: twoSteps, status: status([running('plan', 'wf-plan-run-1')]) })
-    const retried = status([{ name: 'plan', phase: 'Pending', retryCount: 1, error: 'model overloaded', nextAttemptAt: NOW }])
-    const [span] = endedWork(wf, retried, NOW).spans
+    const next = status([{ name: 'plan', phase: 'Succeeded', jobName: 'wf-plan-run-1', startTime: T1, completionTime: T2 }])
+    const podStarted = '2026-01-01T00:00:14Z'
+    const [span] = endedWork(wf, next, NOW, { podStarts: new Map([['wf-plan-run-1', podStarted]]) }).spans
+    expect(span!.events?.map((e) => [e.name, e.atMs])).toEqual([['queued', ms(T0)], ['job.created', ms(T1)], ['pod.started', ms(podStarted)], ['finished', ms(T2)]])
+    // Another Job's start says nothing of this attempt.
+    const [other] = endedWork(wf, next, NOW, { podStarts: new Map([['wf-plan-run-0', podStarted]]) }).spans
+    expect(other!.events?.map((e) => e.name)).not.toContain('pod.started')
+  })
+
+  it('ends a retried attempt as an error span named Retrying, then a backoff span until the retry is due; the retry gets a span of its own later', () => {
+    const wf = aWorkflow({ spec: twoSteps, status: status([running('plan', 'wf-plan-run-1')]) })
+    const due = '2026-01-01T00:00:38Z'
+    const retried = status([{ name: 'plan', phase: 'Pending', retryCount: 1, error: 'model overloaded', nextAttemptAt: due }])
+    const [span, backoff, ...rest] = endedWork(wf, retried, NOW).spans
     expect(span).toMatchObject({ spanId: stepSpanId('wf-plan-run-1'), endMs: ms(NOW), error: 'model overloaded', attributes: { 'kinetic.step.phase': 'Retrying', 'kinetic.step.retries': 1 } })
+    expect(backoff).toMatchObject({
+      name: 'backoff plan', traceId: runTraceId(RUN), spanId: backoffSpanId(RUN, 'plan', 1), parentSpanId: runSpanId(RUN),
+      startMs: ms(NOW), endMs: ms(due), attributes: { 'kinetic.step.attempt': 1, 'kinetic.step.backoff.seconds': 8 },
+    })
+    expect(backoff!.error).toBeUndefined()
+    expect(rest).toEqual([])
+    // The same write planned again (a redelivery) gives the same ids, so a collector keeps one of each.
+    expect(endedWork(wf, retried, NOW).spans.map((s) => s.spanId)).toEqual([span!.spanId, backoff!.spanId])
+  })
+
+  it('has no backoff span for an attempt that failed for good', () => {
+    const wf = aWorkflow({ spec: twoSteps, status: status([running('plan', 'wf-plan-run-1')]) })
+    const failed = status([{ name: 'plan', phase: 'Failed', jobName: 'wf-plan-run-1', startTime: T1, completionTime: T2, error: 'boom' }])
+    expect(endedWork(wf, failed, NOW).spans.map((s) => s.name)).toEqual(['step plan'])
   })
 
   it('ends the wait for approval when the approved step starts, from the moment its dependencies finished', () => {
     const before = status([{ name: 'plan', phase: 'Succeeded', completionTime: T1 }, { name: 'publish', phase: 'Pending', error: 'Waiting for human approval' }])
     const wf = aWorkflow({ spec: twoSteps, status: before })
     const next = status([{ name: 'plan', phase: 'Succeeded', completionTime: T1 }, { name: 'publish', phase: 'Running', jobName: 'wf-publish-run-1', startTime: NOW }])
-    const spans = endedWork(wf, next, NOW, ['publish']).spans
+    const spans = endedWork(wf, next, NOW, { approved: ['publish'] }).spans
     expect(spans).toEqual([expect.objectContaining({
       name: 'approval publish', spanId: approvalSpanId(RUN, 'publish'), parentSpanId: runSpanId(RUN), startMs: ms(T1), endMs: ms(NOW),
     })])

@@ -97,9 +97,14 @@ describe('local Job runner', () => {
     // The same line as the container's termination message, as a kubelet reports the file's content.
     const terminated = (pod?.status as { containerStatuses: Array<{ state: { terminated?: { exitCode: number; message?: string } } }> }).containerStatuses[0]?.state.terminated
     expect(terminated).toMatchObject({ exitCode: 0, message: outputLine })
-    // The engine takes the message (the line alone; the log has more lines around it).
+    // The engine takes the message (the line alone; the log has more lines around it), and when
+    // the container started, which the step's span shows as pod.started.
     const { KubeClient } = await import('../../../shared/kube/client.js')
-    expect(await new KubeClient(api.kubeConfigObject()).readStepOutput(NS, 'wf-plan-r1')).toBe(outputLine)
+    const report = await new KubeClient(api.kubeConfigObject()).readStepReport(NS, 'wf-plan-r1', 'output')
+    expect(report?.text).toBe(outputLine)
+    const startedAt = (terminated as { startedAt?: string }).startedAt
+    expect(startedAt).toBeDefined()
+    expect(report?.startedAt).toBe(new Date(startedAt!).toISOString())
   }, 60_000)
 
   it('reports no termination message for a container that left none, and the engine reads the step output from the log', async () => {
@@ -111,7 +116,7 @@ describe('local Job runner', () => {
     expect(terminated).toMatchObject({ exitCode: 0 })
     expect(terminated).not.toHaveProperty('message')
     const { KubeClient } = await import('../../../shared/kube/client.js')
-    expect(await new KubeClient(api.kubeConfigObject()).readStepOutput(NS, 'wf-plain')).toBe('OUTPUT:{"from":"log"}\n')
+    expect((await new KubeClient(api.kubeConfigObject()).readStepReport(NS, 'wf-plain', 'output'))?.text).toBe('OUTPUT:{"from":"log"}\n')
   }, 60_000)
 
   it('fails the Job with BackoffLimitExceeded after backoffLimit + 1 failed pods', async () => {
