@@ -243,14 +243,19 @@ describe.skipIf(!existsSync(BIN))('traces of a run in a real OpenTelemetry Colle
     expect(runSpans().filter((s) => s.parentSpanId === publish!.spanId && attr(s, 'faas.name') !== undefined).length).toBeGreaterThan(0)
   })
 
-  it('writes a recipe revision deploy as a trace of its own: the deploy, a span per workload that became ready and one per test', () => {
+  it('writes a recipe revision deploy as a trace of its own: the deploy, a span per wave with its workloads below, and one per test', () => {
     const revision = spans().filter((s) => s.traceId === revisionTraceId(recipeUid, 1))
     const [root] = revision.filter((s) => !s.parentSpanId)
     expect(root?.name).toBe('recipe deploy shop r1')
     expect(attr(root!, 'kinetic.recipe.revision.state')).toBe('Active')
     const children = revision.filter((s) => s.parentSpanId === root!.spanId)
-    expect(children.filter((s) => s.name.startsWith('recipe workload ')).map((s) => [s.name, attr(s, 'kinetic.workload.phase')]).sort()).toEqual([
-      ['recipe workload db', 'Ready'], ['recipe workload web', 'Ready'],
+    // web depends on db: two waves, one after the other, each the parent of its workload.
+    const waves = children.filter((s) => s.name.startsWith('recipe wave ')).sort((a, b) => Number(attr(a, 'kinetic.recipe.wave')) - Number(attr(b, 'kinetic.recipe.wave')))
+    expect(waves.map((s) => [s.name, attr(s, 'kinetic.recipe.wave.workloads'), s.status?.code ?? 0])).toEqual([['recipe wave 0', ['db'], 0], ['recipe wave 1', ['web'], 0]])
+    expect(BigInt(waves[1]!.startTimeUnixNano)).toBeGreaterThanOrEqual(BigInt(waves[0]!.endTimeUnixNano))
+    const workloads = revision.filter((s) => s.name.startsWith('recipe workload '))
+    expect(workloads.map((s) => [s.name, attr(s, 'kinetic.workload.phase'), s.parentSpanId]).sort()).toEqual([
+      ['recipe workload db', 'Ready', waves[0]!.spanId], ['recipe workload web', 'Ready', waves[1]!.spanId],
     ])
     expect(children.filter((s) => s.name.startsWith('recipe test ')).map((s) => [s.name, attr(s, 'kinetic.test.phase')])).toEqual([['recipe test smoke', 'Succeeded']])
   })
