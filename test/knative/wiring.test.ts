@@ -310,6 +310,13 @@ describe('Services scale to zero and run locked down', () => {
     expect(missing.map((m) => m.name)).toEqual([])
   })
 
+  it('every function reads the optional kinetic-telemetry ConfigMap, so one object turns tracing on for all of them', () => {
+    const reads = (m: (typeof services)[number]) => JSON.stringify(m.doc.spec.template.spec.containers[0].envFrom ?? [])
+    const without = services.filter((m) => reads(m) !== JSON.stringify([{ configMapRef: { name: 'kinetic-telemetry', optional: true } }]))
+    expect(without.map((m) => m.name)).toEqual([])
+    expect(services.length).toBeGreaterThan(10)
+  })
+
   it('every function that decides which MCP servers a step sees is given the same shared namespaces (none by default)', () => {
     const shared = (name: string) => (services.find((m) => m.name === name)!.doc.spec.template.spec.containers[0].env as Array<{ name: string; value?: string }>)
       .find((e) => e.name === 'KINETIC_MCP_SHARED_NAMESPACES')?.value

@@ -1,16 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { parseAllDocuments } from 'yaml'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { OTELCOL_BINARY, otelcolCacheDir } from '../../cluster/versions.mjs'
-import { freePort } from '../../local/free-port.js'
 import type { KubeObject } from '../../local/knative/kube-http.js'
 import { startLocalPlane, type LocalPlane } from '../../local/plane.js'
 import { runSpanId, runTraceId, stepSpanId } from '../../shared/telemetry/ids.js'
 import { revisionSpanId, revisionTraceId } from '../../shared/telemetry/recipe-spans.js'
 import { eventually } from '../support/eventually.js'
+import { attr, eventAt, orphansIn, OTELCOL_BIN, startCollector, type RunningCollector } from '../support/otel-collector.js'
 
 /**
  * A run with a tool call, a retried step and an approval on the embedded plane, its functions and
@@ -20,79 +18,32 @@ import { eventually } from '../support/eventually.js'
  */
 
 const ROOT = join(import.meta.dirname, '../..')
-const BIN = join(otelcolCacheDir(), 'bin', OTELCOL_BINARY)
 const NS = 'ai-agents'
 const WF_PATH = `/apis/purko.io/v1alpha1/namespaces/${NS}/workflows/traced`
 const REGISTRY_PATH = `/api/v1/namespaces/${NS}/configmaps/mcp-servers`
 
-type Attr = { key: string; value: Record<string, unknown> }
-interface Span {
-  traceId: string; spanId: string; parentSpanId?: string; name: string; kind?: number
-  startTimeUnixNano: string; endTimeUnixNano: string
-  attributes?: Attr[]; events?: Array<{ name: string; timeUnixNano: string }>; links?: Array<{ traceId: string; spanId: string }>
-  status?: { code?: number; message?: string }
-  service: string
-}
 type Step = { name: string; phase?: string; jobName?: string; retryCount?: number; error?: string }
 type Wf = KubeObject & { status?: { phase?: string; runId?: string; stepStatuses?: Step[] } }
 
-let collector: ChildProcess | undefined
+let collector: RunningCollector | undefined
 let plane: LocalPlane | undefined
-let output = ''
 let final: Wf
 let recipeUid = ''
 const jobNames = new Map<string, string[]>()
-
-const value = (v: Record<string, unknown>): unknown => {
-  if ('stringValue' in v) return v.stringValue
-  if ('intValue' in v) return Number(v.intValue)
-  if ('doubleValue' in v) return v.doubleValue
-  if ('boolValue' in v) return v.boolValue
-  if ('arrayValue' in v) return ((v.arrayValue as { values?: Array<Record<string, unknown>> }).values ?? []).map(value)
-  return undefined
-}
-const attr = (s: Span, key: string) => {
-  const found = s.attributes?.find((a) => a.key === key)
-  return found ? value(found.value) : undefined
-}
-
-function spans(): Span[] {
-  if (!existsSync(output)) return []
-  const all: Span[] = []
-  for (const line of readFileSync(output, 'utf8').split('\n').filter(Boolean)) {
-    const doc = JSON.parse(line) as { resourceSpans: Array<{ resource: { attributes: Attr[] }; scopeSpans: Array<{ spans: Omit<Span, 'service'>[] }> }> }
-    for (const rs of doc.resourceSpans) {
-      const service = String(value(rs.resource.attributes.find((a) => a.key === 'service.name')?.value ?? {}))
-      for (const ss of rs.scopeSpans) for (const s of ss.spans) all.push({ ...s, service })
-    }
-  }
-  return all
-}
+const spans = () => collector!.spans()
 
 const agent = (name: string, extra: Record<string, unknown> = {}) => ({
   apiVersion: 'purko.io/v1alpha1', kind: 'Agent', metadata: { name, namespace: NS },
   spec: { type: 'executor', autonomyLevel: 'supervised', model: { provider: 'offline', name: 'demo' }, guardrails: { maxIterations: 3 }, ...extra },
 })
 
-describe.skipIf(!existsSync(BIN))('traces of a run in a real OpenTelemetry Collector (npm run otelcol:build)', () => {
+describe.skipIf(!existsSync(OTELCOL_BIN))('traces of a run in a real OpenTelemetry Collector (npm run otelcol:build)', () => {
   beforeAll(async () => {
-    const scratch = mkdtempSync(join(tmpdir(), 'kinetic-otel-'))
-    output = join(scratch, 'spans.jsonl')
-    const port = await freePort()
-    writeFileSync(join(scratch, 'otelcol.yaml'), [
-      'receivers:', '  otlp:', '    protocols:', '      http:', `        endpoint: 127.0.0.1:${port}`,
-      'exporters:', '  jsonfile:', `    path: ${output}`,
-      'service:', '  telemetry:', '    metrics:', '      level: none',
-      '  pipelines:', '    traces:', '      receivers: [otlp]', '      exporters: [jsonfile]', '',
-    ].join('\n'))
-    collector = spawn(BIN, ['--config', join(scratch, 'otelcol.yaml')], { stdio: ['ignore', 'ignore', 'pipe'] })
-    let log = ''
-    collector.stderr?.setEncoding('utf8').on('data', (t: string) => { log += t })
-    await eventually('the collector ready', () => log.includes('Everything is ready'), 30_000)
-
+    const scratch = mkdtempSync(join(tmpdir(), 'kinetic-otel-plane-'))
+    collector = await startCollector()
     plane = await startLocalPlane({
       root: ROOT, kubeconfigPath: join(scratch, 'kubeconfig'), logDir: join(scratch, 'logs'), pingIntervalMs: 5000,
-      functionEnv: { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' },
+      functionEnv: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' },
     })
     await eventually('the recipes server in the mcp-servers registry', async () => {
       const cm = await plane!.kube.get(REGISTRY_PATH)
@@ -143,7 +94,7 @@ describe.skipIf(!existsSync(BIN))('traces of a run in a real OpenTelemetry Colle
 
   afterAll(async () => {
     await plane?.stop()
-    collector?.kill('SIGTERM')
+    collector?.stop()
   }, 30_000)
 
   const runSpans = () => spans().filter((s) => s.traceId === runTraceId(final.status?.runId ?? ''))
@@ -157,9 +108,7 @@ describe.skipIf(!existsSync(BIN))('traces of a run in a real OpenTelemetry Colle
     expect(root!.spanId).toBe(runSpanId(runId))
     expect(attr(root!, 'kinetic.run.phase')).toBe(final.status?.phase)
     expect(attr(root!, 'kinetic.run.id')).toBe(runId)
-    const ids = new Set(runSpans().map((s) => s.spanId))
-    const orphans = runSpans().filter((s) => s.parentSpanId && !ids.has(s.parentSpanId)).map((s) => `${s.name} (${s.service})`)
-    expect(orphans).toEqual([])
+    expect(orphansIn(runSpans())).toEqual([])
   })
 
   it('writes a span per step attempt under the root: the failed first attempt of the retried step, then its second', () => {
@@ -173,9 +122,8 @@ describe.skipIf(!existsSync(BIN))('traces of a run in a real OpenTelemetry Colle
     // The pod's start comes from its container status, between the Job's creation and the end.
     const lookup = named('step lookup')[0]!
     expect(lookup.events?.map((e) => e.name)).toEqual(['queued', 'job.created', 'pod.started', 'finished'])
-    const at = (name: string) => BigInt(lookup.events!.find((e) => e.name === name)!.timeUnixNano)
-    expect(at('pod.started')).toBeGreaterThanOrEqual(at('job.created'))
-    expect(at('pod.started')).toBeLessThanOrEqual(at('finished'))
+    expect(eventAt(lookup, 'pod.started')!).toBeGreaterThanOrEqual(eventAt(lookup, 'job.created')!)
+    expect(eventAt(lookup, 'pod.started')!).toBeLessThanOrEqual(eventAt(lookup, 'finished')!)
   })
 
   it('writes the retry\'s backoff as a span from the failed attempt\'s end until the retry was due, before the retry\'s Job', () => {
