@@ -4,7 +4,8 @@
 // prerequisites or the Knative binaries (npm run knative:build); KINETIC_REQUIRE_KNATIVE=1 makes
 // that a failure. Only one node runs on a machine at a time: stop `npm run cluster` first.
 // Then Kinetic on it (kinetic.ts), a recipe (recipe.ts), purko's examples (purko.ts), the
-// delivery scenario next to the emulated Broker (delivery.ts), and kn against that install (kn.ts).
+// delivery scenario next to the emulated Broker (delivery.ts), kn against that install (kn.ts), and a
+// run's trace from the functions and step pods in a real collector (traces.ts).
 import { request } from 'node:http'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -23,6 +24,7 @@ import { recipeOnKinetic } from './recipe.js'
 import { purkoOnKinetic } from './purko.js'
 import { deliveryOnKnative } from './delivery.js'
 import { knOnKinetic } from './kn.js'
+import { tracesOnKinetic } from './traces.js'
 
 const NS = 'knative-tier'
 
@@ -167,6 +169,7 @@ describeKnative('real Knative (npm run cluster -- --knative): Serving, Eventing 
   deliveryOnKnative(kineticTier)
   // After Kinetic's tests: its install and the example run are what kn shows.
   knOnKinetic(() => ({ ...kineticTier(), kn: knBinary(), eventDisplayImage: knative.images['event-display'] as string }))
+  tracesOnKinetic(kineticTier)
 })
 
 function knativeService(name: string, image: string, annotations: Record<string, string>, env: Array<{ name: string; value: string }> = []): KubeObject {
