@@ -1,7 +1,7 @@
 // Pure: one Shu-Ha-Ri evaluation of one Agent against its namespace's policy. The level lives in
 // spec.shuHaRi.level (+ promotedAt, the clock); status.shuHaRi mirrors it with the counters the
 // criteria are measured from. No I/O, no clock: `now` comes in as an ISO string.
-import { UNCHANGED, type Transition } from '../engine/controller.js'
+import { UNCHANGED, type Transition } from '../core/plan.js'
 import type { AgentPatch } from '../kube/port.js'
 import type { Agent, AgentStatus, AutonomyLevel, PromotionApproval, ShuHaRiLevel, ShuHaRiStatus } from '../schemas/agent.js'
 import { ANNOTATION_APPROVE_PROMOTION } from '../schemas/labels.js'

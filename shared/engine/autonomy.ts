@@ -1,7 +1,8 @@
 import { isOptedIn, planAutonomy, rollbackDue, declaredLevel, type AutonomyPlan } from '../autonomy/evaluate.js'
 import { choosePolicy, effectivePolicy, type EffectivePolicy } from '../autonomy/policy.js'
 import type { Agent } from '../schemas/agent.js'
-import { reconcile, retryingConflicts, UNCHANGED, type Controller, type EngineDeps } from './controller.js'
+import { reconcile, retryingConflicts, type Controller, type EngineDeps } from './controller.js'
+import { UNCHANGED } from '../core/plan.js'
 
 /** Attempts at one agent's autonomy write before leaving it to the next tick. */
 export const AUTONOMY_ATTEMPTS = 4

@@ -6,6 +6,9 @@ import { kubernetesEventFor, type ObjectRef } from '../reconcile/kube-events.js'
 import { currentTraceparent } from '../telemetry/work.js'
 import { kineticEventsFor, type KineticEvents } from './kinetic-events.js'
 import type { EngineMemo } from './memo.js'
+import { UNCHANGED, type ControllerPlan, type Transition } from '../core/plan.js'
+
+export { UNCHANGED, type ControllerPlan, type Transition }
 
 /** What every controller function needs: the API, a logger, a clock, config and an event sink. */
 export interface EngineDeps {
@@ -17,31 +20,6 @@ export interface EngineDeps {
   /** What a warm instance remembers between events (shared/engine/memo.ts); none: every read is fresh. */
   memo?: EngineMemo
 }
-
-/**
- * A change worth telling people about. Every transition is logged and published as a
- * `dev.kinetic.<kind>.<transition kind>` CloudEvent; those with `record` also become a
- * Kubernetes Event (kept for what a person may act on, so routine steps do not flood etcd).
- */
-export interface Transition {
-  kind: string
-  type: 'Normal' | 'Warning'
-  reason: string
-  message: string
-  record: boolean
-  /** Part of the object the transition is about, e.g. `spec.steps{build}`. */
-  fieldPath?: string
-  /** Extra CloudEvent data (step, phase, level, criteria values, ...). */
-  data?: Record<string, unknown>
-}
-
-/** The part of every plan the shell reads; the rest belongs to the controller. */
-export interface ControllerPlan {
-  transitions: Transition[]
-}
-
-/** Returned by `gather` or `plan` when there is nothing to write. */
-export const UNCHANGED = Symbol('unchanged')
 
 /**
  * One controller, as the shell drives it. The shell fixes the order of work and the error

@@ -10,7 +10,8 @@ import type { Agent } from '../schemas/agent.js'
 import { FINALIZER_AGENT } from '../schemas/labels.js'
 import { AGENT_GRANT, grantCommand } from '../reconcile/namespace-access.js'
 import { providersVisibleFrom } from './providers.js'
-import { reconcile, retryingConflicts, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps } from './controller.js'
+import { reconcile, retryingConflicts, type Controller, type EngineDeps } from './controller.js'
+import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 
 /** What one reconcile of an Agent did, for logs and tests. */
 export interface AgentOutcome {

@@ -10,7 +10,8 @@ import {
 import { REGISTRY_CONFIGMAP, REGISTRY_KEY, removeEntry, renderRegistry, upsertEntry, type RegistryEntry } from '../mcp/registry.js'
 import { BRIDGE_IDENTITY } from '../mcp/workload.js'
 import { FINALIZER_MCPSERVER, LABEL_MCP_SERVER, type MCPServer, type MCPServerStatus } from '../schemas/mcpserver.js'
-import { reconcile, retryingConflicts, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps } from './controller.js'
+import { reconcile, retryingConflicts, type Controller, type EngineDeps } from './controller.js'
+import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 import { grantCommand, MCP_GRANT } from '../reconcile/namespace-access.js'
 
 /** What the MCPServer controller needs besides the engine's dependencies (both injectable for tests). */

@@ -1,6 +1,7 @@
 import type { MemoryProvider } from '../schemas/memoryprovider.js'
 import { MEMORY_CONFIGMAP_LABELS, planMemoryProvider, type MemoryStoreFacts } from '../reconcile/memory-provider.js'
-import { reconcile, retryingConflicts, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps } from './controller.js'
+import { reconcile, retryingConflicts, type Controller, type EngineDeps } from './controller.js'
+import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 import { sweep } from './limited.js'
 
 /** One count of the builtin store shared by every provider a call checks. */

@@ -5,7 +5,8 @@ import { isTemplate, templateRunSelector } from '../triggers/run-builder.js'
 import {
   isEmptyPlan, pingSourceName, planTemplate, type FireOutcome, type TemplateInput, type TemplatePlan,
 } from '../triggers/template-plan.js'
-import { reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps } from './controller.js'
+import { reconcile, type Controller, type EngineDeps } from './controller.js'
+import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 
 /** Why the template is reconciled: it (or one of its runs) changed, or its PingSource fired. */
 export type TemplateTrigger =

@@ -35,7 +35,8 @@ import { providersKey, registryKey, rememberedConfig, type EngineMemo } from './
 import { providersVisibleFrom } from './providers.js'
 import { recordQueueDepth, recordRunProgress } from '../telemetry/run-progress.js'
 import { runSpanId, runTraceId, stepTraceparent, traceparentOf } from '../telemetry/ids.js'
-import { announce, reconcile, UNCHANGED, type Controller, type ControllerPlan, type EngineDeps, type Transition } from './controller.js'
+import { announce, reconcile, type Controller, type EngineDeps } from './controller.js'
+import { UNCHANGED, type ControllerPlan, type Transition } from '../core/plan.js'
 
 export type { EngineDeps } from './controller.js'
 

@@ -1,4 +1,4 @@
-import type { Transition } from '../engine/controller.js'
+import type { Transition } from '../core/plan.js'
 import { setCondition } from '../reconcile/conditions.js'
 import type { Condition } from '../schemas/condition.js'
 import { MAX_DISCOVERED_MODELS, type LLMProvider, type LLMProviderPhase, type LLMProviderStatus } from '../schemas/llmprovider.js'

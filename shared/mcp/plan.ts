@@ -1,5 +1,5 @@
 import type { V1ConfigMap, V1Deployment, V1Pod, V1RoleBinding, V1Service, V1ServiceAccount } from '@kubernetes/client-node'
-import type { Transition } from '../engine/controller.js'
+import type { Transition } from '../core/plan.js'
 import { setCondition } from '../reconcile/conditions.js'
 import { grantCommand, MCP_GRANT } from '../reconcile/namespace-access.js'
 import { sha256Hex } from '../reconcile/sha256.js'

@@ -1,4 +1,4 @@
-import type { Transition } from '../engine/controller.js'
+import type { Transition } from '../core/plan.js'
 import type { MemoryProvider, MemoryProviderStatus } from '../schemas/memoryprovider.js'
 
 /** purko's lastError for the reserved types, kept word for word. */

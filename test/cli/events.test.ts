@@ -1,6 +1,7 @@
 import type { CloudEvent } from 'cloudevents'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { announce, type Transition } from '../../shared/engine/controller.js'
+import { announce } from '../../shared/engine/controller.js'
+import { type Transition } from '../../shared/core/plan.js'
 import { kineticEventsFor, type KineticEvents } from '../../shared/engine/kinetic-events.js'
 import { KubeClient } from '../../shared/kube/client.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { CONDITION_PROGRESSION, planAutonomy, rollbackDue, type AutonomyPlan } from '../../../shared/autonomy/evaluate.js'
-import { UNCHANGED } from '../../../shared/engine/controller.js'
+import { UNCHANGED } from '../../../shared/core/plan.js'
 import { effectivePolicy, type EffectivePolicy } from '../../../shared/autonomy/policy.js'
 import type { Agent, AgentMetrics, AutonomyLevel, ShuHaRiLevel, ShuHaRiStatus } from '../../../shared/schemas/agent.js'
 import { metricsOf } from '../../fixtures/autonomy.js'
