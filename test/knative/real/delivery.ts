@@ -9,6 +9,7 @@ import { eventually } from '../../support/eventually.js'
 import { APISERVER_TRIGGER, EVENT_BODY, EVENTS, NS, PING_SOURCE, PLAN, PROBE_OBJECT, RECORDER_SCRIPT, apiserverVerb, eventHeaders, runEmulated, summarise, triggerObjects, type Attempt } from '../delivery-cases.js'
 import { OBSERVED_ON_KNATIVE } from '../delivery-observed.js'
 import type { KineticTier } from './kinetic.js'
+import { adapterGeneration, adapterRolled } from './adapter.js'
 import { getJson, post, releasedImage, serveNodeScript } from './cluster-ip.js'
 
 interface Condition { type: string; status: string; reason?: string; message?: string }
@@ -17,6 +18,7 @@ interface Condition { type: string; status: string; reason?: string; message?: s
 export function deliveryOnKnative(tier: () => KineticTier): void {
   it('delivers as the emulation does: filters of every dialect, retries per status, dead letters, replies and attributes, judged by real Knative', async () => {
     const { admin } = tier()
+    const generation = await adapterGeneration(admin)
     const recorderIp = await serveNodeScript(admin, {
       namespace: NS, name: 'recorder', image: await releasedImage(admin), script: RECORDER_SCRIPT,
       env: [{ name: 'PLAN', value: JSON.stringify(PLAN) }], readyPath: '/log',
@@ -46,14 +48,7 @@ export function deliveryOnKnative(tier: () => KineticTier): void {
     // A new namespace restarts the ApiServerSource's adapter (Knative writes the namespace list into
     // it) and a restarted adapter sends nothing for objects that already exist: the probe object
     // is made once the new adapter pod alone is Ready.
-    await eventually('the receive adapter restarted for the new namespace', async () => {
-      const pods = (await admin.get<{ items: Array<{ metadata: { deletionTimestamp?: string }; status?: { conditions?: Condition[] } }> }>(
-        '/api/v1/namespaces/kinetic-system/pods?labelSelector=eventing.knative.dev%2FsourceName%3Dresources'))?.items ?? []
-      const d = await admin.get<{ metadata: { generation: number }; status?: { observedGeneration?: number; updatedReplicas?: number; readyReplicas?: number } }>(
-        '/apis/apps/v1/namespaces/kinetic-system/deployments?labelSelector=eventing.knative.dev%2FsourceName%3Dresources').then((l) => (l as unknown as { items: never[] } | null)?.items[0] as { metadata: { generation: number }; status?: { observedGeneration?: number; updatedReplicas?: number; readyReplicas?: number } } | undefined)
-      return pods.length === 1 && !pods[0]!.metadata.deletionTimestamp && pods[0]!.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')
-        && d?.status?.observedGeneration === d?.metadata.generation && d?.status?.updatedReplicas === 1
-    }, 180_000, 1000)
+    await adapterRolled(admin, generation)
     await admin.apply(PROBE_OBJECT, NS)
     const seen = (path: string) => async () => ((await getJson(recorderIp, '/log')) as Attempt[]).some((a) => a.path === path)
     if (!(await eventually('the ApiServerSource\'s event for the probe object', seen('/apiserver'), 30_000, 1000).catch(() => false))) {

@@ -5,7 +5,6 @@
 // duplicated and stale events converge. Registered inside the tier's describe (knative.test.ts),
 // after Knative itself is checked, on the same node.
 import { execFile } from 'node:child_process'
-import { request } from 'node:http'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
@@ -14,6 +13,7 @@ import { waitFor } from '../../../cluster/knative/install.js'
 import type { KubeHttp, KubeObject } from '../../../local/knative/kube-http.js'
 import { REPO_ROOT } from '../../../local/jobs/step-process.js'
 import { eventually } from '../../support/eventually.js'
+import { post } from './cluster-ip.js'
 
 const run = promisify(execFile)
 const SYSTEM = 'kinetic-system'
@@ -207,14 +207,7 @@ export function oneStep(name: string): KubeObject {
 function postEvent(ip: string, path: string, attributes: Record<string, string>, data: unknown): Promise<number> {
   const headers: Record<string, string> = { 'content-type': 'application/json' }
   for (const [k, v] of Object.entries({ specversion: '1.0', ...attributes })) headers[`ce-${k}`] = v
-  return new Promise((resolve, reject) => {
-    const req = request({ host: ip, port: 80, path, method: 'POST', headers, timeout: 60_000 }, (res) => {
-      res.resume()
-      res.on('end', () => resolve(res.statusCode ?? 0))
-    })
-    req.on('error', reject)
-    req.end(JSON.stringify(data))
-  })
+  return post(ip, path, headers, JSON.stringify(data))
 }
 
 /** README's install section, read by the test so the commands it runs are the documented ones. */

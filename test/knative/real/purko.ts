@@ -11,6 +11,7 @@ import { it } from 'vitest'
 import { REPO_ROOT } from '../../../local/jobs/step-process.js'
 import { AGENTS_NS, expectPurkoRuns, purkoRunsOn, STAND_IN_SCRIPT, type SeenRequest } from '../../support/purko-runs.js'
 import type { KineticTier } from './kinetic.js'
+import { adapterGeneration, adapterRolled } from './adapter.js'
 import { getJson, releasedImage, serveNodeScript } from './cluster-ip.js'
 
 const run = promisify(execFile)
@@ -27,10 +28,13 @@ export function purkoOnKinetic(tier: () => KineticTier): void {
     // pushed under that name; the node pulls `localhost/<repo>` from its registry.
     const base = (await run(process.execPath, [join(REPO_ROOT, 'scripts', 'build-base-image.mjs'), '--to', `${tier().registry}/kinetic-base`, '--insecure'], { cwd: REPO_ROOT })).stdout.trim()
     await run(process.execPath, [join(REPO_ROOT, 'scripts', 'build-image.mjs'), '--base', base, '--to', `${tier().registry}/purko-executor:codeact`, '--dist', join(tier().work, 'dist'), '--insecure'], { cwd: REPO_ROOT })
+    const generation = await adapterGeneration(admin)
     const ip = await serveNodeScript(admin, {
       namespace: MODEL_NS, name: 'anthropic', image: await releasedImage(admin), script: STAND_IN_SCRIPT,
       env: [{ name: 'KEY', value: KEY }], readyPath: '/requests',
     })
+    // The stand-in's namespace rolled the receive adapter: purko's objects come after the new one watches.
+    await adapterRolled(admin, generation)
     // knowledge-retriever's vector memory is the example's PersistentVolumeClaim; this node has no
     // provisioner, so a volume is made for that claim, as a platform team's storage class would.
     await admin.apply({

@@ -9,6 +9,7 @@ import type { KubeObject } from '../../../local/knative/kube-http.js'
 import { runSpanId, runTraceId, stepSpanId } from '../../../shared/telemetry/ids.js'
 import { eventually } from '../../support/eventually.js'
 import { attr, eventAt, orphansIn, startCollector } from '../../support/otel-collector.js'
+import { adapterGeneration, adapterRolled } from './adapter.js'
 import type { KineticTier } from './kinetic.js'
 
 const NS = 'traced'
@@ -43,7 +44,9 @@ export function tracesOnKinetic(tier: () => KineticTier): void {
         return !now.some((n) => before.includes(n))
       }, 180_000, 2000)
 
+      const generation = await adapterGeneration(admin)
       await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
+      await adapterRolled(admin, generation)
       await admin.apply(agent('breaker', { runtime: { config: { OFFLINE_FAIL: 'the model is overloaded' } } }), NS)
       await admin.apply(agent('approver', { guardrails: { maxIterations: 2, humanApprovalRequired: true } }), NS)
       for (const name of ['breaker', 'approver']) {
