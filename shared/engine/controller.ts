@@ -8,8 +8,6 @@ import { kineticEventsFor, type KineticEvents } from './kinetic-events.js'
 import type { EngineMemo } from './memo.js'
 import { UNCHANGED, type ControllerPlan, type Transition } from '../core/plan.js'
 
-export { UNCHANGED, type ControllerPlan, type Transition }
-
 /** What every controller function needs: the API, a logger, a clock, config and an event sink. */
 export interface EngineDeps {
   kube: Kube

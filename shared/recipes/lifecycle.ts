@@ -11,7 +11,7 @@
  * What happens *within* an action (deploy order, apply, prune, drift, rollback waves, deletion)
  * belongs to deploy-plan.ts, drift.ts, rollback.ts and deletion.ts; this file decides *when*.
  */
-import type { Transition, ControllerPlan } from '../engine/controller.js'
+import type { Transition, ControllerPlan } from '../core/plan.js'
 import type { Condition } from '../schemas/condition.js'
 import type { RecipePhase, WorkflowRecipe, WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
 import { canonicalJson } from './digest.js'

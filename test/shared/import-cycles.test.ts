@@ -1,27 +1,7 @@
 // No two modules of the product import each other, directly or round a longer loop: a module's
-// dependencies can be read without reading its dependents. Relative imports only (packages cannot
-// import us); `import type` counts too, since a reader follows those as well.
-import { readdirSync, readFileSync, statSync } from 'node:fs'
-import { dirname, join, normalize, relative } from 'node:path'
+// dependencies can be read without reading its dependents.
 import { describe, expect, it } from 'vitest'
-
-const ROOT = join(import.meta.dirname, '../..')
-const FOLDERS = ['shared', 'functions', 'local', 'executor', 'cli', 'mcp-bridge', 'cluster', 'scripts', 'bin']
-
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name)
-    if (statSync(path).isDirectory()) return name === 'node_modules' ? [] : sources(path)
-    return /\.(ts|mts|mjs)$/.test(name) && !/\.d\.m?ts$/.test(name) ? [path] : []
-  })
-}
-
-/** Pure: the relative specifiers a module imports or re-exports (comments left out). */
-export function importsOf(text: string): string[] {
-  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
-  const found = [...code.matchAll(/(?:^|[\s;}])(?:import|export)\s[^'"]*?from\s*['"](\.{1,2}\/[^'"]+)['"]|import\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g)]
-  return found.map((m) => (m[1] ?? m[2]) as string)
-}
+import { importGraph, importsOf } from '../support/import-graph.js'
 
 /** Pure: the strongly connected groups of more than one module (each one a loop of imports). */
 export function importLoops(graph: ReadonlyMap<string, readonly string[]>): string[][] {
@@ -68,16 +48,7 @@ describe('the import graph', () => {
   })
 
   it('has no loop among the product\'s modules', () => {
-    const files = new Set(FOLDERS.flatMap((f) => sources(join(ROOT, f))).map((p) => relative(ROOT, p)))
-    const graph = new Map<string, string[]>()
-    for (const file of files) {
-      const deps = importsOf(readFileSync(join(ROOT, file), 'utf8')).flatMap((spec) => {
-        const target = normalize(join(dirname(file), spec))
-        const candidate = [target, target.replace(/\.js$/, '.ts'), target.replace(/\.mjs$/, '.mts'), `${target}.ts`].find((c) => files.has(c))
-        return candidate ? [candidate] : []
-      })
-      graph.set(file, deps)
-    }
+    const graph = importGraph()
     expect(graph.size).toBeGreaterThan(300)
     expect(importLoops(graph)).toEqual([])
   })
