@@ -278,18 +278,18 @@ async function logs(call: Call, action: Extract<Action, { kind: 'logs' }>): Prom
   const status = currentRunStatus(wf)
   const phase = status ? decodeStepStates({ ...wf, status }).get(step)?.phase : undefined
   const stepStatus = status?.stepStatuses?.find((s) => s.name === step)
-  const { job, pod: podName } = await findStepPod(kube, namespace, workflow, step, stepStatus?.jobName)
+  const { job, pod: podName, waiting } = await findStepPod(kube, namespace, workflow, step, stepStatus?.jobName)
   const jobName = job?.metadata?.name
   if (!job || !jobName) return { status: 200, body: { ...statusLogView(phase, stepStatus, 'no job') } }
   if (!podName) return { status: 200, body: { ...statusLogView(phase, stepStatus, 'no pods') } }
   let view: LogsView
   try {
     const text = await kube.readJobLog(namespace, jobName)
-    view = { lines: tailLines(text ?? ''), status: jobState(job), pod: podName }
+    view = { lines: tailLines(text ?? ''), status: jobState(job), pod: podName, ...(waiting ? { message: `The pod is waiting: ${waiting}` } : {}) }
   } catch (err) {
     if (err instanceof TransientError) throw err
-    // The kubelet refuses a log before the container starts (400): nothing to show yet.
-    view = { lines: [], status: jobState(job), pod: podName, message: `The log of pod ${podName} cannot be read yet` }
+    // The kubelet refuses a log before the container starts (400): nothing to show yet, but why when it says.
+    view = { lines: [], status: jobState(job), pod: podName, message: waiting ? `The pod is waiting: ${waiting}` : `The log of pod ${podName} cannot be read yet` }
   }
   return { status: 200, body: { ...view } }
 }

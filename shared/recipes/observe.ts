@@ -175,22 +175,3 @@ export function prerequisiteProblems(objects: RevisionObjects | undefined, reads
   for (const c of reads.conflicts) out.push({ reason: 'NameConflict', message: c.message })
   return out
 }
-
-interface PodLike {
-  metadata?: { name?: string }
-  status?: { containerStatuses?: { name?: string; state?: { waiting?: { reason?: string; message?: string } } }[]; initContainerStatuses?: { name?: string; state?: { waiting?: { reason?: string; message?: string } } }[] }
-}
-
-/** spec §6 detail from pods: the first waiting container's reason (and message), e.g. `CreateContainerConfigError`. */
-export function podWaitingDetail(pods: readonly PodLike[]): string | undefined {
-  const named = [...pods].sort((a, b) => (a.metadata?.name ?? '').localeCompare(b.metadata?.name ?? ''))
-  for (const pod of named) {
-    for (const c of [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]) {
-      const waiting = c.state?.waiting
-      if (waiting?.reason && waiting.reason !== 'ContainerCreating' && waiting.reason !== 'PodInitializing') {
-        return `pod ${pod.metadata?.name ?? ''} container ${c.name ?? ''}: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ''}`
-      }
-    }
-  }
-  return undefined
-}

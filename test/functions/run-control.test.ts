@@ -363,6 +363,19 @@ describe('step logs', () => {
     expect(await json(await send('GET', `/api/logs/${NS}/deploy/plan`))).toEqual({ lines: [], status: 'no pods' })
   })
 
+  it('says why the pod has not started when the kubelet keeps its container waiting', async () => {
+    const { kube, send } = withLogs()
+    kube.jobs.set(`${NS}/deploy-plan-a0`, job('deploy-plan-a0'))
+    kube.pods.set(`${NS}/deploy-plan-a0-x1`, {
+      ...pod('deploy-plan-a0-x1', 'deploy-plan-a0'),
+      status: { phase: 'Pending', containerStatuses: [{ name: 'step', image: 'registry.example/agent:9', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "registry.example/agent:9"' } } }] },
+    })
+    expect(await json(await send('GET', `/api/logs/${NS}/deploy/plan`))).toEqual({
+      lines: [], status: 'running', pod: 'deploy-plan-a0-x1',
+      message: 'The pod is waiting: pod deploy-plan-a0-x1 container step: ImagePullBackOff: Back-off pulling image "registry.example/agent:9"',
+    })
+  })
+
   it('is 403 without the right to read pod logs', async () => {
     const { kube, send } = setup()
     kube.allow('alice@example.com', 'get', 'workflows', NS)

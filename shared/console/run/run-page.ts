@@ -261,17 +261,19 @@ interface StepLog {
 
 async function stepLogOf(req: ConsoleRequest, namespace: string, name: string, step: string, jobName: string | undefined): Promise<StepLog> {
   try {
-    const { job, pod } = await findStepPod(req.kube, namespace, name, step, jobName)
+    const { job, pod, waiting } = await findStepPod(req.kube, namespace, name, step, jobName)
     const chosen = job?.metadata?.name
     if (!job || !chosen) return { lines: [], note: 'No Job has run this step yet.' }
     if (!pod) return { job, lines: [], state: jobState(job), note: `Job ${chosen} has no pod (yet, or any more).` }
+    // A container the kubelet keeps waiting (an image it cannot pull, a crash loop) says why.
+    const why = waiting ? { note: `The pod is waiting: ${waiting}` } : {}
     try {
       const text = await req.kube.readJobLog(namespace, chosen)
-      return { job, pod, lines: tailLines(text ?? '', LOG_TAIL_LINES), state: jobState(job) }
+      return { job, pod, lines: tailLines(text ?? '', LOG_TAIL_LINES), state: jobState(job), ...why }
     } catch (err) {
       if (err instanceof TransientError || err instanceof ForbiddenError) throw err
       // The kubelet refuses a log before the container starts: nothing to show yet.
-      return { job, pod, lines: [], state: jobState(job), note: `The log of pod ${pod} cannot be read yet.` }
+      return { job, pod, lines: [], state: jobState(job), note: why.note ?? `The log of pod ${pod} cannot be read yet.` }
     }
   } catch (err) {
     if (err instanceof ForbiddenError) return { lines: [], note: `You (${req.person.name}) may not read this step's Jobs, pods or log in namespace ${namespace}.` }

@@ -247,6 +247,20 @@ describe('the step page', () => {
     expect(page.body.html).not.toContain('data-log-live')
   })
 
+  it('says why the step\'s pod has not started when the kubelet keeps its container waiting', async () => {
+    const kube = new FakeKube({ workflows: [aRun(THREE, [{ name: 'build', phase: 'Running', startTime: '2026-12-01T11:58:00Z', jobName: 'wf-build-1' }])] })
+    withJob(kube, '')
+    kube.pods.set('ai-agents/wf-build-1-x', {
+      metadata: { name: 'wf-build-1-x', namespace: NAMESPACE, labels: { 'job-name': 'wf-build-1' } },
+      status: { phase: 'Pending', containerStatuses: [{ name: 'step', image: 'agent:9', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "agent:9"' } } }] },
+    })
+    expect(textOf((await stepPage(requestFor(kube), NAMESPACE, 'wf', 'build')).body))
+      .toContain('The pod is waiting: pod wf-build-1-x container step: ImagePullBackOff: Back-off pulling image "agent:9"')
+    // A pod that runs says nothing of the kind.
+    withJob(kube, 'line 1\n')
+    expect(textOf((await stepPage(requestFor(kube), NAMESPACE, 'wf', 'build')).body)).not.toContain('The pod is waiting')
+  })
+
   it('says the error of a failed step and that no Job ran for one not started', async () => {
     const kube = new FakeKube({ workflows: [aRun(THREE, [{ name: 'build', phase: 'Failed', error: 'exit 3\nat main' }])] })
     expect(textOf((await stepPage(requestFor(kube), NAMESPACE, 'wf', 'build')).body)).toContain('Error exit 3 at main')
