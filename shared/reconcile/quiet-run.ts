@@ -3,7 +3,10 @@ import type { Workflow } from '../schemas/workflow.js'
 import { needsSiblings } from '../triggers/concurrency.js'
 import { recordingLookups } from './agent-lookups.js'
 import type { JobFact } from './job-facts.js'
-import { currentRunId, jobsNeedingResults, NO_CHANGES, planWorkflow } from './workflow-plan.js'
+import { currentRunId } from './run-status.js'
+import { jobsNeedingResults } from './workflow-plan/plan-inputs.js'
+import { planWorkflow } from './workflow-plan/plan-workflow.js'
+import { NO_CHANGES } from './workflow-plan/types.js'
 
 /**
  * Pure: whether a run, as listed with every step Job of the cluster, certainly needs nothing

@@ -8,7 +8,7 @@ import type { Workflow, WorkflowStatus } from '../schemas/workflow.js'
 import { setCondition } from './conditions.js'
 import { grantCommand, WORKFLOW_GRANT } from './namespace-access.js'
 import { isTerminalPhase } from './run-status.js'
-import type { Transition } from './workflow-plan.js'
+import type { Transition } from './workflow-plan/types.js'
 
 /** The reason of the `Complete` condition and the Warning Event. */
 export const NAMESPACE_NOT_ENABLED = 'NamespaceNotEnabled'

@@ -12,6 +12,8 @@ const shared = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared
 const files = [
   ...['schemas', 'reconcile', 'agent', 'autonomy'].flatMap((folder) =>
     readdirSync(join(shared, folder)).filter((f) => f.endsWith('.ts')).map((f) => `${folder}/${f}`)),
+  // The Workflow planner's folder (the line above lists only the files directly in reconcile/).
+  ...readdirSync(join(shared, 'reconcile', 'workflow-plan')).filter((f) => f.endsWith('.ts')).map((f) => `reconcile/workflow-plan/${f}`),
   // The MCPServer planners (discovery.ts beside them is the network client, so not the whole folder).
   'mcp/registry.ts', 'mcp/workload.ts', 'mcp/plan.ts',
 ]

@@ -4,10 +4,12 @@ import { stepJobName } from '../../../shared/reconcile/job-builder.js'
 import { resultFromLog, MAX_OUTPUT_BYTES, type JobFact } from '../../../shared/reconcile/job-facts.js'
 import { runIdFor } from '../../../shared/reconcile/run-id.js'
 import { decodeStepStates } from '../../../shared/reconcile/step-states.js'
-import {
-  agentsThatMayStart, completionPhase, isTerminalPhase, jobsNeedingResults, MAX_PARALLELISM, mayNeedWork, NO_CHANGES, planWorkflow, workflowTimeoutSeconds,
-  type WorkflowPlan,
-} from '../../../shared/reconcile/workflow-plan.js'
+import { isTerminalPhase, mayNeedWork } from '../../../shared/reconcile/run-status.js'
+import { agentsThatMayStart, jobsNeedingResults } from '../../../shared/reconcile/workflow-plan/plan-inputs.js'
+import { planWorkflow } from '../../../shared/reconcile/workflow-plan/plan-workflow.js'
+import { completionPhase, workflowTimeoutSeconds } from '../../../shared/reconcile/workflow-plan/run-endings.js'
+import { MAX_PARALLELISM } from '../../../shared/reconcile/workflow-plan/step-scheduling.js'
+import { NO_CHANGES, type WorkflowPlan } from '../../../shared/reconcile/workflow-plan/types.js'
 import type { Agent } from '../../../shared/schemas/agent.js'
 import type { StepStatus, Workflow, WorkflowSpec, WorkflowStep } from '../../../shared/schemas/workflow.js'
 import {
