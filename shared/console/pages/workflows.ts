@@ -16,7 +16,7 @@ import {
 /** Runs shown on one page. */
 export const RUNS_PER_PAGE = 50
 
-// What the planner writes into a step waiting for a person (shared/reconcile/workflow-plan.ts).
+// What the planner writes into a step waiting for a person (shared/reconcile/workflow-plan/approvals.ts).
 const APPROVAL_WAIT = 'Waiting for human approval'
 
 /** Pure: the phase a person reads for a run: "Waiting" while a step waits for approval, else status.phase (Pending when unset). */

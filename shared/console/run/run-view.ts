@@ -21,7 +21,7 @@ export type DisplayPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Ski
 /** Every display phase, in the order summaries count them. */
 export const DISPLAY_PHASES: readonly DisplayPhase[] = ['Running', 'Waiting', 'Pending', 'Succeeded', 'Failed', 'Skipped', 'RollingBack', 'RolledBack']
 
-/** The planner's wording of an approval gate (workflow-plan.ts). */
+/** The planner's wording of an approval gate (shared/reconcile/workflow-plan/approvals.ts). */
 const APPROVAL_WAIT = 'Waiting for human approval'
 
 /** One step as the console shows it. */
