@@ -1,6 +1,7 @@
 import type { V1ConfigMap, V1Job } from '@kubernetes/client-node'
 import { armTickAlarm } from '../ticks/alarm.js'
 import { apiMessage, ConflictError, ForbiddenError } from '../errors.js'
+import { podWaitingDetail } from '../kube/pod-waiting.js'
 import type { Kube } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
 import { ANNOTATION_CANCEL, ANNOTATION_CANCEL_REASON, LABEL_ATTEMPT, LABEL_RUN_ID, LABEL_WORKFLOW } from '../schemas/labels.js'
@@ -243,6 +244,7 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       // one GET was all it cost.
       if (trigger.kind === 'job' && jobsNeedingResults(workflow, jobs).length === 0) return UNCHANGED
       await attachResults(kube, namespace, workflow, jobs)
+      if (trigger.kind === 'full') await notePodsNotStarting(kube, namespace, jobs, deps.now())
       // A step-finished event of a busy run may plan on what this instance last wrote: the next
       // writes are guarded by those copies, so a stale one costs a re-plan, never a wrong write.
       const memo = trigger.kind === 'job' ? deps.memo : undefined
@@ -458,6 +460,24 @@ async function attachResults(kube: Kube, namespace: string, workflow: Workflow, 
     job.result = job.state === 'Succeeded'
       ? (log === null ? { ok: false, class: 'error', error: `job ${job.name} completed but its pod log is gone` } : resultFromLog(log))
       : failureFromLog(log, job.failureReason, job.deadlineSeconds)
+  }
+}
+
+/** How long a step's pod may take to start (scheduling, an image pull) before a resync asks why it has not. */
+export const POD_START_GRACE_MS = 60_000
+
+/**
+ * On a resync: for each Job still without a ready pod a while after it started, the kubelet's
+ * reason its pod waits (an image it cannot pull, a missing Secret), which the planner shows on the
+ * step. A list call per such Job, only then: a healthy run pays nothing.
+ */
+async function notePodsNotStarting(kube: Kube, namespace: string, jobs: JobFact[], now: Date): Promise<void> {
+  for (const job of jobs) {
+    if (job.state !== 'Active' || job.attempt === 'rollback' || (job.readyPods ?? 0) > 0) continue
+    const started = Date.parse(job.startedAt ?? '')
+    if (!Number.isFinite(started) || now.getTime() - started < POD_START_GRACE_MS) continue
+    const waiting = podWaitingDetail(await kube.listPods(namespace, { 'job-name': job.name }))
+    if (waiting) job.podWaiting = waiting
   }
 }
 

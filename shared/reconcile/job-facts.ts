@@ -26,6 +26,10 @@ export interface JobFact {
   result?: StepResult
   /** When the attempt's container started, read with `result` (the step span's pod.started). */
   podStartedAt?: string
+  /** Pods of the Job that are ready (its status.ready). */
+  readyPods?: number
+  /** Why its pod has not started, as the kubelet says (shared/kube/pod-waiting.ts); filled by the shell on a resync. */
+  podWaiting?: string
 }
 
 /** The outcome read from a finished Job's pod log. */
@@ -53,6 +57,7 @@ export function jobFactFrom(job: V1Job): JobFact | null {
   const fact: JobFact = { name, workflow, step, runId, attempt, state }
   if (failed?.reason) fact.failureReason = failed.reason
   if (typeof job.spec?.activeDeadlineSeconds === 'number') fact.deadlineSeconds = job.spec.activeDeadlineSeconds
+  if (typeof job.status?.ready === 'number') fact.readyPods = job.status.ready
   const startedAt = isoOf(job.status?.startTime) ?? isoOf(job.metadata?.creationTimestamp)
   if (startedAt) fact.startedAt = startedAt
   const finishedAt = state === 'Active' ? undefined : isoOf(job.status?.completionTime) ?? isoOf((failed ?? complete)?.lastTransitionTime)

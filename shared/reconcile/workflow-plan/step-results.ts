@@ -32,7 +32,12 @@ export function observeJobs(run: RunBuilder, facts: WorkflowFacts): void {
       state.startTime ??= run.now
       delete state.nextAttemptAt
     }
-    if (job.state === 'Active' || !job.result) continue
+    if (job.state === 'Active') {
+      // Only a resync looks at pods (the shell's notePodsNotStarting): a Job event says nothing of them.
+      if (facts.jobsComplete) notePodStart(run, step, state, job.podWaiting)
+      continue
+    }
+    if (!job.result) continue
     recordResult(run, step, state, job.result, job.finishedAt)
   }
   if (!facts.jobsComplete) return
@@ -45,8 +50,30 @@ export function observeJobs(run: RunBuilder, facts: WorkflowFacts): void {
   }
 }
 
+/** Starts the part of a step's message that says why its pod has not started. */
+export const POD_NOT_STARTED = 'Pod not started: '
+
+/**
+ * A Running step whose pod the kubelet keeps waiting (an image it cannot pull, a missing Secret)
+ * says why in its message, beside any note it started with, and once as a Warning; the words go
+ * when the pod starts. The step keeps running: its timeout ends it if the pod never starts.
+ */
+function notePodStart(run: RunBuilder, step: WorkflowStep, state: StepState, waiting: string | undefined): void {
+  const message = state.message ?? ''
+  const at = message.indexOf(POD_NOT_STARTED)
+  const note = (at < 0 ? message : message.slice(0, at)).replace(/; $/, '')
+  const why = waiting === undefined ? '' : `${POD_NOT_STARTED}${waiting.slice(0, 512)}`
+  const next = [note, why].filter(Boolean).join('; ')
+  if (next === message) return
+  if (next) state.message = next
+  else delete state.message
+  if (why && at < 0) run.transition({ kind: 'step.waiting', type: 'Warning', reason: 'PodNotStarting', message: `Step ${step.name}: ${waiting}`, step: step.name, phase: 'Running' })
+}
+
 /** A finished attempt moves its step on: Succeeded, Pending for a retry, or Failed. */
 function recordResult(run: RunBuilder, step: WorkflowStep, state: StepState, result: StepResult, finishedAt?: string): void {
+  // The attempt is over: whatever its pod waited for is no longer news.
+  notePodStart(run, step, state, undefined)
   countAttempt(run, step, state.retryCount, result, state.startTime, finishedAt)
   if (result.ok) {
     state.phase = 'Succeeded'

@@ -220,6 +220,33 @@ describe('advancing a run', () => {
     expect(planWorkflow(factsFor(first.wf, { jobs: [fact] }), T1)).toBe(NO_CHANGES)
   })
 
+  it('says on a resync why a running step\'s pod has not started, once as a Warning, and drops it when the pod starts', () => {
+    const first = planAndSettle(aWorkflow(), T0)
+    const waiting = 'pod wf-x container step: ImagePullBackOff: Back-off pulling image "agent:9"'
+    const stuck = aJobFact({ workflow: first.wf, state: 'Active', podWaiting: waiting })
+    const noticed = planWorkflow(factsFor(first.wf, { jobs: [stuck], jobsComplete: true }), T1)
+    const wf = applyStatus(first.wf, noticed)
+    expect(stepOf(wf, 's1')).toMatchObject({ phase: 'Running', message: `Pod not started: ${waiting}` })
+    expect(noticed.transitions).toEqual([{ kind: 'step.waiting', type: 'Warning', reason: 'PodNotStarting', message: `Step s1: ${waiting}`, step: 's1', phase: 'Running' }])
+    // The next resync that sees the same is no change; a Job event says nothing of pods.
+    expect(planWorkflow(factsFor(wf, { jobs: [stuck], jobsComplete: true }), T2)).toBe(NO_CHANGES)
+    expect(planWorkflow(factsFor(wf, { jobs: [aJobFact({ workflow: first.wf, state: 'Active' })], jobsComplete: false }), T2)).toBe(NO_CHANGES)
+    // Started: the words go, with no second Warning.
+    const started = planWorkflow(factsFor(wf, { jobs: [aJobFact({ workflow: first.wf, state: 'Active', readyPods: 1 })], jobsComplete: true }), T2)
+    expect(stepOf(applyStatus(wf, started), 's1')?.message).toBeUndefined()
+    expect(started.transitions).toEqual([])
+  })
+
+  it('keeps the note a step started with beside why its pod waits, and clears the pod part when the attempt ends', () => {
+    const first = planAndSettle(aWorkflow(), T0)
+    const noted = { ...first.wf, status: { ...first.wf.status, stepStatuses: first.wf.status!.stepStatuses!.map((s) => ({ ...s, message: 'LLMProvider fallback in use' })) } }
+    const stuck = aJobFact({ workflow: first.wf, state: 'Active', podWaiting: 'pod p container step: CreateContainerConfigError: secret "k" not found' })
+    const wf = applyStatus(noted, planWorkflow(factsFor(noted, { jobs: [stuck], jobsComplete: true }), T1))
+    expect(stepOf(wf, 's1')?.message).toBe('LLMProvider fallback in use; Pod not started: pod p container step: CreateContainerConfigError: secret "k" not found')
+    const done = finish(wf, T2, { step: 's1' })
+    expect(stepOf(done.wf, 's1')).toMatchObject({ phase: 'Succeeded', message: 'LLMProvider fallback in use' })
+  })
+
   it('changes nothing when the same finished Job is delivered again', () => {
     const first = planAndSettle(withSpec({ steps: aChain(2) }), T0)
     const second = finish(first.wf, T1, { step: 's1' })
