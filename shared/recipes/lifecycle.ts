@@ -11,28 +11,16 @@
  * What happens *within* an action (deploy order, apply, prune, drift, rollback waves, deletion)
  * belongs to deploy-plan.ts, drift.ts, rollback.ts and deletion.ts; this file decides *when*.
  */
-import type { Transition, ControllerPlan } from '../core/plan.js'
 import type { Condition } from '../schemas/condition.js'
 import type { RecipePhase, WorkflowRecipe, WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
 import { canonicalJson } from './digest.js'
 import type { LifecycleFacts, ReadinessFacts, TestFact, WorkloadFact } from './lifecycle-facts.js'
+import {
+  annotationOf, ANNOTATION_APPROVE, ANNOTATION_DEPRECATE, ANNOTATION_REJECT, ANNOTATION_RETRY, ANNOTATION_ROLLBACK, approveCommand, approverOf, FINALIZER,
+} from './lifecycle/annotations.js'
+import { CE_PHASE_CHANGED, CE_POLICY_VIOLATED, CE_REVISION_CREATED, CE_TEST_FINISHED, type LifecycleAction, type LifecyclePlan, type RecipeTransition } from './lifecycle/plan-types.js'
 import { readinessTimeout } from './readiness.js'
 import { isTemplate, specErrorsMessage } from './render.js'
-
-export type { LifecycleFacts } from './lifecycle-facts.js'
-
-export const FINALIZER = 'purko.io/recipe-finalizer'
-export const ANNOTATION_APPROVE = 'purko.io/approve'
-export const ANNOTATION_REJECT = 'purko.io/reject'
-export const ANNOTATION_APPROVED_BY = 'purko.io/approved-by'
-export const ANNOTATION_RETRY = 'purko.io/retry'
-export const ANNOTATION_ROLLBACK = 'purko.io/rollback'
-export const ANNOTATION_DEPRECATE = 'purko.io/deprecate'
-
-export const CE_PHASE_CHANGED = 'dev.kinetic.recipe.phase.changed'
-export const CE_REVISION_CREATED = 'dev.kinetic.recipe.revision.created'
-export const CE_TEST_FINISHED = 'dev.kinetic.recipe.test.finished'
-export const CE_POLICY_VIOLATED = 'dev.kinetic.recipe.policy.violated'
 
 const DEFAULT_PROGRESS_DEADLINE = 600
 const DEFAULT_HISTORY_LIMIT = 5
@@ -45,49 +33,6 @@ const MAX_STEPS = 16
 /** Phases whose Event is a Warning (spec §13). */
 const WARNING_PHASES: ReadonlySet<string> = new Set(['Failed', 'Rejected', 'RollbackFailed', 'Degraded', 'RollingBack'])
 const IN_FLIGHT: ReadonlySet<string> = new Set(['Pending', 'Deploying', 'Testing', 'RollingBack'])
-
-/**
- * A transition as the controller shell announces it. `cloudEventType` is set when the spec
- * (spec §13) names a `dev.kinetic.recipe.*` CloudEvent for it; the others are Kubernetes Events only.
- */
-export interface RecipeTransition extends Transition {
-  cloudEventType?: string
-}
-
-/** What to do next; the deploy/rollback/drift planners of L2 decide how. */
-export type LifecycleAction =
-  | { type: 'none' }
-  /** Nothing to write until a fact changes or `until` passes (PendingApproval, Pending). */
-  | { type: 'wait'; until?: string }
-  /** Apply revision N's children in dependency order and prune the previous revision (spec §7.11). */
-  | { type: 'deploy'; revision: number }
-  /** Create (or keep) the test Jobs of revision N (spec §2.9). */
-  | { type: 'test'; revision: number }
-  /** Re-apply the snapshot of `to` and remove what `from` has and `to` lacks (spec §7.9). */
-  | { type: 'rollback'; from: number; to: number }
-  /** Keep the current revision as declared: drift detection and correction (spec §7.8). */
-  | { type: 'maintain'; revision: number }
-  /** The recipe is being deleted: the deletion planner takes over (spec §11). */
-  | { type: 'delete' }
-
-export interface LifecyclePlan extends ControllerPlan {
-  transitions: RecipeTransition[]
-  /** The complete next status. */
-  status: WorkflowRecipeStatus
-  /** The status differs from the recipe's current one (write it). */
-  changed: boolean
-  action: LifecycleAction
-  /** Add `purko.io/recipe-finalizer` before any child is written (never on templates, spec §11). */
-  addFinalizer: boolean
-  /** Write the snapshot ConfigMap of this revision before any of its children (T11, spec §7.9). */
-  writeSnapshot?: number
-  /** An in-flight revision was abandoned (spec §7.6): delete its test Jobs, cancel its child Workflow. */
-  abandon?: number
-  /** Revision snapshots beyond `revisionHistoryLimit` to delete (current, last good and in-flight kept). */
-  pruneSnapshots: number[]
-  /** Earliest pending deadline (also in `status.nextCheckAt`). */
-  nextCheckAt?: string
-}
 
 type Status = WorkflowRecipeStatus
 type RevisionEntry = NonNullable<Status['revisions']>[number]
@@ -110,7 +55,6 @@ interface Ctx {
 }
 
 const cut = (text: string, max: number): string => (text.length > max ? text.slice(0, max) : text)
-const ann = (r: WorkflowRecipe, key: string): string | undefined => r.metadata.annotations?.[key]
 const addSeconds = (iso: string, s: number): string => new Date(Date.parse(iso) + s * 1000).toISOString()
 const reached = (iso: string | undefined, now: string): boolean => iso !== undefined && Date.parse(iso) <= Date.parse(now)
 
@@ -171,8 +115,6 @@ function go(ctx: Ctx, to: RecipePhase, reason: string, message: string): void {
 function note(ctx: Ctx, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal', extra: Partial<RecipeTransition> = {}): void {
   ctx.transitions.push({ kind: extra.kind ?? 'event', type, reason, message, record: extra.record ?? true, ...extra })
 }
-
-function approver(r: WorkflowRecipe): string { return ann(r, ANNOTATION_APPROVED_BY) ?? 'unknown' }
 
 /** Allocate revision N = highest + 1 (T11). */
 function allocate(ctx: Ctx): void {
@@ -291,11 +233,6 @@ function approvalMessage(ctx: Ctx, requiredBy: string[]): string {
   return `Waiting for approval of generation ${ctx.G} (required by ${requiredBy.join(', ')}): ${approveCommand(ns, name, ctx.G)}`
 }
 
-/** Pure: the command a person runs to approve generation G (spec §7.5; the recipes MCP server shows it too). */
-export function approveCommand(namespace: string, name: string, generation: number): string {
-  return `kubectl annotate -n ${namespace} workflowrecipe/${name} ${ANNOTATION_APPROVE}=${generation}`
-}
-
 function policyStatusOf(facts: LifecycleFacts): Status['policy'] | undefined {
   if (facts.policy === 'unavailable') return undefined
   const p = facts.policy
@@ -320,7 +257,7 @@ function retryAllowed(st: Status): boolean {
 /** The edge-triggered annotations (spec §7.2): true when something changed. */
 function edges(ctx: Ctx): boolean {
   const { st, recipe } = ctx
-  const retry = ann(recipe, ANNOTATION_RETRY)
+  const retry = annotationOf(recipe, ANNOTATION_RETRY)
   if (retry !== undefined && retry !== st.observedRetry) {
     st.observedRetry = cut(retry, 253)
     if (retryAllowed(st)) {
@@ -330,7 +267,7 @@ function edges(ctx: Ctx): boolean {
     }
     return true
   }
-  const rollback = ann(recipe, ANNOTATION_ROLLBACK)
+  const rollback = annotationOf(recipe, ANNOTATION_ROLLBACK)
   if (rollback !== undefined && rollback !== st.observedRollback) {
     st.observedRollback = cut(rollback, 253)
     const r = /^[1-9][0-9]*$/.test(rollback) ? Number(rollback) : 0
@@ -359,7 +296,7 @@ function step(ctx: Ctx): boolean {
     return true
   }
   // T26 / T27 (level-triggered).
-  const deprecate = ann(recipe, ANNOTATION_DEPRECATE) === 'true'
+  const deprecate = annotationOf(recipe, ANNOTATION_DEPRECATE) === 'true'
   if (st.phase === 'Deprecated') {
     if (!deprecate) { go(ctx, 'Candidate', 'Undeprecated', `No longer deprecated; re-evaluating generation ${G}`); return true }
     if (G > (st.observedGeneration ?? 0)) {
@@ -423,14 +360,14 @@ function step(ctx: Ctx): boolean {
         return true
       }
       const required = policy.approval.required
-      const rejectedNow = ann(recipe, ANNOTATION_REJECT) === String(G)
-      const approvedNow = ann(recipe, ANNOTATION_APPROVE) === String(G) || (st.approval?.generation === G && st.approval.state === 'Approved')
+      const rejectedNow = annotationOf(recipe, ANNOTATION_REJECT) === String(G)
+      const approvedNow = annotationOf(recipe, ANNOTATION_APPROVE) === String(G) || (st.approval?.generation === G && st.approval.state === 'Approved')
       if (!required) { // T7
         st.approval = { required: false, state: 'NotRequired', generation: G }
         go(ctx, 'Approved', 'AutoApproved', `Generation ${G} needs no approval`)
       } else if (approvedNow && !rejectedNow) { // T7
         const decidedAt = st.approval?.generation === G && st.approval.state === 'Approved' ? (st.approval.decidedAt ?? now) : now
-        const approvedBy = st.approval?.generation === G && st.approval.approvedBy ? st.approval.approvedBy : approver(recipe)
+        const approvedBy = st.approval?.generation === G && st.approval.approvedBy ? st.approval.approvedBy : approverOf(recipe)
         st.approval = { required: true, state: 'Approved', generation: G, requiredBy: [...policy.approval.requiredBy], ...(st.approval?.requestedAt ? { requestedAt: st.approval.requestedAt } : {}), decidedAt, approvedBy }
         go(ctx, 'Approved', 'Approved', `Generation ${G} was approved by ${approvedBy}`)
       } else { // T6
@@ -442,14 +379,14 @@ function step(ctx: Ctx): boolean {
     }
     case 'PendingApproval': {
       const approval = st.approval as ApprovalStatus | undefined
-      if (ann(recipe, ANNOTATION_REJECT) === String(G)) { // T9
-        st.approval = { ...approval, state: 'Rejected', decidedAt: now, approvedBy: approver(recipe) }
-        go(ctx, 'Rejected', 'ApprovalRejected', `Generation ${G} was rejected by ${approver(recipe)}`)
+      if (annotationOf(recipe, ANNOTATION_REJECT) === String(G)) { // T9
+        st.approval = { ...approval, state: 'Rejected', decidedAt: now, approvedBy: approverOf(recipe) }
+        go(ctx, 'Rejected', 'ApprovalRejected', `Generation ${G} was rejected by ${approverOf(recipe)}`)
         return true
       }
-      if (ann(recipe, ANNOTATION_APPROVE) === String(G)) { // T8
-        st.approval = { ...approval, state: 'Approved', decidedAt: now, approvedBy: approver(recipe) }
-        go(ctx, 'Approved', 'Approved', `Generation ${G} was approved by ${approver(recipe)}`)
+      if (annotationOf(recipe, ANNOTATION_APPROVE) === String(G)) { // T8
+        st.approval = { ...approval, state: 'Approved', decidedAt: now, approvedBy: approverOf(recipe) }
+        go(ctx, 'Approved', 'Approved', `Generation ${G} was approved by ${approverOf(recipe)}`)
         return true
       }
       if (facts.policy !== 'unavailable') {
@@ -634,7 +571,7 @@ function finish(ctx: Ctx): void {
     const ignoredBefore = before?.observedGeneration === G ? (before.message ?? '').split('; ignored ').slice(1) : []
     const ignored = new Set(ignoredBefore)
     for (const key of [ANNOTATION_APPROVE, ANNOTATION_REJECT]) {
-      const v = ann(recipe, key)
+      const v = annotationOf(recipe, key)
       if (v === undefined || v === String(G)) continue
       const marker = `${key}=${JSON.stringify(v)}`
       if (!ignored.has(marker)) {
