@@ -4,7 +4,7 @@
  */
 import type { ChildKind } from '../kube/port.js'
 import { isOwnedBy, type PlannedDelete } from '../recipes/deploy-plan.js'
-import type { RecipeTransition } from '../recipes/lifecycle.js'
+import type { RecipeTransition } from '../recipes/lifecycle/plan-types.js'
 import type { RevisionObjects } from '../recipes/observe.js'
 import type { WorkflowRecipe } from '../schemas/workflowrecipe.js'
 import type { RecipeDeps } from './recipe-deps.js'

@@ -9,7 +9,7 @@ import { parseAllDocuments } from 'yaml'
 import { ANNOTATION_ORPHAN } from '../recipes/deletion.js'
 import {
   ANNOTATION_APPROVE, ANNOTATION_APPROVED_BY, ANNOTATION_DEPRECATE, ANNOTATION_REJECT, ANNOTATION_RETRY, ANNOTATION_ROLLBACK,
-} from '../recipes/lifecycle.js'
+} from '../recipes/lifecycle/annotations.js'
 import { isTemplate, TEMPLATE_ANNOTATION } from '../recipes/render.js'
 import { API_VERSION } from '../schemas/labels.js'
 import type { WorkflowRecipe } from '../schemas/workflowrecipe.js'

@@ -5,7 +5,7 @@
  * `approveCommand` is spec §7.5's. Pure: the policies and namespace labels come in.
  */
 import { mcpNamespaceOf, sandboxNamespaceOf, type RecipeConfig } from '../recipes/config.js'
-import { approveCommand } from '../recipes/lifecycle.js'
+import { approveCommand } from '../recipes/lifecycle/annotations.js'
 import { buildManifests } from '../recipes/manifests.js'
 import { evaluatePolicies, type NamespaceLabels, type PolicyViolation } from '../recipes/policy.js'
 import { isTemplate, renderRecipe } from '../recipes/render.js'

@@ -8,7 +8,7 @@
 import { CloudEvent } from 'cloudevents'
 import { sha256Hex } from '../reconcile/sha256.js'
 import type { WorkflowRecipe } from '../schemas/workflowrecipe.js'
-import type { RecipeTransition } from './lifecycle.js'
+import type { RecipeTransition } from './lifecycle/plan-types.js'
 
 export const RECIPE_SUBJECT_PREFIX = '/apis/purko.io/v1alpha1/namespaces'
 

@@ -1,5 +1,5 @@
 /**
- * What the lifecycle planner (lifecycle.ts, spec §7) is told: the facts a shell reads
+ * What the lifecycle planner (lifecycle/plan.ts, spec §7) is told: the facts a shell reads
  * before planning one WorkflowRecipe. Types only; every field is something the shell can read
  * or compute with the pure stage-1 functions (renderRecipe, snapshot, evaluatePolicies,
  * workloadReadiness). Annotations and the spec are read from the recipe itself, not from here.

@@ -1,5 +1,7 @@
 // Recipes, facts and a driver for the lifecycle planner tests (spec §7).
-import { FINALIZER, planLifecycle, type LifecyclePlan } from '../../shared/recipes/lifecycle.js'
+import { FINALIZER } from '../../shared/recipes/lifecycle/annotations.js'
+import { planLifecycle } from '../../shared/recipes/lifecycle/plan.js'
+import type { LifecyclePlan } from '../../shared/recipes/lifecycle/plan-types.js'
 import type { LifecycleFacts, PolicyFacts, ReadinessFacts, WorkloadFact } from '../../shared/recipes/lifecycle-facts.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../../shared/schemas/workflowrecipe.js'
 

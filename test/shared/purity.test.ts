@@ -27,8 +27,9 @@ const files = [
   .concat(['names.ts', 'labels.ts', 'digest.ts', 'objects.ts', 'pod-template.ts', 'manifests.ts', 'services.ts', 'secrets.ts', 'mcp.ts', 'child-workflow.ts', 'snapshot.ts', 'readiness.ts'].map((f) => `recipes/${f}`))
   // The deploy, drift, rollback and deletion planners (spec §7.8, §7.9, §7.11, §11).
   .concat(['deploy-plan.ts', 'drift.ts', 'rollback.ts', 'deletion.ts'].map((f) => `recipes/${f}`))
-  // The lifecycle planner (spec §7.1-§7.7, §7.10).
-  .concat(['lifecycle.ts', 'lifecycle-facts.ts'].map((f) => `recipes/${f}`))
+  // The lifecycle planner (spec §7.1-§7.7, §7.10): every file of its folder, and the facts it is told.
+  .concat(readdirSync(join(shared, 'recipes', 'lifecycle')).filter((f) => f.endsWith('.ts')).map((f) => `recipes/lifecycle/${f}`))
+  .concat(['recipes/lifecycle-facts.ts'])
   // Template schedules and the template planner (run-builder.ts beside them draws random run names).
   .concat(['triggers/cron.ts', 'triggers/template-plan.ts'])
   // The console's views: markup, times, the run's view model and its DAG drawing, its configuration and address ranges.
