@@ -4,13 +4,11 @@ import {
   ApiError,
   badRequest,
   conflict,
-  expired,
   forbidden,
   formatCause,
   invalid,
   noSuchResource,
   notFound,
-  tooLarge,
   type StatusCause,
 } from './api-error.js'
 import { builtinResources } from './builtin-resources.js'
@@ -22,18 +20,24 @@ import { KUBECTL_APPLY_MANAGER, syncLastApplied, takeoverFields } from './last-a
 import { afterUpdate, alwaysPresent, compareFields, keepPresent, planApply, presentFields, readEntries, rootShape, writeEntries, type ManagerEntry, type Writer } from './managed-fields.js'
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js'
 import { ResourceRegistry } from './resource-registry.js'
-import { apiVersionOf, fieldSelectorsOf, groupResource, tracksGeneration, type ResourceType } from './resource-type.js'
-import { parseFieldSelector, parseLabelSelector, pinnedName, type FieldSelectorRules, type Selector } from './selectors.js'
+import { apiVersionOf, groupResource, tracksGeneration, type ResourceType } from './resource-type.js'
+import { parseFieldSelector, parseLabelSelector, type FieldSelectorRules } from './selectors.js'
 import type { KubeObject, WatchEvent, WatchEventType } from './types.js'
 import { invalid as invalidField } from '../../shared/crd/field-error.js'
 import { applySchema } from '../../shared/crd/schema-pass.js'
 import { CEL_SKIPPED_MESSAGE } from '../../shared/crd/validate.js'
 import { createSchemaValidator, type JSONSchemaProps } from './validation.js'
+import { Ledger } from './store/ledger.js'
+import * as listing from './store/listing.js'
+import { ObjectTable } from './store/object-table.js'
+import * as views from './store/object-views.js'
+import { isTerminalPod, PodLogs } from './store/pod-logs.js'
 import {
   isObj,
   MAX_OBJECT_BYTES,
   type DeleteOptions,
   type ListOptions,
+  type ListPage,
   type ManagerOptions,
   type Obj,
   type PatchOptions,
@@ -47,29 +51,10 @@ import {
   type WriteOptions,
   type WriteResult,
 } from './store/store-types.js'
-
-interface HistoryEntry {
-  rv: number
-  type: 'ADDED' | 'MODIFIED' | 'DELETED'
-  gr: string
-  stored: Stored
-  prev?: Stored
-  /** `prev` at this entry's resourceVersion: what watchers the object left are sent. */
-  left?: Stored
-}
-
-interface Watcher {
-  ns?: string
-  label: Selector
-  field: Selector
-  apiVersion: string
-  sink: WatchSink
-}
-
+import { WatchHistory, type Watcher } from './store/watch-history.js'
 
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease', 'ai-agents', 'purko-system']
 const PROTECTED_NAMESPACES = new Set(['default', 'kube-system', 'kube-public'])
-const TERMINAL_POD_PHASES = new Set(['Succeeded', 'Failed'])
 /** The garbage collector's finalizers for Foreground and Orphan deletion. */
 const FOREGROUND = 'foregroundDeletion'
 /** The field manager of in-process writes that name none. */
@@ -85,38 +70,24 @@ const ORPHAN = 'orphan'
 export class ObjectStore {
   /** The served resources; CRDs add to it as they are created. */
   readonly registry = new ResourceRegistry()
-  private readonly objects = new Map<string, Map<string, Map<string, Stored>>>()
-  private readonly byUid = new Map<string, { gr: string; ns: string; name: string }>()
-  private readonly dependents = new Map<string, Set<string>>()
-  /**
-   * Group-resource → label (`key` and `key=value`) → namespace → names. A list by label selector
-   * takes its candidates here: step-job-finished's pod and Job lists would otherwise scan every
-   * pod and Job of the namespace, which at 10,000 steps was a third of this process's time.
-   */
-  private readonly byLabel = new Map<string, Map<string, Map<string, Set<string>>>>()
-  private readonly watchers = new Map<string, Set<Watcher>>()
+  private readonly table = new ObjectTable()
+  private readonly logs = new PodLogs()
+  private readonly history: WatchHistory
+  private readonly ledger: Ledger
   private readonly schemas = new WeakMap<Stored, Map<string, JSONSchemaProps>>()
-  private readonly logs = new Map<string, string>()
-  private readonly logFollowers = new Map<string, Set<(chunk: string | null) => void>>()
-  private history: HistoryEntry[] = []
-  private evictedUpTo = 0
-  private readonly servedSince = new Map<string, number>()
-  private rv = 0
-  private readonly historySize: number
   private readonly now: () => Date
-  private readonly maxObjectBytes: number
 
   constructor(opts: StoreOptions = {}) {
-    this.historySize = opts.historySize ?? 10_000
+    this.history = new WatchHistory(opts.historySize ?? 10_000)
+    this.ledger = new Ledger(this.table, this.history, this.logs, opts.maxObjectBytes ?? MAX_OBJECT_BYTES)
     this.now = opts.now ?? (() => new Date())
-    this.maxObjectBytes = opts.maxObjectBytes ?? MAX_OBJECT_BYTES
     for (const rt of builtinResources()) this.registry.register(rt)
     for (const ns of opts.namespaces ?? DEFAULT_NAMESPACES) this.ensureNamespace(ns)
   }
 
   /** The current global resourceVersion (a string integer, as on the wire). */
   get resourceVersion(): string {
-    return String(this.rv)
+    return String(this.ledger.resourceVersion)
   }
 
   // ---------------------------------------------------------------- in-process API
@@ -133,7 +104,7 @@ export class ObjectStore {
   get(type: TypeRef, namespace: string | undefined, name: string): KubeObject | undefined {
     const t = this.target(type)
     const s = this.find(t.rt, this.nsFor(t.rt, namespace), name)
-    return s ? this.copy(s, t) : undefined
+    return s ? views.copyAt(s, t) : undefined
   }
 
   /** Copies of the matching objects plus the list's resourceVersion. */
@@ -141,7 +112,7 @@ export class ObjectStore {
     const t = this.target(type)
     const page = this.listIn(t, opts)
     const out: { items: KubeObject[]; resourceVersion: string; continue?: string } = {
-      items: page.items.map((s) => this.copy(s, t)),
+      items: page.items.map((s) => views.copyAt(s, t)),
       resourceVersion: page.resourceVersion,
     }
     if (page.continue) out.continue = page.continue
@@ -151,7 +122,7 @@ export class ObjectStore {
   /** Creates the object (kind from its apiVersion/kind); 409 when it exists, 422 when invalid. */
   create(obj: KubeObject, opts: WriteOptions = {}): KubeObject {
     const t = this.target(obj)
-    return this.copy(this.createIn(t, structuredClone(obj), undefined, opts).stored, t)
+    return views.copyAt(this.createIn(t, structuredClone(obj), undefined, opts).stored, t)
   }
 
   /** Replaces the object (or only its status); 409 when `metadata.resourceVersion` is stale. */
@@ -159,13 +130,13 @@ export class ObjectStore {
     const t = this.target(obj)
     const name = obj.metadata?.name
     if (!name) throw badRequest('name is required')
-    return this.copy(this.updateIn(t, this.nsFor(t.rt, obj.metadata.namespace), name, structuredClone(obj), opts).stored, t)
+    return views.copyAt(this.updateIn(t, this.nsFor(t.rt, obj.metadata.namespace), name, structuredClone(obj), opts).stored, t)
   }
 
   /** Applies a merge, JSON, strategic or server-side-apply patch. */
   patch(type: TypeRef, namespace: string | undefined, name: string, patch: unknown, opts: PatchOptions): KubeObject {
     const t = this.target(type)
-    return this.copy(this.patchIn(t, this.nsFor(t.rt, namespace), name, structuredClone(patch), opts).stored, t)
+    return views.copyAt(this.patchIn(t, this.nsFor(t.rt, namespace), name, structuredClone(patch), opts).stored, t)
   }
 
   /**
@@ -174,7 +145,7 @@ export class ObjectStore {
    */
   delete(type: TypeRef, namespace: string | undefined, name: string, opts: DeleteOptions = {}): KubeObject {
     const t = this.target(type)
-    return this.copy(this.deleteIn(t, this.nsFor(t.rt, namespace), name, opts).stored, t)
+    return views.copyAt(this.deleteIn(t, this.nsFor(t.rt, namespace), name, opts).stored, t)
   }
 
   /**
@@ -200,7 +171,7 @@ export class ObjectStore {
     const kind = t.rt.kind
     const apiVersion = apiVersionOf(t.rt.group, t.version)
     const stop = this.watchIn(t, opts, {
-      event: (type, stored) => push({ type, object: this.copy(stored, t) }),
+      event: (type, stored) => push({ type, object: views.copyAt(stored, t) }),
       bookmark: (rv, initialEnd) => {
         const metadata: KubeObject['metadata'] = { resourceVersion: rv }
         if (initialEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' }
@@ -217,22 +188,14 @@ export class ObjectStore {
 
   /** Appends text to a pod's log (what `GET .../pods/<name>/log` serves); the pod need not exist yet. */
   appendPodLog(namespace: string, pod: string, text: string): void {
-    const key = `${namespace}/${pod}`
-    this.logs.set(key, (this.logs.get(key) ?? '') + text)
-    for (const f of this.logFollowers.get(key) ?? []) f(text)
+    this.logs.append(namespace, pod, text)
   }
 
   /** A pod's log, optionally only the last `tailLines` lines; 404 when the pod does not exist. */
   podLog(namespace: string, pod: string, opts: { tailLines?: number } = {}): string {
     const rt = this.registry.byKey('pods') as ResourceType
     if (!this.find(rt, namespace, pod)) throw notFound(rt, pod)
-    const text = this.logs.get(`${namespace}/${pod}`) ?? ''
-    if (opts.tailLines === undefined) return text
-    if (opts.tailLines <= 0) return ''
-    const lines = text.split('\n')
-    const trailing = lines[lines.length - 1] === ''
-    if (trailing) lines.pop()
-    return lines.slice(-opts.tailLines).join('\n') + (trailing ? '\n' : '')
+    return this.logs.read(namespace, pod, opts.tailLines)
   }
 
   /**
@@ -240,159 +203,45 @@ export class ObjectStore {
    * has reached Succeeded/Failed. Returns a function that stops following.
    */
   followPodLog(namespace: string, pod: string, onChunk: (chunk: string | null) => void): () => void {
-    const key = `${namespace}/${pod}`
     const rt = this.registry.byKey('pods') as ResourceType
     const current = this.find(rt, namespace, pod)
-    if (!current || TERMINAL_POD_PHASES.has(String((current.obj.status as Obj | undefined)?.phase))) {
+    if (!current || isTerminalPod(current.obj)) {
       queueMicrotask(() => onChunk(null))
       return () => {}
     }
-    let set = this.logFollowers.get(key)
-    if (!set) this.logFollowers.set(key, (set = new Set()))
-    set.add(onChunk)
-    return () => {
-      set.delete(onChunk)
-      if (set.size === 0) this.logFollowers.delete(key)
-    }
+    return this.logs.follow(namespace, pod, onChunk)
   }
 
   // ---------------------------------------------------------------- core operations (shared with HTTP)
 
   /** The stored object, or undefined. */
   find(rt: ResourceType, ns: string, name: string): Stored | undefined {
-    return this.objects.get(groupResource(rt))?.get(ns)?.get(name)
+    return this.table.find(rt, ns, name)
   }
 
   /** Serialized JSON of a stored object at the requested version. */
   jsonAt(stored: Stored, t: Target): string {
-    const av = apiVersionOf(t.rt.group, t.version)
-    if (stored.obj.apiVersion === av) return stored.json
-    return JSON.stringify({ ...stored.obj, apiVersion: av })
+    return views.jsonAt(stored, t)
   }
 
   /** The object at the requested version, sharing structure with the stored one (do not mutate). */
   objectAt(stored: Stored, t: Target): KubeObject {
-    const av = apiVersionOf(t.rt.group, t.version)
-    return stored.obj.apiVersion === av ? stored.obj : { ...stored.obj, apiVersion: av }
+    return views.objectAt(stored, t)
   }
 
   /** One watch event line (JSON plus newline), cached per stored object. */
   watchLine(type: WatchEventType, stored: Stored, t: Target): string {
-    const av = apiVersionOf(t.rt.group, t.version)
-    const key = `${type}|${av}`
-    let line = stored.lines?.get(key)
-    if (line === undefined) {
-      line = `{"type":"${type}","object":${this.jsonAt(stored, t)}}\n`
-      if (!stored.lines) stored.lines = new Map()
-      stored.lines.set(key, line)
-    }
-    return line
+    return views.watchLine(type, stored, t)
+  }
+
+  /** The field selectors a kind supports, for the selector parser. */
+  fieldSelectorRules(rt: ResourceType): FieldSelectorRules {
+    return listing.fieldSelectorRules(rt)
   }
 
   /** Lists stored objects in namespace/name order, honouring selectors, limit and continue. */
-  listIn(t: Target, opts: ListOptions): { items: Stored[]; resourceVersion: string; continue?: string } {
-    const label = parseLabelSelector(opts.labelSelector)
-    const field = parseFieldSelector(opts.fieldSelector, this.fieldSelectorRules(t.rt))
-    const byNs = this.objects.get(groupResource(t.rt))
-    const resourceVersion = String(this.rv)
-    let start = ''
-    if (opts.continue) {
-      try {
-        start = String((JSON.parse(Buffer.from(opts.continue, 'base64url').toString('utf8')) as { start: string }).start)
-      } catch {
-        throw badRequest('continue key is not valid: illegal base64 data')
-      }
-    }
-    const ns = t.rt.namespaced && opts.namespace ? opts.namespace : undefined
-    const name = pinnedName(opts.fieldSelector)
-    const indexed = name === undefined ? this.labelCandidates(groupResource(t.rt), ns, label) : undefined
-    const matching: [string, Stored][] = []
-    const consider = (nsKey: string, n: string, s: Stored | undefined): void => {
-      if (!s) return
-      const key = `${nsKey}/${n}`
-      if (start && key <= start) return
-      if (label.matches(s.obj) && field.matches(s.obj)) matching.push([key, s])
-    }
-    const collect = (nsKey: string, m: Map<string, Stored> | undefined): void => {
-      if (!m) return
-      if (name !== undefined) consider(nsKey, name, m.get(name))
-      else if (indexed) for (const n of indexed.get(nsKey) ?? []) consider(nsKey, n, m.get(n))
-      else for (const [n, s] of m) consider(nsKey, n, s)
-    }
-    if (byNs) {
-      if (ns !== undefined) collect(ns, byNs.get(ns))
-      else for (const [nsKey, m] of byNs) collect(nsKey, m)
-    }
-    matching.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    const items: Stored[] = []
-    const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity
-    for (const [, s] of matching) {
-      if (items.length >= limit) {
-        const last = items[items.length - 1] as Stored
-        const lastKey = `${last.obj.metadata.namespace ?? ''}/${last.obj.metadata.name}`
-        return { items, resourceVersion, continue: Buffer.from(JSON.stringify({ rv: resourceVersion, start: lastKey })).toString('base64url') }
-      }
-      items.push(s)
-    }
-    return { items, resourceVersion }
-  }
-
-  /**
-   * The names (by namespace) that can match a label selector, from the smallest index entry its
-   * requirements name; undefined when no requirement narrows it (a scan is needed).
-   */
-  private labelCandidates(gr: string, ns: string | undefined, label: Selector): Map<string, Iterable<string>> | undefined {
-    if (!label.needs?.length) return undefined
-    const index = this.byLabel.get(gr)
-    let best: Map<string, string[] | Set<string>> | undefined
-    let bestSize = Infinity
-    for (const need of label.needs) {
-      const entries = need.values ? need.values.map((v) => `${need.key}=${v}`) : [need.key]
-      const byNs = new Map<string, string[] | Set<string>>()
-      let size = 0
-      for (const entry of entries) {
-        const names = index?.get(entry)
-        if (!names) continue
-        for (const [nsKey, set] of names) {
-          if (ns !== undefined && nsKey !== ns) continue
-          size += set.size
-          const had = byNs.get(nsKey)
-          // One label has one value, so the sets of `in (a, b)` never overlap.
-          byNs.set(nsKey, had ? [...had, ...set] : set)
-        }
-      }
-      if (size < bestSize) {
-        best = byNs
-        bestSize = size
-      }
-    }
-    return best
-  }
-
-  private indexLabels(gr: string, ns: string, name: string, labels: Record<string, string> | undefined, add: boolean): void {
-    if (!labels) return
-    let index = this.byLabel.get(gr)
-    if (!index) this.byLabel.set(gr, (index = new Map()))
-    for (const [k, v] of Object.entries(labels)) {
-      for (const entry of [k, `${k}=${v}`]) {
-        let byNs = index.get(entry)
-        if (!byNs) {
-          if (!add) continue
-          index.set(entry, (byNs = new Map()))
-        }
-        let names = byNs.get(ns)
-        if (!names) {
-          if (!add) continue
-          byNs.set(ns, (names = new Set()))
-        }
-        if (add) names.add(name)
-        else {
-          names.delete(name)
-          if (names.size === 0) byNs.delete(ns)
-          if (byNs.size === 0) index.delete(entry)
-        }
-      }
-    }
+  listIn(t: Target, opts: ListOptions): ListPage {
+    return listing.listPage(this.table, t, opts, String(this.ledger.resourceVersion))
   }
 
   /** Creates an object from a request body (`urlNs` is the namespace in the path, if any). */
@@ -438,13 +287,13 @@ export class ObjectStore {
     const warnings = this.enforceSchema(t, obj, undefined, opts.fieldValidation, decoded)
     this.track(t, undefined, obj, opts)
     this.prepareCreate(t, obj)
-    const stored = this.serialize(obj)
+    const stored = this.ledger.serialize(obj)
     if (opts.dryRun) {
       delete obj.metadata.resourceVersion
       return { stored: { obj, json: JSON.stringify(obj) }, warnings, created: true }
     }
     if (rt.kind === 'CustomResourceDefinition' && rt.group === 'apiextensions.k8s.io') this.installCrd(obj)
-    this.put(rt, ns, name, stored, undefined, 'ADDED')
+    this.ledger.put(rt, ns, name, stored, undefined, 'ADDED')
     return { stored, warnings, created: true }
   }
 
@@ -524,14 +373,14 @@ export class ObjectStore {
     if (deepEqual(next, old)) return { stored: prev, warnings }
 
     const finalizing = next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)
-    const stored = this.serialize(next)
+    const stored = this.ledger.serialize(next)
     if (opts.dryRun) {
       next.metadata.resourceVersion = old.metadata.resourceVersion as string
       return { stored: { obj: next, json: JSON.stringify(next) }, warnings }
     }
     if (finalizing) return { stored: this.remove(rt, ns, name, next), warnings, deleted: true }
     if (rt.kind === 'CustomResourceDefinition' && rt.group === 'apiextensions.k8s.io') this.installCrd(next)
-    this.put(rt, ns, name, stored, prev, 'MODIFIED')
+    this.ledger.put(rt, ns, name, stored, prev, 'MODIFIED')
     return { stored, warnings }
   }
 
@@ -682,8 +531,8 @@ export class ObjectStore {
       if (rt.kind === 'Namespace' && !rt.group) next.status = { ...(next.status as Obj | undefined), phase: 'Terminating' }
     }
     if (finalizer && !(meta.finalizers ?? []).includes(finalizer)) meta.finalizers = [...(meta.finalizers ?? []), finalizer]
-    const stored = this.serialize(next)
-    this.put(rt, ns, name, stored, prev, 'MODIFIED')
+    const stored = this.ledger.serialize(next)
+    this.ledger.put(rt, ns, name, stored, prev, 'MODIFIED')
     return stored
   }
 
@@ -694,7 +543,7 @@ export class ObjectStore {
     const finalizers = current.obj.metadata.finalizers ?? []
     if (!finalizers.includes(FOREGROUND) && !finalizers.includes(ORPHAN)) return
     const uid = current.obj.metadata.uid as string
-    const blocked = finalizers.includes(FOREGROUND) && [...(this.dependents.get(uid) ?? [])].some((key) => {
+    const blocked = finalizers.includes(FOREGROUND) && this.table.dependentKeys(uid).some((key) => {
       const dep = this.lookupKey(key)
       return dep?.stored.obj.metadata.ownerReferences?.some((r) => r.uid === uid && r.blockOwnerDeletion === true)
     })
@@ -707,7 +556,7 @@ export class ObjectStore {
       this.remove(rt, ns, name, next)
       return
     }
-    this.put(rt, ns, name, this.serialize(next), current, 'MODIFIED')
+    this.ledger.put(rt, ns, name, this.ledger.serialize(next), current, 'MODIFIED')
   }
 
   /** Starts a watch; returns the function that ends it. Throws 410 for a too-old resourceVersion. */
@@ -715,7 +564,7 @@ export class ObjectStore {
     const gr = groupResource(t.rt)
     const watcher: Watcher = {
       label: parseLabelSelector(opts.labelSelector),
-      field: parseFieldSelector(opts.fieldSelector, this.fieldSelectorRules(t.rt)),
+      field: parseFieldSelector(opts.fieldSelector, listing.fieldSelectorRules(t.rt)),
       apiVersion: apiVersionOf(t.rt.group, t.version),
       sink,
     }
@@ -726,35 +575,15 @@ export class ObjectStore {
       for (const s of this.listIn(t, { namespace: watcher.ns, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector }).items) {
         sink.event('ADDED', s)
       }
-      if (opts.sendInitialEvents && opts.allowWatchBookmarks) sink.bookmark(String(this.rv), true)
-    } else {
-      const from = Number(rvText)
-      if (!Number.isInteger(from) || from < 0) throw badRequest(`invalid resource version: ${rvText}`)
-      // Like the real server's watch cache, a kind's history starts when it is first served.
-      const floor = Math.max(this.evictedUpTo, this.servedSince.get(gr) ?? 0)
-      if (from < floor) throw expired(from, floor)
-      let i = lowerBound(this.history, from + 1)
-      for (; i < this.history.length; i++) {
-        const e = this.history[i] as HistoryEntry
-        if (e.gr === gr) this.deliver(watcher, e)
-      }
-    }
-    let set = this.watchers.get(gr)
-    if (!set) this.watchers.set(gr, (set = new Set()))
-    set.add(watcher)
-    return () => {
-      set.delete(watcher)
-    }
+      if (opts.sendInitialEvents && opts.allowWatchBookmarks) sink.bookmark(this.resourceVersion, true)
+    } else this.history.replay(gr, watcher, rvText)
+    return this.history.subscribe(gr, watcher)
   }
 
   // ---------------------------------------------------------------- internals
 
   private nsFor(rt: ResourceType, namespace: string | undefined): string {
     return rt.namespaced ? namespace || 'default' : ''
-  }
-
-  private copy(s: Stored, t: Target): KubeObject {
-    return JSON.parse(this.jsonAt(s, t)) as KubeObject
   }
 
   private checkBody(t: Target, body: unknown): KubeObject {
@@ -784,20 +613,6 @@ export class ObjectStore {
     body.kind = t.rt.kind
     if (!body.metadata) body.metadata = {}
     return body as KubeObject
-  }
-
-  private serialize(obj: KubeObject): Stored {
-    // Stamped with the version the next write will get, so put() rarely has to serialize again.
-    obj.metadata.resourceVersion = String(this.rv + 1)
-    let json = JSON.stringify(obj)
-    if (json.length > this.maxObjectBytes / 3 && Buffer.byteLength(json) > this.maxObjectBytes) {
-      // Like the real server, an object that only fits without its managedFields is stored without them.
-      if (obj.metadata.managedFields === undefined) throw tooLarge()
-      delete obj.metadata.managedFields
-      json = JSON.stringify(obj)
-      if (Buffer.byteLength(json) > this.maxObjectBytes) throw tooLarge()
-    }
-    return { obj, json }
   }
 
   /** Kind-specific defaults on create; returns warnings. */
@@ -898,15 +713,9 @@ export class ObjectStore {
   private installCrd(crd: KubeObject): void {
     const { type } = resourceTypeFromCrd(crd, createSchemaValidator)
     if (!type) return
-    const key = groupResource(type)
     // The CRD write itself is the first version a watch of the new kind can start from.
-    if (!this.servedSince.has(key)) this.servedSince.set(key, this.rv + 1)
+    this.history.startServing(groupResource(type), this.ledger.resourceVersion + 1)
     this.registry.register(type)
-  }
-
-  /** The field selectors a kind supports, for the selector parser. */
-  fieldSelectorRules(rt: ResourceType): FieldSelectorRules {
-    return { kind: rt.kind, ...fieldSelectorsOf(rt) }
   }
 
   private enforceSchema(t: Target, obj: KubeObject, old: KubeObject | undefined, mode: WriteOptions['fieldValidation'], decoded: string[], subresource?: 'status'): string[] {
@@ -1026,59 +835,15 @@ export class ObjectStore {
     this.createIn({ rt, version: 'v1' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, undefined, {})
   }
 
-  private put(rt: ResourceType, ns: string, name: string, stored: Stored, prev: Stored | undefined, type: 'ADDED' | 'MODIFIED'): void {
-    const rv = ++this.rv
-    if (stored.obj.metadata.resourceVersion !== String(rv)) {
-      stored.obj.metadata.resourceVersion = String(rv)
-      stored.json = JSON.stringify(stored.obj)
-    }
-    const gr = groupResource(rt)
-    let byNs = this.objects.get(gr)
-    if (!byNs) this.objects.set(gr, (byNs = new Map()))
-    let byName = byNs.get(ns)
-    if (!byName) byNs.set(ns, (byName = new Map()))
-    byName.set(name, stored)
-    const key = `${gr}|${ns}|${name}`
-    if (prev) this.unindexOwners(key, prev.obj)
-    this.indexOwners(key, stored.obj)
-    if (!prev || !deepEqual(prev.obj.metadata.labels ?? {}, stored.obj.metadata.labels ?? {})) {
-      if (prev) this.indexLabels(gr, ns, name, prev.obj.metadata.labels, false)
-      this.indexLabels(gr, ns, name, stored.obj.metadata.labels, true)
-    }
-    if (stored.obj.metadata.uid) this.byUid.set(stored.obj.metadata.uid, { gr, ns, name })
-    this.record({ rv, type, gr, stored, ...(prev ? { prev } : {}) })
-    if (rt.kind === 'Pod' && rt.group === '') {
-      const phase = String((stored.obj.status as Obj | undefined)?.phase)
-      if (TERMINAL_POD_PHASES.has(phase)) this.endLogFollowers(`${ns}/${name}`)
-    }
-  }
-
   /** Removes an object for good: DELETED event, then dependents, CRD contents and namespace cleanup. */
   private remove(rt: ResourceType, ns: string, name: string, finalObj: KubeObject): Stored {
-    const gr = groupResource(rt)
-    const prev = this.find(rt, ns, name)
-    const rv = ++this.rv
-    finalObj.metadata.resourceVersion = String(rv)
-    const stored: Stored = { obj: finalObj, json: JSON.stringify(finalObj) }
-    const byNs = this.objects.get(gr)
-    const byName = byNs?.get(ns)
-    byName?.delete(name)
-    if (byName?.size === 0) byNs?.delete(ns)
-    const key = `${gr}|${ns}|${name}`
-    if (prev) this.unindexOwners(key, prev.obj)
-    if (prev) this.indexLabels(gr, ns, name, prev.obj.metadata.labels, false)
+    const stored = this.ledger.erase(rt, ns, name, finalObj)
     const uid = finalObj.metadata.uid
-    if (uid) this.byUid.delete(uid)
-    this.record({ rv, type: 'DELETED', gr, stored, ...(prev ? { prev } : {}) })
-    if (rt.kind === 'Pod' && rt.group === '') {
-      this.logs.delete(`${ns}/${name}`)
-      this.endLogFollowers(`${ns}/${name}`)
-    }
     if (rt.kind === 'CustomResourceDefinition' && rt.group === 'apiextensions.k8s.io') this.uninstallCrd(finalObj)
     if (uid) this.cascade(uid)
     // An owner in Foreground deletion waits for its blocking dependents; this may have been the last.
     for (const ref of finalObj.metadata.ownerReferences ?? []) {
-      const owner = ref?.uid ? this.byUid.get(ref.uid) : undefined
+      const owner = ref?.uid ? this.table.locate(ref.uid) : undefined
       const ownerRt = owner && this.registry.byKey(owner.gr)
       if (owner && ownerRt) this.releaseGcFinalizer(ownerRt, owner.ns, owner.name)
     }
@@ -1091,55 +856,32 @@ export class ObjectStore {
     const key = `${spec?.names?.plural}.${spec?.group}`
     const rt = this.registry.byKey(key)
     if (!rt?.crdName) return
-    const byNs = this.objects.get(key)
-    for (const [ns, byName] of byNs ?? []) {
+    for (const [ns, byName] of this.table.resource(key) ?? []) {
       for (const [name, s] of [...byName]) this.remove(rt, ns, name, structuredClone(s.obj))
     }
-    this.objects.delete(key)
-    this.byLabel.delete(key)
-    this.servedSince.delete(key)
+    this.table.dropResource(key)
+    this.history.stopServing(key)
     this.registry.unregister(key)
   }
 
-  private indexOwners(key: string, obj: KubeObject): void {
-    for (const ref of obj.metadata.ownerReferences ?? []) {
-      if (!ref?.uid) continue
-      let set = this.dependents.get(ref.uid)
-      if (!set) this.dependents.set(ref.uid, (set = new Set()))
-      set.add(key)
-    }
-  }
-
-  private unindexOwners(key: string, obj: KubeObject): void {
-    for (const ref of obj.metadata.ownerReferences ?? []) {
-      const set = ref?.uid ? this.dependents.get(ref.uid) : undefined
-      if (!set) continue
-      set.delete(key)
-      if (set.size === 0) this.dependents.delete(ref.uid)
-    }
-  }
-
   private lookupKey(key: string): { rt: ResourceType; ns: string; name: string; stored: Stored } | undefined {
-    const [gr, ns, name] = key.split('|') as [string, string, string]
-    const rt = this.registry.byKey(gr)
-    const stored = rt && this.find(rt, ns, name)
-    return rt && stored ? { rt, ns, name, stored } : undefined
+    const found = this.table.dependent(key)
+    const rt = found && this.registry.byKey(found.gr)
+    return found && rt ? { rt, ns: found.ns, name: found.name, stored: found.stored } : undefined
   }
 
   /** The garbage collector, run inline: dependents whose owners are all gone are deleted. */
   private cascade(ownerUid: string): void {
     this.deleteDependents(ownerUid, 'Background')
-    this.dependents.delete(ownerUid)
+    this.table.forgetDependents(ownerUid)
   }
 
   /** Deletes the dependents of an owner that have no other living owner. */
   private deleteDependents(ownerUid: string, propagationPolicy: 'Background' | 'Foreground'): void {
-    const keys = this.dependents.get(ownerUid)
-    if (!keys) return
-    for (const key of [...keys]) {
+    for (const key of this.table.dependentKeys(ownerUid)) {
       const dep = this.lookupKey(key)
       if (!dep) continue
-      const otherOwnerAlive = (dep.stored.obj.metadata.ownerReferences ?? []).some((r) => r.uid !== ownerUid && this.byUid.has(r.uid))
+      const otherOwnerAlive = (dep.stored.obj.metadata.ownerReferences ?? []).some((r) => r.uid !== ownerUid && this.table.isLive(r.uid))
       if (otherOwnerAlive) continue
       try {
         this.deleteIn({ rt: dep.rt, version: dep.rt.storageVersion }, dep.ns, dep.name, { propagationPolicy })
@@ -1150,7 +892,7 @@ export class ObjectStore {
   }
 
   private orphanDependents(ownerUid: string): void {
-    for (const key of [...(this.dependents.get(ownerUid) ?? [])]) {
+    for (const key of this.table.dependentKeys(ownerUid)) {
       const dep = this.lookupKey(key)
       if (!dep) continue
       const next = structuredClone(dep.stored.obj)
@@ -1158,16 +900,15 @@ export class ObjectStore {
       if (next.metadata.ownerReferences.length === 0) delete next.metadata.ownerReferences
       // The collector's update only removes fields, so it owns nothing; the removed ones leave every manager.
       this.track({ rt: dep.rt, version: dep.rt.storageVersion }, dep.stored.obj, next, { fieldManager: 'generic-garbage-collector' })
-      this.put(dep.rt, dep.ns, dep.name, this.serialize(next), dep.stored, 'MODIFIED')
+      this.ledger.put(dep.rt, dep.ns, dep.name, this.ledger.serialize(next), dep.stored, 'MODIFIED')
     }
-    this.dependents.delete(ownerUid)
+    this.table.forgetDependents(ownerUid)
   }
 
   private emptyNamespace(ns: string): void {
     for (const rt of this.registry.all()) {
       if (!rt.namespaced) continue
-      const byName = this.objects.get(groupResource(rt))?.get(ns)
-      for (const name of [...(byName?.keys() ?? [])]) {
+      for (const name of this.table.namesIn(rt, ns)) {
         try {
           this.deleteIn({ rt, version: rt.storageVersion }, ns, name, { propagationPolicy: 'Background' })
         } catch (err) {
@@ -1183,69 +924,10 @@ export class ObjectStore {
     const current = this.find(nsRt, '', ns)
     if (!current?.obj.metadata.deletionTimestamp || current.obj.metadata.finalizers?.length) return undefined
     for (const rt of this.registry.all()) {
-      if (rt.namespaced && this.objects.get(groupResource(rt))?.get(ns)?.size) return undefined
+      if (rt.namespaced && this.table.hasAnyIn(rt, ns)) return undefined
     }
     return this.remove(nsRt, '', ns, structuredClone(current.obj))
   }
-
-  private endLogFollowers(key: string): void {
-    const set = this.logFollowers.get(key)
-    if (!set) return
-    this.logFollowers.delete(key)
-    for (const f of set) f(null)
-  }
-
-  private record(entry: HistoryEntry): void {
-    this.history.push(entry)
-    // Trimming in batches keeps appends O(1) amortized for large windows.
-    if (this.history.length > this.historySize && (this.historySize < 1024 || this.history.length >= this.historySize * 2)) {
-      const drop = this.history.length - this.historySize
-      this.evictedUpTo = (this.history[drop - 1] as HistoryEntry).rv
-      this.history = this.history.slice(drop)
-    }
-    const set = this.watchers.get(entry.gr)
-    if (set) for (const w of set) this.deliver(w, entry)
-  }
-
-  private deliver(w: Watcher, e: HistoryEntry): void {
-    const ns = e.stored.obj.metadata.namespace ?? ''
-    if (w.ns !== undefined && w.ns !== ns) return
-    const nowMatches = w.label.matches(e.stored.obj) && w.field.matches(e.stored.obj)
-    let type: WatchEventType | undefined
-    if (e.type !== 'MODIFIED') type = nowMatches ? e.type : undefined
-    else {
-      const before = e.prev ? w.label.matches(e.prev.obj) && w.field.matches(e.prev.obj) : false
-      type = nowMatches ? (before ? 'MODIFIED' : 'ADDED') : before ? 'DELETED' : undefined
-    }
-    if (!type) return
-    let stored = e.stored
-    if (type === 'DELETED' && e.type === 'MODIFIED' && e.prev) {
-      // An object leaving the selection is reported as it was when it last matched, at the new resourceVersion.
-      stored = e.left ??= leftSelection(e.prev, e.rv)
-    }
-    try {
-      w.sink.event(type, stored)
-    } catch {
-      // A broken sink (a dead connection) must not fail the write that fed it; it just stops watching.
-      this.watchers.get(e.gr)?.delete(w)
-    }
-  }
-}
-
-function leftSelection(prev: Stored, rv: number): Stored {
-  const obj = { ...prev.obj, metadata: { ...prev.obj.metadata, resourceVersion: String(rv) } }
-  return { obj, json: JSON.stringify(obj) }
-}
-
-function lowerBound(history: HistoryEntry[], rv: number): number {
-  let lo = 0
-  let hi = history.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if ((history[mid] as HistoryEntry).rv < rv) lo = mid + 1
-    else hi = mid
-  }
-  return lo
 }
 
 /** The defaults the Job API fills when decoding a Job. */

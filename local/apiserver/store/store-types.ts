@@ -114,6 +114,13 @@ export interface StoreOptions {
   namespaces?: string[]
 }
 
+/** One page of a list: stored objects, the list's resourceVersion, and the token for the next page. */
+export interface ListPage {
+  items: Stored[]
+  resourceVersion: string
+  continue?: string
+}
+
 /** A JSON object, as request bodies and patches arrive. */
 export type Obj = Record<string, unknown>
 export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
