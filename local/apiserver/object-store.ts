@@ -9,29 +9,27 @@ import {
   invalid,
   noSuchResource,
   notFound,
-  type StatusCause,
 } from './api-error.js'
 import { builtinResources } from './builtin-resources.js'
-import { establishedStatus, resourceTypeFromCrd } from './crd.js'
-import { crdSchemaCauses } from './crd-schema.js'
 import { deepEqual, generatedName, nameCauses, specChanged, timestamp } from './object-meta.js'
-import { bodyHint, pruneDecoded, schemaUnknownPaths, strictDecodingError, strictPatchError, typedPatchError } from './decoding.js'
+import { bodyHint, pruneDecoded, strictPatchError, typedPatchError } from './decoding.js'
 import { KUBECTL_APPLY_MANAGER, syncLastApplied, takeoverFields } from './last-applied.js'
-import { afterUpdate, alwaysPresent, compareFields, keepPresent, planApply, presentFields, readEntries, rootShape, writeEntries, type ManagerEntry, type Writer } from './managed-fields.js'
+import { planApply, readEntries, type ManagerEntry } from './managed-fields.js'
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js'
 import { ResourceRegistry } from './resource-registry.js'
 import { apiVersionOf, groupResource, tracksGeneration, type ResourceType } from './resource-type.js'
 import { parseFieldSelector, parseLabelSelector, type FieldSelectorRules } from './selectors.js'
 import type { KubeObject, WatchEvent, WatchEventType } from './types.js'
 import { invalid as invalidField } from '../../shared/crd/field-error.js'
-import { applySchema } from '../../shared/crd/schema-pass.js'
-import { CEL_SKIPPED_MESSAGE } from '../../shared/crd/validate.js'
-import { createSchemaValidator, type JSONSchemaProps } from './validation.js'
+import { definedResourceKey, isCrdResource, serveCrd } from './store/crd-registration.js'
+import { trackFields, writerFor } from './store/field-ownership.js'
+import { decodeDefaults, prepareCreate, prepareUpdate } from './store/kind-strategies.js'
 import { Ledger } from './store/ledger.js'
 import * as listing from './store/listing.js'
 import { ObjectTable } from './store/object-table.js'
 import * as views from './store/object-views.js'
 import { isTerminalPod, PodLogs } from './store/pod-logs.js'
+import { SchemaChecks, sortUnknown } from './store/schema-checks.js'
 import {
   isObj,
   MAX_OBJECT_BYTES,
@@ -57,8 +55,6 @@ const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-
 const PROTECTED_NAMESPACES = new Set(['default', 'kube-system', 'kube-public'])
 /** The garbage collector's finalizers for Foreground and Orphan deletion. */
 const FOREGROUND = 'foregroundDeletion'
-/** The field manager of in-process writes that name none. */
-const DEFAULT_MANAGER = 'kinetic'
 const ORPHAN = 'orphan'
 
 /**
@@ -74,12 +70,13 @@ export class ObjectStore {
   private readonly logs = new PodLogs()
   private readonly history: WatchHistory
   private readonly ledger: Ledger
-  private readonly schemas = new WeakMap<Stored, Map<string, JSONSchemaProps>>()
+  private readonly checks: SchemaChecks
   private readonly now: () => Date
 
   constructor(opts: StoreOptions = {}) {
     this.history = new WatchHistory(opts.historySize ?? 10_000)
     this.ledger = new Ledger(this.table, this.history, this.logs, opts.maxObjectBytes ?? MAX_OBJECT_BYTES)
+    this.checks = new SchemaChecks(this.table)
     this.now = opts.now ?? (() => new Date())
     for (const rt of builtinResources()) this.registry.register(rt)
     for (const ns of opts.namespaces ?? DEFAULT_NAMESPACES) this.ensureNamespace(ns)
@@ -250,8 +247,8 @@ export class ObjectStore {
     const obj = this.checkBody(t, body)
     const decoded = pruneDecoded(rt, obj)
     // Status is dropped on create, but the decoder has already met its unknown fields.
-    if (rt.statusSubresource && obj.status !== undefined) decoded.push(...this.schemaUnknown(t, { status: obj.status }))
-    if (opts.fieldValidation === 'Strict') this.refuseUnknown(t, obj, decoded)
+    if (rt.statusSubresource && obj.status !== undefined) decoded.push(...this.checks.unknownIn(t, { status: obj.status }))
+    if (opts.fieldValidation === 'Strict') this.checks.refuseUnknown(t, obj, decoded)
     const meta = obj.metadata
     let ns = ''
     if (rt.namespaced) {
@@ -263,13 +260,13 @@ export class ObjectStore {
     let name = meta.name
     if (!name) {
       if (!meta.generateName) {
-        throw invalid(rt, '', this.withSchemaCauses(t, obj, [{ reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' }]))
+        throw invalid(rt, '', this.checks.withSchemaCauses(t, obj, [{ reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' }]))
       }
       do name = generatedName(meta.generateName)
       while (this.find(rt, ns, name))
     }
     const causes = nameCauses(name, rt.kind === 'Namespace')
-    if (causes.length) throw invalid(rt, name, this.withSchemaCauses(t, obj, causes))
+    if (causes.length) throw invalid(rt, name, this.checks.withSchemaCauses(t, obj, causes))
     if (this.find(rt, ns, name)) throw alreadyExists(rt, name)
     if (rt.namespaced) this.checkNamespaceWritable(rt, ns, name, opts.dryRun)
 
@@ -282,17 +279,17 @@ export class ObjectStore {
     if (tracksGeneration(rt)) meta.generation = 1
     // As on the real server: decoding (and defaulting) comes first, then field tracking, then
     // what the kind's strategy sets, which no manager owns.
-    this.decodeDefaults(t, obj)
+    decodeDefaults(rt, obj)
     if (rt.statusSubresource) delete obj.status
-    const warnings = this.enforceSchema(t, obj, undefined, opts.fieldValidation, decoded)
-    this.track(t, undefined, obj, opts)
-    this.prepareCreate(t, obj)
+    const warnings = this.checks.enforce(t, obj, undefined, opts.fieldValidation, decoded)
+    trackFields(t, this.checks.shapeOf(t), undefined, obj, opts, this.now)
+    prepareCreate(this.registry, rt, obj, this.now)
     const stored = this.ledger.serialize(obj)
     if (opts.dryRun) {
       delete obj.metadata.resourceVersion
       return { stored: { obj, json: JSON.stringify(obj) }, warnings, created: true }
     }
-    if (rt.kind === 'CustomResourceDefinition' && rt.group === 'apiextensions.k8s.io') this.installCrd(obj)
+    if (isCrdResource(rt)) serveCrd(this.registry, this.history, this.ledger.resourceVersion + 1, obj)
     this.ledger.put(rt, ns, name, stored, undefined, 'ADDED')
     return { stored, warnings, created: true }
   }
@@ -308,10 +305,10 @@ export class ObjectStore {
       // The decoder meets the unknown fields of the parts the subresource then ignores.
       if (opts.subresource === 'status') {
         const { status: _status, ...rest } = incoming
-        decoded.push(...this.schemaUnknown(t, rest))
-      } else if (incoming.status !== undefined) decoded.push(...this.schemaUnknown(t, { status: incoming.status }))
+        decoded.push(...this.checks.unknownIn(t, rest))
+      } else if (incoming.status !== undefined) decoded.push(...this.checks.unknownIn(t, { status: incoming.status }))
     }
-    if (opts.fieldValidation === 'Strict') this.refuseUnknown(t, incoming, decoded)
+    if (opts.fieldValidation === 'Strict') this.checks.refuseUnknown(t, incoming, decoded)
     if (incoming.metadata.name && incoming.metadata.name !== name) {
       throw badRequest(`the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`)
     }
@@ -365,11 +362,11 @@ export class ObjectStore {
       }
     }
     next.metadata.resourceVersion = old.metadata.resourceVersion as string
-    const warnings = this.prepareUpdate(t, next, old)
-    warnings.push(...this.enforceSchema(t, next, old, opts.fieldValidation, decoded, opts.subresource))
+    prepareUpdate(rt, next, old, this.now)
+    const warnings = this.checks.enforce(t, next, old, opts.fieldValidation, decoded, opts.subresource)
     // Compared once defaults are in, as the real server decodes (and defaults) before comparing.
     if (opts.subresource !== 'status' && tracksGeneration(rt) && specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1
-    this.track(t, old, next, opts, opts.subresource)
+    trackFields(t, this.checks.shapeOf(t), old, next, opts, this.now, opts.subresource)
     if (deepEqual(next, old)) return { stored: prev, warnings }
 
     const finalizing = next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)
@@ -379,7 +376,7 @@ export class ObjectStore {
       return { stored: { obj: next, json: JSON.stringify(next) }, warnings }
     }
     if (finalizing) return { stored: this.remove(rt, ns, name, next), warnings, deleted: true }
-    if (rt.kind === 'CustomResourceDefinition' && rt.group === 'apiextensions.k8s.io') this.installCrd(next)
+    if (isCrdResource(rt)) serveCrd(this.registry, this.history, this.ledger.resourceVersion + 1, next)
     this.ledger.put(rt, ns, name, stored, prev, 'MODIFIED')
     return { stored, warnings }
   }
@@ -410,7 +407,7 @@ export class ObjectStore {
     if (!isObj(next)) throw badRequest('the patch must produce an object')
     if (opts.fieldValidation === 'Strict') {
       const probe = structuredClone(next) as KubeObject
-      const unknown = this.sortUnknown(rt, [...pruneDecoded(rt, probe), ...this.schemaUnknown(t, probe)])
+      const unknown = sortUnknown(rt, [...pruneDecoded(rt, probe), ...this.checks.unknownIn(t, probe)])
       if (unknown.length) throw strictPatchError(next, unknown)
     }
     const meta = (isObj(next.metadata) ? next.metadata : (next.metadata = {})) as Obj
@@ -443,14 +440,14 @@ export class ObjectStore {
     }
     const probe = structuredClone(patch) as KubeObject
     if (isObj(probe.metadata)) delete probe.metadata.managedFields
-    const unknown = [...pruneDecoded(rt, probe), ...this.schemaUnknown(t, probe)]
+    const unknown = [...pruneDecoded(rt, probe), ...this.checks.unknownIn(t, probe)]
     if (unknown.length) throw typedPatchError(rt, t.version, String(meta.namespace ?? ''), name, unknown)
     if (!prev && opts.subresource === 'status') throw notFound(rt, name)
 
     const live = prev ? (JSON.parse(this.jsonAt(prev, t)) as Obj) : undefined
-    const writer = this.writer(t, opts.fieldManager, 'Apply', opts.subresource)
+    const writer = writerFor(t, opts.fieldManager, 'Apply', this.now, opts.subresource)
     const applied = { ...patch, metadata: { ...meta, name } }
-    const shape = this.shapeOf(t)
+    const shape = this.checks.shapeOf(t)
     const byKubectl = opts.fieldManager === KUBECTL_APPLY_MANAGER
     const plan = planApply(live, applied, shape, readEntries((live?.metadata as Obj | undefined)?.managedFields), writer, opts.force === true, byKubectl ? takeoverFields(live, shape) : undefined)
     if (byKubectl) plan.merged = syncLastApplied(plan.merged, patch)
@@ -615,210 +612,6 @@ export class ObjectStore {
     return body as KubeObject
   }
 
-  /** Kind-specific defaults on create; returns warnings. */
-  /** The defaults a kind gets while it is decoded, which its creator then owns. */
-  private decodeDefaults(t: Target, obj: KubeObject): void {
-    const { rt } = t
-    const core = rt.group === ''
-    if (core && rt.kind === 'Namespace') {
-      obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name as string }
-    } else if (core && rt.kind === 'Secret') {
-      if (!obj.type) obj.type = 'Opaque'
-      foldStringData(obj)
-    } else if (core && rt.kind === 'PersistentVolumeClaim' && isObj(obj.spec)) {
-      obj.spec.volumeMode ??= 'Filesystem'
-    } else if (rt.group === 'batch' && rt.kind === 'Job') {
-      defaultJobSpec(obj)
-    } else if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
-      defaultCrd(obj)
-    }
-  }
-
-  /** What a kind's strategy sets on create (after field tracking): status, generated selectors, finalizers. */
-  private prepareCreate(t: Target, obj: KubeObject): void {
-    const { rt } = t
-    const core = rt.group === ''
-    if (core && rt.kind === 'Namespace') {
-      obj.spec = { finalizers: ['kubernetes'], ...(isObj(obj.spec) ? obj.spec : {}) }
-      obj.status = { phase: 'Active' }
-    } else if (core && rt.kind === 'Pod') {
-      obj.status = { phase: 'Pending' }
-    } else if (core && rt.kind === 'Event') {
-      // Go's zero values, which the real server writes out (and no manager owns).
-      obj.eventTime ??= null
-      obj.firstTimestamp ??= null
-      obj.lastTimestamp ??= null
-      obj.reportingComponent ??= ''
-      obj.reportingInstance ??= ''
-    } else if (rt.group === 'batch' && rt.kind === 'Job') {
-      selectJobPods(obj)
-      obj.status = {}
-    } else if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
-      this.checkCrd(rt, obj)
-      this.checkCrdNames(obj)
-      obj.status = establishedStatus(obj, timestamp(this.now()))
-    }
-  }
-
-  private prepareUpdate(t: Target, next: KubeObject, old: KubeObject): string[] {
-    const { rt } = t
-    if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
-      defaultCrd(next)
-      const oldSpec = old.spec as Obj
-      const newSpec = next.spec as Obj
-      // The served group and plural cannot change; the real server reports only that.
-      const changed = [
-        oldSpec?.group !== newSpec?.group && invalidField('spec.group', newSpec?.group, 'field is immutable'),
-        (oldSpec?.names as Obj)?.plural !== (newSpec?.names as Obj)?.plural && invalidField('spec.names.plural', (newSpec?.names as Obj)?.plural, 'field is immutable'),
-      ].filter((c) => c !== false)
-      if (changed.length) throw invalid(rt, next.metadata.name as string, changed)
-      this.checkCrd(rt, next)
-      next.status = establishedStatus(next, String((((old.status as Obj)?.conditions as Obj[] | undefined)?.[0])?.lastTransitionTime ?? timestamp(this.now())))
-    }
-    if (rt.group === '' && rt.kind === 'Namespace') {
-      next.metadata.labels = { ...next.metadata.labels, 'kubernetes.io/metadata.name': next.metadata.name as string }
-    }
-    if (rt.group === '' && rt.kind === 'Secret') foldStringData(next)
-    return []
-  }
-
-  /**
-   * Refuses an invalid CRD with every cause: the schema checks the real server makes first
-   * (structure, extensions, defaults), then names, versions and CEL rules. CEL rules of a
-   * schema that is not structural are not looked at, as on the real server.
-   */
-  private checkCrd(rt: ResourceType, crd: KubeObject): void {
-    const schemaCauses = crdSchemaCauses(crd)
-    let causes: StatusCause[]
-    try {
-      causes = resourceTypeFromCrd(crd, createSchemaValidator).causes
-    } catch (err) {
-      if (!schemaCauses.length) throw err
-      causes = []
-    }
-    if (schemaCauses.length) causes = [...schemaCauses, ...causes.filter((c) => !c.field.includes('openAPIV3Schema'))]
-    if (causes.length) throw invalid(rt, crd.metadata.name as string, causes)
-  }
-
-  private checkCrdNames(crd: KubeObject): void {
-    const spec = crd.spec as { group: string; names: { plural: string } }
-    const existing = this.registry.byKey(`${spec.names.plural}.${spec.group}`)
-    if (existing && !existing.crdName) {
-      throw invalid(this.registry.byKey('customresourcedefinitions.apiextensions.k8s.io') as ResourceType, crd.metadata.name as string, [
-        invalidField('spec.names.plural', spec.names.plural, 'conflicts with a built-in resource'),
-      ])
-    }
-  }
-
-  private installCrd(crd: KubeObject): void {
-    const { type } = resourceTypeFromCrd(crd, createSchemaValidator)
-    if (!type) return
-    // The CRD write itself is the first version a watch of the new kind can start from.
-    this.history.startServing(groupResource(type), this.ledger.resourceVersion + 1)
-    this.registry.register(type)
-  }
-
-  private enforceSchema(t: Target, obj: KubeObject, old: KubeObject | undefined, mode: WriteOptions['fieldValidation'], decoded: string[], subresource?: 'status'): string[] {
-    const validator = t.rt.validator?.(t.version)
-    const result = validator ? validator.validate(obj, old) : { causes: [], unknownFields: [] }
-    const unknown = this.sortUnknown(t.rt, [...decoded, ...result.unknownFields])
-    if (unknown.length && mode === 'Strict') throw strictDecodingError(t.rt, t.version, unknown)
-    if (result.causes.length) {
-      // On /status the real server validates status with a validator rooted at status, so the
-      // message names the field relative to it ("phase in body"), while the cause keeps the full path.
-      const causes = subresource === 'status'
-        ? result.causes.map((c) => (c.field.startsWith('status.') ? { ...c, message: c.message.replace(`${c.field} in body`, `${c.field.slice('status.'.length)} in body`) } : c))
-        : result.causes
-      throw invalid(t.rt, obj.metadata.name ?? '', causes)
-    }
-    if (!unknown.length || mode === 'Ignore') return []
-    return unknown.map((f) => `unknown field ${JSON.stringify(f)}`)
-  }
-
-  /**
-   * Metadata causes together with the schema's, as the real server validates a custom resource
-   * in one pass: a blocking metadata error (a missing name) keeps CEL rules from running, which
-   * the server says with its `<nil>` cause.
-   */
-  private withSchemaCauses(t: Target, obj: KubeObject, metaCauses: StatusCause[]): StatusCause[] {
-    const schema = this.schemaOf(t)
-    if (!schema) return metaCauses
-    const probe = structuredClone(obj) as Obj
-    if (t.rt.statusSubresource) delete probe.status
-    if (!metaCauses.some((c) => c.reason === 'FieldValueRequired')) {
-      return [...metaCauses, ...(t.rt.validator?.(t.version)?.validate(probe).causes ?? [])]
-    }
-    const { causes } = applySchema(probe, schema)
-    const skipped = hasRules(schema) ? [invalidField('', null, CEL_SKIPPED_MESSAGE)] : []
-    return [...metaCauses, ...causes, ...skipped]
-  }
-
-  /** 400 for unknown fields under fieldValidation=Strict, before anything else is checked (as decoding comes first). */
-  private refuseUnknown(t: Target, obj: KubeObject, decoded: string[]): void {
-    const unknown = this.sortUnknown(t.rt, [...decoded, ...this.schemaUnknown(t, obj)])
-    if (unknown.length) throw strictDecodingError(t.rt, t.version, unknown)
-  }
-
-  /** Custom resources report unknown fields sorted; built-in kinds in the order the decoder met them. */
-  private sortUnknown(rt: ResourceType, fields: string[]): string[] {
-    return rt.crdName ? [...new Set(fields)].sort() : fields
-  }
-
-  /** The paths a custom resource's schema would prune from `obj` (which is left as it is). */
-  private schemaUnknown(t: Target, obj: object): string[] {
-    return t.rt.crdName ? schemaUnknownPaths(obj, this.schemaOf(t)) : []
-  }
-
-  /** The openAPIV3Schema of a custom resource at a version, read from its CRD. */
-  private schemaOf(t: Target): JSONSchemaProps | undefined {
-    if (!t.rt.crdName) return undefined
-    const crd = this.find(this.registry.byKey('customresourcedefinitions.apiextensions.k8s.io') as ResourceType, '', t.rt.crdName)
-    if (!crd) return undefined
-    let byVersion = this.schemas.get(crd)
-    if (!byVersion) {
-      byVersion = new Map()
-      for (const v of ((crd.obj.spec as Obj | undefined)?.versions ?? []) as Array<{ name?: string; schema?: { openAPIV3Schema?: JSONSchemaProps } }>) {
-        if (v.name && v.schema?.openAPIV3Schema) byVersion.set(v.name, v.schema.openAPIV3Schema)
-      }
-      this.schemas.set(crd, byVersion)
-    }
-    return byVersion.get(t.version)
-  }
-
-  private shapeOf(t: Target) {
-    return rootShape(t.rt, this.schemaOf(t))
-  }
-
-  private writer(t: Target, manager: string, operation: 'Apply' | 'Update', subresource?: string): Writer {
-    return { manager, operation, apiVersion: apiVersionOf(t.rt.group, t.version), ...(subresource ? { subresource } : {}), time: timestamp(this.now()) }
-  }
-
-  /**
-   * Records field ownership in `next.metadata.managedFields`: the entries an apply planned, or
-   * those an Update leaves (the writer owns what it added or changed). A kind with a status
-   * subresource tracks status only on /status, and everything else only on the main resource.
-   */
-  private track(t: Target, old: KubeObject | undefined, next: KubeObject, opts: ManagerOptions & { managed?: ManagerEntry[] }, subresource?: 'status'): void {
-    const shape = this.shapeOf(t)
-    let entries: ManagerEntry[]
-    if (opts.managed) entries = keepPresent(opts.managed, presentFields(next, shape))
-    else {
-      const base = readEntries(next.metadata.managedFields ?? old?.metadata.managedFields)
-      // With a status subresource, a write can change only its own part, so only that part is compared.
-      const part = (o: KubeObject | undefined): unknown => {
-        if (!o || !t.rt.statusSubresource) return o
-        if (subresource === 'status') return { status: o.status }
-        const { status: _status, ...rest } = o
-        return rest
-      }
-      const changes = compareFields(part(old), part(next), shape, old ? new Set() : alwaysPresent(t.rt))
-      entries = afterUpdate(base, changes, this.writer(t, opts.fieldManager ?? opts.defaultManager ?? DEFAULT_MANAGER, 'Update', subresource))
-    }
-    const managed = writeEntries(entries)
-    if (managed) next.metadata.managedFields = managed as never
-    else delete next.metadata.managedFields
-  }
-
   private checkNamespaceWritable(rt: ResourceType, ns: string, name: string, dryRun: boolean | undefined): void {
     const nsRt = this.registry.byKey('namespaces') as ResourceType
     const existing = this.find(nsRt, '', ns)
@@ -839,7 +632,7 @@ export class ObjectStore {
   private remove(rt: ResourceType, ns: string, name: string, finalObj: KubeObject): Stored {
     const stored = this.ledger.erase(rt, ns, name, finalObj)
     const uid = finalObj.metadata.uid
-    if (rt.kind === 'CustomResourceDefinition' && rt.group === 'apiextensions.k8s.io') this.uninstallCrd(finalObj)
+    if (isCrdResource(rt)) this.uninstallCrd(finalObj)
     if (uid) this.cascade(uid)
     // An owner in Foreground deletion waits for its blocking dependents; this may have been the last.
     for (const ref of finalObj.metadata.ownerReferences ?? []) {
@@ -852,8 +645,7 @@ export class ObjectStore {
   }
 
   private uninstallCrd(crd: KubeObject): void {
-    const spec = crd.spec as { group?: string; names?: { plural?: string } } | undefined
-    const key = `${spec?.names?.plural}.${spec?.group}`
+    const key = definedResourceKey(crd)
     const rt = this.registry.byKey(key)
     if (!rt?.crdName) return
     for (const [ns, byName] of this.table.resource(key) ?? []) {
@@ -899,7 +691,8 @@ export class ObjectStore {
       next.metadata.ownerReferences = (next.metadata.ownerReferences ?? []).filter((r) => r.uid !== ownerUid)
       if (next.metadata.ownerReferences.length === 0) delete next.metadata.ownerReferences
       // The collector's update only removes fields, so it owns nothing; the removed ones leave every manager.
-      this.track({ rt: dep.rt, version: dep.rt.storageVersion }, dep.stored.obj, next, { fieldManager: 'generic-garbage-collector' })
+      const t = { rt: dep.rt, version: dep.rt.storageVersion }
+      trackFields(t, this.checks.shapeOf(t), dep.stored.obj, next, { fieldManager: 'generic-garbage-collector' }, this.now)
       this.ledger.put(dep.rt, dep.ns, dep.name, this.ledger.serialize(next), dep.stored, 'MODIFIED')
     }
     this.table.forgetDependents(ownerUid)
@@ -928,63 +721,4 @@ export class ObjectStore {
     }
     return this.remove(nsRt, '', ns, structuredClone(current.obj))
   }
-}
-
-/** The defaults the Job API fills when decoding a Job. */
-function defaultJobSpec(job: KubeObject): void {
-  const spec = (isObj(job.spec) ? job.spec : (job.spec = {})) as Obj
-  spec.parallelism ??= 1
-  spec.completions ??= 1
-  spec.backoffLimit ??= 6
-  spec.completionMode ??= 'NonIndexed'
-  spec.suspend ??= false
-  spec.manualSelector ??= false
-  if (spec.podFailurePolicy === undefined) spec.podReplacementPolicy ??= 'TerminatingOrFailed'
-}
-
-/** The selector and pod-template labels the Job API adds on create, which the Job runner relies on. */
-function selectJobPods(job: KubeObject): void {
-  const spec = (isObj(job.spec) ? job.spec : (job.spec = {})) as Obj
-  const uid = job.metadata.uid as string
-  const name = job.metadata.name as string
-  if (!spec.manualSelector) {
-    spec.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } }
-    const template = (isObj(spec.template) ? spec.template : (spec.template = {})) as Obj
-    const tmeta = (isObj(template.metadata) ? template.metadata : (template.metadata = {})) as Obj
-    tmeta.labels = {
-      ...(isObj(tmeta.labels) ? tmeta.labels : {}),
-      'batch.kubernetes.io/controller-uid': uid,
-      'batch.kubernetes.io/job-name': name,
-      'controller-uid': uid,
-      'job-name': name,
-    }
-  }
-  job.metadata.labels = { 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name, ...job.metadata.labels }
-}
-
-/** The defaults the real server fills in a CRD's spec when decoding it. */
-function defaultCrd(crd: KubeObject): void {
-  const spec = (isObj(crd.spec) ? crd.spec : undefined) as Obj | undefined
-  if (!spec) return
-  spec.conversion ??= { strategy: 'None' }
-  const names = spec.names as Obj | undefined
-  if (isObj(names) && typeof names.kind === 'string') {
-    names.singular ??= names.kind.toLowerCase()
-    names.listKind ??= `${names.kind}List`
-  }
-}
-
-/** A Secret's write-only stringData, folded into data (base64) as the real server does. */
-function foldStringData(secret: KubeObject): void {
-  if (!isObj(secret.stringData)) return
-  const data = isObj(secret.data) ? { ...secret.data } : {}
-  for (const [k, v] of Object.entries(secret.stringData)) data[k] = Buffer.from(String(v), 'utf8').toString('base64')
-  delete secret.stringData
-  if (Object.keys(data).length) secret.data = data
-}
-
-function hasRules(s: JSONSchemaProps): boolean {
-  if (s['x-kubernetes-validations']?.length) return true
-  const children = [...Object.values(s.properties ?? {}), ...(s.items ? [s.items] : []), ...(isObj(s.additionalProperties) ? [s.additionalProperties as JSONSchemaProps] : [])]
-  return children.some((c) => isObj(c) && hasRules(c))
 }
