@@ -1,5 +1,6 @@
 // The types the store's parts share and its callers pass: how a kind is named, what a stored
 // object is, the options of each verb and what a write answers.
+import type { ManagerEntry } from '../managed-fields.js'
 import type { ResourceType } from '../resource-type.js'
 import type { KubeObject, WatchEventType } from '../types.js'
 
@@ -113,6 +114,12 @@ export interface StoreOptions {
   /** Namespaces that exist from the start. */
   namespaces?: string[]
 }
+
+/** Create and update options inside the store: server-side apply passes the managedFields it planned. */
+export type CreateOptions = WriteOptions & ManagerOptions & { managed?: ManagerEntry[] }
+
+/** Update options inside the store: a create's, plus the status subresource. */
+export type UpdateOptions = CreateOptions & { subresource?: 'status' }
 
 /** One page of a list: stored objects, the list's resourceVersion, and the token for the next page. */
 export interface ListPage {
