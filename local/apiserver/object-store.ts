@@ -89,8 +89,8 @@ export class ObjectStore {
   /** A copy of the object, or undefined when it does not exist. */
   get(type: TypeRef, namespace: string | undefined, name: string): KubeObject | undefined {
     const t = this.target(type)
-    const s = this.find(t.rt, this.nsFor(t.rt, namespace), name)
-    return s ? views.copyAt(s, t) : undefined
+    const stored = this.find(t.rt, this.nsFor(t.rt, namespace), name)
+    return stored ? views.copyAt(stored, t) : undefined
   }
 
   /** Copies of the matching objects plus the list's resourceVersion. */
@@ -98,7 +98,7 @@ export class ObjectStore {
     const t = this.target(type)
     const page = this.listIn(t, opts)
     const out: { items: KubeObject[]; resourceVersion: string; continue?: string } = {
-      items: page.items.map((s) => views.copyAt(s, t)),
+      items: page.items.map((stored) => views.copyAt(stored, t)),
       resourceVersion: page.resourceVersion,
     }
     if (page.continue) out.continue = page.continue
@@ -267,8 +267,8 @@ export class ObjectStore {
     const rvText = opts.resourceVersion
     const initial = !rvText || rvText === '0' || opts.sendInitialEvents === true
     if (initial) {
-      for (const s of this.listIn(t, { namespace: watcher.ns, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector }).items) {
-        sink.event('ADDED', s)
+      for (const stored of this.listIn(t, { namespace: watcher.ns, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector }).items) {
+        sink.event('ADDED', stored)
       }
       if (opts.sendInitialEvents && opts.allowWatchBookmarks) sink.bookmark(this.resourceVersion, true)
     } else this.history.replay(gr, watcher, rvText)

@@ -35,7 +35,7 @@ export function deleteDependents(state: StoreState, ownerUid: string, propagatio
   for (const key of state.table.dependentKeys(ownerUid)) {
     const dep = dependent(state, key)
     if (!dep) continue
-    const otherOwnerAlive = (dep.stored.obj.metadata.ownerReferences ?? []).some((r) => r.uid !== ownerUid && state.table.isLive(r.uid))
+    const otherOwnerAlive = (dep.stored.obj.metadata.ownerReferences ?? []).some((ref) => ref.uid !== ownerUid && state.table.isLive(ref.uid))
     if (otherOwnerAlive) continue
     deleteIgnoringGone(state, dep.rt, dep.ns, dep.name, propagationPolicy)
   }
@@ -47,7 +47,7 @@ export function orphanDependents(state: StoreState, ownerUid: string): void {
     const dep = dependent(state, key)
     if (!dep) continue
     const next = structuredClone(dep.stored.obj)
-    next.metadata.ownerReferences = (next.metadata.ownerReferences ?? []).filter((r) => r.uid !== ownerUid)
+    next.metadata.ownerReferences = (next.metadata.ownerReferences ?? []).filter((ref) => ref.uid !== ownerUid)
     if (next.metadata.ownerReferences.length === 0) delete next.metadata.ownerReferences
     // The collector's update only removes fields, so it owns nothing; the removed ones leave every manager.
     const t = { rt: dep.rt, version: dep.rt.storageVersion }
@@ -66,7 +66,7 @@ export function releaseGcFinalizer(state: StoreState, rt: ResourceType, ns: stri
   const uid = current.obj.metadata.uid as string
   const blocked = finalizers.includes(FOREGROUND) && state.table.dependentKeys(uid).some((key) => {
     const dep = dependent(state, key)
-    return dep?.stored.obj.metadata.ownerReferences?.some((r) => r.uid === uid && r.blockOwnerDeletion === true)
+    return dep?.stored.obj.metadata.ownerReferences?.some((ref) => ref.uid === uid && ref.blockOwnerDeletion === true)
   })
   if (blocked) return
   const next = structuredClone(current.obj)
@@ -111,7 +111,7 @@ function removeDefinedResource(state: StoreState, crd: KubeObject): void {
   const rt = state.registry.byKey(key)
   if (!rt?.crdName) return
   for (const [ns, byName] of state.table.resource(key) ?? []) {
-    for (const [name, s] of [...byName]) removeObject(state, rt, ns, name, structuredClone(s.obj))
+    for (const [name, stored] of [...byName]) removeObject(state, rt, ns, name, structuredClone(stored.obj))
   }
   state.table.dropResource(key)
   state.history.stopServing(key)

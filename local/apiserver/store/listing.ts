@@ -27,32 +27,32 @@ export function listPage(table: ObjectTable, t: Target, opts: ListOptions, resou
   const name = pinnedName(opts.fieldSelector)
   const indexed = name === undefined ? table.labelCandidates(groupResource(t.rt), ns, label) : undefined
   const matching: [string, Stored][] = []
-  const consider = (nsKey: string, n: string, s: Stored | undefined): void => {
-    if (!s) return
-    const key = `${nsKey}/${n}`
+  const consider = (nsKey: string, objName: string, stored: Stored | undefined): void => {
+    if (!stored) return
+    const key = `${nsKey}/${objName}`
     if (start && key <= start) return
-    if (label.matches(s.obj) && field.matches(s.obj)) matching.push([key, s])
+    if (label.matches(stored.obj) && field.matches(stored.obj)) matching.push([key, stored])
   }
-  const collect = (nsKey: string, m: ReadonlyMap<string, Stored> | undefined): void => {
-    if (!m) return
-    if (name !== undefined) consider(nsKey, name, m.get(name))
-    else if (indexed) for (const n of indexed.get(nsKey) ?? []) consider(nsKey, n, m.get(n))
-    else for (const [n, s] of m) consider(nsKey, n, s)
+  const collect = (nsKey: string, byName: ReadonlyMap<string, Stored> | undefined): void => {
+    if (!byName) return
+    if (name !== undefined) consider(nsKey, name, byName.get(name))
+    else if (indexed) for (const objName of indexed.get(nsKey) ?? []) consider(nsKey, objName, byName.get(objName))
+    else for (const [objName, stored] of byName) consider(nsKey, objName, stored)
   }
   if (byNs) {
     if (ns !== undefined) collect(ns, byNs.get(ns))
-    else for (const [nsKey, m] of byNs) collect(nsKey, m)
+    else for (const [nsKey, byName] of byNs) collect(nsKey, byName)
   }
   matching.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
   const items: Stored[] = []
   const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity
-  for (const [, s] of matching) {
+  for (const [, stored] of matching) {
     if (items.length >= limit) {
       const last = items[items.length - 1] as Stored
       const lastKey = `${last.obj.metadata.namespace ?? ''}/${last.obj.metadata.name}`
       return { items, resourceVersion, continue: Buffer.from(JSON.stringify({ rv: resourceVersion, start: lastKey })).toString('base64url') }
     }
-    items.push(s)
+    items.push(stored)
   }
   return { items, resourceVersion }
 }

@@ -25,7 +25,7 @@ export class PodLogs {
   append(namespace: string, pod: string, text: string): void {
     const key = `${namespace}/${pod}`
     this.texts.set(key, (this.texts.get(key) ?? '') + text)
-    for (const f of this.followers.get(key) ?? []) f(text)
+    for (const follower of this.followers.get(key) ?? []) follower(text)
   }
 
   /** A pod's log, optionally only the last `tailLines` lines. */
@@ -57,7 +57,7 @@ export class PodLogs {
     const set = this.followers.get(key)
     if (!set) return
     this.followers.delete(key)
-    for (const f of set) f(null)
+    for (const follower of set) follower(null)
   }
 
   /** The pod is gone: its log is dropped and its followers ended. */

@@ -29,8 +29,8 @@ export class SchemaChecks {
     let byVersion = this.schemas.get(crd)
     if (!byVersion) {
       byVersion = new Map()
-      for (const v of ((crd.obj.spec as Obj | undefined)?.versions ?? []) as Array<{ name?: string; schema?: { openAPIV3Schema?: JSONSchemaProps } }>) {
-        if (v.name && v.schema?.openAPIV3Schema) byVersion.set(v.name, v.schema.openAPIV3Schema)
+      for (const version of ((crd.obj.spec as Obj | undefined)?.versions ?? []) as Array<{ name?: string; schema?: { openAPIV3Schema?: JSONSchemaProps } }>) {
+        if (version.name && version.schema?.openAPIV3Schema) byVersion.set(version.name, version.schema.openAPIV3Schema)
       }
       this.schemas.set(crd, byVersion)
     }
@@ -95,8 +95,8 @@ export function sortUnknown(rt: ResourceType, fields: string[]): string[] {
   return rt.crdName ? [...new Set(fields)].sort() : fields
 }
 
-function hasRules(s: JSONSchemaProps): boolean {
-  if (s['x-kubernetes-validations']?.length) return true
-  const children = [...Object.values(s.properties ?? {}), ...(s.items ? [s.items] : []), ...(isObj(s.additionalProperties) ? [s.additionalProperties as JSONSchemaProps] : [])]
-  return children.some((c) => isObj(c) && hasRules(c))
+function hasRules(schema: JSONSchemaProps): boolean {
+  if (schema['x-kubernetes-validations']?.length) return true
+  const children = [...Object.values(schema.properties ?? {}), ...(schema.items ? [schema.items] : []), ...(isObj(schema.additionalProperties) ? [schema.additionalProperties as JSONSchemaProps] : [])]
+  return children.some((child) => isObj(child) && hasRules(child))
 }

@@ -47,7 +47,7 @@ export class WatchHistory {
       this.entries = this.entries.slice(drop)
     }
     const set = this.watchers.get(entry.gr)
-    if (set) for (const w of set) this.deliver(w, entry)
+    if (set) for (const watcher of set) this.deliver(watcher, entry)
   }
 
   /** A newly served resource's history starts at `rv` (its CRD's write), unless it started before. */
@@ -69,8 +69,8 @@ export class WatchHistory {
     if (from < floor) throw expired(from, floor)
     let i = lowerBound(this.entries, from + 1)
     for (; i < this.entries.length; i++) {
-      const e = this.entries[i] as HistoryEntry
-      if (e.gr === gr) this.deliver(watcher, e)
+      const entry = this.entries[i] as HistoryEntry
+      if (entry.gr === gr) this.deliver(watcher, entry)
     }
   }
 
@@ -84,27 +84,27 @@ export class WatchHistory {
     }
   }
 
-  private deliver(w: Watcher, e: HistoryEntry): void {
-    const ns = e.stored.obj.metadata.namespace ?? ''
-    if (w.ns !== undefined && w.ns !== ns) return
-    const nowMatches = w.label.matches(e.stored.obj) && w.field.matches(e.stored.obj)
+  private deliver(watcher: Watcher, entry: HistoryEntry): void {
+    const ns = entry.stored.obj.metadata.namespace ?? ''
+    if (watcher.ns !== undefined && watcher.ns !== ns) return
+    const nowMatches = watcher.label.matches(entry.stored.obj) && watcher.field.matches(entry.stored.obj)
     let type: WatchEventType | undefined
-    if (e.type !== 'MODIFIED') type = nowMatches ? e.type : undefined
+    if (entry.type !== 'MODIFIED') type = nowMatches ? entry.type : undefined
     else {
-      const before = e.prev ? w.label.matches(e.prev.obj) && w.field.matches(e.prev.obj) : false
+      const before = entry.prev ? watcher.label.matches(entry.prev.obj) && watcher.field.matches(entry.prev.obj) : false
       type = nowMatches ? (before ? 'MODIFIED' : 'ADDED') : before ? 'DELETED' : undefined
     }
     if (!type) return
-    let stored = e.stored
-    if (type === 'DELETED' && e.type === 'MODIFIED' && e.prev) {
+    let stored = entry.stored
+    if (type === 'DELETED' && entry.type === 'MODIFIED' && entry.prev) {
       // An object leaving the selection is reported as it was when it last matched, at the new resourceVersion.
-      stored = e.left ??= leftSelection(e.prev, e.rv)
+      stored = entry.left ??= leftSelection(entry.prev, entry.rv)
     }
     try {
-      w.sink.event(type, stored)
+      watcher.sink.event(type, stored)
     } catch {
       // A broken sink (a dead connection) must not fail the write that fed it; it just stops watching.
-      this.watchers.get(e.gr)?.delete(w)
+      this.watchers.get(entry.gr)?.delete(watcher)
     }
   }
 }
