@@ -4,7 +4,8 @@ import { KubeConfig } from '@kubernetes/client-node'
 import { silentLogger, type Logger } from '../../shared/log.js'
 import { createRequestHandler } from './http-handler.js'
 import { kubeconfigYaml } from './kubeconfig.js'
-import { ObjectStore, type StoreOptions } from './object-store.js'
+import { ObjectStore } from './object-store.js'
+import type { StoreOptions } from './store/store-types.js'
 
 /** A running embedded API server. */
 export interface ApiServer {
@@ -86,7 +87,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   }
 }
 
-export { ObjectStore, MAX_OBJECT_BYTES } from './object-store.js'
+export { ObjectStore } from './object-store.js'
+export { MAX_OBJECT_BYTES } from './store/store-types.js'
 export type {
   DeleteOptions,
   ListOptions,
@@ -98,7 +100,7 @@ export type {
   WatchHandle,
   WatchOptions,
   WriteOptions,
-} from './object-store.js'
+} from './store/store-types.js'
 export { ApiError } from './api-error.js'
 export type { Status, StatusCause } from './api-error.js'
 export type { KubeObject, ObjectMeta, OwnerReference, WatchEvent, WatchEventType } from './types.js'

@@ -1,217 +1,79 @@
-import { randomUUID } from 'node:crypto'
-import {
-  alreadyExists,
-  ApiError,
-  badRequest,
-  conflict,
-  expired,
-  forbidden,
-  formatCause,
-  invalid,
-  noSuchResource,
-  notFound,
-  tooLarge,
-  type StatusCause,
-} from './api-error.js'
+import { badRequest, noSuchResource, notFound } from './api-error.js'
 import { builtinResources } from './builtin-resources.js'
-import { establishedStatus, resourceTypeFromCrd } from './crd.js'
-import { crdSchemaCauses } from './crd-schema.js'
-import { deepEqual, generatedName, nameCauses, specChanged, timestamp } from './object-meta.js'
-import { bodyHint, pruneDecoded, schemaUnknownPaths, strictDecodingError, strictPatchError, typedPatchError } from './decoding.js'
-import { KUBECTL_APPLY_MANAGER, syncLastApplied, takeoverFields } from './last-applied.js'
-import { afterUpdate, alwaysPresent, compareFields, keepPresent, planApply, presentFields, readEntries, rootShape, writeEntries, type ManagerEntry, type Writer } from './managed-fields.js'
-import { jsonPatch, mergePatch, strategicMergePatch } from './patch.js'
 import { ResourceRegistry } from './resource-registry.js'
-import { apiVersionOf, fieldSelectorsOf, groupResource, tracksGeneration, type ResourceType } from './resource-type.js'
-import { parseFieldSelector, parseLabelSelector, pinnedName, type FieldSelectorRules, type Selector } from './selectors.js'
+import { apiVersionOf, groupResource, type ResourceType } from './resource-type.js'
+import { parseFieldSelector, parseLabelSelector, type FieldSelectorRules } from './selectors.js'
 import type { KubeObject, WatchEvent, WatchEventType } from './types.js'
-import { invalid as invalidField } from '../../shared/crd/field-error.js'
-import { applySchema } from '../../shared/crd/schema-pass.js'
-import { CEL_SKIPPED_MESSAGE } from '../../shared/crd/validate.js'
-import { createSchemaValidator, type JSONSchemaProps } from './validation.js'
-
-/** etcd's default request limit; larger objects are refused like the real server refuses them. */
-export const MAX_OBJECT_BYTES = 1.5 * 1024 * 1024
-
-/** Identifies a kind for in-process calls: `{ apiVersion: 'batch/v1', kind: 'Job' }`. */
-export interface TypeRef {
-  apiVersion: string
-  kind: string
-}
-
-/** A resource type at one served version: what every store operation works on. */
-export interface Target {
-  rt: ResourceType
-  version: string
-}
-
-/** A stored object with its serialized form cached (stored objects are never mutated). */
-export interface Stored {
-  obj: KubeObject
-  json: string
-  lines?: Map<string, string>
-}
-
-/** Options shared by writes. */
-export interface WriteOptions {
-  /** Validate and compute the result without storing it (`?dryRun=All`). */
-  dryRun?: boolean
-  /** `Strict` turns unknown (pruned) fields into a 400; `Warn` (the default) only warns. */
-  fieldValidation?: 'Strict' | 'Warn' | 'Ignore'
-}
-
-/** The patch flavours the server accepts, named after their content types. */
-export type PatchType = 'merge' | 'json' | 'strategic' | 'apply'
-
-/** Who writes: the field manager recorded in managedFields. */
-export interface ManagerOptions {
-  /** The `fieldManager` the client named; required for `apply`. */
-  fieldManager?: string
-  /** The manager when the client names none (the User-Agent's first part over HTTP). */
-  defaultManager?: string
-}
-
-/** Options for `patch`. */
-export interface PatchOptions extends WriteOptions, ManagerOptions {
-  type: PatchType
-  subresource?: 'status'
-  /** For `apply`: take over fields other managers own instead of answering 409. */
-  force?: boolean
-}
-
-/** Options for `delete`. */
-export interface DeleteOptions {
-  /** Background and Foreground both delete dependents at once here; Orphan strips their ownerReferences. */
-  propagationPolicy?: 'Background' | 'Foreground' | 'Orphan'
-  preconditions?: { uid?: string; resourceVersion?: string }
-  dryRun?: boolean
-}
-
-/** Options for `list`. */
-export interface ListOptions {
-  namespace?: string
-  labelSelector?: string
-  fieldSelector?: string
-  limit?: number
-  continue?: string
-}
-
-/** Options for `watch`. */
-export interface WatchOptions {
-  namespace?: string
-  labelSelector?: string
-  fieldSelector?: string
-  /** Resume after this version; unset or "0" starts with synthetic ADDED events for what exists. */
-  resourceVersion?: string
-  /** Also send the initial ADDED events when resuming, followed by an initial-events-end BOOKMARK. */
-  sendInitialEvents?: boolean
-  allowWatchBookmarks?: boolean
-}
-
-/** The result of a write: the stored object and any warnings for the `Warning` header. */
-export interface WriteResult {
-  stored: Stored
-  warnings: string[]
-  /** For deletes: false while finalizers keep the object. */
-  deleted?: boolean
-  /** True when the write created the object (a create, or a server-side apply of a new object). */
-  created?: boolean
-}
-
-/** Receives watch events; the HTTP layer writes lines, in-process watchers get copies. */
-export interface WatchSink {
-  event(type: WatchEventType, stored: Stored): void
-  bookmark(resourceVersion: string, initialEventsEnd: boolean): void
-}
-
-/** Handle for an in-process watch. */
-export interface WatchHandle {
-  stop(): void
-}
-
-/** Options for the store. */
-export interface StoreOptions {
-  /** Watch events retained for resume; older resourceVersions answer 410 Gone. Default 10,000. */
-  historySize?: number
-  /** Clock for timestamps. */
-  now?: () => Date
-  /** Largest serialized object accepted. Default 1.5 MiB. */
-  maxObjectBytes?: number
-  /** Namespaces that exist from the start. */
-  namespaces?: string[]
-}
-
-interface HistoryEntry {
-  rv: number
-  type: 'ADDED' | 'MODIFIED' | 'DELETED'
-  gr: string
-  stored: Stored
-  prev?: Stored
-  /** `prev` at this entry's resourceVersion: what watchers the object left are sent. */
-  left?: Stored
-}
-
-interface Watcher {
-  ns?: string
-  label: Selector
-  field: Selector
-  apiVersion: string
-  sink: WatchSink
-}
-
-type Obj = Record<string, unknown>
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
+import { createObject, ensureNamespace, updateObject } from './store/create-update.js'
+import { deleteObject } from './store/deletion.js'
+import { Ledger } from './store/ledger.js'
+import * as listing from './store/listing.js'
+import { ObjectTable } from './store/object-table.js'
+import * as views from './store/object-views.js'
+import { patchObject } from './store/patching.js'
+import { isTerminalPod, PodLogs } from './store/pod-logs.js'
+import { SchemaChecks } from './store/schema-checks.js'
+import type { StoreState } from './store/state.js'
+import {
+  MAX_OBJECT_BYTES,
+  type CreateOptions,
+  type DeleteOptions,
+  type ListOptions,
+  type ListPage,
+  type PatchOptions,
+  type Stored,
+  type StoreOptions,
+  type Target,
+  type TypeRef,
+  type UpdateOptions,
+  type WatchHandle,
+  type WatchOptions,
+  type WatchSink,
+  type WriteOptions,
+  type WriteResult,
+} from './store/store-types.js'
+import { WatchHistory, type Watcher } from './store/watch-history.js'
 
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease', 'ai-agents', 'purko-system']
-const PROTECTED_NAMESPACES = new Set(['default', 'kube-system', 'kube-public'])
-const TERMINAL_POD_PHASES = new Set(['Succeeded', 'Failed'])
-/** The garbage collector's finalizers for Foreground and Orphan deletion. */
-const FOREGROUND = 'foregroundDeletion'
-/** The field manager of in-process writes that name none. */
-const DEFAULT_MANAGER = 'kinetic'
-const ORPHAN = 'orphan'
 
 /**
  * The in-memory object store behind the embedded API server: every verb, watch, finalizers,
  * cascade deletion and CRD registration. The HTTP layer and in-process callers (the Knative
  * emulation, the Job runner) share the same code paths, so they see the same semantics.
  * Every method is synchronous; failures throw `ApiError` carrying the Kubernetes Status.
+ *
+ * This class is the entry point; the work is done by its parts in `store/`: the object table
+ * and its indexes, the ledger every change goes through, the watch history, pod logs, the
+ * write verbs, schema checks, CRD registration, field ownership and the garbage collector.
  */
 export class ObjectStore {
   /** The served resources; CRDs add to it as they are created. */
   readonly registry = new ResourceRegistry()
-  private readonly objects = new Map<string, Map<string, Map<string, Stored>>>()
-  private readonly byUid = new Map<string, { gr: string; ns: string; name: string }>()
-  private readonly dependents = new Map<string, Set<string>>()
-  /**
-   * Group-resource → label (`key` and `key=value`) → namespace → names. A list by label selector
-   * takes its candidates here: step-job-finished's pod and Job lists would otherwise scan every
-   * pod and Job of the namespace, which at 10,000 steps was a third of this process's time.
-   */
-  private readonly byLabel = new Map<string, Map<string, Map<string, Set<string>>>>()
-  private readonly watchers = new Map<string, Set<Watcher>>()
-  private readonly schemas = new WeakMap<Stored, Map<string, JSONSchemaProps>>()
-  private readonly logs = new Map<string, string>()
-  private readonly logFollowers = new Map<string, Set<(chunk: string | null) => void>>()
-  private history: HistoryEntry[] = []
-  private evictedUpTo = 0
-  private readonly servedSince = new Map<string, number>()
-  private rv = 0
-  private readonly historySize: number
-  private readonly now: () => Date
-  private readonly maxObjectBytes: number
+  private readonly table = new ObjectTable()
+  private readonly logs = new PodLogs()
+  private readonly history: WatchHistory
+  private readonly ledger: Ledger
+  private readonly state: StoreState
 
   constructor(opts: StoreOptions = {}) {
-    this.historySize = opts.historySize ?? 10_000
-    this.now = opts.now ?? (() => new Date())
-    this.maxObjectBytes = opts.maxObjectBytes ?? MAX_OBJECT_BYTES
+    this.history = new WatchHistory(opts.historySize ?? 10_000)
+    this.ledger = new Ledger(this.table, this.history, this.logs, opts.maxObjectBytes ?? MAX_OBJECT_BYTES)
+    this.state = {
+      registry: this.registry,
+      table: this.table,
+      history: this.history,
+      ledger: this.ledger,
+      schemas: new SchemaChecks(this.table),
+      now: opts.now ?? (() => new Date()),
+      deleteIn: (t, ns, name, deleteOpts) => this.deleteIn(t, ns, name, deleteOpts),
+    }
     for (const rt of builtinResources()) this.registry.register(rt)
-    for (const ns of opts.namespaces ?? DEFAULT_NAMESPACES) this.ensureNamespace(ns)
+    for (const ns of opts.namespaces ?? DEFAULT_NAMESPACES) ensureNamespace(this.state, ns)
   }
 
   /** The current global resourceVersion (a string integer, as on the wire). */
   get resourceVersion(): string {
-    return String(this.rv)
+    return String(this.ledger.resourceVersion)
   }
 
   // ---------------------------------------------------------------- in-process API
@@ -227,8 +89,8 @@ export class ObjectStore {
   /** A copy of the object, or undefined when it does not exist. */
   get(type: TypeRef, namespace: string | undefined, name: string): KubeObject | undefined {
     const t = this.target(type)
-    const s = this.find(t.rt, this.nsFor(t.rt, namespace), name)
-    return s ? this.copy(s, t) : undefined
+    const stored = this.find(t.rt, this.nsFor(t.rt, namespace), name)
+    return stored ? views.copyAt(stored, t) : undefined
   }
 
   /** Copies of the matching objects plus the list's resourceVersion. */
@@ -236,7 +98,7 @@ export class ObjectStore {
     const t = this.target(type)
     const page = this.listIn(t, opts)
     const out: { items: KubeObject[]; resourceVersion: string; continue?: string } = {
-      items: page.items.map((s) => this.copy(s, t)),
+      items: page.items.map((stored) => views.copyAt(stored, t)),
       resourceVersion: page.resourceVersion,
     }
     if (page.continue) out.continue = page.continue
@@ -246,7 +108,7 @@ export class ObjectStore {
   /** Creates the object (kind from its apiVersion/kind); 409 when it exists, 422 when invalid. */
   create(obj: KubeObject, opts: WriteOptions = {}): KubeObject {
     const t = this.target(obj)
-    return this.copy(this.createIn(t, structuredClone(obj), undefined, opts).stored, t)
+    return views.copyAt(this.createIn(t, structuredClone(obj), undefined, opts).stored, t)
   }
 
   /** Replaces the object (or only its status); 409 when `metadata.resourceVersion` is stale. */
@@ -254,13 +116,13 @@ export class ObjectStore {
     const t = this.target(obj)
     const name = obj.metadata?.name
     if (!name) throw badRequest('name is required')
-    return this.copy(this.updateIn(t, this.nsFor(t.rt, obj.metadata.namespace), name, structuredClone(obj), opts).stored, t)
+    return views.copyAt(this.updateIn(t, this.nsFor(t.rt, obj.metadata.namespace), name, structuredClone(obj), opts).stored, t)
   }
 
   /** Applies a merge, JSON, strategic or server-side-apply patch. */
   patch(type: TypeRef, namespace: string | undefined, name: string, patch: unknown, opts: PatchOptions): KubeObject {
     const t = this.target(type)
-    return this.copy(this.patchIn(t, this.nsFor(t.rt, namespace), name, structuredClone(patch), opts).stored, t)
+    return views.copyAt(this.patchIn(t, this.nsFor(t.rt, namespace), name, structuredClone(patch), opts).stored, t)
   }
 
   /**
@@ -269,7 +131,7 @@ export class ObjectStore {
    */
   delete(type: TypeRef, namespace: string | undefined, name: string, opts: DeleteOptions = {}): KubeObject {
     const t = this.target(type)
-    return this.copy(this.deleteIn(t, this.nsFor(t.rt, namespace), name, opts).stored, t)
+    return views.copyAt(this.deleteIn(t, this.nsFor(t.rt, namespace), name, opts).stored, t)
   }
 
   /**
@@ -295,7 +157,7 @@ export class ObjectStore {
     const kind = t.rt.kind
     const apiVersion = apiVersionOf(t.rt.group, t.version)
     const stop = this.watchIn(t, opts, {
-      event: (type, stored) => push({ type, object: this.copy(stored, t) }),
+      event: (type, stored) => push({ type, object: views.copyAt(stored, t) }),
       bookmark: (rv, initialEnd) => {
         const metadata: KubeObject['metadata'] = { resourceVersion: rv }
         if (initialEnd) metadata.annotations = { 'k8s.io/initial-events-end': 'true' }
@@ -312,22 +174,14 @@ export class ObjectStore {
 
   /** Appends text to a pod's log (what `GET .../pods/<name>/log` serves); the pod need not exist yet. */
   appendPodLog(namespace: string, pod: string, text: string): void {
-    const key = `${namespace}/${pod}`
-    this.logs.set(key, (this.logs.get(key) ?? '') + text)
-    for (const f of this.logFollowers.get(key) ?? []) f(text)
+    this.logs.append(namespace, pod, text)
   }
 
   /** A pod's log, optionally only the last `tailLines` lines; 404 when the pod does not exist. */
   podLog(namespace: string, pod: string, opts: { tailLines?: number } = {}): string {
     const rt = this.registry.byKey('pods') as ResourceType
     if (!this.find(rt, namespace, pod)) throw notFound(rt, pod)
-    const text = this.logs.get(`${namespace}/${pod}`) ?? ''
-    if (opts.tailLines === undefined) return text
-    if (opts.tailLines <= 0) return ''
-    const lines = text.split('\n')
-    const trailing = lines[lines.length - 1] === ''
-    if (trailing) lines.pop()
-    return lines.slice(-opts.tailLines).join('\n') + (trailing ? '\n' : '')
+    return this.logs.read(namespace, pod, opts.tailLines)
   }
 
   /**
@@ -335,376 +189,60 @@ export class ObjectStore {
    * has reached Succeeded/Failed. Returns a function that stops following.
    */
   followPodLog(namespace: string, pod: string, onChunk: (chunk: string | null) => void): () => void {
-    const key = `${namespace}/${pod}`
     const rt = this.registry.byKey('pods') as ResourceType
     const current = this.find(rt, namespace, pod)
-    if (!current || TERMINAL_POD_PHASES.has(String((current.obj.status as Obj | undefined)?.phase))) {
+    if (!current || isTerminalPod(current.obj)) {
       queueMicrotask(() => onChunk(null))
       return () => {}
     }
-    let set = this.logFollowers.get(key)
-    if (!set) this.logFollowers.set(key, (set = new Set()))
-    set.add(onChunk)
-    return () => {
-      set.delete(onChunk)
-      if (set.size === 0) this.logFollowers.delete(key)
-    }
+    return this.logs.follow(namespace, pod, onChunk)
   }
 
   // ---------------------------------------------------------------- core operations (shared with HTTP)
 
   /** The stored object, or undefined. */
   find(rt: ResourceType, ns: string, name: string): Stored | undefined {
-    return this.objects.get(groupResource(rt))?.get(ns)?.get(name)
+    return this.table.find(rt, ns, name)
   }
 
   /** Serialized JSON of a stored object at the requested version. */
   jsonAt(stored: Stored, t: Target): string {
-    const av = apiVersionOf(t.rt.group, t.version)
-    if (stored.obj.apiVersion === av) return stored.json
-    return JSON.stringify({ ...stored.obj, apiVersion: av })
+    return views.jsonAt(stored, t)
   }
 
   /** The object at the requested version, sharing structure with the stored one (do not mutate). */
   objectAt(stored: Stored, t: Target): KubeObject {
-    const av = apiVersionOf(t.rt.group, t.version)
-    return stored.obj.apiVersion === av ? stored.obj : { ...stored.obj, apiVersion: av }
+    return views.objectAt(stored, t)
   }
 
   /** One watch event line (JSON plus newline), cached per stored object. */
   watchLine(type: WatchEventType, stored: Stored, t: Target): string {
-    const av = apiVersionOf(t.rt.group, t.version)
-    const key = `${type}|${av}`
-    let line = stored.lines?.get(key)
-    if (line === undefined) {
-      line = `{"type":"${type}","object":${this.jsonAt(stored, t)}}\n`
-      if (!stored.lines) stored.lines = new Map()
-      stored.lines.set(key, line)
-    }
-    return line
+    return views.watchLine(type, stored, t)
+  }
+
+  /** The field selectors a kind supports, for the selector parser. */
+  fieldSelectorRules(rt: ResourceType): FieldSelectorRules {
+    return listing.fieldSelectorRules(rt)
   }
 
   /** Lists stored objects in namespace/name order, honouring selectors, limit and continue. */
-  listIn(t: Target, opts: ListOptions): { items: Stored[]; resourceVersion: string; continue?: string } {
-    const label = parseLabelSelector(opts.labelSelector)
-    const field = parseFieldSelector(opts.fieldSelector, this.fieldSelectorRules(t.rt))
-    const byNs = this.objects.get(groupResource(t.rt))
-    const resourceVersion = String(this.rv)
-    let start = ''
-    if (opts.continue) {
-      try {
-        start = String((JSON.parse(Buffer.from(opts.continue, 'base64url').toString('utf8')) as { start: string }).start)
-      } catch {
-        throw badRequest('continue key is not valid: illegal base64 data')
-      }
-    }
-    const ns = t.rt.namespaced && opts.namespace ? opts.namespace : undefined
-    const name = pinnedName(opts.fieldSelector)
-    const indexed = name === undefined ? this.labelCandidates(groupResource(t.rt), ns, label) : undefined
-    const matching: [string, Stored][] = []
-    const consider = (nsKey: string, n: string, s: Stored | undefined): void => {
-      if (!s) return
-      const key = `${nsKey}/${n}`
-      if (start && key <= start) return
-      if (label.matches(s.obj) && field.matches(s.obj)) matching.push([key, s])
-    }
-    const collect = (nsKey: string, m: Map<string, Stored> | undefined): void => {
-      if (!m) return
-      if (name !== undefined) consider(nsKey, name, m.get(name))
-      else if (indexed) for (const n of indexed.get(nsKey) ?? []) consider(nsKey, n, m.get(n))
-      else for (const [n, s] of m) consider(nsKey, n, s)
-    }
-    if (byNs) {
-      if (ns !== undefined) collect(ns, byNs.get(ns))
-      else for (const [nsKey, m] of byNs) collect(nsKey, m)
-    }
-    matching.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
-    const items: Stored[] = []
-    const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity
-    for (const [, s] of matching) {
-      if (items.length >= limit) {
-        const last = items[items.length - 1] as Stored
-        const lastKey = `${last.obj.metadata.namespace ?? ''}/${last.obj.metadata.name}`
-        return { items, resourceVersion, continue: Buffer.from(JSON.stringify({ rv: resourceVersion, start: lastKey })).toString('base64url') }
-      }
-      items.push(s)
-    }
-    return { items, resourceVersion }
-  }
-
-  /**
-   * The names (by namespace) that can match a label selector, from the smallest index entry its
-   * requirements name; undefined when no requirement narrows it (a scan is needed).
-   */
-  private labelCandidates(gr: string, ns: string | undefined, label: Selector): Map<string, Iterable<string>> | undefined {
-    if (!label.needs?.length) return undefined
-    const index = this.byLabel.get(gr)
-    let best: Map<string, string[] | Set<string>> | undefined
-    let bestSize = Infinity
-    for (const need of label.needs) {
-      const entries = need.values ? need.values.map((v) => `${need.key}=${v}`) : [need.key]
-      const byNs = new Map<string, string[] | Set<string>>()
-      let size = 0
-      for (const entry of entries) {
-        const names = index?.get(entry)
-        if (!names) continue
-        for (const [nsKey, set] of names) {
-          if (ns !== undefined && nsKey !== ns) continue
-          size += set.size
-          const had = byNs.get(nsKey)
-          // One label has one value, so the sets of `in (a, b)` never overlap.
-          byNs.set(nsKey, had ? [...had, ...set] : set)
-        }
-      }
-      if (size < bestSize) {
-        best = byNs
-        bestSize = size
-      }
-    }
-    return best
-  }
-
-  private indexLabels(gr: string, ns: string, name: string, labels: Record<string, string> | undefined, add: boolean): void {
-    if (!labels) return
-    let index = this.byLabel.get(gr)
-    if (!index) this.byLabel.set(gr, (index = new Map()))
-    for (const [k, v] of Object.entries(labels)) {
-      for (const entry of [k, `${k}=${v}`]) {
-        let byNs = index.get(entry)
-        if (!byNs) {
-          if (!add) continue
-          index.set(entry, (byNs = new Map()))
-        }
-        let names = byNs.get(ns)
-        if (!names) {
-          if (!add) continue
-          byNs.set(ns, (names = new Set()))
-        }
-        if (add) names.add(name)
-        else {
-          names.delete(name)
-          if (names.size === 0) byNs.delete(ns)
-          if (byNs.size === 0) index.delete(entry)
-        }
-      }
-    }
+  listIn(t: Target, opts: ListOptions): ListPage {
+    return listing.listPage(this.table, t, opts, String(this.ledger.resourceVersion))
   }
 
   /** Creates an object from a request body (`urlNs` is the namespace in the path, if any). */
-  createIn(t: Target, body: unknown, urlNs: string | undefined, opts: WriteOptions & ManagerOptions & { managed?: ManagerEntry[] }): WriteResult {
-    const { rt } = t
-    const obj = this.checkBody(t, body)
-    const decoded = pruneDecoded(rt, obj)
-    // Status is dropped on create, but the decoder has already met its unknown fields.
-    if (rt.statusSubresource && obj.status !== undefined) decoded.push(...this.schemaUnknown(t, { status: obj.status }))
-    if (opts.fieldValidation === 'Strict') this.refuseUnknown(t, obj, decoded)
-    const meta = obj.metadata
-    let ns = ''
-    if (rt.namespaced) {
-      if (urlNs && meta.namespace && meta.namespace !== urlNs) {
-        throw badRequest('the namespace of the provided object does not match the namespace sent on the request')
-      }
-      ns = urlNs || meta.namespace || 'default'
-    }
-    let name = meta.name
-    if (!name) {
-      if (!meta.generateName) {
-        throw invalid(rt, '', this.withSchemaCauses(t, obj, [{ reason: 'FieldValueRequired', field: 'metadata.name', message: 'Required value: name or generateName is required' }]))
-      }
-      do name = generatedName(meta.generateName)
-      while (this.find(rt, ns, name))
-    }
-    const causes = nameCauses(name, rt.kind === 'Namespace')
-    if (causes.length) throw invalid(rt, name, this.withSchemaCauses(t, obj, causes))
-    if (this.find(rt, ns, name)) throw alreadyExists(rt, name)
-    if (rt.namespaced) this.checkNamespaceWritable(rt, ns, name, opts.dryRun)
-
-    for (const k of ['resourceVersion', 'uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation', 'selfLink', 'managedFields']) delete meta[k]
-    meta.name = name
-    if (rt.namespaced) meta.namespace = ns
-    else delete meta.namespace
-    meta.uid = randomUUID()
-    meta.creationTimestamp = timestamp(this.now())
-    if (tracksGeneration(rt)) meta.generation = 1
-    // As on the real server: decoding (and defaulting) comes first, then field tracking, then
-    // what the kind's strategy sets, which no manager owns.
-    this.decodeDefaults(t, obj)
-    if (rt.statusSubresource) delete obj.status
-    const warnings = this.enforceSchema(t, obj, undefined, opts.fieldValidation, decoded)
-    this.track(t, undefined, obj, opts)
-    this.prepareCreate(t, obj)
-    const stored = this.serialize(obj)
-    if (opts.dryRun) {
-      delete obj.metadata.resourceVersion
-      return { stored: { obj, json: JSON.stringify(obj) }, warnings, created: true }
-    }
-    if (rt.kind === 'CustomResourceDefinition' && rt.group === 'apiextensions.k8s.io') this.installCrd(obj)
-    this.put(rt, ns, name, stored, undefined, 'ADDED')
-    return { stored, warnings, created: true }
+  createIn(t: Target, body: unknown, urlNs: string | undefined, opts: CreateOptions): WriteResult {
+    return createObject(this.state, t, body, urlNs, opts)
   }
 
   /** Replaces an object (PUT), or only its status when `subresource` is 'status'. */
-  updateIn(t: Target, ns: string, name: string, body: unknown, opts: WriteOptions & ManagerOptions & { subresource?: 'status'; managed?: ManagerEntry[] }): WriteResult {
-    const { rt } = t
-    const prev = this.find(rt, ns, name)
-    if (!prev) throw notFound(rt, name)
-    const incoming = this.checkBody(t, body)
-    const decoded = pruneDecoded(rt, incoming)
-    if (rt.statusSubresource) {
-      // The decoder meets the unknown fields of the parts the subresource then ignores.
-      if (opts.subresource === 'status') {
-        const { status: _status, ...rest } = incoming
-        decoded.push(...this.schemaUnknown(t, rest))
-      } else if (incoming.status !== undefined) decoded.push(...this.schemaUnknown(t, { status: incoming.status }))
-    }
-    if (opts.fieldValidation === 'Strict') this.refuseUnknown(t, incoming, decoded)
-    if (incoming.metadata.name && incoming.metadata.name !== name) {
-      throw badRequest(`the name of the object (${incoming.metadata.name}) does not match the name on the URL (${name})`)
-    }
-    if (rt.namespaced && incoming.metadata.namespace && incoming.metadata.namespace !== ns) {
-      throw badRequest('the namespace of the provided object does not match the namespace sent on the request')
-    }
-    const sentRv = incoming.metadata.resourceVersion
-    if (!sentRv && rt.crdName) {
-      // Custom resources do not allow unconditional updates; the real server words this with the resource, not the kind.
-      // The value is the resourceVersion the server parsed, a uint64 0.
-      const cause = invalidField('metadata.resourceVersion', 0, 'must be specified for an update')
-      throw new ApiError(422, 'Invalid', `${groupResource(rt)} "${name}" is invalid: ${formatCause(cause)}`, { name, group: rt.group, kind: rt.plural, causes: [cause] })
-    }
-    if (sentRv && sentRv !== prev.obj.metadata.resourceVersion) throw conflict(rt, name)
-
-    const old = this.objectAt(prev, t)
-    let next: KubeObject
-    if (opts.subresource === 'status') {
-      next = JSON.parse(this.jsonAt(prev, t)) as KubeObject
-      if (incoming.status === undefined) delete next.status
-      else next.status = incoming.status
-      if (incoming.metadata.managedFields !== undefined) next.metadata.managedFields = incoming.metadata.managedFields
-    } else {
-      next = incoming
-      if (rt.statusSubresource) {
-        if (old.status === undefined) delete next.status
-        else next.status = structuredClone(old.status)
-      }
-      const meta = next.metadata
-      for (const k of ['uid', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'generation'] as const) {
-        if (old.metadata[k] === undefined) delete meta[k]
-        else meta[k] = old.metadata[k] as never
-      }
-      delete meta.selfLink
-      // A client that sends no managedFields keeps the recorded ones.
-      if (meta.managedFields === undefined && old.metadata.managedFields !== undefined) meta.managedFields = structuredClone(old.metadata.managedFields)
-      meta.name = name
-      if (rt.namespaced) meta.namespace = ns
-      else delete meta.namespace
-      if (old.metadata.deletionTimestamp) {
-        const before = new Set(old.metadata.finalizers ?? [])
-        const added = (meta.finalizers ?? []).filter((f) => !before.has(f))
-        if (added.length) {
-          const cause = {
-            reason: 'FieldValueForbidden',
-            field: 'metadata.finalizers',
-            message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${added.map((f) => JSON.stringify(f)).join(', ')}}`,
-          }
-          throw invalid(rt, name, [cause])
-        }
-      }
-    }
-    next.metadata.resourceVersion = old.metadata.resourceVersion as string
-    const warnings = this.prepareUpdate(t, next, old)
-    warnings.push(...this.enforceSchema(t, next, old, opts.fieldValidation, decoded, opts.subresource))
-    // Compared once defaults are in, as the real server decodes (and defaults) before comparing.
-    if (opts.subresource !== 'status' && tracksGeneration(rt) && specChanged(old, next)) next.metadata.generation = (old.metadata.generation ?? 0) + 1
-    this.track(t, old, next, opts, opts.subresource)
-    if (deepEqual(next, old)) return { stored: prev, warnings }
-
-    const finalizing = next.metadata.deletionTimestamp && !(next.metadata.finalizers?.length)
-    const stored = this.serialize(next)
-    if (opts.dryRun) {
-      next.metadata.resourceVersion = old.metadata.resourceVersion as string
-      return { stored: { obj: next, json: JSON.stringify(next) }, warnings }
-    }
-    if (finalizing) return { stored: this.remove(rt, ns, name, next), warnings, deleted: true }
-    if (rt.kind === 'CustomResourceDefinition' && rt.group === 'apiextensions.k8s.io') this.installCrd(next)
-    this.put(rt, ns, name, stored, prev, 'MODIFIED')
-    return { stored, warnings }
+  updateIn(t: Target, ns: string, name: string, body: unknown, opts: UpdateOptions): WriteResult {
+    return updateObject(this.state, t, ns, name, body, opts)
   }
 
   /** Patches an object; server-side apply creates it when missing. */
   patchIn(t: Target, ns: string, name: string, patch: unknown, opts: PatchOptions): WriteResult {
-    const { rt } = t
-    const prev = this.find(rt, ns, name)
-    if (opts.type === 'apply') return this.apply(t, ns, name, prev, patch, opts)
-    if (!prev) throw notFound(rt, name)
-    // Parsing the cached JSON is the cheapest deep copy of a stored object.
-    const base = JSON.parse(this.jsonAt(prev, t)) as Obj
-    let next: unknown
-    switch (opts.type) {
-      case 'merge':
-        next = mergePatch(base, patch)
-        break
-      case 'json':
-        next = jsonPatch(base, patch)
-        break
-      case 'strategic':
-        if (rt.crdName) {
-          throw new ApiError(415, 'UnsupportedMediaType', 'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml')
-        }
-        next = strategicMergePatch(base, patch)
-        break
-    }
-    if (!isObj(next)) throw badRequest('the patch must produce an object')
-    if (opts.fieldValidation === 'Strict') {
-      const probe = structuredClone(next) as KubeObject
-      const unknown = this.sortUnknown(rt, [...pruneDecoded(rt, probe), ...this.schemaUnknown(t, probe)])
-      if (unknown.length) throw strictPatchError(next, unknown)
-    }
-    const meta = (isObj(next.metadata) ? next.metadata : (next.metadata = {})) as Obj
-    if (meta.resourceVersion !== undefined && meta.resourceVersion !== prev.obj.metadata.resourceVersion) throw conflict(rt, name)
-    meta.resourceVersion = prev.obj.metadata.resourceVersion
-    return this.updateIn(t, ns, name, next, opts)
-  }
-
-  /**
-   * Server-side apply: the configuration merged into the live object along the schema, fields
-   * this manager applied before and no longer does removed, and 409 for fields other managers
-   * own unless `force`. A missing object is created (201).
-   */
-  private apply(t: Target, ns: string, name: string, prev: Stored | undefined, patch: unknown, opts: PatchOptions): WriteResult {
-    const { rt } = t
-    if (!opts.fieldManager) {
-      throw new ApiError(422, 'Invalid', 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch', {
-        group: 'meta.k8s.io', kind: 'PatchOptions',
-        causes: [{ reason: 'FieldValueRequired', message: 'Required value: is required for apply patch', field: 'fieldManager' }],
-      })
-    }
-    if (!isObj(patch)) throw badRequest('the applied configuration must be an object')
-    if (typeof patch.apiVersion !== 'string' || typeof patch.kind !== 'string' || !patch.apiVersion || !patch.kind) {
-      const av = typeof patch.apiVersion === 'string' ? patch.apiVersion : ''
-      throw badRequest(`invalid object type: ${av.includes('/') ? av : `/${av}`}, Kind=${typeof patch.kind === 'string' ? patch.kind : ''}`)
-    }
-    const meta = (isObj(patch.metadata) ? patch.metadata : {}) as Obj
-    if (meta.name !== undefined && meta.name !== name) {
-      throw badRequest(`the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`)
-    }
-    const probe = structuredClone(patch) as KubeObject
-    if (isObj(probe.metadata)) delete probe.metadata.managedFields
-    const unknown = [...pruneDecoded(rt, probe), ...this.schemaUnknown(t, probe)]
-    if (unknown.length) throw typedPatchError(rt, t.version, String(meta.namespace ?? ''), name, unknown)
-    if (!prev && opts.subresource === 'status') throw notFound(rt, name)
-
-    const live = prev ? (JSON.parse(this.jsonAt(prev, t)) as Obj) : undefined
-    const writer = this.writer(t, opts.fieldManager, 'Apply', opts.subresource)
-    const applied = { ...patch, metadata: { ...meta, name } }
-    const shape = this.shapeOf(t)
-    const byKubectl = opts.fieldManager === KUBECTL_APPLY_MANAGER
-    const plan = planApply(live, applied, shape, readEntries((live?.metadata as Obj | undefined)?.managedFields), writer, opts.force === true, byKubectl ? takeoverFields(live, shape) : undefined)
-    if (byKubectl) plan.merged = syncLastApplied(plan.merged, patch)
-    if (!prev) return this.createIn(t, plan.merged, rt.namespaced ? ns : undefined, { ...opts, managed: plan.entries })
-    const merged = plan.merged as KubeObject
-    if (!isObj(merged.metadata)) merged.metadata = {}
-    merged.metadata.resourceVersion ??= prev.obj.metadata.resourceVersion as string
-    return this.updateIn(t, ns, name, merged, { ...opts, managed: plan.entries })
+    return patchObject(this.state, t, ns, name, patch, opts)
   }
 
   /**
@@ -713,96 +251,7 @@ export class ObjectStore {
    * waiting on dependents); `stored` is then the object as the real server answers with it.
    */
   deleteIn(t: Target, ns: string, name: string, opts: DeleteOptions): WriteResult {
-    const { rt } = t
-    const prev = this.find(rt, ns, name)
-    if (!prev) throw notFound(rt, name)
-    const meta = prev.obj.metadata
-    const preconditionFailed = (detail: string) =>
-      new ApiError(409, 'Conflict', `Operation cannot be fulfilled on ${rt.group ? `${rt.kind}.${rt.group}` : rt.kind} "${name}": ${detail}`, { name, group: rt.group, kind: rt.kind })
-    if (opts.preconditions?.uid && opts.preconditions.uid !== meta.uid) {
-      throw preconditionFailed(`the UID in the precondition (${opts.preconditions.uid}) does not match the UID in record (${meta.uid}). The object might have been deleted and then recreated`)
-    }
-    if (opts.preconditions?.resourceVersion && opts.preconditions.resourceVersion !== meta.resourceVersion) {
-      throw preconditionFailed(`the ResourceVersion in the precondition (${opts.preconditions.resourceVersion}) does not match the ResourceVersion in record (${meta.resourceVersion}). The object might have been modified`)
-    }
-    const isNamespace = rt.kind === 'Namespace' && !rt.group
-    if (isNamespace && PROTECTED_NAMESPACES.has(name)) {
-      throw forbidden(`namespaces "${name}" is forbidden: this namespace may not be deleted`)
-    }
-    if (opts.dryRun) return { stored: prev, warnings: [], deleted: !(meta.finalizers?.length) }
-
-    // Foreground and Orphan deletions go through the garbage collector's finalizer, as on the
-    // real server: the owner is marked (deletionTimestamp plus the finalizer) and the answer is
-    // that marked object; the collector, run inline here, then handles the dependents and
-    // removes its finalizer, which deletes the owner once no other finalizer holds it.
-    const gcFinalizer = isNamespace || !meta.uid ? undefined : opts.propagationPolicy === 'Foreground' ? FOREGROUND : opts.propagationPolicy === 'Orphan' ? ORPHAN : undefined
-    if (gcFinalizer) {
-      const marked = this.markDeleted(rt, ns, name, prev, gcFinalizer)
-      if (gcFinalizer === ORPHAN) this.orphanDependents(meta.uid as string)
-      else this.deleteDependents(meta.uid as string, 'Foreground')
-      this.releaseGcFinalizer(rt, ns, name)
-      return { stored: marked, warnings: [], deleted: false }
-    }
-
-    if (meta.finalizers?.length || isNamespace) {
-      const current = meta.deletionTimestamp ? prev : this.markDeleted(rt, ns, name, prev)
-      if (isNamespace) {
-        this.emptyNamespace(name)
-        const removed = this.finishNamespace(name)
-        if (removed) return { stored: removed, warnings: [], deleted: true }
-        if (!this.find(rt, ns, name)) return { stored: current, warnings: [], deleted: true }
-      }
-      return { stored: current, warnings: [], deleted: false }
-    }
-    const last = structuredClone(prev.obj)
-    if (rt.kind === 'Pod' && !rt.group) {
-      // Pods are deleted gracefully; one that never ran goes at once, with a zero grace period.
-      last.metadata.deletionTimestamp = timestamp(this.now())
-      last.metadata.deletionGracePeriodSeconds = 0
-    }
-    return { stored: this.remove(rt, ns, name, last), warnings: [], deleted: true }
-  }
-
-  /** Sets deletionTimestamp (bumping generation, as the real server does) and adds a finalizer; stores and returns the result. */
-  private markDeleted(rt: ResourceType, ns: string, name: string, prev: Stored, finalizer?: string): Stored {
-    const next = structuredClone(prev.obj)
-    const meta = next.metadata
-    const changed = !meta.deletionTimestamp || (finalizer !== undefined && !(meta.finalizers ?? []).includes(finalizer))
-    if (!changed) return prev
-    if (!meta.deletionTimestamp) {
-      meta.deletionTimestamp = timestamp(this.now())
-      // Namespaces are not deleted gracefully, so they get no grace period.
-      if (!(rt.kind === 'Namespace' && !rt.group)) meta.deletionGracePeriodSeconds = 0
-      if (meta.generation !== undefined) meta.generation += 1
-      if (rt.kind === 'Namespace' && !rt.group) next.status = { ...(next.status as Obj | undefined), phase: 'Terminating' }
-    }
-    if (finalizer && !(meta.finalizers ?? []).includes(finalizer)) meta.finalizers = [...(meta.finalizers ?? []), finalizer]
-    const stored = this.serialize(next)
-    this.put(rt, ns, name, stored, prev, 'MODIFIED')
-    return stored
-  }
-
-  /** Drops the garbage collector's finalizers once nothing blocks them; the object goes when no finalizer is left. */
-  private releaseGcFinalizer(rt: ResourceType, ns: string, name: string): void {
-    const current = this.find(rt, ns, name)
-    if (!current?.obj.metadata.deletionTimestamp) return
-    const finalizers = current.obj.metadata.finalizers ?? []
-    if (!finalizers.includes(FOREGROUND) && !finalizers.includes(ORPHAN)) return
-    const uid = current.obj.metadata.uid as string
-    const blocked = finalizers.includes(FOREGROUND) && [...(this.dependents.get(uid) ?? [])].some((key) => {
-      const dep = this.lookupKey(key)
-      return dep?.stored.obj.metadata.ownerReferences?.some((r) => r.uid === uid && r.blockOwnerDeletion === true)
-    })
-    if (blocked) return
-    const next = structuredClone(current.obj)
-    const left = finalizers.filter((f) => f !== ORPHAN && f !== FOREGROUND)
-    if (left.length) next.metadata.finalizers = left
-    else delete next.metadata.finalizers
-    if (left.length === 0) {
-      this.remove(rt, ns, name, next)
-      return
-    }
-    this.put(rt, ns, name, this.serialize(next), current, 'MODIFIED')
+    return deleteObject(this.state, t, ns, name, opts)
   }
 
   /** Starts a watch; returns the function that ends it. Throws 410 for a too-old resourceVersion. */
@@ -810,7 +259,7 @@ export class ObjectStore {
     const gr = groupResource(t.rt)
     const watcher: Watcher = {
       label: parseLabelSelector(opts.labelSelector),
-      field: parseFieldSelector(opts.fieldSelector, this.fieldSelectorRules(t.rt)),
+      field: parseFieldSelector(opts.fieldSelector, listing.fieldSelectorRules(t.rt)),
       apiVersion: apiVersionOf(t.rt.group, t.version),
       sink,
     }
@@ -818,28 +267,12 @@ export class ObjectStore {
     const rvText = opts.resourceVersion
     const initial = !rvText || rvText === '0' || opts.sendInitialEvents === true
     if (initial) {
-      for (const s of this.listIn(t, { namespace: watcher.ns, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector }).items) {
-        sink.event('ADDED', s)
+      for (const stored of this.listIn(t, { namespace: watcher.ns, labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector }).items) {
+        sink.event('ADDED', stored)
       }
-      if (opts.sendInitialEvents && opts.allowWatchBookmarks) sink.bookmark(String(this.rv), true)
-    } else {
-      const from = Number(rvText)
-      if (!Number.isInteger(from) || from < 0) throw badRequest(`invalid resource version: ${rvText}`)
-      // Like the real server's watch cache, a kind's history starts when it is first served.
-      const floor = Math.max(this.evictedUpTo, this.servedSince.get(gr) ?? 0)
-      if (from < floor) throw expired(from, floor)
-      let i = lowerBound(this.history, from + 1)
-      for (; i < this.history.length; i++) {
-        const e = this.history[i] as HistoryEntry
-        if (e.gr === gr) this.deliver(watcher, e)
-      }
-    }
-    let set = this.watchers.get(gr)
-    if (!set) this.watchers.set(gr, (set = new Set()))
-    set.add(watcher)
-    return () => {
-      set.delete(watcher)
-    }
+      if (opts.sendInitialEvents && opts.allowWatchBookmarks) sink.bookmark(this.resourceVersion, true)
+    } else this.history.replay(gr, watcher, rvText)
+    return this.history.subscribe(gr, watcher)
   }
 
   // ---------------------------------------------------------------- internals
@@ -847,557 +280,4 @@ export class ObjectStore {
   private nsFor(rt: ResourceType, namespace: string | undefined): string {
     return rt.namespaced ? namespace || 'default' : ''
   }
-
-  private copy(s: Stored, t: Target): KubeObject {
-    return JSON.parse(this.jsonAt(s, t)) as KubeObject
-  }
-
-  private checkBody(t: Target, body: unknown): KubeObject {
-    if (!isObj(body)) throw badRequest('the request body must be a JSON object')
-    const av = apiVersionOf(t.rt.group, t.version)
-    if (t.rt.crdName) {
-      // Custom resources are decoded without a Go type, so the body itself must say what it is.
-      if (body.kind === undefined) {
-        const json = JSON.stringify(body)
-        throw badRequest(`the object provided is unrecognized (must be of type ${t.rt.kind}): Object 'Kind' is missing in '${json}' (${bodyHint(Buffer.from(json))})`)
-      }
-      if (body.apiVersion === undefined) throw badRequest(`the API version in the data () does not match the expected API version (${av})`)
-      if (body.kind !== t.rt.kind && body.apiVersion === av) {
-        const name = isObj(body.metadata) && typeof body.metadata.name === 'string' ? body.metadata.name : ''
-        const cause = invalidField('kind', body.kind, `must be ${t.rt.kind}`)
-        throw new ApiError(422, 'Invalid', `${String(body.kind)}.${t.rt.group} ${JSON.stringify(name)} is invalid: kind: ${cause.message}`, { name, group: t.rt.group, kind: String(body.kind), causes: [cause] })
-      }
-    }
-    if (body.apiVersion !== undefined && body.apiVersion !== av) {
-      throw badRequest(`the API version in the data (${String(body.apiVersion)}) does not match the expected API version (${av})`)
-    }
-    if (body.kind !== undefined && body.kind !== t.rt.kind) {
-      throw badRequest(`the kind in the data (${String(body.kind)}) does not match the expected kind (${t.rt.kind})`)
-    }
-    if (body.metadata !== undefined && !isObj(body.metadata)) throw badRequest('metadata must be an object')
-    body.apiVersion = av
-    body.kind = t.rt.kind
-    if (!body.metadata) body.metadata = {}
-    return body as KubeObject
-  }
-
-  private serialize(obj: KubeObject): Stored {
-    // Stamped with the version the next write will get, so put() rarely has to serialize again.
-    obj.metadata.resourceVersion = String(this.rv + 1)
-    let json = JSON.stringify(obj)
-    if (json.length > this.maxObjectBytes / 3 && Buffer.byteLength(json) > this.maxObjectBytes) {
-      // Like the real server, an object that only fits without its managedFields is stored without them.
-      if (obj.metadata.managedFields === undefined) throw tooLarge()
-      delete obj.metadata.managedFields
-      json = JSON.stringify(obj)
-      if (Buffer.byteLength(json) > this.maxObjectBytes) throw tooLarge()
-    }
-    return { obj, json }
-  }
-
-  /** Kind-specific defaults on create; returns warnings. */
-  /** The defaults a kind gets while it is decoded, which its creator then owns. */
-  private decodeDefaults(t: Target, obj: KubeObject): void {
-    const { rt } = t
-    const core = rt.group === ''
-    if (core && rt.kind === 'Namespace') {
-      obj.metadata.labels = { ...obj.metadata.labels, 'kubernetes.io/metadata.name': obj.metadata.name as string }
-    } else if (core && rt.kind === 'Secret') {
-      if (!obj.type) obj.type = 'Opaque'
-      foldStringData(obj)
-    } else if (core && rt.kind === 'PersistentVolumeClaim' && isObj(obj.spec)) {
-      obj.spec.volumeMode ??= 'Filesystem'
-    } else if (rt.group === 'batch' && rt.kind === 'Job') {
-      defaultJobSpec(obj)
-    } else if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
-      defaultCrd(obj)
-    }
-  }
-
-  /** What a kind's strategy sets on create (after field tracking): status, generated selectors, finalizers. */
-  private prepareCreate(t: Target, obj: KubeObject): void {
-    const { rt } = t
-    const core = rt.group === ''
-    if (core && rt.kind === 'Namespace') {
-      obj.spec = { finalizers: ['kubernetes'], ...(isObj(obj.spec) ? obj.spec : {}) }
-      obj.status = { phase: 'Active' }
-    } else if (core && rt.kind === 'Pod') {
-      obj.status = { phase: 'Pending' }
-    } else if (core && rt.kind === 'Event') {
-      // Go's zero values, which the real server writes out (and no manager owns).
-      obj.eventTime ??= null
-      obj.firstTimestamp ??= null
-      obj.lastTimestamp ??= null
-      obj.reportingComponent ??= ''
-      obj.reportingInstance ??= ''
-    } else if (rt.group === 'batch' && rt.kind === 'Job') {
-      selectJobPods(obj)
-      obj.status = {}
-    } else if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
-      this.checkCrd(rt, obj)
-      this.checkCrdNames(obj)
-      obj.status = establishedStatus(obj, timestamp(this.now()))
-    }
-  }
-
-  private prepareUpdate(t: Target, next: KubeObject, old: KubeObject): string[] {
-    const { rt } = t
-    if (rt.group === 'apiextensions.k8s.io' && rt.kind === 'CustomResourceDefinition') {
-      defaultCrd(next)
-      const oldSpec = old.spec as Obj
-      const newSpec = next.spec as Obj
-      // The served group and plural cannot change; the real server reports only that.
-      const changed = [
-        oldSpec?.group !== newSpec?.group && invalidField('spec.group', newSpec?.group, 'field is immutable'),
-        (oldSpec?.names as Obj)?.plural !== (newSpec?.names as Obj)?.plural && invalidField('spec.names.plural', (newSpec?.names as Obj)?.plural, 'field is immutable'),
-      ].filter((c) => c !== false)
-      if (changed.length) throw invalid(rt, next.metadata.name as string, changed)
-      this.checkCrd(rt, next)
-      next.status = establishedStatus(next, String((((old.status as Obj)?.conditions as Obj[] | undefined)?.[0])?.lastTransitionTime ?? timestamp(this.now())))
-    }
-    if (rt.group === '' && rt.kind === 'Namespace') {
-      next.metadata.labels = { ...next.metadata.labels, 'kubernetes.io/metadata.name': next.metadata.name as string }
-    }
-    if (rt.group === '' && rt.kind === 'Secret') foldStringData(next)
-    return []
-  }
-
-  /**
-   * Refuses an invalid CRD with every cause: the schema checks the real server makes first
-   * (structure, extensions, defaults), then names, versions and CEL rules. CEL rules of a
-   * schema that is not structural are not looked at, as on the real server.
-   */
-  private checkCrd(rt: ResourceType, crd: KubeObject): void {
-    const schemaCauses = crdSchemaCauses(crd)
-    let causes: StatusCause[]
-    try {
-      causes = resourceTypeFromCrd(crd, createSchemaValidator).causes
-    } catch (err) {
-      if (!schemaCauses.length) throw err
-      causes = []
-    }
-    if (schemaCauses.length) causes = [...schemaCauses, ...causes.filter((c) => !c.field.includes('openAPIV3Schema'))]
-    if (causes.length) throw invalid(rt, crd.metadata.name as string, causes)
-  }
-
-  private checkCrdNames(crd: KubeObject): void {
-    const spec = crd.spec as { group: string; names: { plural: string } }
-    const existing = this.registry.byKey(`${spec.names.plural}.${spec.group}`)
-    if (existing && !existing.crdName) {
-      throw invalid(this.registry.byKey('customresourcedefinitions.apiextensions.k8s.io') as ResourceType, crd.metadata.name as string, [
-        invalidField('spec.names.plural', spec.names.plural, 'conflicts with a built-in resource'),
-      ])
-    }
-  }
-
-  private installCrd(crd: KubeObject): void {
-    const { type } = resourceTypeFromCrd(crd, createSchemaValidator)
-    if (!type) return
-    const key = groupResource(type)
-    // The CRD write itself is the first version a watch of the new kind can start from.
-    if (!this.servedSince.has(key)) this.servedSince.set(key, this.rv + 1)
-    this.registry.register(type)
-  }
-
-  /** The field selectors a kind supports, for the selector parser. */
-  fieldSelectorRules(rt: ResourceType): FieldSelectorRules {
-    return { kind: rt.kind, ...fieldSelectorsOf(rt) }
-  }
-
-  private enforceSchema(t: Target, obj: KubeObject, old: KubeObject | undefined, mode: WriteOptions['fieldValidation'], decoded: string[], subresource?: 'status'): string[] {
-    const validator = t.rt.validator?.(t.version)
-    const result = validator ? validator.validate(obj, old) : { causes: [], unknownFields: [] }
-    const unknown = this.sortUnknown(t.rt, [...decoded, ...result.unknownFields])
-    if (unknown.length && mode === 'Strict') throw strictDecodingError(t.rt, t.version, unknown)
-    if (result.causes.length) {
-      // On /status the real server validates status with a validator rooted at status, so the
-      // message names the field relative to it ("phase in body"), while the cause keeps the full path.
-      const causes = subresource === 'status'
-        ? result.causes.map((c) => (c.field.startsWith('status.') ? { ...c, message: c.message.replace(`${c.field} in body`, `${c.field.slice('status.'.length)} in body`) } : c))
-        : result.causes
-      throw invalid(t.rt, obj.metadata.name ?? '', causes)
-    }
-    if (!unknown.length || mode === 'Ignore') return []
-    return unknown.map((f) => `unknown field ${JSON.stringify(f)}`)
-  }
-
-  /**
-   * Metadata causes together with the schema's, as the real server validates a custom resource
-   * in one pass: a blocking metadata error (a missing name) keeps CEL rules from running, which
-   * the server says with its `<nil>` cause.
-   */
-  private withSchemaCauses(t: Target, obj: KubeObject, metaCauses: StatusCause[]): StatusCause[] {
-    const schema = this.schemaOf(t)
-    if (!schema) return metaCauses
-    const probe = structuredClone(obj) as Obj
-    if (t.rt.statusSubresource) delete probe.status
-    if (!metaCauses.some((c) => c.reason === 'FieldValueRequired')) {
-      return [...metaCauses, ...(t.rt.validator?.(t.version)?.validate(probe).causes ?? [])]
-    }
-    const { causes } = applySchema(probe, schema)
-    const skipped = hasRules(schema) ? [invalidField('', null, CEL_SKIPPED_MESSAGE)] : []
-    return [...metaCauses, ...causes, ...skipped]
-  }
-
-  /** 400 for unknown fields under fieldValidation=Strict, before anything else is checked (as decoding comes first). */
-  private refuseUnknown(t: Target, obj: KubeObject, decoded: string[]): void {
-    const unknown = this.sortUnknown(t.rt, [...decoded, ...this.schemaUnknown(t, obj)])
-    if (unknown.length) throw strictDecodingError(t.rt, t.version, unknown)
-  }
-
-  /** Custom resources report unknown fields sorted; built-in kinds in the order the decoder met them. */
-  private sortUnknown(rt: ResourceType, fields: string[]): string[] {
-    return rt.crdName ? [...new Set(fields)].sort() : fields
-  }
-
-  /** The paths a custom resource's schema would prune from `obj` (which is left as it is). */
-  private schemaUnknown(t: Target, obj: object): string[] {
-    return t.rt.crdName ? schemaUnknownPaths(obj, this.schemaOf(t)) : []
-  }
-
-  /** The openAPIV3Schema of a custom resource at a version, read from its CRD. */
-  private schemaOf(t: Target): JSONSchemaProps | undefined {
-    if (!t.rt.crdName) return undefined
-    const crd = this.find(this.registry.byKey('customresourcedefinitions.apiextensions.k8s.io') as ResourceType, '', t.rt.crdName)
-    if (!crd) return undefined
-    let byVersion = this.schemas.get(crd)
-    if (!byVersion) {
-      byVersion = new Map()
-      for (const v of ((crd.obj.spec as Obj | undefined)?.versions ?? []) as Array<{ name?: string; schema?: { openAPIV3Schema?: JSONSchemaProps } }>) {
-        if (v.name && v.schema?.openAPIV3Schema) byVersion.set(v.name, v.schema.openAPIV3Schema)
-      }
-      this.schemas.set(crd, byVersion)
-    }
-    return byVersion.get(t.version)
-  }
-
-  private shapeOf(t: Target) {
-    return rootShape(t.rt, this.schemaOf(t))
-  }
-
-  private writer(t: Target, manager: string, operation: 'Apply' | 'Update', subresource?: string): Writer {
-    return { manager, operation, apiVersion: apiVersionOf(t.rt.group, t.version), ...(subresource ? { subresource } : {}), time: timestamp(this.now()) }
-  }
-
-  /**
-   * Records field ownership in `next.metadata.managedFields`: the entries an apply planned, or
-   * those an Update leaves (the writer owns what it added or changed). A kind with a status
-   * subresource tracks status only on /status, and everything else only on the main resource.
-   */
-  private track(t: Target, old: KubeObject | undefined, next: KubeObject, opts: ManagerOptions & { managed?: ManagerEntry[] }, subresource?: 'status'): void {
-    const shape = this.shapeOf(t)
-    let entries: ManagerEntry[]
-    if (opts.managed) entries = keepPresent(opts.managed, presentFields(next, shape))
-    else {
-      const base = readEntries(next.metadata.managedFields ?? old?.metadata.managedFields)
-      // With a status subresource, a write can change only its own part, so only that part is compared.
-      const part = (o: KubeObject | undefined): unknown => {
-        if (!o || !t.rt.statusSubresource) return o
-        if (subresource === 'status') return { status: o.status }
-        const { status: _status, ...rest } = o
-        return rest
-      }
-      const changes = compareFields(part(old), part(next), shape, old ? new Set() : alwaysPresent(t.rt))
-      entries = afterUpdate(base, changes, this.writer(t, opts.fieldManager ?? opts.defaultManager ?? DEFAULT_MANAGER, 'Update', subresource))
-    }
-    const managed = writeEntries(entries)
-    if (managed) next.metadata.managedFields = managed as never
-    else delete next.metadata.managedFields
-  }
-
-  private checkNamespaceWritable(rt: ResourceType, ns: string, name: string, dryRun: boolean | undefined): void {
-    const nsRt = this.registry.byKey('namespaces') as ResourceType
-    const existing = this.find(nsRt, '', ns)
-    if (existing?.obj.metadata.deletionTimestamp) {
-      throw forbidden(`${rt.group ? `${rt.plural}.${rt.group}` : rt.plural} "${name}" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`)
-    }
-    if (!existing && !dryRun) this.ensureNamespace(ns)
-  }
-
-  /** Namespaces come into existence on first use, so tests and the runner never need to create them. */
-  private ensureNamespace(ns: string): void {
-    const rt = this.registry.byKey('namespaces') as ResourceType
-    if (this.find(rt, '', ns)) return
-    this.createIn({ rt, version: 'v1' }, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }, undefined, {})
-  }
-
-  private put(rt: ResourceType, ns: string, name: string, stored: Stored, prev: Stored | undefined, type: 'ADDED' | 'MODIFIED'): void {
-    const rv = ++this.rv
-    if (stored.obj.metadata.resourceVersion !== String(rv)) {
-      stored.obj.metadata.resourceVersion = String(rv)
-      stored.json = JSON.stringify(stored.obj)
-    }
-    const gr = groupResource(rt)
-    let byNs = this.objects.get(gr)
-    if (!byNs) this.objects.set(gr, (byNs = new Map()))
-    let byName = byNs.get(ns)
-    if (!byName) byNs.set(ns, (byName = new Map()))
-    byName.set(name, stored)
-    const key = `${gr}|${ns}|${name}`
-    if (prev) this.unindexOwners(key, prev.obj)
-    this.indexOwners(key, stored.obj)
-    if (!prev || !deepEqual(prev.obj.metadata.labels ?? {}, stored.obj.metadata.labels ?? {})) {
-      if (prev) this.indexLabels(gr, ns, name, prev.obj.metadata.labels, false)
-      this.indexLabels(gr, ns, name, stored.obj.metadata.labels, true)
-    }
-    if (stored.obj.metadata.uid) this.byUid.set(stored.obj.metadata.uid, { gr, ns, name })
-    this.record({ rv, type, gr, stored, ...(prev ? { prev } : {}) })
-    if (rt.kind === 'Pod' && rt.group === '') {
-      const phase = String((stored.obj.status as Obj | undefined)?.phase)
-      if (TERMINAL_POD_PHASES.has(phase)) this.endLogFollowers(`${ns}/${name}`)
-    }
-  }
-
-  /** Removes an object for good: DELETED event, then dependents, CRD contents and namespace cleanup. */
-  private remove(rt: ResourceType, ns: string, name: string, finalObj: KubeObject): Stored {
-    const gr = groupResource(rt)
-    const prev = this.find(rt, ns, name)
-    const rv = ++this.rv
-    finalObj.metadata.resourceVersion = String(rv)
-    const stored: Stored = { obj: finalObj, json: JSON.stringify(finalObj) }
-    const byNs = this.objects.get(gr)
-    const byName = byNs?.get(ns)
-    byName?.delete(name)
-    if (byName?.size === 0) byNs?.delete(ns)
-    const key = `${gr}|${ns}|${name}`
-    if (prev) this.unindexOwners(key, prev.obj)
-    if (prev) this.indexLabels(gr, ns, name, prev.obj.metadata.labels, false)
-    const uid = finalObj.metadata.uid
-    if (uid) this.byUid.delete(uid)
-    this.record({ rv, type: 'DELETED', gr, stored, ...(prev ? { prev } : {}) })
-    if (rt.kind === 'Pod' && rt.group === '') {
-      this.logs.delete(`${ns}/${name}`)
-      this.endLogFollowers(`${ns}/${name}`)
-    }
-    if (rt.kind === 'CustomResourceDefinition' && rt.group === 'apiextensions.k8s.io') this.uninstallCrd(finalObj)
-    if (uid) this.cascade(uid)
-    // An owner in Foreground deletion waits for its blocking dependents; this may have been the last.
-    for (const ref of finalObj.metadata.ownerReferences ?? []) {
-      const owner = ref?.uid ? this.byUid.get(ref.uid) : undefined
-      const ownerRt = owner && this.registry.byKey(owner.gr)
-      if (owner && ownerRt) this.releaseGcFinalizer(ownerRt, owner.ns, owner.name)
-    }
-    if (rt.namespaced) this.finishNamespace(ns)
-    return stored
-  }
-
-  private uninstallCrd(crd: KubeObject): void {
-    const spec = crd.spec as { group?: string; names?: { plural?: string } } | undefined
-    const key = `${spec?.names?.plural}.${spec?.group}`
-    const rt = this.registry.byKey(key)
-    if (!rt?.crdName) return
-    const byNs = this.objects.get(key)
-    for (const [ns, byName] of byNs ?? []) {
-      for (const [name, s] of [...byName]) this.remove(rt, ns, name, structuredClone(s.obj))
-    }
-    this.objects.delete(key)
-    this.byLabel.delete(key)
-    this.servedSince.delete(key)
-    this.registry.unregister(key)
-  }
-
-  private indexOwners(key: string, obj: KubeObject): void {
-    for (const ref of obj.metadata.ownerReferences ?? []) {
-      if (!ref?.uid) continue
-      let set = this.dependents.get(ref.uid)
-      if (!set) this.dependents.set(ref.uid, (set = new Set()))
-      set.add(key)
-    }
-  }
-
-  private unindexOwners(key: string, obj: KubeObject): void {
-    for (const ref of obj.metadata.ownerReferences ?? []) {
-      const set = ref?.uid ? this.dependents.get(ref.uid) : undefined
-      if (!set) continue
-      set.delete(key)
-      if (set.size === 0) this.dependents.delete(ref.uid)
-    }
-  }
-
-  private lookupKey(key: string): { rt: ResourceType; ns: string; name: string; stored: Stored } | undefined {
-    const [gr, ns, name] = key.split('|') as [string, string, string]
-    const rt = this.registry.byKey(gr)
-    const stored = rt && this.find(rt, ns, name)
-    return rt && stored ? { rt, ns, name, stored } : undefined
-  }
-
-  /** The garbage collector, run inline: dependents whose owners are all gone are deleted. */
-  private cascade(ownerUid: string): void {
-    this.deleteDependents(ownerUid, 'Background')
-    this.dependents.delete(ownerUid)
-  }
-
-  /** Deletes the dependents of an owner that have no other living owner. */
-  private deleteDependents(ownerUid: string, propagationPolicy: 'Background' | 'Foreground'): void {
-    const keys = this.dependents.get(ownerUid)
-    if (!keys) return
-    for (const key of [...keys]) {
-      const dep = this.lookupKey(key)
-      if (!dep) continue
-      const otherOwnerAlive = (dep.stored.obj.metadata.ownerReferences ?? []).some((r) => r.uid !== ownerUid && this.byUid.has(r.uid))
-      if (otherOwnerAlive) continue
-      try {
-        this.deleteIn({ rt: dep.rt, version: dep.rt.storageVersion }, dep.ns, dep.name, { propagationPolicy })
-      } catch (err) {
-        if (!(err instanceof ApiError && err.code === 404)) throw err
-      }
-    }
-  }
-
-  private orphanDependents(ownerUid: string): void {
-    for (const key of [...(this.dependents.get(ownerUid) ?? [])]) {
-      const dep = this.lookupKey(key)
-      if (!dep) continue
-      const next = structuredClone(dep.stored.obj)
-      next.metadata.ownerReferences = (next.metadata.ownerReferences ?? []).filter((r) => r.uid !== ownerUid)
-      if (next.metadata.ownerReferences.length === 0) delete next.metadata.ownerReferences
-      // The collector's update only removes fields, so it owns nothing; the removed ones leave every manager.
-      this.track({ rt: dep.rt, version: dep.rt.storageVersion }, dep.stored.obj, next, { fieldManager: 'generic-garbage-collector' })
-      this.put(dep.rt, dep.ns, dep.name, this.serialize(next), dep.stored, 'MODIFIED')
-    }
-    this.dependents.delete(ownerUid)
-  }
-
-  private emptyNamespace(ns: string): void {
-    for (const rt of this.registry.all()) {
-      if (!rt.namespaced) continue
-      const byName = this.objects.get(groupResource(rt))?.get(ns)
-      for (const name of [...(byName?.keys() ?? [])]) {
-        try {
-          this.deleteIn({ rt, version: rt.storageVersion }, ns, name, { propagationPolicy: 'Background' })
-        } catch (err) {
-          if (!(err instanceof ApiError && err.code === 404)) throw err
-        }
-      }
-    }
-  }
-
-  /** Removes a terminating namespace once nothing is left in it; returns the removed object. */
-  private finishNamespace(ns: string): Stored | undefined {
-    const nsRt = this.registry.byKey('namespaces') as ResourceType
-    const current = this.find(nsRt, '', ns)
-    if (!current?.obj.metadata.deletionTimestamp || current.obj.metadata.finalizers?.length) return undefined
-    for (const rt of this.registry.all()) {
-      if (rt.namespaced && this.objects.get(groupResource(rt))?.get(ns)?.size) return undefined
-    }
-    return this.remove(nsRt, '', ns, structuredClone(current.obj))
-  }
-
-  private endLogFollowers(key: string): void {
-    const set = this.logFollowers.get(key)
-    if (!set) return
-    this.logFollowers.delete(key)
-    for (const f of set) f(null)
-  }
-
-  private record(entry: HistoryEntry): void {
-    this.history.push(entry)
-    // Trimming in batches keeps appends O(1) amortized for large windows.
-    if (this.history.length > this.historySize && (this.historySize < 1024 || this.history.length >= this.historySize * 2)) {
-      const drop = this.history.length - this.historySize
-      this.evictedUpTo = (this.history[drop - 1] as HistoryEntry).rv
-      this.history = this.history.slice(drop)
-    }
-    const set = this.watchers.get(entry.gr)
-    if (set) for (const w of set) this.deliver(w, entry)
-  }
-
-  private deliver(w: Watcher, e: HistoryEntry): void {
-    const ns = e.stored.obj.metadata.namespace ?? ''
-    if (w.ns !== undefined && w.ns !== ns) return
-    const nowMatches = w.label.matches(e.stored.obj) && w.field.matches(e.stored.obj)
-    let type: WatchEventType | undefined
-    if (e.type !== 'MODIFIED') type = nowMatches ? e.type : undefined
-    else {
-      const before = e.prev ? w.label.matches(e.prev.obj) && w.field.matches(e.prev.obj) : false
-      type = nowMatches ? (before ? 'MODIFIED' : 'ADDED') : before ? 'DELETED' : undefined
-    }
-    if (!type) return
-    let stored = e.stored
-    if (type === 'DELETED' && e.type === 'MODIFIED' && e.prev) {
-      // An object leaving the selection is reported as it was when it last matched, at the new resourceVersion.
-      stored = e.left ??= leftSelection(e.prev, e.rv)
-    }
-    try {
-      w.sink.event(type, stored)
-    } catch {
-      // A broken sink (a dead connection) must not fail the write that fed it; it just stops watching.
-      this.watchers.get(e.gr)?.delete(w)
-    }
-  }
-}
-
-function leftSelection(prev: Stored, rv: number): Stored {
-  const obj = { ...prev.obj, metadata: { ...prev.obj.metadata, resourceVersion: String(rv) } }
-  return { obj, json: JSON.stringify(obj) }
-}
-
-function lowerBound(history: HistoryEntry[], rv: number): number {
-  let lo = 0
-  let hi = history.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if ((history[mid] as HistoryEntry).rv < rv) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
-
-/** The defaults the Job API fills when decoding a Job. */
-function defaultJobSpec(job: KubeObject): void {
-  const spec = (isObj(job.spec) ? job.spec : (job.spec = {})) as Obj
-  spec.parallelism ??= 1
-  spec.completions ??= 1
-  spec.backoffLimit ??= 6
-  spec.completionMode ??= 'NonIndexed'
-  spec.suspend ??= false
-  spec.manualSelector ??= false
-  if (spec.podFailurePolicy === undefined) spec.podReplacementPolicy ??= 'TerminatingOrFailed'
-}
-
-/** The selector and pod-template labels the Job API adds on create, which the Job runner relies on. */
-function selectJobPods(job: KubeObject): void {
-  const spec = (isObj(job.spec) ? job.spec : (job.spec = {})) as Obj
-  const uid = job.metadata.uid as string
-  const name = job.metadata.name as string
-  if (!spec.manualSelector) {
-    spec.selector = { matchLabels: { 'batch.kubernetes.io/controller-uid': uid } }
-    const template = (isObj(spec.template) ? spec.template : (spec.template = {})) as Obj
-    const tmeta = (isObj(template.metadata) ? template.metadata : (template.metadata = {})) as Obj
-    tmeta.labels = {
-      ...(isObj(tmeta.labels) ? tmeta.labels : {}),
-      'batch.kubernetes.io/controller-uid': uid,
-      'batch.kubernetes.io/job-name': name,
-      'controller-uid': uid,
-      'job-name': name,
-    }
-  }
-  job.metadata.labels = { 'batch.kubernetes.io/controller-uid': uid, 'batch.kubernetes.io/job-name': name, 'controller-uid': uid, 'job-name': name, ...job.metadata.labels }
-}
-
-/** The defaults the real server fills in a CRD's spec when decoding it. */
-function defaultCrd(crd: KubeObject): void {
-  const spec = (isObj(crd.spec) ? crd.spec : undefined) as Obj | undefined
-  if (!spec) return
-  spec.conversion ??= { strategy: 'None' }
-  const names = spec.names as Obj | undefined
-  if (isObj(names) && typeof names.kind === 'string') {
-    names.singular ??= names.kind.toLowerCase()
-    names.listKind ??= `${names.kind}List`
-  }
-}
-
-/** A Secret's write-only stringData, folded into data (base64) as the real server does. */
-function foldStringData(secret: KubeObject): void {
-  if (!isObj(secret.stringData)) return
-  const data = isObj(secret.data) ? { ...secret.data } : {}
-  for (const [k, v] of Object.entries(secret.stringData)) data[k] = Buffer.from(String(v), 'utf8').toString('base64')
-  delete secret.stringData
-  if (Object.keys(data).length) secret.data = data
-}
-
-function hasRules(s: JSONSchemaProps): boolean {
-  if (s['x-kubernetes-validations']?.length) return true
-  const children = [...Object.values(s.properties ?? {}), ...(s.items ? [s.items] : []), ...(isObj(s.additionalProperties) ? [s.additionalProperties as JSONSchemaProps] : [])]
-  return children.some((c) => isObj(c) && hasRules(c))
 }

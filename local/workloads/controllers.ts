@@ -12,8 +12,8 @@
  */
 import type { Logger } from '../../shared/log.js'
 import { silentLogger } from '../../shared/log.js'
-import type { ObjectStore, TypeRef } from '../apiserver/object-store.js'
-import type { KubeObject, OwnerReference, WatchHandle } from '../apiserver/index.js'
+import type { ObjectStore } from '../apiserver/object-store.js'
+import type { KubeObject, OwnerReference, TypeRef, WatchHandle } from '../apiserver/index.js'
 import { cronJobJobName, dueSchedule, rfc3339 } from './cron.js'
 import {
   daemonSetStatus, deploymentStatus, emulatedRunningStatus, intOrPercent, isActive, isReady, labelsMatch, matchLabels,
