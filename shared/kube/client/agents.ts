@@ -15,11 +15,7 @@ export function agentVerbs(api: KubeApi) {
     },
 
     async getAgent(namespace: string, name: string): Promise<Agent | null> {
-      const raw = await api.orNull(
-        () => api.custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION_NAME, plural: 'agents', namespace, name }),
-        `get Agent ${namespace}/${name}`,
-      )
-      return raw === null ? null : parseOrSkip(AgentSchema, raw)[0] ?? null
+      return api.getCustom(AGENTS, AgentSchema, 'Agent', namespace, name)
     },
 
     async listAllAgents(): Promise<Agent[]> {
@@ -37,14 +33,7 @@ export function agentVerbs(api: KubeApi) {
     },
 
     async replaceAgentStatus(namespace: string, name: string, resourceVersion: string, status: AgentStatus): Promise<Agent> {
-      const raw = await api.call(
-        () => api.custom.replaceNamespacedCustomObjectStatus({
-          ...AGENTS, namespace, name,
-          body: { apiVersion: `${API_GROUP}/${API_VERSION_NAME}`, kind: 'Agent', metadata: { name, namespace, resourceVersion }, status },
-        }),
-        `update status of Agent ${namespace}/${name}`,
-      )
-      return parseAs(AgentSchema, raw, `Agent ${namespace}/${name}`)
+      return api.replaceCustomStatus(AGENTS, AgentSchema, 'Agent', namespace, name, resourceVersion, status)
     },
 
     async listAutonomyPolicies(namespace?: string): Promise<AgentAutonomyPolicy[]> {
@@ -56,14 +45,7 @@ export function agentVerbs(api: KubeApi) {
     },
 
     async replaceAutonomyPolicyStatus(namespace: string, name: string, resourceVersion: string, status: AgentAutonomyPolicyStatus): Promise<AgentAutonomyPolicy> {
-      const raw = await api.call(
-        () => api.custom.replaceNamespacedCustomObjectStatus({
-          ...POLICIES, namespace, name,
-          body: { apiVersion: `${API_GROUP}/${API_VERSION_NAME}`, kind: 'AgentAutonomyPolicy', metadata: { name, namespace, resourceVersion }, status },
-        }),
-        `update status of AgentAutonomyPolicy ${namespace}/${name}`,
-      )
-      return parseAs(AgentAutonomyPolicySchema, raw, `AgentAutonomyPolicy ${namespace}/${name}`)
+      return api.replaceCustomStatus(POLICIES, AgentAutonomyPolicySchema, 'AgentAutonomyPolicy', namespace, name, resourceVersion, status)
     },
   }
 }

@@ -114,6 +114,18 @@ export class KubeApi {
     return parseAs(schema, raw, `${kind} ${namespace}/${name}`)
   }
 
+  /** JSON merge patch of a purko object's metadata (finalizers, annotations), guarded by resourceVersion. */
+  async patchCustomMetadata<S extends z.ZodType>(
+    ref: ResourceRef, schema: S, kind: string, namespace: string, name: string, resourceVersion: string, metadata: Record<string, unknown>,
+  ): Promise<z.output<S>> {
+    const body = { metadata: { ...metadata, resourceVersion } }
+    const raw = await this.call(
+      () => this.custom.patchNamespacedCustomObject({ ...ref, namespace, name, body }, MERGE_PATCH),
+      `patch metadata of ${kind} ${namespace}/${name}`,
+    )
+    return parseAs(schema, raw, `${kind} ${namespace}/${name}`)
+  }
+
   async listCustom<S extends z.ZodType>(namespace: string, plural: string, schema: S): Promise<z.output<S>[]> {
     const list = await this.call(
       () => this.custom.listNamespacedCustomObject({ group: API_GROUP, version: API_VERSION_NAME, namespace, plural }),

@@ -1,6 +1,6 @@
 import { API_GROUP, API_VERSION_NAME } from '../../schemas/labels.js'
 import { MCPServerSchema, type MCPServer, type MCPServerStatus } from '../../schemas/mcpserver.js'
-import { MERGE_PATCH, parseAs, type KubeApi } from './kube-api.js'
+import type { KubeApi } from './kube-api.js'
 
 const MCP_SERVERS = { group: API_GROUP, version: API_VERSION_NAME, plural: 'mcpservers' }
 
@@ -23,12 +23,7 @@ export function mcpServerVerbs(api: KubeApi) {
       namespace: string, name: string, resourceVersion: string,
       metadata: { finalizers?: string[]; annotations?: Record<string, string | null> },
     ): Promise<MCPServer> {
-      const body = { metadata: { ...metadata, resourceVersion } }
-      const raw = await api.call(
-        () => api.custom.patchNamespacedCustomObject({ ...MCP_SERVERS, namespace, name, body }, MERGE_PATCH),
-        `patch metadata of MCPServer ${namespace}/${name}`,
-      )
-      return parseAs(MCPServerSchema, raw, `MCPServer ${namespace}/${name}`)
+      return api.patchCustomMetadata(MCP_SERVERS, MCPServerSchema, 'MCPServer', namespace, name, resourceVersion, metadata)
     },
 
     async replaceMCPServerStatus(namespace: string, name: string, resourceVersion: string, status: MCPServerStatus): Promise<MCPServer> {

@@ -1,7 +1,7 @@
 import { API_GROUP, API_VERSION_NAME } from '../../schemas/labels.js'
 import { LLMProviderSchema, type LLMProvider, type LLMProviderStatus } from '../../schemas/llmprovider.js'
 import { MemoryProviderSchema, type MemoryProvider, type MemoryProviderStatus } from '../../schemas/memoryprovider.js'
-import { parseOrSkip, type KubeApi } from './kube-api.js'
+import type { KubeApi } from './kube-api.js'
 
 const LLM_PROVIDERS = { group: API_GROUP, version: API_VERSION_NAME, plural: 'llmproviders' }
 const MEMORY_PROVIDERS = { group: API_GROUP, version: API_VERSION_NAME, plural: 'memoryproviders' }
@@ -26,11 +26,7 @@ export function providerVerbs(api: KubeApi) {
     },
 
     async getMemoryProvider(namespace: string, name: string): Promise<MemoryProvider | null> {
-      const raw = await api.orNull(
-        () => api.custom.getNamespacedCustomObject({ group: API_GROUP, version: API_VERSION_NAME, plural: 'memoryproviders', namespace, name }),
-        `get MemoryProvider ${namespace}/${name}`,
-      )
-      return raw === null ? null : parseOrSkip(MemoryProviderSchema, raw)[0] ?? null
+      return api.getCustom(MEMORY_PROVIDERS, MemoryProviderSchema, 'MemoryProvider', namespace, name)
     },
 
     async listAllMemoryProviders(): Promise<MemoryProvider[]> {

@@ -2,7 +2,7 @@ import { apiMessage, ConflictError, RefusedError } from '../../errors.js'
 import { API_GROUP, API_VERSION_NAME } from '../../schemas/labels.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../../schemas/workflowrecipe.js'
 import { WorkflowRecipePolicySchema, type WorkflowRecipePolicy, type WorkflowRecipePolicyStatus } from '../../schemas/workflowrecipepolicy.js'
-import { apiStatus, classifyApiError, FIELD_MANAGER, itemsOf, MERGE_PATCH, parseAs, parseOrSkip, type KubeApi } from './kube-api.js'
+import { apiStatus, classifyApiError, FIELD_MANAGER, itemsOf, parseAs, parseOrSkip, type KubeApi } from './kube-api.js'
 
 const RECIPES = { group: API_GROUP, version: API_VERSION_NAME, plural: 'workflowrecipes' }
 const RECIPE_POLICIES = { group: API_GROUP, version: API_VERSION_NAME, plural: 'workflowrecipepolicies' }
@@ -87,12 +87,7 @@ export function recipeVerbs(api: KubeApi) {
       namespace: string, name: string, resourceVersion: string,
       metadata: { finalizers?: string[]; annotations?: Record<string, string | null> },
     ): Promise<WorkflowRecipe> {
-      const body = { metadata: { ...metadata, resourceVersion } }
-      const raw = await api.call(
-        () => api.custom.patchNamespacedCustomObject({ ...RECIPES, namespace, name, body }, MERGE_PATCH),
-        `patch metadata of WorkflowRecipe ${namespace}/${name}`,
-      )
-      return parseAs(WorkflowRecipeSchema, raw, `WorkflowRecipe ${namespace}/${name}`)
+      return api.patchCustomMetadata(RECIPES, WorkflowRecipeSchema, 'WorkflowRecipe', namespace, name, resourceVersion, metadata)
     },
 
     async replaceRecipeStatus(namespace: string, name: string, resourceVersion: string, status: WorkflowRecipeStatus): Promise<WorkflowRecipe> {

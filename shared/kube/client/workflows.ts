@@ -58,12 +58,7 @@ export function workflowVerbs(api: KubeApi) {
       resourceVersion: string,
       metadata: { annotations?: Record<string, string | null>; finalizers?: string[] },
     ): Promise<Workflow> {
-      const body = { metadata: { ...metadata, resourceVersion } }
-      const raw = await api.call(
-        () => api.custom.patchNamespacedCustomObject({ ...WORKFLOWS, namespace, name, body }, MERGE_PATCH),
-        `patch metadata of Workflow ${namespace}/${name}`,
-      )
-      return parseAs(WorkflowSchema, raw, `Workflow ${namespace}/${name}`)
+      return api.patchCustomMetadata(WORKFLOWS, WorkflowSchema, 'Workflow', namespace, name, resourceVersion, metadata)
     },
 
     async patchWorkflow(
@@ -82,14 +77,7 @@ export function workflowVerbs(api: KubeApi) {
     },
 
     async patchWorkflowStatus(namespace: string, name: string, resourceVersion: string, status: WorkflowStatus): Promise<Workflow> {
-      const raw = await api.call(
-        () => api.custom.replaceNamespacedCustomObjectStatus({
-          ...WORKFLOWS, namespace, name,
-          body: { apiVersion: `${API_GROUP}/${API_VERSION_NAME}`, kind: 'Workflow', metadata: { name, namespace, resourceVersion }, status },
-        }),
-        `update status of Workflow ${namespace}/${name}`,
-      )
-      return parseAs(WorkflowSchema, raw, `Workflow ${namespace}/${name}`)
+      return api.replaceCustomStatus(WORKFLOWS, WorkflowSchema, 'Workflow', namespace, name, resourceVersion, status)
     },
   }
 }
