@@ -10,8 +10,9 @@ import { WebSocketHandler } from '@kubernetes/client-node/dist/web-socket-handle
  * and stdout of the MCP server's container (stdin=true, stdout=true, stderr=false, tty=false),
  * over a WebSocket speaking the channel protocol: every binary frame starts with a channel
  * byte (0 stdin, 1 stdout, 2 stderr, 3 status, 255 close with v5.channel.k8s.io).
- * This module and shared/kube/client.ts are the two that talk to the API server; the bridge
- * is a program of its own, not a function, so it does not go through the function port.
+ * This module and the Kube adapter (shared/kube/client.ts and shared/kube/client/) are the
+ * only code that talks to the API server; the bridge is a program of its own, not a function,
+ * so it does not go through the function port.
  */
 
 export interface AttachTarget {

@@ -77,9 +77,9 @@ export type ChildObject = {
 }
 
 /**
- * Everything a function may ask of the Kubernetes API, in domain verbs. `shared/kube/client.ts`
- * is the one implementation over the real API; tests pass the same adapter pointed at the
- * embedded API server, or a fake.
+ * Everything a function may ask of the Kubernetes API, in domain verbs. `KubeClient`
+ * (`shared/kube/client.ts`, its verbs in `shared/kube/client/`) is the one implementation over
+ * the real API; tests pass the same adapter pointed at the embedded API server, or a fake.
  *
  * Contract for every method: reads return null on 404; creates return 'exists' on
  * AlreadyExists; writes guarded by a resourceVersion throw ConflictError on 409; API

@@ -25,7 +25,7 @@ const isPure = (file: string) =>
 
 /** The shell inside the core: the engine that drives planners, the API client, HTTP, span export. */
 const isShell = (file: string) =>
-  /^shared\/(engine|http)\//.test(file) || ['shared/kube/client.ts', 'shared/telemetry/exporter.ts', 'shared/telemetry/otlp.ts'].includes(file)
+  /^shared\/(engine|http|kube\/client)\//.test(file) || ['shared/kube/client.ts', 'shared/telemetry/exporter.ts', 'shared/telemetry/otlp.ts'].includes(file)
 
 const top = (file: string) => file.split('/')[0] as string
 
