@@ -9,10 +9,10 @@ import type { KubeObject } from '../../../local/knative/kube-http.js'
 import { runSpanId, runTraceId, stepSpanId } from '../../../shared/telemetry/ids.js'
 import { eventually } from '../../support/eventually.js'
 import { attr, eventAt, orphansIn, startCollector } from '../../support/otel-collector.js'
-import { adapterGeneration, adapterRolled } from './adapter.js'
 import type { KineticTier } from './kinetic.js'
 
-const NS = 'traced'
+// The agent namespace the platform step opted in (a new namespace would need its RoleBindings first).
+const NS = 'ai-agents'
 const SYSTEM = 'kinetic-system'
 const WF_PATH = `/apis/purko.io/v1alpha1/namespaces/${NS}/workflows/traced`
 
@@ -44,12 +44,9 @@ export function tracesOnKinetic(tier: () => KineticTier): void {
         return !now.some((n) => before.includes(n))
       }, 180_000, 2000)
 
-      const generation = await adapterGeneration(admin)
-      await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } })
-      await adapterRolled(admin, generation)
-      await admin.apply(agent('breaker', { runtime: { config: { OFFLINE_FAIL: 'the model is overloaded' } } }), NS)
-      await admin.apply(agent('approver', { guardrails: { maxIterations: 2, humanApprovalRequired: true } }), NS)
-      for (const name of ['breaker', 'approver']) {
+      await admin.apply(agent('trace-breaker', { runtime: { config: { OFFLINE_FAIL: 'the model is overloaded' } } }), NS)
+      await admin.apply(agent('trace-approver', { guardrails: { maxIterations: 2, humanApprovalRequired: true } }), NS)
+      for (const name of ['trace-breaker', 'trace-approver']) {
         await eventually(`Agent ${name} ready`, async () => ((await admin.get(`/apis/purko.io/v1alpha1/namespaces/${NS}/agents/${name}`))?.status as { serviceAccountName?: string } | undefined)?.serviceAccountName, 120_000, 1000)
       }
       await admin.apply({
@@ -57,8 +54,8 @@ export function tracesOnKinetic(tier: () => KineticTier): void {
         spec: {
           failureStrategy: 'continueOnError',
           steps: [
-            { name: 'flaky', agentRef: { name: 'breaker' }, retryPolicy: { maxRetries: 1, backoffSeconds: 2 }, input: { task: 'Try once more.' } },
-            { name: 'publish', agentRef: { name: 'approver' }, input: { task: 'Publish.' } },
+            { name: 'flaky', agentRef: { name: 'trace-breaker' }, retryPolicy: { maxRetries: 1, backoffSeconds: 2 }, input: { task: 'Try once more.' } },
+            { name: 'publish', agentRef: { name: 'trace-approver' }, input: { task: 'Publish.' } },
           ],
         },
       }, NS)
