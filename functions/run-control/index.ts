@@ -282,14 +282,16 @@ async function logs(call: Call, action: Extract<Action, { kind: 'logs' }>): Prom
   const jobName = job?.metadata?.name
   if (!job || !jobName) return { status: 200, body: { ...statusLogView(phase, stepStatus, 'no job') } }
   if (!podName) return { status: 200, body: { ...statusLogView(phase, stepStatus, 'no pods') } }
+  // A container the kubelet keeps waiting (an image it cannot pull, a crash loop) says why.
+  const why = waiting ? `The pod is waiting: ${waiting}` : undefined
   let view: LogsView
   try {
     const text = await kube.readJobLog(namespace, jobName)
-    view = { lines: tailLines(text ?? ''), status: jobState(job), pod: podName, ...(waiting ? { message: `The pod is waiting: ${waiting}` } : {}) }
+    view = { lines: tailLines(text ?? ''), status: jobState(job), pod: podName, ...(why ? { message: why } : {}) }
   } catch (err) {
     if (err instanceof TransientError) throw err
-    // The kubelet refuses a log before the container starts (400): nothing to show yet, but why when it says.
-    view = { lines: [], status: jobState(job), pod: podName, message: waiting ? `The pod is waiting: ${waiting}` : `The log of pod ${podName} cannot be read yet` }
+    // The kubelet refuses a log before the container starts (400): nothing to show yet.
+    view = { lines: [], status: jobState(job), pod: podName, message: why ?? `The log of pod ${podName} cannot be read yet` }
   }
   return { status: 200, body: { ...view } }
 }

@@ -57,10 +57,9 @@ export function workloadWaves(recipe: WorkflowRecipe): Map<string, number> {
  * dependency became Ready, or the revision was created) and ends when its last one did.
  */
 function waveSpans(
-  recipe: WorkflowRecipe, before: readonly StatusWorkload[], next: readonly StatusWorkload[], revisionCreatedMs: number, ids: { traceId: string; uid: string; revision: number },
-  base: Record<string, string>,
+  recipe: WorkflowRecipe, waves: ReadonlyMap<string, number>, before: readonly StatusWorkload[], next: readonly StatusWorkload[], revisionCreatedMs: number,
+  ids: { traceId: string; uid: string; revision: number }, base: Record<string, string>,
 ): SpanRecord[] {
-  const waves = workloadWaves(recipe)
   const dependsOn = new Map((recipe.spec?.workloads ?? []).map((w) => [w.name, w.dependsOn ?? []]))
   const included = next.filter((w) => w.included !== false && w.phase !== 'Excluded')
   const readyAt = new Map(included.filter((w) => w.phase === 'Ready').map((w) => [w.name, msOf(w.since)]))
@@ -109,7 +108,7 @@ export function recipeSpans(recipe: WorkflowRecipe, next: WorkflowRecipeStatus, 
       })
     }
     const createdMs = msOf(next.revisions?.find((r) => r.revision === revision)?.createdAt) ?? nowMs
-    spans.push(...waveSpans(recipe, sameRevision ? before.workloads ?? [] : [], next.workloads ?? [], createdMs, { traceId, uid, revision }, base))
+    spans.push(...waveSpans(recipe, waves, sameRevision ? before.workloads ?? [] : [], next.workloads ?? [], createdMs, { traceId, uid, revision }, base))
     const oldTests = new Map((sameRevision ? before.tests ?? [] : []).map((t) => [t.name, t]))
     for (const t of next.tests ?? []) {
       if (!t.completionTime || oldTests.get(t.name)?.completionTime === t.completionTime) continue
