@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest'
 import { createApp as stepJobFinished } from '../../functions/step-job-finished/index.js'
 import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
 import type { Kube } from '../../shared/kube/port.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
 
 /** The Kube port whose Job creations take a moment each, counting how many are in flight at once. */
-function slowJobCreates(kube: FakeKube): { kube: Kube; most: () => number } {
+function slowJobCreates(kube: EmbeddedKube): { kube: Kube; most: () => number } {
   let inFlight = 0
   let most = 0
   const proxy = new Proxy(kube, {
@@ -32,7 +32,7 @@ function slowJobCreates(kube: FakeKube): { kube: Kube; most: () => number } {
 
 describe('a fan-out', () => {
   it('creates the Jobs of 200 steps that start together side by side, a bounded number at a time', async () => {
-    const kube = new FakeKube({
+    const kube = new EmbeddedKube({
       workflows: [workflowOf('fan', [{ name: 'root' }, ...Array.from({ length: 200 }, (_, i) => ({ name: `b${i}`, dependsOn: ['root'] }))], { parallelism: 200 })],
       agents: [agentOf('helper')],
     })

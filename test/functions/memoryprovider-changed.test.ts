@@ -3,7 +3,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createApp } from '../../functions/memoryprovider-changed/index.js'
 import { MEMORY_PROVIDER_TYPES, MemoryProviderSchema, type MemoryProvider } from '../../shared/schemas/memoryprovider.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 
@@ -13,8 +13,8 @@ const NOW = new Date('2026-01-01T00:00:00Z')
 function aMemoryProvider(name: string, spec: Record<string, unknown>): MemoryProvider {
   return MemoryProviderSchema.parse({ metadata: { name, namespace: NS, uid: `uid-${name}`, generation: 1, resourceVersion: '1' }, spec })
 }
-function kubeWith(providers: MemoryProvider[], memories: Array<[string, string]> = []): FakeKube {
-  const kube = new FakeKube()
+function kubeWith(providers: MemoryProvider[], memories: Array<[string, string]> = []): EmbeddedKube {
+  const kube = new EmbeddedKube()
   for (const p of providers) kube.memoryProviders.set(`${p.metadata.namespace}/${p.metadata.name}`, structuredClone(p))
   for (const [ns, name] of memories) {
     kube.configMaps.set(`${ns}/${name}`, { metadata: { name, namespace: ns, labels: { 'purko.io/agent': name, 'purko.io/memory-type': 'summary' } }, data: { summary: 'x' } } as V1ConfigMap)
@@ -23,7 +23,7 @@ function kubeWith(providers: MemoryProvider[], memories: Array<[string, string]>
   kube.configMaps.set('team/outputs', { metadata: { name: 'outputs', namespace: 'team', labels: { 'purko.io/workflow': 'wf' } } })
   return kube
 }
-const stored = (kube: FakeKube, name: string) => structuredClone(kube.memoryProviders.get(`${NS}/${name}`)!)
+const stored = (kube: EmbeddedKube, name: string) => structuredClone(kube.memoryProviders.get(`${NS}/${name}`)!)
 
 describe('memoryprovider-changed (purko\'s MemoryProvider controller tests as golden cases)', () => {
   it('TestMemoryProviderStatusWritten: builtin is healthy with the memory ConfigMaps of every namespace as its entries', async () => {

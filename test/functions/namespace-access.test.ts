@@ -12,7 +12,7 @@ import { ForbiddenError } from '../../shared/errors.js'
 import { AgentSchema } from '../../shared/schemas/agent.js'
 import { RateLimiter } from '../../shared/webhook/rate-limit.js'
 import { githubSignature } from '../../shared/webhook/signature.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
@@ -23,7 +23,7 @@ const forbidden = (what: string) => new ForbiddenError(`Could not ${what}`, {
 
 describe('a namespace that has not opted in', () => {
   it('a Workflow there says so in its status and one Warning Event, with the command; the tick after the grant runs it', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')] })
     kube.failNext('listJobs', forbidden('jobs.batch list'))
     const res = await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
     expect(res.status).toBe(202)
@@ -49,7 +49,7 @@ describe('a namespace that has not opted in', () => {
       apiVersion: 'purko.io/v1alpha1', kind: 'Agent', metadata: { name: 'writer', namespace: 'team' },
       spec: { model: { provider: 'anthropic', name: 'claude', credentialsSecretRef: { name: 'model-key' } } },
     })
-    const kube = new FakeKube({ agents: [agent], identities: false })
+    const kube = new EmbeddedKube({ agents: [agent], identities: false })
     kube.failNext('getSecret', forbidden('secrets "model-key" get')).failNext('createServiceAccount', forbidden('serviceaccounts create'))
     const res = await deliver(agentChanged(testDeps(kube)), RESOURCE_ADD, structuredClone(kube.agents.get('team/writer')!))
     expect(res.status).toBe(202)
@@ -65,7 +65,7 @@ describe('a namespace that has not opted in', () => {
   it('a webhook whose template is there is 401 to the caller, and the Warning Event on the template gives the command', async () => {
     const template = workflowOf('deploy', [{ name: 'build' }], { trigger: { webhook: { secret: { name: 'hook' } } } })
     template.metadata.annotations = { 'purko.io/template': 'true' }
-    const kube = new FakeKube({ workflows: [template] })
+    const kube = new EmbeddedKube({ workflows: [template] })
     kube.failNext('getSecret', forbidden('secrets "hook" get'))
     const app = webhookTrigger({ kube, log: pino({ level: 'silent' }), now: () => new Date('2026-03-01T12:00:00Z'), limiter: new RateLimiter() })
     const body = '{"title":"x"}'

@@ -5,7 +5,7 @@ import { TransientError } from '../../shared/errors.js'
 import { recipeConfig } from '../../shared/recipes/config.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
 import { WorkflowRecipePolicySchema, type WorkflowRecipePolicy } from '../../shared/schemas/workflowrecipepolicy.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 
@@ -14,8 +14,8 @@ const RESOURCE_DELETE = 'dev.knative.apiserver.resource.delete'
 const POLICIES = { kineticsource: 'resources', kind: 'WorkflowRecipePolicy' }
 const TICK = { kineticsource: 'recipepolicyresync' }
 
-function setup(): { kube: FakeKube; deps: RecipeDeps } {
-  const kube = new FakeKube()
+function setup(): { kube: EmbeddedKube; deps: RecipeDeps } {
+  const kube = new EmbeddedKube()
   for (const name of [NS, 'sandbox-recipes', 'mcp-server']) kube.namespaces.set(name, { metadata: { name, labels: { 'kubernetes.io/metadata.name': name } } })
   const deps: RecipeDeps = { ...testDeps(kube, { now: new Date('2026-03-01T10:00:00Z') }), recipes: recipeConfig({}) }
   return { kube, deps }
@@ -38,7 +38,7 @@ function pinned(mode: 'Enforce' | 'Audit' = 'Enforce'): WorkflowRecipePolicy {
 }
 
 /** Plays the Deployment controller: every Deployment of a recipe has all its replicas up. */
-function makeDeploymentsReady(kube: FakeKube): void {
+function makeDeploymentsReady(kube: EmbeddedKube): void {
   for (const d of kube.children('Deployment')) {
     const replicas = (d.spec as { replicas?: number } | undefined)?.replicas ?? 1
     const status = { observedGeneration: d.metadata?.generation ?? 1, replicas, updatedReplicas: replicas, availableReplicas: replicas, readyReplicas: replicas }
@@ -47,7 +47,7 @@ function makeDeploymentsReady(kube: FakeKube): void {
 }
 
 /** Plays workflowrecipe-changed and recipe-child-changed until the recipe stops moving. */
-async function settle(kube: FakeKube, deps: RecipeDeps, name = 'shop'): Promise<WorkflowRecipe> {
+async function settle(kube: EmbeddedKube, deps: RecipeDeps, name = 'shop'): Promise<WorkflowRecipe> {
   for (let i = 0; i < 30; i++) {
     makeDeploymentsReady(kube)
     if ((await reconcileRecipe(deps, NS, name)).result !== 'applied') break

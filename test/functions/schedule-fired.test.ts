@@ -22,6 +22,8 @@ function scheduled(name: string, schedule: Record<string, unknown>, extra: Recor
 function setup(template: Workflow, now = '2026-03-01T10:10:00.300Z') {
   const clock = { now: new Date(now) }
   const kube = new ClockedKube(clock, { workflows: [template] })
+  // The API server gave the template its uid: pings name that one.
+  template.metadata.uid = kube.workflow('team', template.metadata.name!).metadata.uid
   const base = testDeps(kube, clock)
   const deps = { ...base, config: { ...base.config, eventSink: SINK } }
   return { clock, kube, deps, app: createApp(deps) }

@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest'
 import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
 import { createApp } from '../../functions/step-job-finished/index.js'
 import { TransientError } from '../../shared/errors.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
 
 async function started(steps = [{ name: 'fetch' }, { name: 'report', dependsOn: ['fetch'], input: { text: 'Count: ${steps.fetch.output.count}' } }]) {
-  const kube = new FakeKube({ workflows: [workflowOf('wf', steps)], agents: [agentOf('helper')] })
+  const kube = new EmbeddedKube({ workflows: [workflowOf('wf', steps)], agents: [agentOf('helper')] })
   await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
   const runId = kube.workflow('team', 'wf').status!.runId!
   return { kube, runId, app: createApp(testDeps(kube)) }
@@ -87,7 +87,7 @@ describe('step-job-finished', () => {
 
   it('retries a failed step with a new attempt Job once the backoff has passed', async () => {
     const clock = { now: new Date('2026-01-01T00:00:00Z') }
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'flaky', retryPolicy: { maxRetries: 2, backoffSeconds: 10 } }])], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 'flaky', retryPolicy: { maxRetries: 2, backoffSeconds: 10 } }])], agents: [agentOf('helper')] })
     await deliver(workflowChanged(testDeps(kube, clock)), RESOURCE_ADD, kube.workflow('team', 'wf'))
     const runId = kube.workflow('team', 'wf').status!.runId!
     const app = createApp(testDeps(kube, clock))
@@ -108,7 +108,7 @@ describe('step-job-finished', () => {
 describe('two replicas racing', () => {
   it('create each step Job once and never exceed parallelism when they handle different Jobs at once', async () => {
     const steps = [{ name: 'a' }, { name: 'b' }, { name: 'c', dependsOn: ['a'] }, { name: 'd', dependsOn: ['b'] }, { name: 'e' }]
-    const kube = new FakeKube({ workflows: [workflowOf('wf', steps, { parallelism: 2 })], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', steps, { parallelism: 2 })], agents: [agentOf('helper')] })
     await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
     const runId = kube.workflow('team', 'wf').status!.runId!
     const replicaOne = createApp(testDeps(kube))
@@ -134,7 +134,7 @@ describe('two replicas racing', () => {
 describe('long Workflow names', () => {
   it('advances a Workflow whose name is too long for a label value', async () => {
     const name = `nightly-${'x'.repeat(70)}`
-    const kube = new FakeKube({ workflows: [workflowOf(name, [{ name: 'a' }, { name: 'b', dependsOn: ['a'] }])], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf(name, [{ name: 'a' }, { name: 'b', dependsOn: ['a'] }])], agents: [agentOf('helper')] })
     await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', name))
     const [first] = kube.createdJobs
     expect([...kube.jobs.values()][0]!.metadata!.labels!['purko.io/workflow']!.length).toBeLessThanOrEqual(63)
@@ -149,7 +149,7 @@ describe('long Workflow names', () => {
 describe('agent memory', () => {
   it('appends _memory_update to <agent>-memory once, and a persistent agent\'s next step recalls it', async () => {
     const steps = [{ name: 'learn', agentRef: { name: 'scout' } }, { name: 'use', agentRef: { name: 'scout' }, dependsOn: ['learn'] }]
-    const kube = new FakeKube({ workflows: [workflowOf('wf', steps)], agents: [agentOf('scout', { memory: { behavior: 'persistent' } })] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', steps)], agents: [agentOf('scout', { memory: { behavior: 'persistent' } })] })
     await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
     const runId = kube.workflow('team', 'wf').status!.runId!
     const app = createApp(testDeps(kube))

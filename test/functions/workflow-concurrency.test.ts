@@ -5,7 +5,7 @@ import { createApp as workflowChanged } from '../../functions/workflow-changed/i
 import { reconcileWorkflow } from '../../shared/engine/reconcile-workflow.js'
 import { ConflictError, TransientError } from '../../shared/errors.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
@@ -22,7 +22,7 @@ function runOf(name: string, minute: number, concurrency: Record<string, unknown
 }
 
 function setup(runs: Workflow[]) {
-  const kube = new FakeKube({ workflows: runs, agents: [agentOf('helper')] })
+  const kube = new EmbeddedKube({ workflows: runs, agents: [agentOf('helper')] })
   const deps = testDeps(kube)
   let lists = 0
   const list = kube.listWorkflowsIn.bind(kube)
@@ -33,7 +33,7 @@ function setup(runs: Workflow[]) {
   return { kube, changed: workflowChanged(deps), finished: stepJobFinished(deps), tick: resyncTick(deps), lists: () => lists }
 }
 
-const jobOf = (kube: FakeKube, run: string) => `${run}-work-${kube.workflow('team', run).status?.runId}`
+const jobOf = (kube: EmbeddedKube, run: string) => `${run}-work-${kube.workflow('team', run).status?.runId}`
 
 describe('concurrency of a template\'s runs', () => {
   it('forbid queues the second run, says why once, and starts it in-process when the first one finishes', async () => {

@@ -3,7 +3,7 @@ import { createApp } from '../../functions/workflow-template-changed/index.js'
 import { TransientError } from '../../shared/errors.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 import { buildRun } from '../../shared/triggers/run-builder.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { ClockedKube } from '../support/clocked-kube.js'
 import { deliver, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
@@ -29,7 +29,7 @@ function setup(workflows: Workflow[], now = '2026-03-01T10:05:00Z') {
 }
 
 /** A manual run of a template, as run-control or the CLI would create it. */
-function manualRun(kube: FakeKube, t: Workflow, suffix: string, created: string): Workflow {
+function manualRun(kube: EmbeddedKube, t: Workflow, suffix: string, created: string): Workflow {
   const run = buildRun({ template: kube.workflow('team', t.metadata.name!), type: 'manual', source: 'alice', suffix })
   run.metadata.creationTimestamp = created
   return kube.putWorkflow(run)
@@ -42,7 +42,7 @@ describe('workflow-template-changed', () => {
     expect((await deliver(app, RESOURCE_ADD, kube.workflow('team', 'nightly'))).status).toBe(202)
     const ping = kube.child('PingSource', 'team', 'nightly-schedule')
     expect(ping?.spec).toMatchObject({ schedule: '0 2 * * *', timezone: 'Europe/Paris', sink: { uri: SINK }, ceOverrides: { extensions: { kineticsource: 'schedule' } } })
-    expect(ping?.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: 'Workflow', name: 'nightly', uid: 'uid-nightly', controller: true })])
+    expect(ping?.metadata?.ownerReferences).toEqual([expect.objectContaining({ kind: 'Workflow', name: 'nightly', uid: kube.workflow('team', 'nightly').metadata.uid, controller: true })])
     const status = kube.workflow('team', 'nightly').status
     expect(status).toMatchObject({ nextRunTime: '2026-03-02T01:00:00Z', activeRuns: 0 })
     expect(status?.conditions).toEqual([expect.objectContaining({ type: 'ScheduleValid', status: 'True', reason: 'Scheduled' })])

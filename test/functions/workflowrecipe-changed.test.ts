@@ -4,7 +4,7 @@ import type { RecipeDeps } from '../../shared/engine/reconcile-recipe.js'
 import { ConflictError } from '../../shared/errors.js'
 import { recipeConfig } from '../../shared/recipes/config.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 
@@ -13,8 +13,8 @@ const RESOURCE_DELETE = 'dev.knative.apiserver.resource.delete'
 const RECIPES = { kineticsource: 'resources', kind: 'WorkflowRecipe' }
 const TICK = { kineticsource: 'recipesresync' }
 
-function setup(clock = { now: new Date('2026-03-01T10:00:00Z') }): { kube: FakeKube; deps: RecipeDeps; clock: { now: Date } } {
-  const kube = new FakeKube()
+function setup(clock = { now: new Date('2026-03-01T10:00:00Z') }): { kube: EmbeddedKube; deps: RecipeDeps; clock: { now: Date } } {
+  const kube = new EmbeddedKube()
   for (const name of [NS, 'sandbox-recipes', 'mcp-server']) kube.namespaces.set(name, { metadata: { name, labels: { 'kubernetes.io/metadata.name': name } } })
   return { kube, deps: { ...testDeps(kube, clock), recipes: recipeConfig({}) }, clock }
 }
@@ -28,7 +28,7 @@ function shop(annotations: Record<string, string> = {}, image = 'nginx:1.27'): W
 }
 
 /** Plays the Deployment controller: every Deployment of a recipe has all its replicas up. */
-function makeDeploymentsReady(kube: FakeKube): void {
+function makeDeploymentsReady(kube: EmbeddedKube): void {
   for (const d of kube.children('Deployment')) {
     const replicas = (d.spec as { replicas?: number } | undefined)?.replicas ?? 1
     const status = { observedGeneration: d.metadata?.generation ?? 1, replicas, updatedReplicas: replicas, availableReplicas: replicas, readyReplicas: replicas }
@@ -37,7 +37,7 @@ function makeDeploymentsReady(kube: FakeKube): void {
 }
 
 /** Delivers the stored recipe as the source would after each write, until the function stops writing. */
-async function settle(kube: FakeKube, deps: RecipeDeps): Promise<WorkflowRecipe> {
+async function settle(kube: EmbeddedKube, deps: RecipeDeps): Promise<WorkflowRecipe> {
   const app = createApp(deps)
   for (let i = 0; i < 30; i++) {
     makeDeploymentsReady(kube)
@@ -49,7 +49,7 @@ async function settle(kube: FakeKube, deps: RecipeDeps): Promise<WorkflowRecipe>
 }
 
 /** Changes the stored recipe's annotations as `kubectl annotate` would (no new generation). */
-function annotate(kube: FakeKube, annotations: Record<string, string>): WorkflowRecipe {
+function annotate(kube: EmbeddedKube, annotations: Record<string, string>): WorkflowRecipe {
   const live = kube.recipe(NS, 'shop')!
   return kube.putRecipe({ ...live, metadata: { ...live.metadata, annotations: { ...live.metadata.annotations, ...annotations } } })
 }

@@ -7,7 +7,7 @@ import { ConflictError, TransientError } from '../../shared/errors.js'
 import type { AgentPatch, Kube } from '../../shared/kube/port.js'
 import type { Agent, ShuHaRiLevel } from '../../shared/schemas/agent.js'
 import type { AgentAutonomyPolicySpec } from '../../shared/schemas/autonomypolicy.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { autonomousAgent, policyOf } from '../fixtures/autonomy.js'
 import { testDeps } from '../support/engine-deps.js'
 
@@ -71,7 +71,7 @@ const policySpec: fc.Arbitrary<Partial<AgentAutonomyPolicySpec>> = fc.record({
 /** One random history, and everything the checks learned along the way. */
 async function run(spec: Partial<AgentAutonomyPolicySpec>, commands: Command[]): Promise<void> {
   const clock = { now: new Date('2026-01-01T00:00:00Z') }
-  const fake = new FakeKube({ policies: [policyOf('default', 'team', spec)], agents: [autonomousAgent('a', { settled: false })] })
+  const fake = new EmbeddedKube({ policies: [policyOf('default', 'team', spec)], agents: [autonomousAgent('a', { settled: false })] })
   const policy: EffectivePolicy = effectivePolicy(fake.policies.get('team/default')!)
   const stored = () => fake.agents.get('team/a')!
   // When the agent entered its level, as the checks see it: the declared promotedAt until the first

@@ -7,7 +7,7 @@ import { createApp as workflowChanged } from '../../functions/workflow-changed/i
 import { TransientError } from '../../shared/errors.js'
 import { isTerminalPhase } from '../../shared/reconcile/run-status.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
@@ -66,7 +66,7 @@ async function run(s: Scenario, chaos: Chaos): Promise<void> {
   const limit = s.policy === 'forbid' ? 1 : s.limit
   const workflows = runsFor(s)
   const names = workflows.map((w) => w.metadata.name!)
-  const kube = new FakeKube({ workflows, agents: [agentOf('helper')] })
+  const kube = new EmbeddedKube({ workflows, agents: [agentOf('helper')] })
   const clock = { now: new Date('2026-01-01T00:05:00Z') }
   const deps = testDeps(kube, clock)
   const apps: Record<Pending['fn'], Hono> = { workflow: workflowChanged(deps), job: stepJobFinished(deps), tick: resyncTick(deps) }

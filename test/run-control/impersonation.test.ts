@@ -1,6 +1,6 @@
 // run-control acting for a person named by Impersonate-User/-Group/-Uid (the console behind an
 // authenticating proxy): the pure reading of the headers and the reviews kube-apiserver would
-// ask, then the function in memory with FakeKube as the API server.
+// ask, then the function in memory with EmbeddedKube as the API server.
 import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
 import { createApp } from '../../functions/run-control/index.js'
@@ -9,7 +9,7 @@ import { runControlConfig } from '../../shared/run-control/config.js'
 import { RunControlError } from '../../shared/run-control/errors.js'
 import { impersonatedIdentity, impersonationAccess, impersonationOf } from '../../shared/run-control/impersonation.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 
 const NS = 'team-a'
 const NOW = new Date('2026-03-01T10:00:00.000Z')
@@ -89,7 +89,7 @@ function workflow(): Workflow {
 }
 
 function setup(env: Record<string, string> = {}) {
-  const kube = new FakeKube({ workflows: [workflow()], identities: false })
+  const kube = new EmbeddedKube({ workflows: [workflow()], identities: false })
   kube.tokens.set(CONSOLE_TOKEN, { username: CONSOLE, groups: ['system:serviceaccounts', 'system:authenticated'] })
   kube.tokens.set(OTHER_TOKEN, { username: OTHER, groups: ['system:authenticated'] })
   const lines: string[] = []
@@ -106,7 +106,7 @@ function setup(env: Record<string, string> = {}) {
   return { kube, send, lines }
 }
 const json = async (res: Response) => (await res.json()) as Record<string, unknown>
-const readsAndWrites = (kube: FakeKube) => kube.calls - kube.tokenReviews.length - kube.accessReviews.length
+const readsAndWrites = (kube: EmbeddedKube) => kube.calls - kube.tokenReviews.length - kube.accessReviews.length
 
 describe('run-control acting for an impersonated person', () => {
   it("acts for alice once the console may impersonate her and her group; alice's rights decide; the records say via the console", async () => {

@@ -1,13 +1,8 @@
-import type { Workflow } from '../../shared/schemas/workflow.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube, type Seed } from './embedded-kube.js'
 
-/** A FakeKube whose new Workflows get the test clock's creation time, as the API server would stamp it. */
-export class ClockedKube extends FakeKube {
-  constructor(readonly clock: { now: Date }, objects: ConstructorParameters<typeof FakeKube>[0] = {}) {
-    super(objects)
-  }
-
-  override async createWorkflow(workflow: Workflow): Promise<Workflow | 'exists'> {
-    return super.createWorkflow({ ...workflow, metadata: { ...workflow.metadata, creationTimestamp: this.clock.now.toISOString() } })
+/** An EmbeddedKube whose API server stamps creation (and deletion) times by the test clock, as a cluster would by its own. */
+export class ClockedKube extends EmbeddedKube {
+  constructor(readonly clock: { now: Date }, objects: Omit<Seed, 'clock'> = {}) {
+    super({ ...objects, clock })
   }
 }

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { lazyKube } from '../../../shared/kube/lazy.js'
-import { FakeKube } from '../../fakes/kube.js'
+import { EmbeddedKube } from '../../support/embedded-kube.js'
 
 describe('lazyKube', () => {
   it('loads the real adapter only on the first call, once, and forwards every call to it', async () => {
     let loads = 0
-    const fake = new FakeKube()
+    const fake = new EmbeddedKube()
     const kube = lazyKube(async () => {
       loads++
       return fake
@@ -21,7 +21,7 @@ describe('lazyKube', () => {
   })
 
   it('passes failures through unchanged', async () => {
-    const fake = new FakeKube().failNext('listWorkflows', new Error('boom'))
+    const fake = new EmbeddedKube().failNext('listWorkflows', new Error('boom'))
     await expect(lazyKube(async () => fake).listWorkflows()).rejects.toThrow('boom')
   })
 })
