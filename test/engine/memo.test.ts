@@ -3,7 +3,7 @@ import { createApp as stepJobFinished } from '../../functions/step-job-finished/
 import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
 import { createEngineMemo } from '../../shared/engine/memo.js'
 import type { Agent } from '../../shared/schemas/agent.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { countingKube } from '../support/counting-kube.js'
 import { deliver, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
@@ -17,7 +17,7 @@ import { agentOf, workflowOf } from '../support/objects.js'
 const output = (n: number) => `OUTPUT:{"response":"step ${n}","n":${n},"_metrics":{"tokens_in":10,"tokens_out":5,"cost_usd":0.01}}`
 
 function chain(steps: number) {
-  const kube = new FakeKube({
+  const kube = new EmbeddedKube({
     workflows: [workflowOf('chain', Array.from({ length: steps }, (_, i) => ({
       name: `s${i}`, ...(i > 0 ? { dependsOn: [`s${i - 1}`], inputFrom: [{ step: `s${i - 1}`, outputKey: 'n' }] } : {}),
     })))],
@@ -36,7 +36,7 @@ async function finishLatest(c: ReturnType<typeof chain>, n: number): Promise<Res
   return deliver(c.app, RESOURCE_UPDATE, job)
 }
 
-const stepInputOf = (kube: FakeKube, jobName: string) =>
+const stepInputOf = (kube: EmbeddedKube, jobName: string) =>
   JSON.parse([...kube.jobs.values()].find((j) => j.metadata?.name === jobName)?.spec?.template.spec?.containers[0]?.env?.find((e) => e.name === 'STEP_INPUT')?.value ?? 'null')
 
 describe('a warm instance', () => {
@@ -72,7 +72,9 @@ describe('a warm instance', () => {
     await deliver(workflowChanged(c.deps), RESOURCE_ADD, c.kube.workflow('team', 'chain'))
     await finishLatest(c, 0)
     await finishLatest(c, 1)
-    c.kube.putAgent(c.kube.agents.get('team/helper')!) // e.g. agent-changed refreshing its status
+    const touched = c.kube.agents.get('team/helper')!
+    // e.g. a label added by hand: a new resourceVersion (the API server keeps it for a write that changes nothing).
+    c.kube.putAgent({ ...touched, metadata: { ...touched.metadata, labels: { ...touched.metadata.labels, team: 'blue' } } })
     expect((await finishLatest(c, 2)).status).toBe(202)
     // The guarded write was refused once, the Agent read again, and the plan stood.
     expect(c.counted.calls.get('replaceAgentStatus')).toBe(2)
@@ -102,7 +104,7 @@ describe('a warm instance', () => {
     // a and b run side by side; c reads both. Instance 1 started the run (and saw no shard);
     // instance 2 stores a's output; b then fails for good on instance 1, which writes no output
     // of its own, and starts c (continueOnError) with a's output, which only a list shows it.
-    const kube = new FakeKube({
+    const kube = new EmbeddedKube({
       workflows: [workflowOf('fan', [
         { name: 'a' }, { name: 'b' },
         { name: 'c', dependsOn: ['a', 'b'], inputFrom: [{ step: 'a', outputKey: 'n' }, { step: 'b', outputKey: 'n' }] },

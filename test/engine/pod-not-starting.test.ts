@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
 import { POD_START_GRACE_MS, reconcileWorkflow } from '../../shared/engine/reconcile-workflow.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, RESOURCE_ADD } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
@@ -11,12 +11,11 @@ const WAITING = { reason: 'ImagePullBackOff', message: 'Back-off pulling image "
 
 /** A run whose one step Job exists, its pod kept waiting by the kubelet; the resync tick's view of it at `seconds` after the Job started. */
 async function stuckRun(readyPods = 0) {
-  const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'work' }])], agents: [agentOf('helper')] })
+  const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 'work' }])], agents: [agentOf('helper')] })
   const clock = { now: T0 }
   await deliver(workflowChanged(testDeps(kube, clock)), RESOURCE_ADD, kube.workflow('team', 'wf'))
   const [jobName] = kube.createdJobs
-  const job = [...kube.jobs.values()].find((j) => j.metadata?.name === jobName)!
-  job.status = { active: 1, ready: readyPods, startTime: T0 }
+  kube.setStatus('Job', 'team', jobName!, { active: 1, ready: readyPods, startTime: T0 })
   kube.pods.set(`team/${jobName}-x`, {
     metadata: { name: `${jobName}-x`, namespace: 'team', labels: { 'job-name': jobName! } },
     status: { phase: 'Pending', containerStatuses: [{ name: 'step', image: 'agent:9', imageID: '', ready: false, restartCount: 0, state: { waiting: WAITING } }] },

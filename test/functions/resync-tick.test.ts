@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
 import { createApp } from '../../functions/resync-tick/index.js'
 import { TransientError } from '../../shared/errors.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
@@ -10,7 +10,7 @@ import { ForbiddenError } from '../../shared/errors.js'
 
 describe('resync-tick', () => {
   it('recovers a run whose Job-finished event was lost', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a' }, { name: 'b', dependsOn: ['a'] }])], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 'a' }, { name: 'b', dependsOn: ['a'] }])], agents: [agentOf('helper')] })
     await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
     const runId = kube.workflow('team', 'wf').status!.runId!
     kube.finishJob(`wf-a-${runId}`, 'Succeeded', 'OUTPUT:{"ok":true}') // its event never arrives
@@ -22,7 +22,7 @@ describe('resync-tick', () => {
   })
 
   it('starts a Workflow whose add event was lost', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a' }])], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 'a' }])], agents: [agentOf('helper')] })
     await deliver(createApp(testDeps(kube)), PING, {})
     expect(kube.workflow('team', 'wf').status?.phase).toBe('Running')
     expect(kube.createdJobs).toHaveLength(1)
@@ -30,7 +30,7 @@ describe('resync-tick', () => {
 
   it('fails a run that exceeded spec.timeout and deletes its Jobs', async () => {
     const clock = { now: new Date('2026-01-01T00:00:00Z') }
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'slow' }], { timeout: '10m' })], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 'slow' }], { timeout: '10m' })], agents: [agentOf('helper')] })
     await deliver(workflowChanged(testDeps(kube, clock)), RESOURCE_ADD, kube.workflow('team', 'wf'))
 
     clock.now = new Date('2026-01-01T00:10:05Z')
@@ -43,7 +43,7 @@ describe('resync-tick', () => {
   })
 
   it('leaves finished runs alone: a tick at rest costs the alarm read and one list call', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a', type: 'notification', agentRef: undefined }])] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 'a', type: 'notification', agentRef: undefined }])] })
     const app = createApp(testDeps(kube))
     await deliver(app, PING, {}) // a type-only step completes without a Job
     expect(kube.workflow('team', 'wf').status?.phase).toBe('Succeeded')
@@ -58,7 +58,7 @@ describe('resync-tick', () => {
 
   it('costs the alarm read and two lists for any number of runs whose Jobs are all still running, and one more reconcile per run that needs one', async () => {
     const clock = { now: new Date('2026-01-01T00:00:00Z') }
-    const kube = new FakeKube({
+    const kube = new EmbeddedKube({
       workflows: Array.from({ length: 50 }, (_, i) => workflowOf(`run-${i}`, [{ name: 'a' }, { name: 'b', dependsOn: ['a'] }])),
       agents: [agentOf('helper')],
     })
@@ -86,7 +86,7 @@ describe('resync-tick', () => {
 
   it('lists step Jobs per namespace, and where it may not (a namespace not opted in) reconciles each run instead of skipping it', async () => {
     const clock = { now: new Date('2026-01-01T00:00:00Z') }
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a' }, { name: 'b', dependsOn: ['a'] }])], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 'a' }, { name: 'b', dependsOn: ['a'] }])], agents: [agentOf('helper')] })
     await deliver(workflowChanged(testDeps(kube, clock)), RESOURCE_ADD, kube.workflow('team', 'wf'))
     const runId = kube.workflow('team', 'wf').status!.runId!
     kube.finishJob(`wf-a-${runId}`, 'Succeeded', 'OUTPUT:{"ok":true}')
@@ -100,7 +100,7 @@ describe('resync-tick', () => {
   })
 
   it('keeps going when one Workflow fails, and answers 503 only when it cannot list', async () => {
-    const kube = new FakeKube({
+    const kube = new EmbeddedKube({
       workflows: [workflowOf('one', [{ name: 'a' }]), workflowOf('two', [{ name: 'a' }])],
       agents: [agentOf('helper')],
     }).failNext('listJobs', new TransientError('flaky'))

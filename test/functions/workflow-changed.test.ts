@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createApp } from '../../functions/workflow-changed/index.js'
 import { TransientError } from '../../shared/errors.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
@@ -15,20 +15,21 @@ const diamond = () => workflowOf('wf', [
 
 describe('workflow-changed', () => {
   it('starts a new run: run id, phase Running, and only the first step as a Job', async () => {
-    const kube = new FakeKube({ workflows: [diamond()], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [diamond()], agents: [agentOf('helper')] })
     const res = await deliver(createApp(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
 
     expect(res.status).toBe(202)
     const wf = kube.workflow('team', 'wf')
     expect(wf.status?.phase).toBe('Running')
-    expect(wf.status?.runId).toMatch(/^uidwf-[0-9a-f]{4}$/)
+    // The run id starts with the Workflow's uid (the API server's), letters and digits only.
+    expect(wf.status?.runId).toMatch(new RegExp(`^${wf.metadata.uid!.replace(/[^a-z0-9]/g, '').slice(0, 8)}-[0-9a-f]{4}$`))
     expect(wf.metadata.annotations?.['purko.io/run-id']).toBe(wf.status?.runId)
     expect(kube.createdJobs).toEqual([`wf-plan-${wf.status?.runId}`])
     expect(wf.status?.stepStatuses).toEqual([expect.objectContaining({ name: 'plan', phase: 'Running' })])
   })
 
   it('recognises the echo of its own status write and makes no API call', async () => {
-    const kube = new FakeKube({ workflows: [diamond()], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [diamond()], agents: [agentOf('helper')] })
     const app = createApp(testDeps(kube))
     await deliver(app, RESOURCE_ADD, kube.workflow('team', 'wf'))
     const before = kube.calls
@@ -40,7 +41,7 @@ describe('workflow-changed', () => {
   })
 
   it('answers 400 to a malformed CloudEvent and to data that is not a Workflow', async () => {
-    const app = createApp(testDeps(new FakeKube()))
+    const app = createApp(testDeps(new EmbeddedKube()))
     const garbage = await app.request('/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
     const wrongData = await deliver(app, RESOURCE_UPDATE, { hello: 'world' })
 
@@ -49,7 +50,7 @@ describe('workflow-changed', () => {
   })
 
   it('answers 503 during an API outage so the Broker redelivers, then succeeds', async () => {
-    const kube = new FakeKube({ workflows: [diamond()], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [diamond()], agents: [agentOf('helper')] })
       .failNext('getWorkflow', new TransientError('connection refused'))
     const app = createApp(testDeps(kube))
 
@@ -59,14 +60,14 @@ describe('workflow-changed', () => {
   })
 
   it('answers 500 to an unexpected failure (a bug), never a downstream status code', async () => {
-    const kube = new FakeKube({ workflows: [diamond()], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [diamond()], agents: [agentOf('helper')] })
       .failNext('listJobs', new Error('forbidden: RBAC'))
     const res = await deliver(createApp(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
     expect(res.status).toBe(500)
   })
 
   it('loses a status race with 409, and the redelivery converges with exactly one Job', async () => {
-    const kube = new FakeKube({ workflows: [diamond()], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [diamond()], agents: [agentOf('helper')] })
     const app = createApp(testDeps(kube))
     const stale = kube.workflow('team', 'wf')
     kube.annotate('team', 'wf', { note: 'someone else wrote in between' })
@@ -82,7 +83,7 @@ describe('workflow-changed', () => {
 
   it('reports an invalid step graph as a condition and a Kubernetes Event, and answers 202', async () => {
     const cyclic = workflowOf('loop', [{ name: 'a', dependsOn: ['b'] }, { name: 'b', dependsOn: ['a'] }])
-    const kube = new FakeKube({ workflows: [cyclic], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [cyclic], agents: [agentOf('helper')] })
     const res = await deliver(createApp(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'loop'))
 
     expect(res.status).toBe(202)
@@ -95,7 +96,7 @@ describe('workflow-changed', () => {
 
   it('waits for approval, then starts the step once the approve annotation is set', async () => {
     const wf = workflowOf('gated', [{ name: 'deploy', agentRef: { name: 'careful' } }])
-    const kube = new FakeKube({ workflows: [wf], agents: [agentOf('careful', { approval: true })] })
+    const kube = new EmbeddedKube({ workflows: [wf], agents: [agentOf('careful', { approval: true })] })
     const app = createApp(testDeps(kube))
     await deliver(app, RESOURCE_ADD, kube.workflow('team', 'gated'))
     expect(kube.workflow('team', 'gated').status?.stepStatuses?.[0]).toMatchObject({
@@ -110,7 +111,7 @@ describe('workflow-changed', () => {
   })
 
   it('cancels a run: deletes its running Jobs and ends Cancelled', async () => {
-    const kube = new FakeKube({ workflows: [diamond()], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [diamond()], agents: [agentOf('helper')] })
     const app = createApp(testDeps(kube))
     await deliver(app, RESOURCE_ADD, kube.workflow('team', 'wf'))
 
@@ -123,7 +124,7 @@ describe('workflow-changed', () => {
   })
 
   it('reruns with a fresh run id and fresh Jobs when purko.io/rerun changes', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('once', [{ name: 'only' }])], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('once', [{ name: 'only' }])], agents: [agentOf('helper')] })
     const app = createApp(testDeps(kube))
     await deliver(app, RESOURCE_ADD, kube.workflow('team', 'once'))
     const firstRun = kube.workflow('team', 'once').status?.runId
@@ -138,7 +139,7 @@ describe('workflow-changed', () => {
 
 describe('metrics', () => {
   it('counts handled events by type and answer on GET /metrics, in the Prometheus text format', async () => {
-    const kube = new FakeKube({ workflows: [diamond()], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [diamond()], agents: [agentOf('helper')] })
       .failNext('getWorkflow', new TransientError('down'))
     const app = createApp(testDeps(kube))
     await deliver(app, RESOURCE_ADD, kube.workflow('team', 'wf'))

@@ -393,7 +393,8 @@ export class EmbeddedKube {
    * written through the status subresource, as that kind's controller would.
    */
   put<O extends { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } }>(object: O): O {
-    const { status, ...body } = structuredClone(object) as O & { status?: unknown }
+    // As a client sends it: JSON (an undefined field is not there at all).
+    const { status, ...body } = JSON.parse(JSON.stringify(object)) as O & { status?: unknown }
     const { uid: _u, resourceVersion: _r, generation: _g, creationTimestamp: created, managedFields: _m, deletionTimestamp: _d, ...metadata } = (body.metadata ?? {}) as Record<string, unknown>
     const type = { apiVersion: body.apiVersion!, kind: body.kind! }
     const live = this.store.get(type, metadata.namespace as string | undefined, metadata.name as string)
