@@ -3,14 +3,14 @@ import { reconcileRecipe, type RecipeDeps } from '../../shared/engine/reconcile-
 import { ConflictError } from '../../shared/errors.js'
 import { recipeConfig } from '../../shared/recipes/config.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { recordingEvents } from '../fixtures/autonomy.js'
 import { testDeps } from '../support/engine-deps.js'
 
 const NS = 'team-a'
 
 function setup(now = '2026-03-01T10:00:00Z') {
-  const kube = new FakeKube()
+  const kube = new EmbeddedKube()
   for (const name of [NS, 'sandbox-recipes', 'mcp-server']) kube.namespaces.set(name, { metadata: { name, labels: { 'kubernetes.io/metadata.name': name } } })
   const events = recordingEvents()
   const clock = { now: new Date(now) }
@@ -23,7 +23,7 @@ function recipe(spec: unknown, name = 'shop'): WorkflowRecipe {
 }
 
 /** Plays the workload controllers: Deployments and StatefulSets get every replica, Jobs complete. */
-function controllers(kube: FakeKube, opts: { failJobs?: boolean } = {}): void {
+function controllers(kube: EmbeddedKube, opts: { failJobs?: boolean } = {}): void {
   for (const d of kube.children('Deployment')) {
     const replicas = (d.spec as { replicas?: number }).replicas ?? 1
     const status = { observedGeneration: d.metadata?.generation ?? 1, replicas, updatedReplicas: replicas, availableReplicas: replicas, readyReplicas: replicas }
@@ -35,13 +35,13 @@ function controllers(kube: FakeKube, opts: { failJobs?: boolean } = {}): void {
     if (JSON.stringify(s.status) !== JSON.stringify(status)) kube.setChildStatus('StatefulSet', s.metadata!.namespace!, s.metadata!.name!, status)
   }
   for (const j of kube.children('Job')) {
-    if (j.status) continue
+    if (Object.keys(j.status ?? {}).length > 0) continue // the API server starts a Job with an empty status
     const type = opts.failJobs ? 'Failed' : 'Complete'
     kube.setChildStatus('Job', j.metadata!.namespace!, j.metadata!.name!, { startTime: '2026-03-01T10:00:01Z', conditions: [{ type, status: 'True', reason: opts.failJobs ? 'BackoffLimitExceeded' : 'Completed', message: 'done' }] })
   }
 }
 
-async function settle(kube: FakeKube, deps: RecipeDeps, name = 'shop', opts: { failJobs?: boolean } = {}): Promise<WorkflowRecipe> {
+async function settle(kube: EmbeddedKube, deps: RecipeDeps, name = 'shop', opts: { failJobs?: boolean } = {}): Promise<WorkflowRecipe> {
   for (let i = 0; i < 30; i++) {
     controllers(kube, opts)
     if ((await reconcileRecipe(deps, NS, name)).result !== 'applied') break
@@ -57,7 +57,7 @@ const webDb = {
   tests: [{ name: 'smoke', image: 'curlimages/curl:8.10.1', command: ['curl', '-f', 'http://web'] }],
 }
 
-describe('reconcileRecipe on FakeKube', () => {
+describe('reconcileRecipe on EmbeddedKube', () => {
   it('takes a fresh recipe through Candidate, Approved, Pending, Deploying, Testing to Active', async () => {
     const { kube, deps } = setup()
     kube.putRecipe(recipe(webDb))
@@ -151,9 +151,11 @@ describe('reconcileRecipe on FakeKube', () => {
     const spec = JSON.parse(JSON.stringify(web.spec)) as { template: { spec: { containers: { image: string }[] } } }
     spec.template.spec.containers[0]!.image = 'evil:latest'
     kube.putChild({ ...web, spec })
+    controllers(kube) // the Deployment controller observes each new generation (the edit, then the correction)
     await reconcileRecipe(deps, NS, 'shop')
     expect(JSON.stringify(kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web-5101637e')!.spec)).toContain('nginx:1.27')
     expect(kube.events.some((e) => e.reason === 'DriftCorrected')).toBe(true)
+    controllers(kube)
 
     await kube.deleteChild('StatefulSet', 'sandbox-recipes', 'team-a-shop-db-d306e21e', { propagationPolicy: 'Foreground' })
     await reconcileRecipe(deps, NS, 'shop')
@@ -203,7 +205,9 @@ describe('reconcileRecipe on FakeKube', () => {
     await kube.createSecret({ metadata: { name: 'db', namespace: NS }, data: { password: Buffer.from('s3cret').toString('base64') } })
     r = await settle(kube, deps)
     expect(r.status?.phase).toBe('Active')
-    const copies = kube.children('Secret')
+    // The recipe's copies (the source Secret is a Secret too).
+    const copiesOf = () => kube.children('Secret').filter((c) => c.metadata?.labels?.['purko.io/recipe'] === 'shop')
+    const copies = copiesOf()
     expect(copies).toHaveLength(1)
     expect(copies[0]!.metadata?.namespace).toBe('sandbox-recipes')
     expect(copies[0]!.data).toEqual({ DB_PASSWORD: Buffer.from('s3cret').toString('base64') })
@@ -211,7 +215,7 @@ describe('reconcileRecipe on FakeKube', () => {
     const source = (await kube.getSecret(NS, 'db'))!
     await kube.replaceSecret({ ...source, data: { password: Buffer.from('rotated').toString('base64') } })
     await reconcileRecipe(deps, NS, 'shop')
-    expect(kube.children('Secret')[0]!.data).toEqual({ DB_PASSWORD: Buffer.from('rotated').toString('base64') })
+    expect(copiesOf()[0]!.data).toEqual({ DB_PASSWORD: Buffer.from('rotated').toString('base64') })
     expect(kube.recipe(NS, 'shop')!.status?.phase).toBe('Active')
   })
 

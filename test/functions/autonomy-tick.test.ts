@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { createApp } from '../../functions/autonomy-tick/index.js'
 import { demoteIfTriggered } from '../../shared/engine/autonomy.js'
 import { ConflictError, TransientError } from '../../shared/errors.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { autonomousAgent, metricsOf, policyOf, recordingEvents } from '../fixtures/autonomy.js'
 import { countingKube } from '../support/counting-kube.js'
 import { deliver, PING } from '../support/deliver.js'
@@ -10,7 +10,7 @@ import { testDeps } from '../support/engine-deps.js'
 
 const ROLLBACK = { rollback: { enabled: true } }
 
-function setup(kube: FakeKube) {
+function setup(kube: EmbeddedKube) {
   const events = recordingEvents()
   const clock = { now: new Date('2026-03-01T00:00:00Z') }
   const count = countingKube(kube)
@@ -18,11 +18,11 @@ function setup(kube: FakeKube) {
   return { app: createApp(deps), deps, events, clock, count }
 }
 
-const agent = (kube: FakeKube, name: string, ns = 'team') => kube.agents.get(`${ns}/${name}`)!
+const agent = (kube: EmbeddedKube, name: string, ns = 'team') => kube.agents.get(`${ns}/${name}`)!
 
 describe('autonomy-tick', () => {
   it('at idle costs one LIST of policies plus one LIST of Agents per namespace that has a policy, and writes nothing', async () => {
-    const kube = new FakeKube({
+    const kube = new EmbeddedKube({
       policies: [policyOf('default', 'team'), policyOf('strict', 'team', {}, '2026-02-01T00:00:00Z'), policyOf('default', 'ops')],
       agents: [autonomousAgent('a'), autonomousAgent('b', { metrics: metricsOf(5) }), autonomousAgent('c', { namespace: 'ops' }), autonomousAgent('d', { namespace: 'no-policy' })],
     })
@@ -41,7 +41,7 @@ describe('autonomy-tick', () => {
   })
 
   it('promotes an agent that meets shu -> ha: spec patch, status, an Event naming the criteria, a CloudEvent', async () => {
-    const kube = new FakeKube({ policies: [policyOf('default')], agents: [autonomousAgent('helper', { metrics: metricsOf(100) })] })
+    const kube = new EmbeddedKube({ policies: [policyOf('default')], agents: [autonomousAgent('helper', { metrics: metricsOf(100) })] })
     const { app, events } = setup(kube)
 
     await deliver(app, PING, {})
@@ -69,7 +69,7 @@ describe('autonomy-tick', () => {
     const veteran = autonomousAgent('veteran', { metrics: metricsOf(60), settled: false })
     veteran.spec.shuHaRi = {} // opted in, never changed level
     const policy = policyOf('default', 'team', { shuHaRi: { progressionCriteria: { shuToHa: { minimumActionsCompleted: 50, minimumSuccessRate: 0.95, minimumDaysInLevel: 0 } } } }, '2026-02-28T00:00:00Z')
-    const kube = new FakeKube({ policies: [policy], agents: [veteran] })
+    const kube = new EmbeddedKube({ policies: [policy], agents: [veteran] })
     const { app, events } = setup(kube)
 
     await deliver(app, PING, {})
@@ -83,7 +83,7 @@ describe('autonomy-tick', () => {
   })
 
   it('writes policy status: the chosen one Ready/Applied with agentsEvaluated, the other NotSelected, once', async () => {
-    const kube = new FakeKube({
+    const kube = new EmbeddedKube({
       policies: [policyOf('old', 'team', {}, '2025-01-01T00:00:00Z'), policyOf('newer', 'team', {}, '2026-02-01T00:00:00Z')],
       agents: [autonomousAgent('a'), autonomousAgent('b'), autonomousAgent('off', { optedIn: false })],
     })
@@ -99,7 +99,7 @@ describe('autonomy-tick', () => {
   })
 
   it('applies a policy whose criteria make no sense, and flags it with a Warning condition', async () => {
-    const kube = new FakeKube({
+    const kube = new EmbeddedKube({
       policies: [policyOf('default', 'team', { shuHaRi: { progressionCriteria: { shuToHa: { minimumSuccessRate: 0 } } }, rollback: { enabled: true } })],
       agents: [autonomousAgent('a', { metrics: metricsOf(100) })],
     })
@@ -111,7 +111,7 @@ describe('autonomy-tick', () => {
   })
 
   it('answers 400 to a request that is not a CloudEvent, and 503 when it cannot list policies', async () => {
-    const kube = new FakeKube({ policies: [policyOf('default')] })
+    const kube = new EmbeddedKube({ policies: [policyOf('default')] })
     const { app } = setup(kube)
     expect((await app.request('/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(400)
     kube.failNext('listAutonomyPolicies', new TransientError('connection refused'))
@@ -119,7 +119,7 @@ describe('autonomy-tick', () => {
   })
 
   it("keeps going when one agent's write fails or one namespace cannot be listed", async () => {
-    const kube = new FakeKube({
+    const kube = new EmbeddedKube({
       policies: [policyOf('default', 'team'), policyOf('default', 'ops')],
       agents: [autonomousAgent('a', { metrics: metricsOf(100) }), autonomousAgent('b', { metrics: metricsOf(100) }), autonomousAgent('c', { namespace: 'ops', metrics: metricsOf(100) })],
     }).failNext('patchAgent', new TransientError('timeout'))
@@ -135,7 +135,7 @@ describe('autonomy-tick', () => {
   })
 
   it('retries a lost race from a fresh read and never promotes twice', async () => {
-    const kube = new FakeKube({ policies: [policyOf('default')], agents: [autonomousAgent('helper', { metrics: metricsOf(100) })] })
+    const kube = new EmbeddedKube({ policies: [policyOf('default')], agents: [autonomousAgent('helper', { metrics: metricsOf(100) })] })
       .failNext('replaceAgentStatus', new ConflictError('the object has been modified'))
     const { app } = setup(kube)
     await deliver(app, PING, {})
@@ -149,7 +149,7 @@ describe('autonomy-tick', () => {
 
 describe('the immediate rollback path (demoteIfTriggered)', () => {
   it('demotes an agent at ri on the metrics update that crosses a trigger, with one LIST of policies', async () => {
-    const kube = new FakeKube({ policies: [policyOf('default', 'team', ROLLBACK)], agents: [autonomousAgent('risky', { level: 'ri', metrics: metricsOf(7, 3, { consecutiveSuccesses: 0, consecutiveFailures: 3 }) })] })
+    const kube = new EmbeddedKube({ policies: [policyOf('default', 'team', ROLLBACK)], agents: [autonomousAgent('risky', { level: 'ri', metrics: metricsOf(7, 3, { consecutiveSuccesses: 0, consecutiveFailures: 3 }) })] })
     const { deps, events, count } = setup(kube)
     await demoteIfTriggered(deps, agent(kube, 'risky'))
     expect(agent(kube, 'risky').spec).toMatchObject({ autonomyLevel: 'restricted', shuHaRi: { level: 'shu' } })
@@ -164,7 +164,7 @@ describe('the immediate rollback path (demoteIfTriggered)', () => {
     ['an agent already at shu', autonomousAgent('x', { metrics: metricsOf(0, 5, { consecutiveFailures: 5 }) }), 0],
     ['no trigger crossed', autonomousAgent('x', { level: 'ri', metrics: metricsOf(20, 1, { consecutiveFailures: 1 }) }), 1],
   ])('costs at most the policy LIST and writes nothing for %s', async (_, a, lists) => {
-    const kube = new FakeKube({ policies: [policyOf('default', 'team', ROLLBACK)], agents: [a] })
+    const kube = new EmbeddedKube({ policies: [policyOf('default', 'team', ROLLBACK)], agents: [a] })
     const { deps, count } = setup(kube)
     await demoteIfTriggered(deps, agent(kube, 'x'))
     expect(count.calls.get('listAutonomyPolicies') ?? 0).toBe(lists)
@@ -173,11 +173,11 @@ describe('the immediate rollback path (demoteIfTriggered)', () => {
 
   it('re-reads after a conflict, and gives up quietly when the races go on (the tick catches it)', async () => {
     const risky = () => autonomousAgent('risky', { level: 'ri', metrics: metricsOf(7, 3, { consecutiveFailures: 3 }) })
-    const once = new FakeKube({ policies: [policyOf('default', 'team', ROLLBACK)], agents: [risky()] }).failNext('patchAgent', new ConflictError('modified'))
+    const once = new EmbeddedKube({ policies: [policyOf('default', 'team', ROLLBACK)], agents: [risky()] }).failNext('patchAgent', new ConflictError('modified'))
     await demoteIfTriggered(setup(once).deps, agent(once, 'risky'))
     expect(agent(once, 'risky').spec.shuHaRi?.level).toBe('shu')
 
-    const always = new FakeKube({ policies: [policyOf('default', 'team', ROLLBACK)], agents: [risky()] })
+    const always = new EmbeddedKube({ policies: [policyOf('default', 'team', ROLLBACK)], agents: [risky()] })
     for (let i = 0; i < 10; i++) always.failNext('patchAgent', new ConflictError('modified'))
     await expect(demoteIfTriggered(setup(always).deps, agent(always, 'risky'))).resolves.toBeUndefined()
     expect(agent(always, 'risky').spec.shuHaRi?.level).toBe('ri')

@@ -59,6 +59,9 @@ const T = {
   Deployment: { apiVersion: 'apps/v1', kind: 'Deployment' },
 } satisfies Record<string, TypeRef>
 
+/** Who seeds and edits objects in a test: a person with kubectl, not Kinetic (whose field manager is `kinetic`). */
+const BY_HAND = { fieldManager: 'kubectl-edit' } as object
+
 /** The namespaces a fresh embedded server has; every other one is removed between tests. */
 const BASE_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease', 'ai-agents', 'purko-system']
 
@@ -399,8 +402,8 @@ export class EmbeddedKube {
     const type = { apiVersion: body.apiVersion!, kind: body.kind! }
     const live = this.store.get(type, metadata.namespace as string | undefined, metadata.name as string)
     let stored = live
-      ? this.store.update({ ...body, metadata: { ...metadata, resourceVersion: live.metadata.resourceVersion } } as KubeObject)
-      : atTime(typeof created === 'string' ? created : undefined, () => this.store.create({ ...body, metadata } as KubeObject))
+      ? this.store.update({ ...body, metadata: { ...metadata, resourceVersion: live.metadata.resourceVersion } } as KubeObject, BY_HAND)
+      : atTime(typeof created === 'string' ? created : undefined, () => this.store.create({ ...body, metadata } as KubeObject, BY_HAND))
     if (status !== undefined) stored = this.writeStatus(type, stored, status)
     return stored as unknown as O
   }
@@ -567,6 +570,9 @@ export class EmbeddedKube {
   get pods() { return this.view<V1Pod>(T.Pod) }
   get namespaces() { return this.view<V1Namespace>(T.Namespace) }
 
+  /** Recipe children of every kind, keyed `Kind/namespace/name`. */
+  get childObjects() { return new ChildView(this) }
+
   private view<O>(type: TypeRef): StoreView<O> {
     return new StoreView<O>(this, type)
   }
@@ -646,6 +652,43 @@ function atTime<R>(at: string | undefined, write: () => R): R {
   } finally {
     s.clock = clock
   }
+}
+
+/** Every recipe child kind's objects as one Map-like view, keyed `Kind/namespace/name` (read and delete). */
+export class ChildView implements Iterable<[string, ChildObject]> {
+  constructor(private readonly kube: EmbeddedKube) {}
+
+  private all(): [string, ChildObject][] {
+    return (Object.keys(CHILD_RESOURCES) as ChildKind[]).flatMap((kind) =>
+      this.kube.children(kind).map((c) => [`${kind}/${c.metadata?.namespace}/${c.metadata?.name}`, c] as [string, ChildObject]))
+  }
+
+  get(key: string): ChildObject | undefined {
+    const [kind, namespace, name] = key.split('/') as [ChildKind, string, string]
+    return this.kube.child(kind, namespace, name)
+  }
+
+  has(key: string): boolean {
+    return this.get(key) !== undefined
+  }
+
+  /** Deletes the child as someone else would (finalizers removed first: it is gone at once). */
+  delete(key: string): boolean {
+    const [kind, namespace, name] = key.split('/') as [ChildKind, string, string]
+    const live = this.kube.child(kind, namespace, name)
+    if (!live) return false
+    removeObject(this.kube.store, childType(kind), live as KubeObject)
+    return true
+  }
+
+  get size(): number {
+    return this.all().length
+  }
+
+  keys(): IterableIterator<string> { return this.all().map(([k]) => k)[Symbol.iterator]() }
+  values(): IterableIterator<ChildObject> { return this.all().map(([, v]) => v)[Symbol.iterator]() }
+  entries(): IterableIterator<[string, ChildObject]> { return this.all()[Symbol.iterator]() }
+  [Symbol.iterator](): Iterator<[string, ChildObject]> { return this.entries() }
 }
 
 function childApiVersion(kind: ChildKind): string {
