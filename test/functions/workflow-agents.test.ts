@@ -5,7 +5,7 @@ import { createApp as workflowChanged } from '../../functions/workflow-changed/i
 import { METRICS_WRITE_TRIES } from '../../shared/engine/agent-metrics.js'
 import { ConflictError, TransientError } from '../../shared/errors.js'
 import type { AgentStatus } from '../../shared/schemas/agent.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { autonomousAgent, metricsOf, policyOf } from '../fixtures/autonomy.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
@@ -16,7 +16,7 @@ import { agentOf, workflowOf } from '../support/objects.js'
 const usage = (tokensIn: number, tokensOut: number, cost: number) => `OUTPUT:{"response":"ok","_metrics":{"tokens_in":${tokensIn},"tokens_out":${tokensOut},"cost_usd":${cost}}}`
 
 /** Counts the Agent status writes tried, including those that lost the race. */
-class CountingKube extends FakeKube {
+class CountingKube extends EmbeddedKube {
   statusTries = 0
   override async replaceAgentStatus(namespace: string, name: string, resourceVersion: string, status: AgentStatus) {
     this.statusTries++
@@ -24,7 +24,7 @@ class CountingKube extends FakeKube {
   }
 }
 
-async function start(kube: FakeKube, name = 'wf') {
+async function start(kube: EmbeddedKube, name = 'wf') {
   expect((await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', name))).status).toBe(202)
   return kube.workflow('team', name).status!.runId!
 }
@@ -37,14 +37,14 @@ function sharedAgent(allow?: string) {
 
 describe('step Jobs and agent identities', () => {
   it('runs a step as its agent\'s ServiceAccount, without a mounted token', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')] })
     const runId = await start(kube)
     const pod = kube.jobs.get(`team/wf-s1-${runId}`)?.spec?.template.spec
     expect(pod).toMatchObject({ serviceAccountName: 'agent-helper-sa', automountServiceAccountToken: false })
   })
 
   it('makes a step wait, with one Normal Event (agent-changed is making it), until the agent\'s ServiceAccount exists; then the tick starts it', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')], identities: false })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')], identities: false })
     await start(kube)
     expect(kube.createdJobs).toEqual([])
     expect(kube.workflow('team', 'wf').status?.stepStatuses?.[0]).toMatchObject({ phase: 'Pending', error: expect.stringContaining('"agent-helper-sa" in namespace "team"') })
@@ -63,7 +63,7 @@ describe('step Jobs and agent identities', () => {
   })
 
   it('starts the step when the ServiceAccount exists though agent-changed has not said so in status yet', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')], identities: false })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')], identities: false })
     kube.serviceAccounts.set('team/agent-helper-sa', { metadata: { name: 'agent-helper-sa', namespace: 'team' } })
     await start(kube)
     expect(kube.createdJobs).toHaveLength(1)
@@ -72,7 +72,7 @@ describe('step Jobs and agent identities', () => {
   it('an agent of another namespace that does not allow this one is never used: the step waits saying how to share it, and nothing of the agent reaches a pod or its metrics', async () => {
     const secretive = { ...sharedAgent(), spec: { ...sharedAgent().spec, systemPrompt: 'Internal runbook: rotate keys with ...' } }
     const wf = workflowOf('wf', [{ name: 's1', agentRef: { name: 'helper', namespace: 'shared' } }])
-    const kube = new FakeKube({ workflows: [wf], agents: [secretive] })
+    const kube = new EmbeddedKube({ workflows: [wf], agents: [secretive] })
     kube.serviceAccounts.set('team/agent-helper-sa', { metadata: { name: 'agent-helper-sa', namespace: 'team' } })
     await start(kube)
     expect(kube.createdJobs).toEqual([])
@@ -95,7 +95,7 @@ describe('step Jobs and agent identities', () => {
 
   it('`*` shares an agent with every namespace', async () => {
     const wf = workflowOf('wf', [{ name: 's1', agentRef: { name: 'helper', namespace: 'shared' } }])
-    const kube = new FakeKube({ workflows: [wf], agents: [sharedAgent('*')] })
+    const kube = new EmbeddedKube({ workflows: [wf], agents: [sharedAgent('*')] })
     kube.serviceAccounts.set('team/agent-helper-sa', { metadata: { name: 'agent-helper-sa', namespace: 'team' } })
     await start(kube)
     expect(kube.createdJobs).toHaveLength(1)
@@ -104,7 +104,7 @@ describe('step Jobs and agent identities', () => {
   it('looks a cross-namespace agent\'s ServiceAccount up in the Workflow\'s namespace, not the agent\'s', async () => {
     const shared = sharedAgent('team')
     const wf = workflowOf('wf', [{ name: 's1', agentRef: { name: 'helper', namespace: 'shared' } }])
-    const kube = new FakeKube({ workflows: [wf], agents: [shared] }) // identity made in "shared" only
+    const kube = new EmbeddedKube({ workflows: [wf], agents: [shared] }) // identity made in "shared" only
     await start(kube)
     expect(kube.createdJobs).toEqual([])
     expect(kube.workflow('team', 'wf').status?.stepStatuses?.[0]?.error).toContain('a pod can only use a ServiceAccount of its own namespace')
@@ -121,7 +121,7 @@ describe('budgets', () => {
   it('holds the next step of an agent its own step took over budget, and releases it when the limit is raised', async () => {
     const agent = agentOf('helper')
     agent.spec.guardrails = { costLimitUSD: 1 }
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1' }, { name: 's2', dependsOn: ['s1'] }])], agents: [agent] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 's1' }, { name: 's2', dependsOn: ['s1'] }])], agents: [agent] })
     const runId = await start(kube)
     const job = kube.finishJob(`wf-s1-${runId}`, 'Succeeded', usage(10, 10, 1.5))
     expect((await deliver(stepJobFinished(testDeps(kube)), RESOURCE_UPDATE, job)).status).toBe(202)
@@ -134,6 +134,7 @@ describe('budgets', () => {
 
     const raised = kube.agents.get('team/helper')!
     raised.spec.guardrails = { costLimitUSD: 5 }
+    kube.putAgent(raised)
     expect((await deliver(resyncTick(testDeps(kube)), PING, {})).status).toBe(202)
     expect(kube.createdJobs).toEqual([`wf-s1-${runId}`, `wf-s2-${runId}`])
   })
@@ -141,7 +142,7 @@ describe('budgets', () => {
 
 describe('agent metrics', () => {
   it('counts a failed attempt that is retried and the retry that succeeds, with tokens, cost and latency', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1', retryPolicy: { maxRetries: 1, backoffSeconds: 1 } }])], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 's1', retryPolicy: { maxRetries: 1, backoffSeconds: 1 } }])], agents: [agentOf('helper')] })
     const clock = { now: new Date('2026-01-01T00:00:00Z') }
     const deps = testDeps(kube, clock)
     const runId = (await deliver(workflowChanged(deps), RESOURCE_ADD, kube.workflow('team', 'wf')), kube.workflow('team', 'wf').status!.runId!)
@@ -158,13 +159,14 @@ describe('agent metrics', () => {
     expect((await deliver(finished, RESOURCE_UPDATE, retry)).status).toBe(202)
 
     expect(kube.workflow('team', 'wf').status?.phase).toBe('Succeeded')
+    const uid = kube.workflow('team', 'wf').metadata.uid
     expect(kube.agents.get('team/helper')?.status).toMatchObject({
       serviceAccountName: 'agent-helper-sa', // another writer's field, kept
       metrics: {
         totalInvocations: 2, successCount: 1, failureCount: 1, consecutiveFailures: 0, consecutiveSuccesses: 1,
         totalTokensUsed: 125, totalCostUSD: 0.26, averageLatencyMs: 5000, successRate: 0.5,
         lastInvocationTime: '2026-01-01T00:00:16.000Z',
-        recordedAttempts: ['uid-wf/' + runId + '/s1/0', 'uid-wf/' + runId + '/s1/1'],
+        recordedAttempts: [`${uid}/${runId}/s1/0`, `${uid}/${runId}/s1/1`],
       },
     })
   })
@@ -173,7 +175,7 @@ describe('agent metrics', () => {
     const shared = sharedAgent('team')
     const local = agentOf('helper') // a same-named agent beside the Workflow, which purko would wrongly update
     const wf = workflowOf('wf', [{ name: 's1', agentRef: { name: 'helper', namespace: 'shared' } }])
-    const kube = new FakeKube({ workflows: [wf], agents: [shared, local] })
+    const kube = new EmbeddedKube({ workflows: [wf], agents: [shared, local] })
     const runId = await start(kube)
     const job = kube.finishJob(`wf-s1-${runId}`, 'Succeeded', usage(1, 1, 0))
     expect((await deliver(stepJobFinished(testDeps(kube)), RESOURCE_UPDATE, job)).status).toBe(202)
@@ -182,7 +184,7 @@ describe('agent metrics', () => {
   })
 
   it('writes the metrics before the Workflow status, so a crash between them loses nothing and counts nothing twice', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')] })
     const runId = await start(kube)
     const job = kube.finishJob(`wf-s1-${runId}`, 'Succeeded', usage(1, 1, 0.5))
     const app = stepJobFinished(testDeps(kube))
@@ -195,7 +197,7 @@ describe('agent metrics', () => {
   })
 
   it('answers 409 after losing the race for the Agent every time, and counts the attempt on redelivery', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')] })
     const runId = await start(kube)
     const job = kube.finishJob(`wf-s1-${runId}`, 'Succeeded', usage(1, 1, 0))
     for (let i = 0; i < METRICS_WRITE_TRIES; i++) kube.failNext('replaceAgentStatus', new ConflictError('the object has been modified'))
@@ -207,7 +209,7 @@ describe('agent metrics', () => {
   })
 
   it('drops the count of an agent deleted meanwhile and still advances the Workflow', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [agentOf('helper')] })
     const runId = await start(kube)
     const job = kube.finishJob(`wf-s1-${runId}`, 'Succeeded', usage(1, 1, 0))
     // Deleted between the list the plan used and the metrics write: the write loses, the re-read finds nothing.
@@ -258,7 +260,7 @@ describe('agent metrics', () => {
 describe('immediate rollback', () => {
   it('demotes an agent at ri on the failed attempt that reaches the consecutive-failure trigger, before the Workflow moves on', async () => {
     const risky = autonomousAgent('helper', { level: 'ri', autonomyLevel: 'full', metrics: metricsOf(7, 2, { consecutiveSuccesses: 0, consecutiveFailures: 2 }) })
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [risky], policies: [policyOf('default', 'team', { rollback: { enabled: true } })] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [risky], policies: [policyOf('default', 'team', { rollback: { enabled: true } })] })
     const runId = await start(kube)
     const job = kube.finishJob(`wf-s1-${runId}`, 'Failed', 'OUTPUT:{"error":"deleted the wrong branch"}')
     expect((await deliver(stepJobFinished(testDeps(kube)), RESOURCE_UPDATE, job)).status).toBe(202)
@@ -271,7 +273,7 @@ describe('immediate rollback', () => {
 
   it('leaves an agent alone when the attempt succeeded', async () => {
     const steady = autonomousAgent('helper', { level: 'ri', autonomyLevel: 'full', metrics: metricsOf(7, 2, { consecutiveSuccesses: 0, consecutiveFailures: 2 }) })
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [steady], policies: [policyOf('default', 'team', { rollback: { enabled: true } })] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 's1' }])], agents: [steady], policies: [policyOf('default', 'team', { rollback: { enabled: true } })] })
     const runId = await start(kube)
     const job = kube.finishJob(`wf-s1-${runId}`, 'Succeeded', usage(1, 1, 0))
     expect((await deliver(stepJobFinished(testDeps(kube)), RESOURCE_UPDATE, job)).status).toBe(202)
@@ -287,7 +289,7 @@ describe('Prometheus counters', () => {
   }
 
   it('adds each counted attempt once to purko_agent_invocations_total, _tokens_total and _cost_usd_total', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 's1', agentRef: { name: 'counted' } }])], agents: [agentOf('counted')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 's1', agentRef: { name: 'counted' } }])], agents: [agentOf('counted')] })
     const runId = await start(kube)
     const app = stepJobFinished(testDeps(kube))
     const who = 'agent="counted",namespace="team"'
