@@ -4,7 +4,7 @@ import { createApp } from '../../functions/agent-changed/index.js'
 import { TransientError } from '../../shared/errors.js'
 import { AgentSchema, type Agent } from '../../shared/schemas/agent.js'
 import type { LLMProvider } from '../../shared/schemas/llmprovider.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 
@@ -22,14 +22,14 @@ const provider = (name: string, namespace = 'purko-system'): LLMProvider => ({
   apiVersion: 'purko.io/v1alpha1', kind: 'LLMProvider', metadata: { name, namespace }, spec: { type: 'anthropic', model: 'claude' },
 } as LLMProvider)
 
-/** A FakeKube holding the Agent as a user applied it: no identity yet, no status. */
-function kubeWith(agent: Agent, extra: { providers?: LLMProvider[] } = {}): FakeKube {
-  return new FakeKube({ agents: [agent], providers: extra.providers ?? [provider('anthropic')], identities: false })
+/** A EmbeddedKube holding the Agent as a user applied it: no identity yet, no status. */
+function kubeWith(agent: Agent, extra: { providers?: LLMProvider[] } = {}): EmbeddedKube {
+  return new EmbeddedKube({ agents: [agent], providers: extra.providers ?? [provider('anthropic')], identities: false })
 }
 
-const stored = (kube: FakeKube, name = 'writer') => structuredClone(kube.agents.get(`${NS}/${name}`)!)
+const stored = (kube: EmbeddedKube, name = 'writer') => structuredClone(kube.agents.get(`${NS}/${name}`)!)
 /** A user's `kubectl apply` of a changed spec: the generation moves. */
-function edit(kube: FakeKube, change: (spec: Agent['spec']) => Agent['spec'], name = 'writer'): void {
+function edit(kube: EmbeddedKube, change: (spec: Agent['spec']) => Agent['spec'], name = 'writer'): void {
   const agent = stored(kube, name)
   agent.spec = change(agent.spec)
   agent.metadata.generation = (agent.metadata.generation ?? 1) + 1
@@ -47,7 +47,7 @@ describe('agent-changed', () => {
     const sa = kube.serviceAccounts.get(`${NS}/agent-writer-sa`)!
     expect(sa.automountServiceAccountToken).toBe(false)
     expect(sa.metadata?.labels).toEqual({ 'purko.io/agent': 'writer', 'purko.io/agent-type': 'executor', 'purko.io/managed-by': 'agent-controller' })
-    expect(sa.metadata?.ownerReferences).toEqual([{ apiVersion: 'purko.io/v1alpha1', kind: 'Agent', name: 'writer', uid: 'uid-agent-writer', controller: true, blockOwnerDeletion: true }])
+    expect(sa.metadata?.ownerReferences).toEqual([{ apiVersion: 'purko.io/v1alpha1', kind: 'Agent', name: 'writer', uid: stored(kube).metadata.uid, controller: true, blockOwnerDeletion: true }])
     expect(kube.roleBindings.get(`${NS}/agent-writer-binding`)?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'agent-writer-sa', namespace: NS }])
     const agent = stored(kube)
     expect(agent.status).toMatchObject({
@@ -112,7 +112,7 @@ describe('agent-changed', () => {
   })
 
   it('answers 400 to a malformed CloudEvent and to data that is not an Agent', async () => {
-    const app = createApp(testDeps(new FakeKube()))
+    const app = createApp(testDeps(new EmbeddedKube()))
     const garbage = await app.request('/', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
     expect(garbage.status).toBe(400)
     expect((await deliver(app, RESOURCE_UPDATE, { hello: 'world' })).status).toBe(400)
@@ -150,7 +150,8 @@ describe('agent-changed', () => {
 
     const kube2 = kubeWith(anAgent('writer', {}, { finalizers: ['purko.io/agent-finalizer'], deletionTimestamp: '2026-01-01T00:00:00Z' }))
     expect((await deliver(createApp(testDeps(kube2)), RESOURCE_UPDATE, stored(kube2))).status).toBe(202)
-    expect(stored(kube2).metadata.finalizers).toEqual([])
+    // Its last finalizer gone, the API server completes the deletion.
+    expect(kube2.agents.get(`${NS}/writer`)).toBeUndefined()
     expect(kube2.writes).toEqual(['patch Agent/writer'])
   })
 
@@ -228,7 +229,7 @@ describe('agent-changed', () => {
 
   describe('the recheck tick (agents-recheck PingSource)', () => {
     it('turns ModelAvailable True once the LLMProvider exists, with no event about the Agent, and leaves healthy Agents alone', async () => {
-      const kube = new FakeKube({
+      const kube = new EmbeddedKube({
         agents: [anAgent('waiting', { model: { provider: 'team-claude', name: 'claude' } }), anAgent('fine')],
         providers: [provider('anthropic')], identities: false,
       })
@@ -245,7 +246,7 @@ describe('agent-changed', () => {
     })
 
     it('costs the alarm read and one LIST when every Agent is fine, and one Agent\'s outage does not stop the others', async () => {
-      const kube = new FakeKube({ agents: [anAgent('a'), anAgent('b')], providers: [provider('anthropic')], identities: false })
+      const kube = new EmbeddedKube({ agents: [anAgent('a'), anAgent('b')], providers: [provider('anthropic')], identities: false })
       const app = createApp(testDeps(kube))
       // Neither Agent has been reconciled yet (no event reached agent-changed): both are due.
       kube.failNext('getAgent', new TransientError('API server unavailable'))

@@ -393,18 +393,24 @@ export class EmbeddedKube {
    * Creates or replaces an object as someone else would (kubectl apply, another controller):
    * the server sets uid, generation and creationTimestamp (a given creationTimestamp is when the
    * server's clock stood at the create); a given `.status` is then
-   * written through the status subresource, as that kind's controller would.
+   * written through the status subresource, as that kind's controller would; a given
+   * deletionTimestamp is a delete at that time (the object's finalizers keep it).
    */
   put<O extends { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } }>(object: O): O {
     // As a client sends it: JSON (an undefined field is not there at all).
     const { status, ...body } = JSON.parse(JSON.stringify(object)) as O & { status?: unknown }
-    const { uid: _u, resourceVersion: _r, generation: _g, creationTimestamp: created, managedFields: _m, deletionTimestamp: _d, ...metadata } = (body.metadata ?? {}) as Record<string, unknown>
+    const { uid: _u, resourceVersion: _r, generation: _g, creationTimestamp: created, managedFields: _m, deletionTimestamp: deleted, ...metadata } = (body.metadata ?? {}) as Record<string, unknown>
     const type = { apiVersion: body.apiVersion!, kind: body.kind! }
     const live = this.store.get(type, metadata.namespace as string | undefined, metadata.name as string)
     let stored = live
       ? this.store.update({ ...body, metadata: { ...metadata, resourceVersion: live.metadata.resourceVersion } } as KubeObject, BY_HAND)
       : atTime(typeof created === 'string' ? created : undefined, () => this.store.create({ ...body, metadata } as KubeObject, BY_HAND))
     if (status !== undefined) stored = this.writeStatus(type, stored, status)
+    // Being deleted: the server marks it (its finalizers keep it), at the time given.
+    if (typeof deleted === 'string' && !stored.metadata.deletionTimestamp) {
+      atTime(deleted, () => this.store.delete(type, stored.metadata.namespace as string | undefined, stored.metadata.name as string))
+      stored = this.store.get(type, stored.metadata.namespace as string | undefined, stored.metadata.name as string) ?? stored
+    }
     return stored as unknown as O
   }
 
@@ -630,6 +636,11 @@ export class StoreView<O> implements Iterable<[string, O]> {
     if (!live) return false
     removeObject(this.kube.store, this.type, live)
     return true
+  }
+
+  /** Deletes every object of the kind (finalizers removed first). */
+  clear(): void {
+    for (const [key] of this.all()) this.delete(key)
   }
 
   get size(): number {
