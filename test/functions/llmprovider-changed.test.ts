@@ -9,7 +9,8 @@ import { createApp } from '../../functions/llmprovider-changed/index.js'
 import { kineticEventsFor, type KineticEvents } from '../../shared/engine/kinetic-events.js'
 import { ForbiddenError, TransientError } from '../../shared/errors.js'
 import { LLMProviderSchema, type LLMProvider } from '../../shared/schemas/llmprovider.js'
-import { FakeKube } from '../fakes/kube.js'
+import { intervalSecondsOf, slotSecondsOf } from '../../shared/llm/schedule.js'
+import { EmbeddedKube, toApiServer } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 
@@ -21,8 +22,10 @@ const MODELS_URL = 'https://api.openai.com/v1/models'
 const server = setupServer()
 let requests: Request[] = []
 beforeAll(() => {
-  server.listen({ onUnhandledRequest: 'error' })
-  server.events.on('request:start', ({ request }) => void requests.push(request))
+  // Every outbound request but the API server's must be mocked.
+  server.listen({ onUnhandledRequest: (request, print) => { if (!toApiServer(request)) print.error() } })
+  // The probes: every outbound request but the API server's.
+  server.events.on('request:start', ({ request }) => void (toApiServer(request) || requests.push(request)))
 })
 afterEach(() => {
   server.resetHandlers()
@@ -46,12 +49,21 @@ function aProvider(name: string, spec: Record<string, unknown> = {}, namespace =
 const secret = (name: string, value: string, namespace = PLATFORM): V1Secret =>
   ({ metadata: { name, namespace, resourceVersion: '1' }, data: { 'api-key': Buffer.from(value).toString('base64') } })
 
-function kubeWith(providers: LLMProvider[], secrets: V1Secret[] = [secret('openai-key', KEY)]): FakeKube {
-  const kube = new FakeKube({ providers })
+function kubeWith(providers: LLMProvider[], secrets: V1Secret[] = [secret('openai-key', KEY)]): EmbeddedKube {
+  const kube = new EmbeddedKube({ providers })
   for (const s of secrets) kube.secrets.set(`${s.metadata!.namespace}/${s.metadata!.name}`, s)
   return kube
 }
-const stored = (kube: FakeKube, name: string, namespace = PLATFORM) => structuredClone(kube.providers.get(`${namespace}/${name}`)!)
+const stored = (kube: EmbeddedKube, name: string, namespace = PLATFORM) => structuredClone(kube.providers.get(`${namespace}/${name}`)!)
+/**
+ * The first instant from 2026-01-01T00:00Z at the provider's probe slot (derived from the uid the
+ * API server gave it): a provider created then is next due one interval later.
+ */
+function atSlot(provider: LLMProvider): Date {
+  const from = Date.parse('2026-01-01T00:00:00Z') / 1000
+  const interval = intervalSecondsOf(provider)
+  return new Date((from + ((slotSecondsOf(provider) - (from % interval)) + interval) % interval) * 1000)
+}
 const cond = (p: LLMProvider, type: string) => p.status?.conditions?.find((c) => c.type === type)
 
 /** Captures every log line the function writes (debug and up). */
@@ -65,7 +77,7 @@ describe('llmprovider-changed', () => {
   it('probes a new provider once and reports it Ready with the models it lists, an Event and the bookkeeping', async () => {
     server.use(openai())
     const kube = kubeWith([aProvider('openai')])
-    const clock = { now: new Date('2026-01-01T00:00:00Z') }
+    const clock = { now: atSlot(stored(kube, 'openai')) }
     const res = await deliver(createApp(testDeps(kube, clock)), RESOURCE_ADD, stored(kube, 'openai'))
 
     expect(res.status).toBe(202)
@@ -75,7 +87,7 @@ describe('llmprovider-changed', () => {
     const p = stored(kube, 'openai')
     expect(p.status).toMatchObject({
       phase: 'Ready', message: 'Provider openai ready, 2 models available', availableModels: 2, discoveredModels: ['gpt-4o', 'gpt-4o-mini'],
-      lastHealthCheck: '2026-01-01T00:00:00.000Z', observedGeneration: 1, consecutiveFailures: 0,
+      lastHealthCheck: clock.now.toISOString(), observedGeneration: 1, consecutiveFailures: 0,
     })
     expect(Date.parse(p.status!.nextProbeAt!) - clock.now.getTime()).toBeGreaterThanOrEqual(300_000)
     // One fire, at the minute its next probe is due (5 minutes plus its jitter).
@@ -229,7 +241,7 @@ describe('llmprovider-changed', () => {
   })
 
   it('answers 400 to data that is not an LLMProvider', async () => {
-    expect((await deliver(createApp(testDeps(new FakeKube())), RESOURCE_UPDATE, { hello: 'world' })).status).toBe(400)
+    expect((await deliver(createApp(testDeps(new EmbeddedKube())), RESOURCE_UPDATE, { hello: 'world' })).status).toBe(400)
   })
 
   it('copies a platform provider\'s key into opted-in namespaces, and drops it when the provider goes', async () => {
@@ -247,7 +259,10 @@ describe('llmprovider-changed', () => {
     const gone = stored(kube, 'openai')
     kube.providers.delete(`${PLATFORM}/openai`)
     await deliver(app, 'dev.knative.apiserver.resource.delete', gone)
-    expect(kube.secrets.get('ai-agents/kinetic-llm-credentials')?.data).toEqual({})
+    // The copy stays, emptied (the API server drops an empty data map).
+    const emptied = kube.secrets.get('ai-agents/kinetic-llm-credentials')
+    expect(emptied).toBeDefined()
+    expect(emptied!.data ?? {}).toEqual({})
   })
 
   it('a rotated platform key reaches the copies by the next probe round', async () => {
@@ -272,7 +287,8 @@ describe('llmprovider-changed', () => {
         requests = []
         server.resetHandlers(openai())
         const kube = kubeWith([aProvider('openai')])
-        const clock = { now: new Date('2026-01-01T00:00:00Z') }
+        const start = atSlot(stored(kube, 'openai'))
+        const clock = { now: start }
         const app = createApp(testDeps(kube, clock))
         const first = stored(kube, 'openai')
         for (const step of schedule) {
@@ -286,7 +302,7 @@ describe('llmprovider-changed', () => {
         await deliver(app, PING, {})
         const p = stored(kube, 'openai')
         expect(p.status?.phase).toBe('Ready')
-        const elapsedMinutes = (clock.now.getTime() - Date.parse('2026-01-01T00:00:00Z')) / 60_000
+        const elapsedMinutes = (clock.now.getTime() - start.getTime()) / 60_000
         expect(requests.length).toBeLessThanOrEqual(1 + Math.floor(elapsedMinutes / 5))
         expect(kube.events).toHaveLength(1)
       },

@@ -103,6 +103,11 @@ if (process.env.VITEST) (await import('vitest')).afterAll(async () => {
   })
 })
 
+/** Whether a request goes to this file's embedded API server (for a mock of outbound HTTP to let it through). */
+export function toApiServer(request: Request): boolean {
+  return request.url.startsWith(`${server().url}/`)
+}
+
 function server(): Shared {
   if (!shared) throw new Error('the embedded API server is not running')
   return shared
