@@ -7,13 +7,13 @@ import { syncCredentialCopies } from '../../shared/engine/sync-credential-copies
 import { ConflictError, TransientError } from '../../shared/errors.js'
 import { AgentSchema } from '../../shared/schemas/agent.js'
 import { LLMProviderSchema, type LLMProvider } from '../../shared/schemas/llmprovider.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
 
 /** The workflow functions hold no Secret right at all: any Secret call is a 403 on a real cluster. */
-class NoSecretsKube extends FakeKube {
+class NoSecretsKube extends EmbeddedKube {
   secretCalls = 0
   override async getSecret(): Promise<V1Secret | null> { this.secretCalls++; throw new Error('secrets is forbidden') }
   override async createSecret(): Promise<'created' | 'exists'> { this.secretCalls++; throw new Error('secrets is forbidden') }
@@ -29,18 +29,18 @@ function provider(name: string, namespace: string, spec: Record<string, unknown>
   })
 }
 
-function optIn(kube: FakeKube, namespace = 'team'): void {
+function optIn(kube: EmbeddedKube, namespace = 'team'): void {
   kube.namespaces.set(namespace, { metadata: { name: namespace, labels: { 'kinetic.dev/llm-credentials': 'enabled' } } })
 }
 
-function envOf(kube: FakeKube, jobName: string) {
+function envOf(kube: EmbeddedKube, jobName: string) {
   const job = [...kube.jobs.values()].find((j) => j.metadata?.name === jobName)
   return job?.spec?.template.spec?.containers[0]?.env ?? []
 }
-const envValue = (kube: FakeKube, job: string, name: string) => envOf(kube, job).find((e) => e.name === name)?.value
-const apiKeyRef = (kube: FakeKube, job: string) => envOf(kube, job).find((e) => e.name === 'MODEL_API_KEY')
+const envValue = (kube: EmbeddedKube, job: string, name: string) => envOf(kube, job).find((e) => e.name === name)?.value
+const apiKeyRef = (kube: EmbeddedKube, job: string) => envOf(kube, job).find((e) => e.name === 'MODEL_API_KEY')
 
-async function start(kube: FakeKube, steps: Array<{ name: string; dependsOn?: string[] }> = [{ name: 'a' }]) {
+async function start(kube: EmbeddedKube, steps: Array<{ name: string; dependsOn?: string[] }> = [{ name: 'a' }]) {
   kube.putWorkflow(workflowOf('wf', steps))
   const res = await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
   expect(res.status).toBe(202)
@@ -220,7 +220,7 @@ describe('spec.fallback.providerRef', () => {
 })
 
 describe('step Jobs see the mcp-servers registry', () => {
-  function registry(kube: FakeKube, servers: string): void {
+  function registry(kube: EmbeddedKube, servers: string): void {
     kube.configMaps.set('ai-agents/mcp-servers', { metadata: { name: 'mcp-servers', namespace: 'ai-agents', resourceVersion: '1' }, data: { servers } })
   }
   function toolAgent(tools: Array<Record<string, unknown>>) {
@@ -278,8 +278,13 @@ describe('step Jobs see the mcp-servers registry', () => {
 
 describe('syncCredentialCopies (llmprovider-changed)', () => {
   const b64 = (text: string) => Buffer.from(text).toString('base64')
+  /** Rotates a Secret's api-key as its owner would (a new value written to the API server). */
+  const rotate = (kube: EmbeddedKube, key: string, value: string) => {
+    const secret = kube.secrets.get(key)!
+    kube.secrets.set(key, { ...secret, data: { ...secret.data, 'api-key': value } })
+  }
   function setup() {
-    const kube = new FakeKube()
+    const kube = new EmbeddedKube()
     optIn(kube, 'team')
     optIn(kube, 'ai-agents')
     kube.namespaces.set('other', { metadata: { name: 'other' } })
@@ -314,7 +319,7 @@ describe('syncCredentialCopies (llmprovider-changed)', () => {
     expect(await syncCredentialCopies(kube, 'purko-system', providers)).toMatchObject({ written: [], unchanged: ['ai-agents', 'team'] })
     expect(kube.writes.slice(writes)).toEqual([])
 
-    kube.secrets.get('purko-system/openai-key')!.data!['api-key'] = b64('sk-rotated')
+    rotate(kube, 'purko-system/openai-key', b64('sk-rotated'))
     expect((await syncCredentialCopies(kube, 'purko-system', providers)).written).toEqual(['ai-agents', 'team'])
     expect(kube.secrets.get('team/kinetic-llm-credentials')!.data!.openai).toBe(b64('sk-rotated'))
 
@@ -344,7 +349,7 @@ describe('syncCredentialCopies (llmprovider-changed)', () => {
   it('a lost race with another replica is retried on fresh state', async () => {
     const { kube, providers } = setup()
     await syncCredentialCopies(kube, 'purko-system', providers)
-    kube.secrets.get('purko-system/openai-key')!.data!['api-key'] = b64('sk-rotated')
+    rotate(kube, 'purko-system/openai-key', b64('sk-rotated'))
     kube.failNext('replaceSecret', new ConflictError('modified'))
     const outcome = await syncCredentialCopies(kube, 'purko-system', providers)
     expect(outcome.failed).toEqual([])
