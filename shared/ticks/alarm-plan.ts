@@ -39,6 +39,11 @@ const MINUTE_MS = 60_000
 
 /** Annotation an alarm's arming writes (the time of the arm), so that every arm is a write. */
 export const ANNOTATION_ARMED_AT = 'kinetic.dev/armed-at'
+/**
+ * Annotation an arm writes with a fresh id: the API server keeps the resourceVersion of a patch
+ * that changes nothing, so two arms stamped with the same time would otherwise be one write.
+ */
+export const ANNOTATION_ARM_ID = 'kinetic.dev/arm-id'
 
 /** Pure: the name of a tick's alarm. */
 export function alarmName(tick: Tick): string {

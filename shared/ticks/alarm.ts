@@ -2,12 +2,13 @@
  * The shell of alarms (shared/ticks/alarm-plan.ts says what an alarm is and decides every write):
  * read a tick's alarm, settle it after a tick round, arm it after a write that made work due.
  */
+import { randomUUID } from 'node:crypto'
 import { ConflictError, ForbiddenError, RefusedError } from '../errors.js'
 import type { Kube } from '../kube/port.js'
 import type { Logger } from '../log.js'
 import type { RuntimeConfig } from '../config.js'
 import {
-  ANNOTATION_ARMED_AT, armAlarm, liveAlarm, mergeAlarm, settleAlarm, alarmManifest, alarmName, type LiveAlarm, type Tick, type AlarmWrite,
+  ANNOTATION_ARM_ID, ANNOTATION_ARMED_AT, armAlarm, liveAlarm, mergeAlarm, settleAlarm, alarmManifest, alarmName, type LiveAlarm, type Tick, type AlarmWrite,
 } from './alarm-plan.js'
 
 export interface AlarmDeps {
@@ -110,7 +111,7 @@ async function apply(deps: AlarmDeps, tick: Tick, write: AlarmWrite, now: string
       return
     case 'reschedule':
       await deps.kube.patchChild('PingSource', namespace, alarmName(tick), write.resourceVersion, {
-        metadata: { annotations: { [ANNOTATION_ARMED_AT]: now } },
+        metadata: { annotations: { [ANNOTATION_ARMED_AT]: now, [ANNOTATION_ARM_ID]: randomUUID() } },
         spec: { schedule: write.schedule },
       })
       return
