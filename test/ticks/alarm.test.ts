@@ -6,7 +6,7 @@ import { createApp as mcpserverChanged } from '../../functions/mcpserver-changed
 import { alarmSchedule, armAlarm, EVERY_MINUTE, nextAlarmFire, settleAlarm } from '../../shared/ticks/alarm-plan.js'
 import { armTickAlarm, readAlarm, settleTickAlarm } from '../../shared/ticks/alarm.js'
 import { ForbiddenError } from '../../shared/errors.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
@@ -41,10 +41,10 @@ describe('alarm plan (pure)', () => {
 })
 
 describe('alarms on the functions', () => {
-  const alarm = (kube: FakeKube, tick: string) => kube.child('PingSource', 'kinetic-system', `${tick}-alarm`) as { spec?: Record<string, unknown> } | undefined
+  const alarm = (kube: EmbeddedKube, tick: string) => kube.child('PingSource', 'kinetic-system', `${tick}-alarm`) as { spec?: Record<string, unknown> } | undefined
 
   it('a started run arms resync every minute; the tick removes the alarm once no run is unfinished', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a' }])], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 'a' }])], agents: [agentOf('helper')] })
     await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
     const armed = alarm(kube, 'resync')
     expect(armed?.spec).toMatchObject({ schedule: EVERY_MINUTE, ceOverrides: { extensions: { kineticsource: 'resync' } } })
@@ -62,7 +62,7 @@ describe('alarms on the functions', () => {
   })
 
   it('an arm between the tick\'s read and its settle survives (the tick\'s guarded delete loses)', async () => {
-    const kube = new FakeKube({})
+    const kube = new EmbeddedKube({})
     const deps = testDeps(kube)
     await armTickAlarm(deps, 'resync', NOW)
     const before = await readAlarm(deps, 'resync') // the tick reads, then lists: no unfinished run yet
@@ -72,7 +72,7 @@ describe('alarms on the functions', () => {
   })
 
   it('without an arm in between, the same settle deletes the alarm', async () => {
-    const kube = new FakeKube({})
+    const kube = new EmbeddedKube({})
     const deps = testDeps(kube)
     await armTickAlarm(deps, 'resync', NOW)
     await settleTickAlarm(deps, 'resync', await readAlarm(deps, 'resync'), undefined)
@@ -81,11 +81,11 @@ describe('alarms on the functions', () => {
 
   it('the MCP servers tick sets its alarm at the earliest check it listed, not every minute', async () => {
     const clock = { now: new Date('2026-01-01T10:00:00Z') }
-    const kube = new FakeKube({})
+    const kube = new EmbeddedKube({})
     kube.mcpServers.set('team/search', {
       apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer',
       metadata: { name: 'search', namespace: 'team', generation: 1, resourceVersion: '1', finalizers: ['purko.io/mcpserver-finalizer'] },
-      spec: { url: 'http://search.team:8000/mcp', transport: 'http' },
+      spec: { image: 'search:1', managed: false, url: 'http://search.team:8000/mcp', transport: 'http' },
       status: { phase: 'Ready', observedGeneration: 1, nextCheckTime: '2026-01-01T10:29:30Z' },
     } as never)
     await deliver(mcpserverChanged({ ...testDeps(kube, clock) } as never), PING, {})
@@ -95,14 +95,14 @@ describe('alarms on the functions', () => {
 
 describe('alarms where PingSources cannot be made', () => {
   it('a tick whose function may not read its alarm (no alarm Role) still does its work', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a' }])], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 'a' }])], agents: [agentOf('helper')] })
     kube.failNext('getChild', new ForbiddenError('pingsources.sources.knative.dev "resync-alarm" is forbidden'))
     expect((await deliver(resyncTick(testDeps(kube)), PING, {})).status).toBe(202)
     expect(kube.workflow('team', 'wf').status?.phase).toBe('Running') // its lost add made up for
   })
 
   it('a run still starts on a cluster that serves no PingSources; the hourly heartbeat is then its safety net', async () => {
-    const kube = new FakeKube({ workflows: [workflowOf('wf', [{ name: 'a' }])], agents: [agentOf('helper')] })
+    const kube = new EmbeddedKube({ workflows: [workflowOf('wf', [{ name: 'a' }])], agents: [agentOf('helper')] })
     kube.refuseApply('PingSource', 'kinetic-system', 'resync-alarm', 404, 'the server could not find the requested resource')
     const res = await deliver(workflowChanged(testDeps(kube)), RESOURCE_ADD, kube.workflow('team', 'wf'))
     expect(res.status).toBe(202)
@@ -123,7 +123,7 @@ describe('alarms under any interleaving (property)', () => {
       fc.array(fc.constantFrom('start', 'finish', 'tick'), { minLength: 1, maxLength: 8 }),
       fc.array(fc.nat(), { minLength: 40, maxLength: 40 }),
       async (actors, choices) => {
-        const kube = new FakeKube({})
+        const kube = new EmbeddedKube({})
         const deps = testDeps(kube)
         const work = new Set<number>()
         let next = 0
