@@ -7,7 +7,7 @@ import { ConflictError, TransientError } from '../../shared/errors.js'
 import type { DiscoveryResult, DiscoveryTarget } from '../../shared/mcp/discovery.js'
 import { parseRegistry } from '../../shared/mcp/registry.js'
 import { MCPServerSchema, type MCPServer } from '../../shared/schemas/mcpserver.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 
@@ -19,12 +19,12 @@ const TICK = { kineticsource: 'mcpserverresync' }
 
 let rv = 1000
 /** A cluster with the agent namespace, where the registry lives. */
-function agentCluster(): FakeKube {
-  const kube = new FakeKube()
+function agentCluster(): EmbeddedKube {
+  const kube = new EmbeddedKube()
   kube.namespaces.set(NS, { metadata: { name: NS } })
   return kube
 }
-function put(kube: FakeKube, spec: Record<string, unknown>, name = 'github', metadata: Record<string, unknown> = {}): MCPServer {
+function put(kube: EmbeddedKube, spec: Record<string, unknown>, name = 'github', metadata: Record<string, unknown> = {}): MCPServer {
   const existing = kube.mcpServers.get(`${NS}/${name}`)
   const server = MCPServerSchema.parse({
     apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer',
@@ -33,18 +33,19 @@ function put(kube: FakeKube, spec: Record<string, unknown>, name = 'github', met
     ...(existing?.status ? { status: existing.status } : {}),
   })
   kube.mcpServers.set(`${NS}/${name}`, server)
-  return structuredClone(server)
+  return stored(kube, name)
 }
-const stored = (kube: FakeKube, name = 'github') => structuredClone(kube.mcpServers.get(`${NS}/${name}`)!)
+const stored = (kube: EmbeddedKube, name = 'github') => structuredClone(kube.mcpServers.get(`${NS}/${name}`)!)
 const condition = (s: MCPServer, type: string) => s.status?.conditions?.find((c) => c.type === type)
-const registry = (kube: FakeKube) => parseRegistry(kube.configMaps.get(`${NS}/mcp-servers`)?.data?.servers)
+const registry = (kube: EmbeddedKube) => parseRegistry(kube.configMaps.get(`${NS}/mcp-servers`)?.data?.servers)
 
 /** Plays the Deployment controller and kubelet: the Deployment serves with one ready pod. */
-function makeAvailable(kube: FakeKube, name = 'github', podUid = 'pod-1', restarts = 0): V1Deployment {
+function makeAvailable(kube: EmbeddedKube, name = 'github', podUid = 'pod-1', restarts = 0): V1Deployment {
+  const generation = kube.deployments.get(`${NS}/${name}`)!.metadata!.generation
+  kube.setStatus('Deployment', NS, name, { observedGeneration: generation, replicas: 1, updatedReplicas: 1, availableReplicas: 1, conditions: [{ type: 'Available', status: 'True' }] })
   const d = kube.deployments.get(`${NS}/${name}`)!
-  d.status = { observedGeneration: 0, replicas: 1, updatedReplicas: 1, availableReplicas: 1, conditions: [{ type: 'Available', status: 'True' }] }
-  d.metadata!.resourceVersion = `r${++rv}`
-  kube.pods.clear()
+  // The one pod `<name>-<podUid>` (another one gone); the same pod keeps its uid, its restarts counted in its status.
+  for (const key of kube.pods.keys()) if (key !== `${NS}/${name}-${podUid}`) kube.pods.delete(key)
   kube.pods.set(`${NS}/${name}-${podUid}`, {
     metadata: { name: `${name}-${podUid}`, namespace: NS, uid: podUid, labels: { 'purko.io/mcp-server': name } },
     status: { phase: 'Running', podIP: '10.1.2.3', containerStatuses: [{ name: 'mcp-server', restartCount: restarts, ready: true, image: 'x', imageID: 'x' }] },
@@ -53,7 +54,7 @@ function makeAvailable(kube: FakeKube, name = 'github', podUid = 'pod-1', restar
 }
 
 interface Discovery { calls: DiscoveryTarget[]; result: DiscoveryResult }
-function depsWith(kube: FakeKube, discovery: Discovery, clock = { now: new Date('2026-01-01T00:00:00Z') }): McpServerDeps {
+function depsWith(kube: EmbeddedKube, discovery: Discovery, clock = { now: new Date('2026-01-01T00:00:00Z') }): McpServerDeps {
   return {
     ...testDeps(kube, clock),
     discover: async (target) => {
@@ -202,7 +203,7 @@ describe('mcpserver-changed', () => {
     const forbidden = () => Object.assign(new Error(`Could not get Secret ${TEAM}/tok`), {
       cause: { code: 403, body: JSON.stringify({ kind: 'Status', reason: 'Forbidden', message: `secrets "tok" is forbidden: User "system:serviceaccount:kinetic-system:mcpserver-changed" cannot get resource "secrets" in API group "" in the namespace "${TEAM}"` }) },
     })
-    function putTeam(kube: FakeKube): MCPServer {
+    function putTeam(kube: EmbeddedKube): MCPServer {
       const existing = kube.mcpServers.get(`${TEAM}/github`)
       const server = MCPServerSchema.parse({
         apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer',
@@ -213,7 +214,7 @@ describe('mcpserver-changed', () => {
       kube.mcpServers.set(`${TEAM}/github`, server)
       return structuredClone(server)
     }
-    const teamServer = (kube: FakeKube) => structuredClone(kube.mcpServers.get(`${TEAM}/github`)!)
+    const teamServer = (kube: EmbeddedKube) => structuredClone(kube.mcpServers.get(`${TEAM}/github`)!)
 
     it('reports SecretForbidden with the grant that allows the read (202, no redelivery), and retries with the backoff once it is granted', async () => {
       const kube = agentCluster().failNext('getSecret', forbidden())
@@ -387,7 +388,7 @@ describe('mcpserver-changed', () => {
 })
 
 describe('mcpserver-changed: an MCPServer of the same name in another namespace (issue 27)', () => {
-  function putIn(kube: FakeKube, namespace: string, name: string, spec: Record<string, unknown>): MCPServer {
+  function putIn(kube: EmbeddedKube, namespace: string, name: string, spec: Record<string, unknown>): MCPServer {
     const existing = kube.mcpServers.get(`${namespace}/${name}`)
     const server = MCPServerSchema.parse({
       apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer',
