@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto'
 import { deliverySuffix } from '../../shared/triggers/run-builder.js'
 import { RateLimiter, type RateLimit } from '../../shared/webhook/rate-limit.js'
 import { githubSignature, kineticSignature } from '../../shared/webhook/signature.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { workflowOf } from '../support/objects.js'
 
 const NOW = new Date('2026-03-01T12:00:00Z')
@@ -27,8 +27,12 @@ function template(name = 'deploy', webhook: Record<string, unknown> | null = { s
   return wf
 }
 
-function fakeWith(...templates: ReturnType<typeof template>[]): FakeKube {
-  const kube = new FakeKube({ workflows: templates.length > 0 ? templates : [template()] })
+/** The uid the API server gave the last cluster's `deploy` template (runs are named after it). */
+let deployUid = ''
+
+function fakeWith(...templates: ReturnType<typeof template>[]): EmbeddedKube {
+  const kube = new EmbeddedKube({ workflows: templates.length > 0 ? templates : [template()] })
+  deployUid = kube.workflow(NS, 'deploy')?.metadata.uid ?? ''
   kube.secrets.set(`${NS}/hook`, { metadata: { name: 'hook', namespace: NS }, data: { secret: Buffer.from(SECRET).toString('base64') } })
   return kube
 }
@@ -50,7 +54,7 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 /** The key a GitHub-signed body is deduplicated by at `at`: its hour and its digest. */
 const githubKey = (body: string, at: Date = NOW) => `github:${Math.floor(at.getTime() / 3_600_000)}:${sha256(body)}`
 /** The run a deduplicated delivery names. */
-const runOf = (key: string) => `deploy-run-${deliverySuffix('uid-deploy', key)}`
+const runOf = (key: string) => `deploy-run-${deliverySuffix(deployUid, key)}`
 
 type App = ReturnType<typeof appFor>['app']
 
@@ -62,7 +66,7 @@ const signed = (body: string, extra: Record<string, string> = {}) => ({ 'x-hub-s
 
 const BODY = JSON.stringify({ title: 'Release 1.4', env: 'prod', parameters: { version: '1.4.0' } })
 
-describe('webhook-trigger (FakeKube)', () => {
+describe('webhook-trigger (EmbeddedKube)', () => {
   it('creates a run of the template and answers 201 with purko\'s body', async () => {
     const kube = fakeWith()
     const { app } = appFor(kube)
