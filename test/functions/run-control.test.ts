@@ -1,4 +1,4 @@
-// run-control in memory (app.request) with FakeKube as the API server: TokenReview answers from
+// run-control in memory (app.request) with EmbeddedKube as the API server: TokenReview answers from
 // `kube.tokens`, SubjectAccessReview answers from `kube.allow`, every write recorded.
 import type { V1Job, V1Pod } from '@kubernetes/client-node'
 import { pino } from 'pino'
@@ -10,7 +10,7 @@ import { runIdFor } from '../../shared/reconcile/run-id.js'
 import { runControlConfig } from '../../shared/run-control/config.js'
 import type { Agent } from '../../shared/schemas/agent.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 
 const NS = 'team-a'
 const NOW = new Date('2026-03-01T10:00:00.000Z')
@@ -41,7 +41,13 @@ function capturingLog(): { log: Logger; lines: string[] } {
 }
 
 function setup(objects: { workflows?: Workflow[]; agents?: Agent[] } = {}, env: Record<string, string> = {}) {
-  const kube = new FakeKube({ workflows: objects.workflows ?? [workflow('deploy', { status: waiting() })], agents: objects.agents ?? [], identities: false })
+  const kube = new EmbeddedKube({ agents: objects.agents ?? [], identities: false })
+  // A run id derives from the uid, which the API server assigns: a seeded status names the run of the stored Workflow.
+  for (const wf of objects.workflows ?? [workflow('deploy', { status: waiting() })]) {
+    const { status, ...created } = wf
+    const stored = kube.putWorkflow(created as Workflow)
+    if (status) kube.putWorkflow({ ...stored, status: { ...status, ...(status.runId === runId(wf.metadata.name!) ? { runId: runIdFor(stored.metadata.uid!, undefined) } : {}) } })
+  }
   kube.tokens.set(ALICE_TOKEN, ALICE)
   kube.tokens.set(BOB_TOKEN, { username: 'bob', groups: ['system:authenticated'] })
   const { log, lines } = capturingLog()
@@ -59,7 +65,7 @@ function setup(objects: { workflows?: Workflow[]; agents?: Agent[] } = {}, env: 
 }
 const json = async (res: Response) => (await res.json()) as Record<string, any>
 /** Calls beyond the reviews: anything read or written for the caller. */
-const apiCallsBeyondReviews = (kube: FakeKube) => kube.calls - kube.tokenReviews.length - kube.accessReviews.length
+const apiCallsBeyondReviews = (kube: EmbeddedKube) => kube.calls - kube.tokenReviews.length - kube.accessReviews.length
 
 describe('authentication and authorization', () => {
   it.each([
@@ -244,11 +250,12 @@ describe('cancel and rerun', () => {
       status: { runId: runId('deploy'), phase: 'Cancelled' },
     })] })
     kube.allow('alice@example.com', 'patch', 'workflows', NS)
+    const uid = kube.workflow(NS, 'deploy').metadata.uid
     const res = await send('POST', `/api/rerun/${NS}/deploy`, { body: { parameters: { env: 'prod' } } })
     expect(await json(res)).toEqual({ status: 'restarted', name: 'deploy', workflow: 'deploy', namespace: NS, user: 'alice@example.com', parameters: { env: 'prod', region: 'eu' } })
     expect(kube.writes).toEqual(['patch Workflow/deploy'])
     const wf = kube.workflow(NS, 'deploy')
-    expect(wf.metadata.uid).toBe('uid-deploy')
+    expect(wf.metadata.uid).toBe(uid) // the same object, rerun in place
     expect(wf.metadata.annotations).toEqual({
       'purko.io/rerun': NOW.toISOString(),
       'kinetic.dev/requested-by': JSON.stringify({ action: 'rerun', user: 'alice@example.com', time: NOW.toISOString() }),
@@ -327,7 +334,10 @@ describe('step logs', () => {
     metadata: { name, namespace: NS, labels: { 'purko.io/workflow': 'deploy', 'purko.io/step': 'plan' }, creationTimestamp: new Date('2026-03-01T09:00:00Z') },
     status: { conditions },
   })
-  const pod = (name: string, jobName: string): V1Pod => ({ metadata: { name, namespace: NS, labels: { 'job-name': jobName } } })
+  // A pod the scheduler placed on a node (the kubelet reports on it, and serves its log).
+  const pod = (name: string, jobName: string): V1Pod => ({
+    metadata: { name, namespace: NS, labels: { 'job-name': jobName } }, spec: { nodeName: 'node-1', containers: [{ name: 'step', image: 'registry.example/agent:9' }] },
+  })
   const withLogs = () => {
     const s = setup()
     s.kube.allow('alice@example.com', 'get', 'workflows', NS).allow('alice@example.com', 'get', 'pods', NS)

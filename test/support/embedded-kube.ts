@@ -581,6 +581,30 @@ export class EmbeddedKube {
   get pods() { return this.view<V1Pod>(T.Pod) }
   get namespaces() { return this.view<V1Namespace>(T.Namespace) }
 
+  /**
+   * Pods' logs, keyed `namespace/pod` or `namespace/job` (the first pod labelled `job-name=<job>`):
+   * `set` writes the text as the container would, `get` reads it.
+   */
+  get logs() {
+    const podOf = (key: string): [string, string] | undefined => {
+      const [namespace, name] = key.split('/') as [string, string]
+      if (this.store.get(T.Pod, namespace, name)) return [namespace, name]
+      const pod = this.store.list(T.Pod, { namespace, labelSelector: `job-name=${name}` }).items[0]
+      return pod ? [namespace, pod.metadata.name as string] : undefined
+    }
+    return {
+      set: (key: string, text: string) => {
+        const pod = podOf(key)
+        if (!pod) throw new Error(`no pod ${key}, and no pod of a Job of that name`)
+        this.store.appendPodLog(pod[0], pod[1], text)
+      },
+      get: (key: string): string | undefined => {
+        const pod = podOf(key)
+        return pod ? this.store.podLog(pod[0], pod[1]) : undefined
+      },
+    }
+  }
+
   /** Recipe children of every kind, keyed `Kind/namespace/name`. */
   get childObjects() { return new ChildView(this) }
 
