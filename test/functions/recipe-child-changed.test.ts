@@ -3,7 +3,7 @@ import { createApp } from '../../functions/recipe-child-changed/index.js'
 import { reconcileRecipe, type RecipeDeps } from '../../shared/engine/reconcile-recipe.js'
 import { recipeConfig } from '../../shared/recipes/config.js'
 import { WorkflowRecipeSchema } from '../../shared/schemas/workflowrecipe.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 
@@ -11,8 +11,8 @@ const NS = 'team-a'
 const RESOURCE_DELETE = 'dev.knative.apiserver.resource.delete'
 const CHILDREN = { kineticsource: 'resources' }
 
-function setup(): { kube: FakeKube; deps: RecipeDeps } {
-  const kube = new FakeKube()
+function setup(): { kube: EmbeddedKube; deps: RecipeDeps } {
+  const kube = new EmbeddedKube()
   for (const name of [NS, 'sandbox-recipes', 'mcp-server']) kube.namespaces.set(name, { metadata: { name, labels: { 'kubernetes.io/metadata.name': name } } })
   const deps: RecipeDeps = { ...testDeps(kube, { now: new Date('2026-03-01T10:00:00Z') }), recipes: recipeConfig({}) }
   kube.putRecipe(WorkflowRecipeSchema.parse({
@@ -24,7 +24,7 @@ function setup(): { kube: FakeKube; deps: RecipeDeps } {
 }
 
 /** workflowrecipe-changed's share: the recipe reconciled until it waits for its children. */
-async function deployed(kube: FakeKube, deps: RecipeDeps) {
+async function deployed(kube: EmbeddedKube, deps: RecipeDeps) {
   for (let i = 0; i < 10 && (await reconcileRecipe(deps, NS, 'shop')).result === 'applied'; i++);
   const [deployment] = kube.children('Deployment')
   return deployment!

@@ -1,5 +1,5 @@
 // recipes-mcp through the SDK's real MCP client over HTTP on 127.0.0.1 (the Hono app served by
-// @hono/node-server), with FakeKube as the API server: TokenReview and SubjectAccessReview
+// @hono/node-server), with EmbeddedKube as the API server: TokenReview and SubjectAccessReview
 // answers are configured per test, and every write and review is recorded.
 import type { AddressInfo } from 'node:net'
 import { serve, type ServerType } from '@hono/node-server'
@@ -12,7 +12,7 @@ import { ConflictError, TransientError } from '../../shared/errors.js'
 import type { Logger } from '../../shared/log.js'
 import { recipeConfig, type RecipeEnv } from '../../shared/recipes/config.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../../shared/schemas/workflowrecipe.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import pkg from '../../package.json' with { type: 'json' }
 
 const NS = 'team-a'
@@ -55,7 +55,7 @@ function capturingLog(): { log: Logger; lines: string[] } {
   return { log: pino({ level: 'debug', base: { function: 'recipes-mcp' } }, { write: (l: string) => void lines.push(l) }) as Logger, lines }
 }
 
-async function start(kube: FakeKube, env: RecipeEnv = {}, log = capturingLog()): Promise<{ url: string; lines: string[] }> {
+async function start(kube: EmbeddedKube, env: RecipeEnv = {}, log = capturingLog()): Promise<{ url: string; lines: string[] }> {
   const app = createApp({ kube, log: log.log, recipes: recipeConfig(env), version: pkg.version })
   const url = await new Promise<string>((resolve) => {
     servers.push(serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => resolve(`http://127.0.0.1:${info.port}`)))
@@ -71,9 +71,9 @@ async function connect(url: string, token: string | null = TOKEN): Promise<Clien
   return client
 }
 
-/** A FakeKube where alice's token authenticates and she may do `grants` (verb resource [namespace] [name]). */
-function kubeWith(objects: { recipes?: WorkflowRecipe[] } = {}, ...grants: [string, string, string?, string?][]): FakeKube {
-  const kube = new FakeKube(objects)
+/** A EmbeddedKube where alice's token authenticates and she may do `grants` (verb resource [namespace] [name]). */
+function kubeWith(objects: { recipes?: WorkflowRecipe[] } = {}, ...grants: [string, string, string?, string?][]): EmbeddedKube {
+  const kube = new EmbeddedKube(objects)
   kube.tokens.set(TOKEN, ALICE)
   for (const [verb, resource, namespace, name] of grants) kube.allow('alice', verb, resource, namespace, name)
   return kube
@@ -101,7 +101,7 @@ async function refused(client: Client, name: string, args: Record<string, unknow
   return r.structured.error
 }
 
-const recipeWrites = (kube: FakeKube) => kube.writes.filter((w) => w.includes('WorkflowRecipe'))
+const recipeWrites = (kube: EmbeddedKube) => kube.writes.filter((w) => w.includes('WorkflowRecipe'))
 
 describe('recipes-mcp: transport, server info and tools/list', () => {
   it('initializes as kinetic-recipes with the package version and the tools capability, and lists the five tools with strict schemas and hints', async () => {
@@ -202,7 +202,7 @@ describe('recipes-mcp: authentication', () => {
   })
 
   it('with KINETIC_RECIPES_MCP_AUTH=none allows every call as anonymous, reviews nothing, and says so once at start', async () => {
-    const kube = new FakeKube({ recipes: [template()] })
+    const kube = new EmbeddedKube({ recipes: [template()] })
     const { url, lines } = await start(kube, { KINETIC_RECIPES_MCP_AUTH: 'none' })
     expect(lines.filter((l) => l.includes('KINETIC_RECIPES_MCP_AUTH=none'))).toHaveLength(1)
     const client = await connect(url, null)
@@ -410,7 +410,11 @@ describe('recipes-mcp: deploy-recipe', () => {
 
     kube.writes.length = 0
     const error = await refused(client, 'deploy-recipe', { namespace: NS, name: 'pod', spec: { workloads: [{ name: 'web', kind: 'Pod', image: 'x:1' }] } })
-    expect(error).toMatchObject({ code: 'Invalid', details: { causes: [expect.objectContaining({ field: expect.stringContaining('kind'), message: expect.any(String) })] } })
+    // The API server's causes: the field, then its note that the CEL rules were not run.
+    expect(error).toMatchObject({ code: 'Invalid', details: { causes: [
+      expect.objectContaining({ field: expect.stringContaining('kind'), message: expect.any(String) }),
+      expect.objectContaining({ message: expect.stringContaining('some validation rules were not checked') }),
+    ] } })
     expect(kube.writes).toEqual([])
   })
 
@@ -492,7 +496,8 @@ describe('recipes-mcp: list, get and status', () => {
 
     expect(first.items[0]).toEqual({
       namespace: NS, name: 'a1', template: false, deprecated: false, phase: 'Active', reason: null, description: 'A web page', version: '1.0.0',
-      profile: 'small', revision: 2, currentRevision: 2, readyWorkloads: '1/1', mcpEndpoints: [{ workload: 'web', url: 'http://web/mcp' }], createdAt: null,
+      profile: 'small', revision: 2, currentRevision: 2, readyWorkloads: '1/1', mcpEndpoints: [{ workload: 'web', url: 'http://web/mcp' }],
+      createdAt: kube.recipe(NS, 'a1')!.metadata.creationTimestamp, // the API server's
     })
     expect((await ok(client, 'list-recipes', { namespace: NS, kind: 'templates' })).items.map((i: Structured) => i.name)).toEqual(['hello-web'])
     expect((await ok(client, 'list-recipes', { namespace: NS, kind: 'instances', labelSelector: 'app=shop' })).items).toHaveLength(3)
