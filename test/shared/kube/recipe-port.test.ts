@@ -1,5 +1,5 @@
 // The recipe verbs of the Kube port, through the real client-node adapter against the embedded
-// API server with Kinetic's CRDs, and the same behaviour of FakeKube where the engine tests rely
+// API server with Kinetic's CRDs, and the same behaviour of EmbeddedKube where the engine tests rely
 // on it: server-side apply of children (plain JSON back, refusals with the server's words),
 // uid-guarded deletes, and recipe/policy reads and guarded writes.
 import { readdirSync, readFileSync } from 'node:fs'
@@ -11,7 +11,7 @@ import { KubeClient } from '../../../shared/kube/client.js'
 import type { ChildObject, Kube } from '../../../shared/kube/port.js'
 import type { WorkflowRecipe } from '../../../shared/schemas/workflowrecipe.js'
 import { startApiServer, type ApiServer } from '../../../local/apiserver/index.js'
-import { FakeKube } from '../../fakes/kube.js'
+import { EmbeddedKube } from '../../support/embedded-kube.js'
 
 const NS = 'recipes-port'
 const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/
@@ -202,14 +202,14 @@ describe('KubeClient recipe verbs on the embedded API server', () => {
   })
 })
 
-describe('FakeKube recipe verbs', () => {
+describe('EmbeddedKube recipe verbs', () => {
   const recipe = (): WorkflowRecipe => ({
     apiVersion: 'purko.io/v1alpha1', kind: 'WorkflowRecipe',
     metadata: { name: 'shop', namespace: NS }, spec: { workloads: [{ name: 'web', kind: 'Deployment', image: 'nginx:1.27' }] },
   } as WorkflowRecipe)
 
-  it('applies a child: creates with a uid, merges labels and annotations, replaces the rest, keeps status, bumps generation on a spec change only', async () => {
-    const kube = new FakeKube()
+  it('applies a child: creates with a uid, keeps labels another writer added, replaces the rest, keeps status, bumps generation on a spec change only', async () => {
+    const kube = new EmbeddedKube()
     const port: Kube = kube
     const created = await port.applyChild({ ...deployment('nginx:1.27'), metadata: { ...deployment('nginx:1.27').metadata, annotations: { a: '1' } } })
     expect(created.metadata).toMatchObject({ uid: expect.any(String), generation: 1 })
@@ -221,7 +221,8 @@ describe('FakeKube recipe verbs', () => {
     expect(kube.writes.length).toBe(writes)
     expect(same.metadata?.generation).toBe(1)
 
-    const updated = await port.applyChild(deployment('nginx:1.28', { extra: 'x' }))
+    // A complete manifest, as Kinetic always applies (a field it stops sending is removed by the API server).
+    const updated = await port.applyChild({ ...deployment('nginx:1.28', { extra: 'x' }), metadata: { ...deployment('nginx:1.28', { extra: 'x' }).metadata, annotations: { a: '1' } } })
     expect(updated.metadata).toMatchObject({ uid: created.metadata?.uid, generation: 2, labels: { ...LABELS, foreign: 'yes', extra: 'x' }, annotations: { a: '1' } })
     expect(updated.status).toEqual({ readyReplicas: 1 })
     expect(kube.children('Deployment')).toHaveLength(1)
@@ -230,7 +231,7 @@ describe('FakeKube recipe verbs', () => {
   })
 
   it('refuses an apply it was told to, and deletes only the uid meant', async () => {
-    const kube = new FakeKube().refuseApply('Deployment', NS, 'shop-web', 422, 'Deployment.apps "shop-web" is invalid')
+    const kube = new EmbeddedKube().refuseApply('Deployment', NS, 'shop-web', 422, 'Deployment.apps "shop-web" is invalid')
     await expect(kube.applyChild(deployment('x'))).rejects.toEqual(expect.objectContaining({ name: 'RefusedError', code: 422, message: 'Deployment.apps "shop-web" is invalid' }))
     kube.allowApply('Deployment', NS, 'shop-web')
     const live = await kube.applyChild(deployment('x'))
@@ -244,7 +245,7 @@ describe('FakeKube recipe verbs', () => {
   })
 
   it('patches recipe metadata (null removes an annotation), guards by resourceVersion, and removes a deleted recipe whose last finalizer goes', async () => {
-    const kube = new FakeKube({ recipes: [recipe()] })
+    const kube = new EmbeddedKube({ recipes: [recipe()] })
     const stored = (await kube.getRecipe(NS, 'shop'))!
     const patched = await kube.patchRecipeMetadata(NS, 'shop', stored.metadata.resourceVersion!, { finalizers: ['f'], annotations: { a: '1', b: '2' } })
     const cleared = await kube.patchRecipeMetadata(NS, 'shop', patched.metadata.resourceVersion!, { annotations: { a: null } })
@@ -259,7 +260,7 @@ describe('FakeKube recipe verbs', () => {
   })
 
   it('writes recipe policy status guarded by resourceVersion', async () => {
-    const kube = new FakeKube({ recipePolicies: [policyBody('baseline') as never] })
+    const kube = new EmbeddedKube({ recipePolicies: [policyBody('baseline') as never] })
     const policy = (await kube.getRecipePolicy('baseline'))!
     const written = await kube.replaceRecipePolicyStatus('baseline', policy.metadata.resourceVersion!, { totalViolations: 0 })
     expect(written.status).toEqual({ totalViolations: 0 })
