@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { badRequest, noSuchResource, notFound } from './api-error.js'
 import { builtinResources } from './builtin-resources.js'
 import { ResourceRegistry } from './resource-registry.js'
@@ -65,6 +66,7 @@ export class ObjectStore {
       ledger: this.ledger,
       schemas: new SchemaChecks(this.table),
       now: opts.now ?? (() => new Date()),
+      newUid: opts.newUid ?? randomUUID,
       deleteIn: (t, ns, name, deleteOpts) => this.deleteIn(t, ns, name, deleteOpts),
     }
     for (const rt of builtinResources()) this.registry.register(rt)

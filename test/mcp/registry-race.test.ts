@@ -4,7 +4,7 @@ import { reconcileMcpServer, type McpServerDeps } from '../../shared/engine/reco
 import { ConflictError } from '../../shared/errors.js'
 import { parseRegistry, renderRegistry, upsertEntry } from '../../shared/mcp/registry.js'
 import { MCPServerSchema } from '../../shared/schemas/mcpserver.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { testDeps } from '../support/engine-deps.js'
 
 const NS = 'ai-agents'
@@ -25,7 +25,7 @@ describe('the registry under concurrent writers', () => {
       fc.uniqueArray(fc.constantFrom<string>('s1', 's2', 's3', 's4'), { minLength: 1, maxLength: 4 }),
       fc.subarray<string>(['s1', 's2', 's3', 's4']),
       async (s, names, deleted) => {
-        const kube = new FakeKube()
+        const kube = new EmbeddedKube()
         kube.namespaces.set(NS, { metadata: { name: NS } })
         // Servers being deleted were registered before.
         const registered = deleted.filter((n) => names.includes(n)).map((n) => `- {name: ${n}, url: "http://${n}/mcp", auth: none}\n`).join('')

@@ -68,6 +68,10 @@ const BASE_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lea
 /** The file's one embedded API server: its store, its handler, and the clock the store stamps times with. */
 interface Shared {
   store: ObjectStore
+  /** Uids given since the last reset. */
+  uids: number
+  /** Which EmbeddedKube owns the store now (a newer one empties it). */
+  owner: number
   handler: RequestHandler
   url: string
   clock: { now: Date } | undefined
@@ -78,8 +82,12 @@ let shared: Shared | undefined
 const keepAlive = new HttpAgent({ keepAlive: true })
 
 async function startShared(): Promise<Shared> {
-  const state: Partial<Shared> = { clock: undefined }
-  const store = new ObjectStore({ now: () => (state.clock ? new Date(state.clock.now) : new Date()) })
+  const state: Partial<Shared> = { clock: undefined, uids: 0, owner: 0 }
+  const store = new ObjectStore({
+    now: () => (state.clock ? new Date(state.clock.now) : new Date()),
+    // UUIDs in creation order, from 1 in each test: a test replayed makes the same uids (and so run ids and names derived from them).
+    newUid: () => `00000000-0000-4000-8000-${(++state.uids!).toString(16).padStart(12, '0')}`,
+  })
   for (const crd of [...readCrds(join(import.meta.dirname, '../../crds'), (f) => f.endsWith('.purko.io.yaml')), PINGSOURCE_CRD]) store.create(structuredClone(crd) as KubeObject)
   let address = ''
   const handler = createRequestHandler(store, { log: silentLogger, bookmarkIntervalMs: 60_000, serverAddress: () => address })
@@ -162,7 +170,8 @@ export class EmbeddedKube {
   readonly dryRuns: string[] = []
   /** The real client, pointed at the embedded server. */
   readonly client: KubeClient
-  readonly store: ObjectStore
+  private readonly live: ObjectStore
+  private readonly owner: number
   private readonly faults = new Map<Method, Error[]>()
   private readonly refusals = new Map<string, { code: number; message: string }>()
   private watches = 0
@@ -185,7 +194,9 @@ export class EmbeddedKube {
     s.handler.closeStreams()
     s.clock = seed.clock
     emptyStore(s.store)
-    this.store = s.store
+    s.uids = 0
+    this.owner = ++s.owner
+    this.live = s.store
     const kc = new KubeConfig()
     kc.loadFromString(kubeconfigYaml(s.url))
     // One kept-alive connection pool for the file, instead of client-node's new agent (and TCP connection) per request.
@@ -226,8 +237,16 @@ export class EmbeddedKube {
     if (fault) throw fault
   }
 
+  /** The API server's in-process store: the cluster this double seeds and reads. */
+  get store(): ObjectStore {
+    // One cluster per file at a time: a newer EmbeddedKube emptied it for its own test.
+    if (server().owner !== this.owner) throw new Error('This EmbeddedKube\'s cluster was emptied by a newer one; read what you need before making another')
+    return this.live
+  }
+
   /** The client's verb, counted, with its injected fault, its write recorded when it took effect. */
   async verb(method: Method, args: unknown[]): Promise<unknown> {
+    void this.store
     this.enter(method)
     const before = this.beforeWrite(method, args)
     const result = await (this.client[method] as (...a: unknown[]) => Promise<unknown>)(...args)

@@ -1,7 +1,6 @@
 // The create and update verbs (and update's status subresource): a request body checked,
 // decoded and defaulted, validated against its schema, its fields' ownership recorded, and
 // stored through the ledger. Namespaces come into existence on a create's first use.
-import { randomUUID } from 'node:crypto'
 import { alreadyExists, ApiError, badRequest, conflict, forbidden, formatCause, invalid, notFound } from '../api-error.js'
 import { bodyHint, pruneDecoded } from '../decoding.js'
 import { deepEqual, generatedName, nameCauses, specChanged, timestamp } from '../object-meta.js'
@@ -49,7 +48,7 @@ export function createObject(state: StoreState, t: Target, body: unknown, urlNs:
   meta.name = name
   if (rt.namespaced) meta.namespace = ns
   else delete meta.namespace
-  meta.uid = randomUUID()
+  meta.uid = state.newUid()
   meta.creationTimestamp = timestamp(state.now())
   if (tracksGeneration(rt)) meta.generation = 1
   // As on the real server: decoding (and defaulting) comes first, then field tracking, then

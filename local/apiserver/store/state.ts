@@ -18,6 +18,8 @@ export interface StoreState {
   readonly schemas: SchemaChecks
   /** Clock for timestamps. */
   readonly now: () => Date
+  /** The uid of each new object. */
+  readonly newUid: () => string
   /** The store's delete verb, which the garbage collector runs on dependents and on a namespace's contents. */
   readonly deleteIn: (t: Target, ns: string, name: string, opts: DeleteOptions) => WriteResult
 }

@@ -109,6 +109,8 @@ export interface StoreOptions {
   historySize?: number
   /** Clock for timestamps. */
   now?: () => Date
+  /** The uid of each new object. Default: a random UUID, as kube-apiserver gives. */
+  newUid?: () => string
   /** Largest serialized object accepted. Default 1.5 MiB. */
   maxObjectBytes?: number
   /** Namespaces that exist from the start. */
