@@ -6,7 +6,7 @@ import type { DiscoveryResult } from '../../shared/mcp/discovery.js'
 import { parseRegistry, sameEntry } from '../../shared/mcp/registry.js'
 import { deploymentManifest, registryEntry } from '../../shared/mcp/workload.js'
 import { MCPServerSchema, type MCPServer } from '../../shared/schemas/mcpserver.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 
@@ -37,11 +37,10 @@ const ops: fc.Arbitrary<Op> = fc.oneof(
 describe('mcpserver-changed under chaotic event delivery', () => {
   it('converges to the same state whatever the order, duplication or loss of events', async () => {
     await fc.assert(fc.asyncProperty(fc.array(ops, { maxLength: 25 }), async (script) => {
-      const kube = new FakeKube()
+      const kube = new EmbeddedKube()
       const clock = { now: new Date('2026-01-01T00:00:00Z') }
       let failing = false
       let restarts = 0
-      let rv = 0
       const discover = async (): Promise<DiscoveryResult> => {
         if (failing) return { ok: false, reason: 'Unreachable', message: 'connection refused' }
         const g = kube.mcpServers.get(`${NS}/github`)?.metadata.generation ?? 0
@@ -49,19 +48,21 @@ describe('mcpserver-changed under chaotic event delivery', () => {
       }
       const deps: McpServerDeps = { ...testDeps(kube, clock), discover }
       const app = createApp(deps)
+      const current = () => structuredClone(kube.mcpServers.get(`${NS}/github`)!)
       const statuses: number[] = []
       const history: MCPServer[] = []
       const deployments: unknown[] = []
-      const store = (server: MCPServer) => { kube.mcpServers.set(`${NS}/github`, server); history.push(structuredClone(server)) }
-      store(MCPServerSchema.parse({ apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: { name: 'github', namespace: NS, uid: 'uid-g', generation: 1, resourceVersion: `u${++rv}` }, spec: { image: 'mcp:1' } }))
-      const current = () => structuredClone(kube.mcpServers.get(`${NS}/github`)!)
+      const store = (server: MCPServer) => { kube.mcpServers.set(`${NS}/github`, server); history.push(current()) }
+      store(MCPServerSchema.parse({ apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: { name: 'github', namespace: NS }, spec: { image: 'mcp:1' } }))
       const setAvailable = (up: boolean) => {
-        const d = kube.deployments.get(`${NS}/github`)
-        if (!d) return
-        d.status = { observedGeneration: 0, replicas: 1, updatedReplicas: up ? 1 : 0, availableReplicas: up ? 1 : 0, conditions: [{ type: 'Available', status: up ? 'True' : 'False' }] }
-        d.metadata!.resourceVersion = `d${++rv}`
-        kube.pods.clear()
-        if (up) kube.pods.set(`${NS}/github-p`, { metadata: { name: 'github-p', namespace: NS, uid: 'p', labels: { 'purko.io/mcp-server': 'github' } }, status: { phase: 'Running', podIP: '10.0.0.1', containerStatuses: [{ name: 'mcp-server', restartCount: restarts, ready: true, image: 'x', imageID: 'x' }] } })
+        const live = kube.deployments.get(`${NS}/github`)
+        if (!live) return
+        // The Deployment controller observes the generation and writes status; its one pod is up (the same pod, restarts counted) or gone.
+        const d = kube.setStatus('Deployment', NS, 'github', {
+          observedGeneration: live.metadata!.generation, replicas: 1, updatedReplicas: up ? 1 : 0, availableReplicas: up ? 1 : 0, conditions: [{ type: 'Available', status: up ? 'True' : 'False' }],
+        })
+        if (up) kube.pods.set(`${NS}/github-p`, { metadata: { name: 'github-p', namespace: NS, labels: { 'purko.io/mcp-server': 'github' } }, status: { phase: 'Running', podIP: '10.0.0.1', containerStatuses: [{ name: 'mcp-server', restartCount: restarts, ready: true, image: 'x', imageID: 'x' }] } })
+        else kube.pods.delete(`${NS}/github-p`)
         deployments.push(structuredClone(d))
       }
       const send = async (type: string, data: unknown, ext: Record<string, string>) => statuses.push((await deliver(app, type, data, ext)).status)
@@ -77,7 +78,7 @@ describe('mcpserver-changed under chaotic event delivery', () => {
           case 'restart': restarts++; if (kube.pods.size > 0) setAvailable(true); break
           case 'edit': {
             const s = current()
-            if (s.spec.port !== step.port) store({ ...s, spec: { ...s.spec, port: step.port }, metadata: { ...s.metadata, generation: (s.metadata.generation ?? 1) + 1, resourceVersion: `u${++rv}` } })
+            if (s.spec.port !== step.port) store({ ...s, spec: { ...s.spec, port: step.port } })
             break
           }
           case 'flaky': failing = step.failing; break

@@ -7,7 +7,7 @@ import { createApp as workflowChanged } from '../../functions/workflow-changed/i
 import { createEngineMemo } from '../../shared/engine/memo.js'
 import { TransientError } from '../../shared/errors.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
@@ -69,8 +69,8 @@ function random(seed: number): () => number {
   }
 }
 
-async function run(s: Scenario, chaos: Chaos | null): Promise<{ phases: Record<string, string>; runPhase: string; kube: FakeKube }> {
-  const kube = new FakeKube({ workflows: [workflowFor(s)], agents: [agentOf('helper')] })
+async function run(s: Scenario, chaos: Chaos | null): Promise<{ phases: Record<string, string>; runPhase: string; kube: EmbeddedKube }> {
+  const kube = new EmbeddedKube({ workflows: [workflowFor(s)], agents: [agentOf('helper')] })
   const clock = { now: new Date('2026-01-01T00:00:00Z') }
   const instances = Array.from({ length: Math.max(1, chaos?.replicas ?? 0) }, () => {
     const deps = { ...testDeps(kube, clock), ...(chaos?.replicas ? { memo: createEngineMemo() } : {}) }
@@ -112,7 +112,11 @@ async function run(s: Scenario, chaos: Chaos | null): Promise<{ phases: Record<s
       else expect(res.status).toBe(202)
     }
     // Another writer (agent-changed, the autonomy tick, a person) updates the Agent.
-    if (chaos && rand() < chaos.touch) kube.putAgent(kube.agents.get('team/helper')!)
+    // (A write that changes something: the API server keeps the resourceVersion of one that does not.)
+    if (chaos && rand() < chaos.touch) {
+      const agent = kube.agents.get('team/helper')!
+      kube.putAgent({ ...agent, metadata: { ...agent.metadata, annotations: { ...agent.metadata.annotations, 'example.com/touched': String(round) } } })
+    }
     // Our own status writes come back as update events.
     const wf = kube.workflow('team', 'chaos')
     if (wf.metadata.resourceVersion !== lastRv) {
@@ -130,7 +134,7 @@ async function run(s: Scenario, chaos: Chaos | null): Promise<{ phases: Record<s
 }
 
 /** STEP_INPUT of every Job created, by Job name. */
-function inputsByJob(kube: FakeKube): Record<string, string> {
+function inputsByJob(kube: EmbeddedKube): Record<string, string> {
   const inputs: Record<string, string> = {}
   for (const job of kube.jobs.values()) {
     const env = job.spec?.template.spec?.containers[0]?.env ?? []
@@ -140,7 +144,7 @@ function inputsByJob(kube: FakeKube): Record<string, string> {
 }
 
 /** Job names created per step, to check attempts are 0, 1, 2 ... with none twice. */
-function attemptsByStep(kube: FakeKube): Map<string, number[]> {
+function attemptsByStep(kube: EmbeddedKube): Map<string, number[]> {
   const byStep = new Map<string, number[]>()
   for (const name of kube.createdJobs) {
     const job = [...kube.jobs.values()].find((j) => j.metadata?.name === name)
@@ -165,7 +169,12 @@ describe('events are hints, state is truth', () => {
           touch: fc.constantFrom(0, 0.05, 0.3),
         }),
         async (s, chaos) => {
-          const orderly = await run(s, null)
+          const ran = await run(s, null)
+          // What the orderly run left, read before the chaotic run's cluster replaces it.
+          const orderly = {
+            runPhase: ran.runPhase, phases: ran.phases, createdJobs: [...ran.kube.createdJobs], inputs: inputsByJob(ran.kube),
+            successCount: ran.kube.agents.get('team/helper')?.status?.metrics?.successCount ?? 0,
+          }
           const chaotic = await run(s, chaos)
 
           expect(chaotic.runPhase).toBe(orderly.runPhase)
@@ -175,9 +184,9 @@ describe('events are hints, state is truth', () => {
             expect(attempts).toEqual(attempts.map((_, i) => i))
           }
           // The same step attempts ran: none missing, none extra.
-          expect([...chaotic.kube.createdJobs].sort()).toEqual([...orderly.kube.createdJobs].sort())
+          expect([...chaotic.kube.createdJobs].sort()).toEqual([...orderly.createdJobs].sort())
           // ...with the same inputs: every output a step reads was there when it started.
-          expect(inputsByJob(chaotic.kube)).toEqual(inputsByJob(orderly.kube))
+          expect(inputsByJob(chaotic.kube)).toEqual(orderly.inputs)
           // The agent counted each finished attempt once: duplicates, reorderings and redeliveries
           // after a crash between the metrics and the status write count nothing twice, dropped
           // events nothing less.
@@ -185,7 +194,7 @@ describe('events are hints, state is truth', () => {
           const attempts = chaotic.kube.createdJobs.length
           expect(metrics?.totalInvocations ?? 0).toBe(attempts)
           expect((metrics?.successCount ?? 0) + (metrics?.failureCount ?? 0)).toBe(attempts)
-          expect(metrics?.successCount ?? 0).toBe(orderly.kube.agents.get('team/helper')?.status?.metrics?.successCount ?? 0)
+          expect(metrics?.successCount ?? 0).toBe(orderly.successCount)
           expect(new Set(metrics?.recordedAttempts ?? []).size).toBe(attempts)
         },
       ),
