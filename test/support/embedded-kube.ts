@@ -70,6 +70,8 @@ interface Shared {
   store: ObjectStore
   /** Uids given since the last reset. */
   uids: number
+  /** The uid a seed asks the server to give the object it creates next (see `put`). */
+  seededUid: string | undefined
   /** Which EmbeddedKube owns the store now (a newer one empties it). */
   owner: number
   handler: RequestHandler
@@ -86,7 +88,11 @@ async function startShared(): Promise<Shared> {
   const store = new ObjectStore({
     now: () => (state.clock ? new Date(state.clock.now) : new Date()),
     // UUIDs in creation order, from 1 in each test: a test replayed makes the same uids (and so run ids and names derived from them).
-    newUid: () => `00000000-0000-4000-8000-${(++state.uids!).toString(16).padStart(12, '0')}`,
+    newUid: () => {
+      const seeded = state.seededUid
+      state.seededUid = undefined
+      return seeded ?? `00000000-0000-4000-8000-${(++state.uids!).toString(16).padStart(12, '0')}`
+    },
   })
   for (const crd of [...readCrds(join(import.meta.dirname, '../../crds'), (f) => f.endsWith('.purko.io.yaml')), PINGSOURCE_CRD]) store.create(structuredClone(crd) as KubeObject)
   let address = ''
@@ -415,20 +421,23 @@ export class EmbeddedKube {
 
   /**
    * Creates or replaces an object as someone else would (kubectl apply, another controller):
-   * the server sets uid, generation and creationTimestamp (a given creationTimestamp is when the
-   * server's clock stood at the create); a given `.status` is then
+   * the server sets uid, generation and creationTimestamp (a given uid is the one the server
+   * happens to give it, a given creationTimestamp when the server's clock stood at the create); a given `.status` is then
    * written through the status subresource, as that kind's controller would; a given
    * deletionTimestamp is a delete at that time (the object's finalizers keep it).
    */
   put<O extends { apiVersion?: string; kind?: string; metadata?: { name?: string; namespace?: string } }>(object: O): O {
     // As a client sends it: JSON (an undefined field is not there at all).
     const { status, ...body } = JSON.parse(JSON.stringify(object)) as O & { status?: unknown }
-    const { uid: _u, resourceVersion: _r, generation: _g, creationTimestamp: created, managedFields: _m, deletionTimestamp: deleted, ...metadata } = (body.metadata ?? {}) as Record<string, unknown>
+    const { uid, resourceVersion: _r, generation: _g, creationTimestamp: created, managedFields: _m, deletionTimestamp: deleted, ...metadata } = (body.metadata ?? {}) as Record<string, unknown>
     const type = { apiVersion: body.apiVersion!, kind: body.kind! }
     const live = this.store.get(type, metadata.namespace as string | undefined, metadata.name as string)
     let stored = live
       ? this.store.update({ ...body, metadata: { ...metadata, resourceVersion: live.metadata.resourceVersion } } as KubeObject, BY_HAND)
-      : atTime(typeof created === 'string' ? created : undefined, () => this.store.create({ ...body, metadata } as KubeObject, BY_HAND))
+      : atTime(typeof created === 'string' ? created : undefined, () => {
+        server().seededUid = typeof uid === 'string' ? uid : undefined
+        return this.store.create({ ...body, metadata } as KubeObject, BY_HAND)
+      })
     if (status !== undefined) stored = this.writeStatus(type, stored, status)
     // Being deleted: the server marks it (its finalizers keep it), at the time given.
     if (typeof deleted === 'string' && !stored.metadata.deletionTimestamp) {
@@ -572,6 +581,11 @@ export class EmbeddedKube {
   /** Every stored child of one kind, in any namespace. */
   children(kind: ChildKind): ChildObject[] {
     return this.store.list(childType(kind)).items as ChildObject[]
+  }
+
+  /** Records Events as another controller would have (kubelet, a person's kubectl). */
+  putEvents(...events: CoreV1Event[]): void {
+    for (const event of events) this.put({ apiVersion: 'v1', kind: 'Event', ...event })
   }
 
   /** Every Event, oldest first. */

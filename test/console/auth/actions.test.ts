@@ -11,7 +11,7 @@ import { newSession, sealSession, SESSION_COOKIE } from '../../../shared/console
 import type { ConsoleDeps } from '../../../shared/console/context.js'
 import { silentLogger } from '../../../shared/log.js'
 import { runControlConfig } from '../../../shared/run-control/config.js'
-import { FakeKube } from '../../fakes/kube.js'
+import { EmbeddedKube } from '../../support/embedded-kube.js'
 import { consoleDeps, listen, NOW, SESSION_KEY } from './support.js'
 
 interface Received { method: string; url: string; headers: IncomingHttpHeaders; body: string }
@@ -44,8 +44,8 @@ beforeEach(() => {
   answer = { status: 200, body: JSON.stringify({ status: 'approved', user: 'alice' }) }
 })
 
-function setup(env: Record<string, string> = {}, extra: Partial<ConsoleDeps> = {}) {
-  const made = consoleDeps({ KINETIC_CONSOLE_ACTIONS: 'true', KINETIC_RUN_CONTROL_URL: runControlUrl, ...env }, extra)
+function setup(env: Record<string, string> = {}, extra: Partial<ConsoleDeps> = {}, kube?: EmbeddedKube) {
+  const made = consoleDeps({ KINETIC_CONSOLE_ACTIONS: 'true', KINETIC_RUN_CONTROL_URL: runControlUrl, ...env }, extra, kube)
   const app = new Hono().route('/actions', actionRoutes(made.deps))
   return { ...made, app }
 }
@@ -198,7 +198,7 @@ describe('POST /actions/* in proxy and local mode', () => {
 
 describe('through the real run-control', () => {
   it('a proxy-mode approval reaches run-control as alice via the console, and alice is who is recorded', async () => {
-    const kube = new FakeKube({ identities: false, workflows: [{
+    const kube = new EmbeddedKube({ identities: false, workflows: [{
       apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name: 'deploy', namespace: 'team-a', uid: 'u1' },
       spec: { steps: [{ name: 'ship', agentRef: { name: 'shipper' } }], parallelism: 1, failureStrategy: 'failFast' },
     }] })
@@ -207,7 +207,7 @@ describe('through the real run-control', () => {
     kube.allow(consoleUser, 'impersonate', 'users', undefined, 'alice').allow(consoleUser, 'impersonate', 'groups')
     kube.allow('oncall', 'approve', 'workflows', 'team-a')
     const rc = await listen(createApp({ kube, log: silentLogger, now: () => NOW, config: runControlConfig({}) }))
-    const { deps } = setup({ KINETIC_CONSOLE_AUTH: 'proxy', KINETIC_CONSOLE_TRUSTED_PROXIES: '127.0.0.1', KINETIC_RUN_CONTROL_URL: rc.url }, { ownToken: async () => CONSOLE_TOKEN })
+    const { deps } = setup({ KINETIC_CONSOLE_AUTH: 'proxy', KINETIC_CONSOLE_TRUSTED_PROXIES: '127.0.0.1', KINETIC_RUN_CONTROL_URL: rc.url }, { ownToken: async () => CONSOLE_TOKEN }, kube) // one cluster: the console's and run-control's
     const consoleServer = await listen(new Hono().route('/actions', actionRoutes(deps)))
     try {
       const res = await fetch(`${consoleServer.url}/actions/approve/team-a/deploy/ship`, {

@@ -1,5 +1,5 @@
 // What the console's auth tests are built from: a Kube per credential that answers
-// SelfSubjectReview and SelfSubjectAccessReview for that credential's identity from FakeKube's
+// SelfSubjectReview and SelfSubjectAccessReview for that credential's identity from EmbeddedKube's
 // tokens and grants, console deps, and a console app served on 127.0.0.1.
 import type { AddressInfo } from 'node:net'
 import { serve } from '@hono/node-server'
@@ -10,14 +10,15 @@ import type { ConsoleConfig, ConsoleDeps } from '../../../shared/console/context
 import { TransientError } from '../../../shared/errors.js'
 import type { AccessAttributes, Credential, TokenIdentity } from '../../../shared/kube/port.js'
 import type { Logger } from '../../../shared/log.js'
-import { FakeKube } from '../../fakes/kube.js'
+import { EmbeddedKube } from '../../support/embedded-kube.js'
 
 export const NOW = new Date('2026-03-01T10:00:00.000Z')
 export const SESSION_KEY = Buffer.alloc(32, 7).toString('base64')
 
-/** The API server as the console's credentials see it: one FakeKube for tokens and grants. */
+/** The API server as the console's credentials see it: one EmbeddedKube for tokens and grants. */
 export class Cluster {
-  readonly kube = new FakeKube({ identities: false })
+  /** One cluster at a time: a test that made its own passes it. */
+  constructor(readonly kube: EmbeddedKube = new EmbeddedKube({ identities: false })) {}
   /** Tokens for which SelfSubjectReview fails as if the API server were down. */
   readonly unavailable = new Set<string>()
   /** Every credential a Kube was asked for (never logged anywhere). */
@@ -25,7 +26,7 @@ export class Cluster {
   /** The console's own ServiceAccount, for `own`. */
   own: TokenIdentity = { username: 'system:serviceaccount:kinetic-system:console', groups: ['system:authenticated'] }
 
-  kubeFor = (credential: Credential): FakeKube => {
+  kubeFor = (credential: Credential): EmbeddedKube => {
     this.credentials.push(credential)
     const cluster = this
     const identity = (): TokenIdentity => {
@@ -40,7 +41,7 @@ export class Cluster {
         }
       }
     }
-    return Object.assign(Object.create(this.kube) as FakeKube, {
+    return Object.assign(Object.create(this.kube) as EmbeddedKube, {
       whoAmI: async () => identity(),
       reviewSelfAccess: async (attributes: readonly AccessAttributes[]) => {
         const who = identity()
@@ -57,8 +58,8 @@ export function capturingLog(): { log: Logger; lines: string[] } {
 }
 
 /** Console deps from these environment values (token mode with a session key unless told otherwise). */
-export function consoleDeps(env: Record<string, string> = {}, extra: Partial<ConsoleDeps> = {}): { deps: ConsoleDeps; cluster: Cluster; lines: string[]; config: ConsoleConfig } {
-  const cluster = new Cluster()
+export function consoleDeps(env: Record<string, string> = {}, extra: Partial<ConsoleDeps> = {}, kube?: EmbeddedKube): { deps: ConsoleDeps; cluster: Cluster; lines: string[]; config: ConsoleConfig } {
+  const cluster = new Cluster(kube)
   const { log, lines } = capturingLog()
   const config = consoleConfig({ KINETIC_CONSOLE_SESSION_KEY: SESSION_KEY, ...env })
   return { deps: { config, log, now: () => NOW, kubeFor: cluster.kubeFor, ...extra }, cluster, lines, config }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { agentPage, agentsPage } from '../../../shared/console/pages/agents.js'
 import { ForbiddenError } from '../../../shared/errors.js'
 import type { Agent } from '../../../shared/schemas/agent.js'
-import { FakeKube } from '../../fakes/kube.js'
+import { EmbeddedKube } from '../../support/embedded-kube.js'
 import { autonomousAgent, metricsOf } from '../../fixtures/autonomy.js'
 import { ALICE, requestFor, rowsOf, textOf } from './support.js'
 
@@ -32,7 +32,7 @@ describe('the agents list', () => {
     const master = autonomousAgent('master', { namespace: 'team-b', level: 'ri', metrics: metricsOf(400, 4, { successRate: 0.99, totalCostUSD: 12.345 }) })
     master.spec.guardrails = { costLimitUSD: 50 }
     const plain = autonomousAgent('plain', { namespace: 'team-a', optedIn: false, autonomyLevel: 'manual' })
-    const kube = new FakeKube({ agents: [master, learner, plain, awaitingApproval('ready', 1)], identities: false })
+    const kube = new EmbeddedKube({ agents: [master, learner, plain, awaitingApproval('ready', 1)], identities: false })
     const page = await agentsPage(requestFor(kube, '/agents'))
     expect(page.nav).toBe('agents')
     const rows = rowsOf(page.body, 'Agents')
@@ -45,7 +45,7 @@ describe('the agents list', () => {
   })
 
   it('falls back to the configured namespaces when agents across namespaces are refused', async () => {
-    const kube = new FakeKube({ agents: [awaitingApproval('a'), { ...awaitingApproval('elsewhere'), metadata: { name: 'elsewhere', namespace: 'other' } }], identities: false })
+    const kube = new EmbeddedKube({ agents: [awaitingApproval('a'), { ...awaitingApproval('elsewhere'), metadata: { name: 'elsewhere', namespace: 'other' } }], identities: false })
     kube.failNext('listAllAgents', new ForbiddenError('cannot list resource "agents"'))
     const page = await agentsPage(requestFor(kube, '/agents'))
     expect(rowsOf(page.body, 'Agents').map((r) => r[0])).toEqual(['a'])
@@ -57,9 +57,9 @@ describe('one agent', () => {
   it('shows the promotion criteria, recorded approvals, conditions and Events, newest Event first', async () => {
     const agent = awaitingApproval('ready', 1)
     agent.status!.shuHaRi!.approvals = [{ level: 'ha', value: 'ha by bob', approvedAt: '2026-12-01T11:00:00Z' }]
-    const kube = new FakeKube({ agents: [agent], identities: false })
+    const kube = new EmbeddedKube({ agents: [agent], identities: false })
     const involved = { kind: 'Agent', name: 'ready', namespace: 'team-a' }
-    kube.events.push(
+    kube.putEvents(
       { metadata: { name: 'e1', namespace: 'team-a' }, involvedObject: involved, type: 'Normal', reason: 'PromotionApproved', message: 'bob approved the promotion to ha', lastTimestamp: new Date('2026-12-01T11:00:00Z') },
       { metadata: { name: 'e2', namespace: 'team-a' }, involvedObject: involved, type: 'Warning', reason: 'AutonomyTightened', message: '<b>looser</b> than allowed', lastTimestamp: new Date('2026-12-01T11:30:00Z') },
     )
@@ -85,7 +85,7 @@ describe('one agent', () => {
   })
 
   it('offers the approve-promotion button only to someone run-control would let approve, on a console with actions', async () => {
-    const kube = new FakeKube({ agents: [awaitingApproval('ready', 1)], identities: false })
+    const kube = new EmbeddedKube({ agents: [awaitingApproval('ready', 1)], identities: false })
     kube.identity = { username: 'alice', groups: ['team-a'] }
     const readOnly = await agentPage(requestFor(kube, '/agents/team-a/ready'), 'team-a', 'ready')
     expect(readOnly.body.html).not.toContain('data-action-form')
@@ -108,7 +108,7 @@ describe('one agent', () => {
     notReady.status!.shuHaRi!.readyForPromotion = false
     notReady.status!.conditions = [{ type: 'ShuHaRiProgression', status: 'False', reason: 'CriteriaNotMet', message: 'For ha: actions 3/50', lastTransitionTime: '2026-12-01T10:00:00Z' }]
     const noApprovals = awaitingApproval('auto', 0, 0)
-    const kube = new FakeKube({ agents: [notReady, noApprovals], identities: false })
+    const kube = new EmbeddedKube({ agents: [notReady, noApprovals], identities: false })
     for (const name of ['not-ready', 'auto']) {
       const page = await agentPage(requestFor(kube, `/agents/team-a/${name}`, { person: { ...ALICE, mode: 'local' }, config: { actions: true } }), 'team-a', name)
       expect(page.body.html).not.toContain('approve-promotion')
@@ -116,7 +116,7 @@ describe('one agent', () => {
   })
 
   it('is a 404 page for an agent that is not there, and says when its Events may not be read', async () => {
-    const kube = new FakeKube({ agents: [awaitingApproval('ready')], identities: false })
+    const kube = new EmbeddedKube({ agents: [awaitingApproval('ready')], identities: false })
     const missing = await agentPage(requestFor(kube), 'team-a', 'nobody')
     expect(missing.status).toBe(404)
     expect(textOf(missing.body)).toContain('Agent team-a/nobody was not found, or you may not see it.')

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { mcpServersPage } from '../../../shared/console/pages/mcpservers.js'
 import { ForbiddenError } from '../../../shared/errors.js'
 import type { MCPServer } from '../../../shared/schemas/mcpserver.js'
-import { FakeKube } from '../../fakes/kube.js'
+import { EmbeddedKube } from '../../support/embedded-kube.js'
 import { requestFor, rowsOf, textOf } from './support.js'
 
 function server(name: string, namespace: string, status: MCPServer['status']): MCPServer {
@@ -14,8 +14,8 @@ function server(name: string, namespace: string, status: MCPServer['status']): M
   }
 }
 
-function kubeWith(servers: MCPServer[]): FakeKube {
-  const kube = new FakeKube()
+function kubeWith(servers: MCPServer[]): EmbeddedKube {
+  const kube = new EmbeddedKube()
   for (const s of servers) kube.mcpServers.set(`${s.metadata.namespace}/${s.metadata.name}`, structuredClone(s))
   return kube
 }
@@ -82,6 +82,6 @@ describe('the MCP servers page', () => {
   })
 
   it('says when there are none', async () => {
-    expect(textOf((await mcpServersPage(requestFor(new FakeKube(), '/mcpservers'))).body)).toContain('No MCP servers to show.')
+    expect(textOf((await mcpServersPage(requestFor(new EmbeddedKube(), '/mcpservers'))).body)).toContain('No MCP servers to show.')
   })
 })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { providersPage } from '../../../shared/console/pages/providers.js'
 import type { LLMProvider } from '../../../shared/schemas/llmprovider.js'
-import { FakeKube } from '../../fakes/kube.js'
+import { EmbeddedKube } from '../../support/embedded-kube.js'
 import { requestFor, rowsOf, textOf } from './support.js'
 
 const provider: LLMProvider = {
@@ -20,7 +20,7 @@ const provider: LLMProvider = {
 
 describe('the LLM providers page', () => {
   it('shows health, the last probe and the models, and names the key Secret without reading it', async () => {
-    const kube = new FakeKube({ providers: [provider] })
+    const kube = new EmbeddedKube({ providers: [provider] })
     kube.secrets.set('team-a/anthropic-key', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'anthropic-key', namespace: 'team-a' }, data: { 'api-key': Buffer.from('sk-very-secret').toString('base64') } })
     const calls: string[] = []
     const getSecret = kube.getSecret.bind(kube)
@@ -47,16 +47,16 @@ describe('the LLM providers page', () => {
       ...provider,
       status: { phase: 'Error', message, conditions: [{ type: 'Ready', status: 'False', reason: 'SecretForbidden', message, lastTransitionTime: '2026-12-01T11:58:00Z' }] },
     }
-    const page = await providersPage(requestFor(new FakeKube({ providers: [forbidden] }), '/providers'))
+    const page = await providersPage(requestFor(new EmbeddedKube({ providers: [forbidden] }), '/providers'))
     const text = textOf(page.body)
     expect(text).toContain('Reading Secret team-a/anthropic-key is forbidden to llmprovider-changed, so its key cannot be checked. Allow it with:')
     expect(page.body.html).toContain('<pre><code>kubectl create role kinetic-llmprovider-anthropic-key -n team-a --verb=get --resource=secrets --resource-name=anthropic-key\n'
       + 'kubectl create rolebinding kinetic-llmprovider-anthropic-key -n team-a --role=kinetic-llmprovider-anthropic-key --serviceaccount=kinetic-system:llmprovider-changed</code></pre>')
     // A provider whose key was merely wrong gets no such note.
-    expect(textOf((await providersPage(requestFor(new FakeKube({ providers: [provider] }), '/providers'))).body)).not.toContain('Allow it with')
+    expect(textOf((await providersPage(requestFor(new EmbeddedKube({ providers: [provider] }), '/providers'))).body)).not.toContain('Allow it with')
   })
 
   it('says when there are none', async () => {
-    expect(textOf((await providersPage(requestFor(new FakeKube(), '/providers'))).body)).toContain('No LLM providers to show.')
+    expect(textOf((await providersPage(requestFor(new EmbeddedKube(), '/providers'))).body)).toContain('No LLM providers to show.')
   })
 })

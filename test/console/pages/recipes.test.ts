@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { recipePage, recipesPage } from '../../../shared/console/pages/recipes.js'
 import { ForbiddenError } from '../../../shared/errors.js'
 import type { WorkflowRecipeStatus } from '../../../shared/schemas/workflowrecipe.js'
-import { FakeKube } from '../../fakes/kube.js'
+import { EmbeddedKube } from '../../support/embedded-kube.js'
 import { recipe } from '../../recipes/lifecycle-fixtures.js'
 import { requestFor, rowsOf, textOf } from './support.js'
 
@@ -25,7 +25,7 @@ const active: WorkflowRecipeStatus = {
 
 describe('the recipes pages', () => {
   it('lists each recipe with its lifecycle phase, ready workloads, revision and policy compliance', async () => {
-    const kube = new FakeKube({
+    const kube = new EmbeddedKube({
       recipes: [
         recipe({ status: active }),
         { ...recipe({ status: { phase: 'Rejected', reason: 'PolicyViolation', policy: { compliant: false, totalViolations: 2, violations: [] } } }), metadata: { name: 'blocked', namespace: 'team-b' } },
@@ -42,7 +42,7 @@ describe('the recipes pages', () => {
   })
 
   it('shows one recipe: workloads and their status, policy results per policy, history newest first', async () => {
-    const kube = new FakeKube({ recipes: [recipe({ status: active })] })
+    const kube = new EmbeddedKube({ recipes: [recipe({ status: active })] })
     const page = await recipePage(requestFor(kube, '/recipes/team-a/shop'), 'team-a', 'shop')
     expect(page.title).toBe('Recipe shop')
     expect(rowsOf(page.body, 'Workloads')).toEqual([
@@ -60,7 +60,7 @@ describe('the recipes pages', () => {
   })
 
   it('is a 404 page for a recipe that is not there, and falls back to the configured namespaces', async () => {
-    const kube = new FakeKube({ recipes: [recipe({ status: active })] })
+    const kube = new EmbeddedKube({ recipes: [recipe({ status: active })] })
     expect((await recipePage(requestFor(kube), 'team-a', 'gone')).status).toBe(404)
     kube.failNext('listAllRecipes', new ForbiddenError('cannot list resource "workflowrecipes"'))
     const page = await recipesPage(requestFor(kube, '/recipes', { config: { namespaces: ['team-a'] } }))

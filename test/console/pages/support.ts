@@ -1,7 +1,7 @@
-// What the console page tests share: a ConsoleRequest over a FakeKube, and the text a person reads in markup.
+// What the console page tests share: a ConsoleRequest over a EmbeddedKube, and the text a person reads in markup.
 import type { ConsoleConfig, ConsoleRequest, Person } from '../../../shared/console/context.js'
 import type { Html } from '../../../shared/console/html.js'
-import type { FakeKube } from '../../fakes/kube.js'
+import type { EmbeddedKube } from '../../support/embedded-kube.js'
 
 /** The clock every page test reads. */
 export const NOW = new Date('2026-12-01T12:00:00.000Z')
@@ -18,7 +18,7 @@ export function configOf(overrides: Partial<ConsoleConfig> = {}): ConsoleConfig 
 export const ALICE: Person = { mode: 'token', name: 'alice', groups: ['team-a'], credential: { kind: 'token', token: 'alice-token' } }
 
 /** A request for `path` as `person` reading `kube`. */
-export function requestFor(kube: FakeKube, path = '/workflows', opts: { person?: Person; config?: Partial<ConsoleConfig> } = {}): ConsoleRequest {
+export function requestFor(kube: EmbeddedKube, path = '/workflows', opts: { person?: Person; config?: Partial<ConsoleConfig> } = {}): ConsoleRequest {
   return {
     person: opts.person ?? ALICE,
     kube,

@@ -3,7 +3,7 @@ import { ForbiddenError } from '../../../shared/errors.js'
 import { workflowListPage } from '../../../shared/console/pages/workflows.js'
 import { ANNOTATION_TEMPLATE, ANNOTATION_TRIGGER_SOURCE, ANNOTATION_TRIGGER_TYPE, ANNOTATION_WORKFLOW_TEMPLATE } from '../../../shared/schemas/labels.js'
 import type { Workflow, WorkflowStatus } from '../../../shared/schemas/workflow.js'
-import { FakeKube } from '../../fakes/kube.js'
+import { EmbeddedKube } from '../../support/embedded-kube.js'
 import { aChain, aStep } from '../../fixtures/workflows.js'
 import { NOW, requestFor, rowsOf, textOf } from './support.js'
 
@@ -20,7 +20,7 @@ const minutesAgo = (m: number) => new Date(NOW.getTime() - m * 60_000).toISOStri
 
 describe('the workflow run list', () => {
   it('shows each run with its phase, progress, start, duration, trigger and template, newest first', async () => {
-    const kube = new FakeKube({
+    const kube = new EmbeddedKube({
       workflows: [
         run('nightly-1', {
           created: minutesAgo(90),
@@ -49,7 +49,7 @@ describe('the workflow run list', () => {
   })
 
   it('lists templates in their own section, not as runs', async () => {
-    const kube = new FakeKube({
+    const kube = new EmbeddedKube({
       workflows: [
         { ...run('nightly', { created: minutesAgo(600) }), spec: { steps: [aStep('s1')], parallelism: 1, failureStrategy: 'failFast', trigger: { schedule: { cron: '0 2 * * *', timezone: 'Europe/Berlin' } } } },
         run('on-demand', { created: minutesAgo(500), annotations: { [ANNOTATION_TEMPLATE]: 'true' } }),
@@ -68,7 +68,7 @@ describe('the workflow run list', () => {
   })
 
   it('says a run waits for approval, with the text and not only the colour', async () => {
-    const kube = new FakeKube({
+    const kube = new EmbeddedKube({
       workflows: [run('needs-ok', {
         created: minutesAgo(5),
         status: { phase: 'Running', totalSteps: 3, completedSteps: 1, startTime: minutesAgo(5), stepStatuses: [{ name: 's1', phase: 'Succeeded' }, { name: 's2', phase: 'Pending', error: 'Waiting for human approval (set annotation purko.io/approve-s2=true)' }] },
@@ -80,7 +80,7 @@ describe('the workflow run list', () => {
   })
 
   it('filters by namespace, phase and template with selects populated from the data, and keeps the choice', async () => {
-    const kube = new FakeKube({
+    const kube = new EmbeddedKube({
       workflows: [
         run('a-ok', { created: minutesAgo(10), status: { phase: 'Succeeded' }, annotations: { [ANNOTATION_WORKFLOW_TEMPLATE]: 'nightly' } }),
         run('a-bad', { created: minutesAgo(9), status: { phase: 'Failed' }, annotations: { [ANNOTATION_WORKFLOW_TEMPLATE]: 'nightly' } }),
@@ -105,7 +105,7 @@ describe('the workflow run list', () => {
 
   it('pages 50 runs at a time: "showing 51–100 of 340", links keep the filters', async () => {
     const workflows = Array.from({ length: 340 }, (_, i) => run(`run-${String(i).padStart(3, '0')}`, { created: new Date(NOW.getTime() - (340 - i) * 1000).toISOString(), steps: 1 }))
-    const kube = new FakeKube({ workflows })
+    const kube = new EmbeddedKube({ workflows })
     const page = await workflowListPage(requestFor(kube, '/workflows?namespace=team-a&page=2'))
     const rows = rowsOf(page.body, 'Workflow runs')
     expect(rows).toHaveLength(50)
@@ -124,13 +124,13 @@ describe('the workflow run list', () => {
   })
 
   it('says so when there are no runs at all', async () => {
-    const page = await workflowListPage(requestFor(new FakeKube()))
+    const page = await workflowListPage(requestFor(new EmbeddedKube()))
     expect(textOf(page.body)).toContain('No workflow runs yet.')
     expect(page.body.html).not.toContain('aria-label="Workflow runs"')
   })
 
   it('reads the configured namespaces one by one when the list across namespaces is refused, and names those still refused', async () => {
-    const kube = new FakeKube({ workflows: [run('mine', { created: minutesAgo(2) }), run('theirs', { namespace: 'team-b', created: minutesAgo(1) })] })
+    const kube = new EmbeddedKube({ workflows: [run('mine', { created: minutesAgo(2) }), run('theirs', { namespace: 'team-b', created: minutesAgo(1) })] })
     kube.failNext('listWorkflows', new ForbiddenError('workflows.purko.io is forbidden: User "alice" cannot list resource "workflows" in API group "purko.io" at the cluster scope'))
     const real = kube.listWorkflowsIn.bind(kube)
     kube.listWorkflowsIn = async (ns, labels) => {
@@ -143,14 +143,14 @@ describe('the workflow run list', () => {
   })
 
   it('passes a refusal in every configured namespace on as the ForbiddenError it is', async () => {
-    const kube = new FakeKube()
+    const kube = new EmbeddedKube()
     kube.failNext('listWorkflows', new ForbiddenError('forbidden'))
     kube.listWorkflowsIn = async () => { throw new ForbiddenError('forbidden here too') }
     await expect(workflowListPage(requestFor(kube))).rejects.toBeInstanceOf(ForbiddenError)
   })
 
   it('escapes hostile names everywhere they appear', async () => {
-    const kube = new FakeKube({
+    const kube = new EmbeddedKube({
       workflows: [run('evil', {
         created: minutesAgo(1),
         annotations: { [ANNOTATION_WORKFLOW_TEMPLATE]: '<script>alert(1)</script>', [ANNOTATION_TRIGGER_TYPE]: '<img src=x onerror=alert(2)>' },

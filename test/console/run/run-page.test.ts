@@ -1,5 +1,5 @@
 import type { CoreV1Event } from '@kubernetes/client-node'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import type { Person } from '../../../shared/console/context.js'
 import { runPage, stepPage, STEP_PAGE_ROWS } from '../../../shared/console/run/run-page.js'
 import { ForbiddenError } from '../../../shared/errors.js'
@@ -8,7 +8,7 @@ import {
   ANNOTATION_CLOUDEVENT_ID, ANNOTATION_CLOUDEVENT_TYPE, ANNOTATION_TEMPLATE, LABEL_OUTPUTS, LABEL_RUN_ID, LABEL_STEP, LABEL_WORKFLOW,
 } from '../../../shared/schemas/labels.js'
 import type { StepStatus, Workflow, WorkflowStep } from '../../../shared/schemas/workflow.js'
-import { FakeKube } from '../../fakes/kube.js'
+import { EmbeddedKube } from '../../support/embedded-kube.js'
 import { aStep, aWorkflow, NAMESPACE } from '../../fixtures/workflows.js'
 import { requestFor, textOf } from '../pages/support.js'
 
@@ -31,7 +31,7 @@ const count = (markup: string, pattern: RegExp) => [...markup.matchAll(pattern)]
 
 describe('the run page', () => {
   it('draws each step as a node with its phase in words, linked to its detail, beside the step table', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, WAITING)] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, WAITING)] })
     const page = await runPage(requestFor(kube, '/workflows/ai-agents/wf'), NAMESPACE, 'wf')
     const body = page.body.html
     expect(page.status).toBe(200)
@@ -46,26 +46,26 @@ describe('the run page', () => {
   })
 
   it('is a 404 page for a Workflow that is not there', async () => {
-    const page = await runPage(requestFor(new FakeKube()), NAMESPACE, 'nope')
+    const page = await runPage(requestFor(new EmbeddedKube()), NAMESPACE, 'nope')
     expect(page.status).toBe(404)
     expect(textOf(page.body)).toContain('Workflow ai-agents/nope was not found')
   })
 
   it('escapes what the run reports: an error can never become markup', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, [{ name: 'build', phase: 'Failed', error: '<script>alert(1)</script>' }])] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, [{ name: 'build', phase: 'Failed', error: '<script>alert(1)</script>' }])] })
     const body = (await runPage(requestFor(kube), NAMESPACE, 'wf')).body.html
     expect(body).not.toContain('<script>alert')
     expect(body).toContain('&lt;script&gt;alert(1)&lt;/script&gt;')
   })
 
   it('lists the Kubernetes Events and the CloudEvents they stand for, newest first', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, WAITING)] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, WAITING)] })
     const event = (name: string, reason: string, time: string, annotations: Record<string, string> = {}): CoreV1Event => ({
       metadata: { name, namespace: NAMESPACE, annotations }, involvedObject: { kind: 'Workflow', name: 'wf', namespace: NAMESPACE },
       reason, message: `${reason} happened`, type: 'Normal', lastTimestamp: new Date(time),
     })
-    kube.events.push(event('e1', 'StepStarted', '2026-12-01T11:50:00Z', { [ANNOTATION_CLOUDEVENT_TYPE]: 'dev.kinetic.workflow.step.started', [ANNOTATION_CLOUDEVENT_ID]: 'ce-1' }))
-    kube.events.push(event('e2', 'ApprovalRequired', '2026-12-01T11:52:00Z'))
+    kube.putEvents(event('e1', 'StepStarted', '2026-12-01T11:50:00Z', { [ANNOTATION_CLOUDEVENT_TYPE]: 'dev.kinetic.workflow.step.started', [ANNOTATION_CLOUDEVENT_ID]: 'ce-1' }))
+    kube.putEvents(event('e2', 'ApprovalRequired', '2026-12-01T11:52:00Z'))
     const text = textOf((await runPage(requestFor(kube), NAMESPACE, 'wf')).body)
     expect(text.indexOf('ApprovalRequired happened')).toBeLessThan(text.indexOf('StepStarted happened'))
     expect(text).toContain('dev.kinetic.workflow.step.started ce-1')
@@ -73,7 +73,7 @@ describe('the run page', () => {
   })
 
   it('still shows the run when the person may not list its Events, and says so', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, WAITING)] }).failNext('listEvents', new ForbiddenError('forbidden'))
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, WAITING)] }).failNext('listEvents', new ForbiddenError('forbidden'))
     const page = await runPage(requestFor(kube), NAMESPACE, 'wf')
     expect(page.status).toBe(200)
     expect(textOf(page.body)).toContain('You (alice) may not list Events in namespace ai-agents.')
@@ -82,13 +82,13 @@ describe('the run page', () => {
   it('shows parameters and conditions', async () => {
     const wf = aRun(THREE, WAITING)
     wf.status!.conditions = [{ type: 'Complete', status: 'False', reason: 'Waiting', message: 'review needs approval', lastTransitionTime: '2026-12-01T11:52:00Z' }]
-    const text = textOf((await runPage(requestFor(new FakeKube({ workflows: [wf] })), NAMESPACE, 'wf')).body)
+    const text = textOf((await runPage(requestFor(new EmbeddedKube({ workflows: [wf] })), NAMESPACE, 'wf')).body)
     expect(text).toContain('Parameters branch main')
     expect(text).toContain('Complete False Waiting review needs approval')
   })
 
   it('offers no actions in a read-only console', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, WAITING)] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, WAITING)] })
     const body = (await runPage(requestFor(kube, '/', { person: LOCAL_ADMIN }), NAMESPACE, 'wf')).body.html
     expect(body).not.toContain('/actions/approve/')
     expect(body).toMatch(/data-action="cancel" hidden/)
@@ -96,7 +96,7 @@ describe('the run page', () => {
   })
 
   it('offers approve and deny on the step that waits for approval, cancel and rerun with its parameters', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, WAITING)] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, WAITING)] })
     const body = (await runPage(requestFor(kube, '/', { person: LOCAL_ADMIN, config: { actions: true } }), NAMESPACE, 'wf')).body.html
     expect(body).toContain('action="/actions/approve/ai-agents/wf/review"')
     expect(body).toContain('action="/actions/deny/ai-agents/wf/review"')
@@ -106,7 +106,7 @@ describe('the run page', () => {
   })
 
   it('shows only the actions the person may take, as the API server answers for them', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, WAITING)] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, WAITING)] })
     kube.identity = { username: 'alice', groups: ['team-a'] }
     kube.allow('alice', 'approve', 'workflows', NAMESPACE)
     const body = (await runPage(requestFor(kube, '/', { config: { actions: true } }), NAMESPACE, 'wf')).body.html
@@ -115,7 +115,7 @@ describe('the run page', () => {
   })
 
   it('serves the actions area alone, as decided now, for the live page to swap in', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, WAITING)] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, WAITING)] })
     const page = await runPage(requestFor(kube, '/workflows/ai-agents/wf?fragment=1&section=actions', { person: LOCAL_ADMIN, config: { actions: true } }), NAMESPACE, 'wf')
     const body = page.body.html
     expect(page.status).toBe(200)
@@ -132,7 +132,7 @@ describe('the run page', () => {
   })
 
   it('offers in the actions area only what the person may do: a reader gets no approve form', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, WAITING)] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, WAITING)] })
     kube.identity = { username: 'bob', groups: [] }
     const body = (await runPage(requestFor(kube, '/workflows/ai-agents/wf?fragment=1&section=actions', { config: { actions: true } }), NAMESPACE, 'wf')).body.html
     expect(body).toMatch(/^<section class="run-actions"/)
@@ -141,7 +141,7 @@ describe('the run page', () => {
   })
 
   it('marks the durations still counting with their start, and only those', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, [WAITING[0]!, { name: 'review', phase: 'Running', startTime: '2026-12-01T11:58:00Z' }])] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, [WAITING[0]!, { name: 'review', phase: 'Running', startTime: '2026-12-01T11:58:00Z' }])] })
     const body = (await runPage(requestFor(kube), NAMESPACE, 'wf')).body.html
     expect(body).toContain('<dd data-run-duration data-started="2026-12-01T11:50:00Z">10 min</dd>')
     expect(body).toMatch(/<tr data-step="review">.*<td class="step-duration" data-started="2026-12-01T11:58:00Z">2 min<\/td>/)
@@ -149,7 +149,7 @@ describe('the run page', () => {
   })
 
   it('keeps unseen room for approval forms while a step has yet to start, so they arrive without moving the page', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, [WAITING[0]!])] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, [WAITING[0]!])] })
     const body = (await runPage(requestFor(kube, '/', { person: LOCAL_ADMIN, config: { actions: true } }), NAMESPACE, 'wf')).body.html
     expect(body).toContain('<div class="action action-slot" data-action="slot" aria-hidden="true" inert><h2>Step review waits for approval</h2>')
     expect(body).not.toContain('data-action="decide"')
@@ -159,7 +159,7 @@ describe('the run page', () => {
   })
 
   it('offers no cancel on a finished run', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, [], 'Succeeded')] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, [], 'Succeeded')] })
     const body = (await runPage(requestFor(kube, '/', { person: LOCAL_ADMIN, config: { actions: true } }), NAMESPACE, 'wf')).body.html
     expect(body).toMatch(/data-action="cancel" hidden/)
     expect(body).toMatch(/data-action="rerun">/)
@@ -168,7 +168,7 @@ describe('the run page', () => {
   it('links a template to its runs instead of drawing a DAG', async () => {
     const wf = aWorkflow({ name: 'nightly', annotations: { [ANNOTATION_TEMPLATE]: 'true' }, spec: { trigger: { schedule: { cron: '0 2 * * *' } } } })
     wf.status = { recentRuns: [{ name: 'nightly-abc', phase: 'Failed', trigger: 'schedule' }] }
-    const page = await runPage(requestFor(new FakeKube({ workflows: [wf] })), NAMESPACE, 'nightly')
+    const page = await runPage(requestFor(new EmbeddedKube({ workflows: [wf] })), NAMESPACE, 'nightly')
     expect(page.body.html).not.toContain('<svg')
     expect(page.body.html).toContain('href="/workflows/ai-agents/nightly-abc"')
     expect(page.body.html).toContain('href="/workflows?namespace=ai-agents&amp;template=nightly"')
@@ -182,7 +182,9 @@ describe('a 2,000-step fan-out', () => {
     { name: 'start', phase: 'Succeeded' },
     ...Array.from({ length: 1998 }, (_, i): StepStatus => ({ name: `worker-${i}`, phase: i < 1800 ? 'Succeeded' : 'Running', startTime: '2026-12-01T11:59:00Z' })),
   ]
-  const kube = new FakeKube({ workflows: [aRun(fan, statuses)] })
+  // Made when this block starts: one cluster at a time, and earlier blocks make their own.
+  let kube: EmbeddedKube
+  beforeAll(() => { kube = new EmbeddedKube({ workflows: [aRun(fan, statuses)] }) })
 
   it('is drawn as one node per layer with the counts in words, and a table of 100 rows', async () => {
     const body = (await runPage(requestFor(kube, '/workflows/ai-agents/wf'), NAMESPACE, 'wf')).body.html
@@ -212,7 +214,7 @@ describe('a 2,000-step fan-out', () => {
 })
 
 describe('the step page', () => {
-  function withJob(kube: FakeKube, log: string, running = true) {
+  function withJob(kube: EmbeddedKube, log: string, running = true) {
     kube.jobs.set('ai-agents/wf-build-1', {
       metadata: { name: 'wf-build-1', namespace: NAMESPACE, labels: { [LABEL_WORKFLOW]: 'wf', [LABEL_STEP]: 'build' } },
       status: running ? {} : { conditions: [{ type: 'Complete', status: 'True' }] },
@@ -222,7 +224,7 @@ describe('the step page', () => {
   }
 
   it('shows timings, attempts, the Job and the last 200 lines of its log, followed live while it runs', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, [{ name: 'build', phase: 'Running', startTime: '2026-12-01T11:58:00Z', jobName: 'wf-build-1', retryCount: 1 }])] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, [{ name: 'build', phase: 'Running', startTime: '2026-12-01T11:58:00Z', jobName: 'wf-build-1', retryCount: 1 }])] })
     withJob(kube, Array.from({ length: 250 }, (_, i) => `line ${i}\n`).join(''))
     const page = await stepPage(requestFor(kube), NAMESPACE, 'wf', 'build')
     const text = textOf(page.body)
@@ -236,7 +238,7 @@ describe('the step page', () => {
 
   it('shows the output from its ConfigMap, pretty-printed and cut with a note', async () => {
     const wf = aRun(THREE, [{ name: 'build', phase: 'Succeeded', outputRef: 'wf-outputs', completionTime: '2026-12-01T11:52:00Z' }], 'Succeeded')
-    const kube = new FakeKube({ workflows: [wf] })
+    const kube = new EmbeddedKube({ workflows: [wf] })
     kube.configMaps.set('ai-agents/wf-outputs', {
       metadata: { name: 'wf-outputs', namespace: NAMESPACE, labels: { [LABEL_OUTPUTS]: 'true', [LABEL_RUN_ID]: currentRunId(wf) } },
       data: { build: JSON.stringify({ image: 'x', notes: 'n'.repeat(20_000) }) },
@@ -248,10 +250,11 @@ describe('the step page', () => {
   })
 
   it('says why the step\'s pod has not started when the kubelet keeps its container waiting', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, [{ name: 'build', phase: 'Running', startTime: '2026-12-01T11:58:00Z', jobName: 'wf-build-1' }])] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, [{ name: 'build', phase: 'Running', startTime: '2026-12-01T11:58:00Z', jobName: 'wf-build-1' }])] })
     withJob(kube, '')
     kube.pods.set('ai-agents/wf-build-1-x', {
-      metadata: { name: 'wf-build-1-x', namespace: NAMESPACE, labels: { 'job-name': 'wf-build-1' } },
+      // On a node: the kubelet there reports its container.
+      metadata: { name: 'wf-build-1-x', namespace: NAMESPACE, labels: { 'job-name': 'wf-build-1' } }, spec: { nodeName: 'node-1', containers: [{ name: 'step', image: 'agent:9' }] },
       status: { phase: 'Pending', containerStatuses: [{ name: 'step', image: 'agent:9', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "agent:9"' } } }] },
     })
     expect(textOf((await stepPage(requestFor(kube), NAMESPACE, 'wf', 'build')).body))
@@ -262,19 +265,19 @@ describe('the step page', () => {
   })
 
   it('says the error of a failed step and that no Job ran for one not started', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, [{ name: 'build', phase: 'Failed', error: 'exit 3\nat main' }])] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, [{ name: 'build', phase: 'Failed', error: 'exit 3\nat main' }])] })
     expect(textOf((await stepPage(requestFor(kube), NAMESPACE, 'wf', 'build')).body)).toContain('Error exit 3 at main')
     expect(textOf((await stepPage(requestFor(kube), NAMESPACE, 'wf', 'ship')).body)).toContain('No Job has run this step yet.')
   })
 
   it('offers approve and deny on a step waiting for approval', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, WAITING)] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, WAITING)] })
     const body = (await stepPage(requestFor(kube, '/', { person: LOCAL_ADMIN, config: { actions: true } }), NAMESPACE, 'wf', 'review')).body.html
     expect(body).toContain('action="/actions/approve/ai-agents/wf/review"')
   })
 
   it('is a 404 page for a step the Workflow does not have', async () => {
-    const kube = new FakeKube({ workflows: [aRun(THREE, WAITING)] })
+    const kube = new EmbeddedKube({ workflows: [aRun(THREE, WAITING)] })
     const page = await stepPage(requestFor(kube), NAMESPACE, 'wf', 'deploy')
     expect(page.status).toBe(404)
     expect(textOf(page.body)).toContain('Step deploy of Workflow ai-agents/wf was not found')

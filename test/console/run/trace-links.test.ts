@@ -3,7 +3,7 @@ import { consoleConfig } from '../../../shared/console/auth/config.js'
 import { runPage, stepPage } from '../../../shared/console/run/run-page.js'
 import { currentRunId } from '../../../shared/reconcile/run-status.js'
 import { runSpanId, runTraceId, stepSpanId } from '../../../shared/telemetry/ids.js'
-import { FakeKube } from '../../fakes/kube.js'
+import { EmbeddedKube } from '../../support/embedded-kube.js'
 import { aStep, aWorkflow, NAMESPACE } from '../../fixtures/workflows.js'
 import { requestFor } from '../pages/support.js'
 
@@ -19,7 +19,7 @@ describe('links from the console to the trace UI', () => {
   it('link the run to its root span and a step to its attempt span when KINETIC_TRACE_URL_TEMPLATE is set', async () => {
     const wf = aRun()
     const runId = wf.status!.runId!
-    const kube = new FakeKube({ workflows: [wf] })
+    const kube = new EmbeddedKube({ workflows: [wf] })
     const config = { traceUrlTemplate: TEMPLATE }
     const run = (await runPage(requestFor(kube, '/workflows/ai-agents/wf', { config }), NAMESPACE, 'wf')).body.html
     expect(run).toContain(`href="https://jaeger.example/trace/${runTraceId(runId)}?uiFind=${runSpanId(runId)}"`)
@@ -28,7 +28,7 @@ describe('links from the console to the trace UI', () => {
   })
 
   it('show no trace link without a template', async () => {
-    const kube = new FakeKube({ workflows: [aRun()] })
+    const kube = new EmbeddedKube({ workflows: [aRun()] })
     const run = (await runPage(requestFor(kube, '/workflows/ai-agents/wf'), NAMESPACE, 'wf')).body.html
     expect(run).not.toContain('trace-link')
   })
