@@ -181,6 +181,7 @@ export class EmbeddedKube {
   private readonly faults = new Map<Method, Error[]>()
   private readonly refusals = new Map<string, { code: number; message: string }>()
   private watches = 0
+  private readonly watchFailers = new Set<(error: Error) => void>()
 
   // The review verbs' stand-ins (the embedded server has no TokenReview or SubjectAccessReview).
   /** Bearer tokens TokenReview authenticates, with the audiences each was issued for (none: any). */
@@ -257,7 +258,7 @@ export class EmbeddedKube {
     const before = this.beforeWrite(method, args)
     const result = await (this.client[method] as (...a: unknown[]) => Promise<unknown>)(...args)
     this.afterWrite(method, args, result, before)
-    return result
+    return method === 'watchWorkflow' ? this.tracked(result as StreamHandle) : result
   }
 
   /** What a delete or apply must know of the live object to tell whether the write took effect. */
@@ -341,14 +342,28 @@ export class EmbeddedKube {
         else this.record(`replace WorkflowRecipe/${name(a)}`, result)
         return
       case 'deleteRecipe': if (result === true) this.writes.push(`delete WorkflowRecipe/${b}`); return
-      case 'watchWorkflow': {
-        this.watches++
-        const handle = result as StreamHandle
-        handle.done.then(() => this.watches--, () => this.watches--)
-        return
-      }
       default: return undefined
     }
+  }
+
+  /** A watch, counted while open, that `endWatches(error)` can fail (a 410 Gone, a broken connection). */
+  private tracked(handle: StreamHandle): StreamHandle {
+    this.watches++
+    let fail!: (error: Error) => void
+    const done = new Promise<void>((resolve, reject) => {
+      fail = (error) => {
+        handle.stop()
+        reject(error)
+      }
+      handle.done.then(resolve, reject)
+    })
+    done.catch(() => {})
+    this.watchFailers.add(fail)
+    done.finally(() => {
+      this.watches--
+      this.watchFailers.delete(fail)
+    }).catch(() => {})
+    return { stop: () => handle.stop(), done }
   }
 
   private record(what: string, sent: unknown): void {
@@ -556,9 +571,13 @@ export class EmbeddedKube {
     this.setStatus('Pod', namespace, pod, { ...(this.store.get(T.Pod, namespace, pod)?.status ?? {}), phase: 'Succeeded' })
   }
 
-  /** The API server ends every open watch and log stream (a server-side close). */
-  endWatches(): void {
-    server().handler.closeStreams()
+  /**
+   * The API server ends every open watch and log stream (a server-side close); with `error`, the
+   * open Workflow watches fail with it instead (injected: a 410 Gone, a broken connection).
+   */
+  endWatches(error?: Error): void {
+    if (error) for (const fail of [...this.watchFailers]) fail(error)
+    else server().handler.closeStreams()
   }
 
   /** How many watchWorkflow streams are open. */

@@ -5,7 +5,7 @@ import { ForbiddenError, TransientError } from '../../../shared/errors.js'
 import { currentRunId } from '../../../shared/reconcile/run-status.js'
 import { LABEL_STEP, LABEL_WORKFLOW } from '../../../shared/schemas/labels.js'
 import type { StepStatus, Workflow } from '../../../shared/schemas/workflow.js'
-import { FakeKube } from '../../fakes/kube.js'
+import { EmbeddedKube } from '../../support/embedded-kube.js'
 import { eventually } from '../../support/eventually.js'
 import { aStep, aWorkflow, NAMESPACE } from '../../fixtures/workflows.js'
 import { requestFor } from '../pages/support.js'
@@ -28,7 +28,7 @@ function signal(): AbortController {
   return a
 }
 
-async function openRun(kube: FakeKube, options: LiveOptions = FAST, person?: Person, rv?: string) {
+async function openRun(kube: EmbeddedKube, options: LiveOptions = FAST, person?: Person, rv?: string) {
   const abort = signal()
   const wf = kube.workflows.get(`${NAMESPACE}/wf`)
   const response = await runEventsResponse(requestFor(kube, '/live', person ? { person, config: { actions: true } } : {}), NAMESPACE, 'wf', rv ?? wf?.metadata.resourceVersion ?? '0', abort.signal, options)
@@ -37,14 +37,14 @@ async function openRun(kube: FakeKube, options: LiveOptions = FAST, person?: Per
 
 describe('the live run stream', () => {
   it('is an uncached event stream that tells the browser how soon to reconnect', async () => {
-    const { response, reader } = await openRun(new FakeKube({ workflows: [aRun([])] }))
+    const { response, reader } = await openRun(new EmbeddedKube({ workflows: [aRun([])] }))
     expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8')
     expect(response.headers.get('cache-control')).toContain('no-cache')
     await eventually('the retry hint', () => reader.retry === 3000, 2000, 5)
   })
 
   it('sends only what changed since the version the page shows, on each change', async () => {
-    const kube = new FakeKube({ workflows: [aRun([])] })
+    const kube = new EmbeddedKube({ workflows: [aRun([])] })
     const { reader } = await openRun(kube)
     await eventually('the watch', () => kube.openWatches === 1, 2000, 5)
     kube.putWorkflow(aRun([{ name: 'build', phase: 'Running', startTime: '2026-12-01T11:59:00Z' }]))
@@ -59,7 +59,7 @@ describe('the live run stream', () => {
   })
 
   it('brings a page that is already stale up to date at once, with every step', async () => {
-    const kube = new FakeKube({ workflows: [aRun([])] })
+    const kube = new EmbeddedKube({ workflows: [aRun([])] })
     const shown = kube.workflows.get(`${NAMESPACE}/wf`)!.metadata.resourceVersion!
     kube.putWorkflow(aRun([{ name: 'build', phase: 'Running', startTime: '2026-12-01T11:59:00Z' }]))
     const { reader } = await openRun(kube, FAST, undefined, shown)
@@ -72,7 +72,7 @@ describe('the live run stream', () => {
 
   it('sends no step again when only its running duration grew: the page counts it itself', async () => {
     let clock = new Date('2026-12-01T12:00:00Z')
-    const kube = new FakeKube({ workflows: [aRun([{ name: 'build', phase: 'Running', startTime: '2026-12-01T11:59:00Z' }])] })
+    const kube = new EmbeddedKube({ workflows: [aRun([{ name: 'build', phase: 'Running', startTime: '2026-12-01T11:59:00Z' }])] })
     const { reader } = await openRun(kube, { ...FAST, now: () => clock })
     await eventually('the watch', () => kube.openWatches === 1, 2000, 5)
     clock = new Date('2026-12-01T12:05:00Z')
@@ -82,7 +82,7 @@ describe('the live run stream', () => {
   })
 
   it('says which action forms apply as the run moves', async () => {
-    const kube = new FakeKube({ workflows: [aRun([])] })
+    const kube = new EmbeddedKube({ workflows: [aRun([])] })
     const { reader } = await openRun(kube, FAST, LOCAL_ADMIN)
     await eventually('the watch', () => kube.openWatches === 1, 2000, 5)
     kube.putWorkflow(aRun([{ name: 'build', phase: 'Succeeded' }, { name: 'review', phase: 'Pending', error: 'Waiting for human approval (set annotation purko.io/approve-review=true)' }]))
@@ -91,7 +91,7 @@ describe('the live run stream', () => {
   })
 
   it('says the run is gone when it is deleted, and ends', async () => {
-    const kube = new FakeKube({ workflows: [aRun([])] })
+    const kube = new EmbeddedKube({ workflows: [aRun([])] })
     const { reader } = await openRun(kube)
     await eventually('the watch', () => kube.openWatches === 1, 2000, 5)
     await kube.deleteWorkflow(NAMESPACE, 'wf')
@@ -104,7 +104,7 @@ describe('the live run stream', () => {
     ['the server closes the watch', undefined],
     ['the watch fails (410 Gone)', new Error('410 Gone')],
   ])('reads the run again and watches again when %s', async (_, error) => {
-    const kube = new FakeKube({ workflows: [aRun([])] })
+    const kube = new EmbeddedKube({ workflows: [aRun([])] })
     const { reader } = await openRun(kube)
     await eventually('the watch', () => kube.openWatches === 1, 2000, 5)
     // A change made while no watch is open is found by the re-read.
@@ -118,14 +118,14 @@ describe('the live run stream', () => {
   })
 
   it('tells the person when they may not watch the run, and ends', async () => {
-    const kube = new FakeKube({ workflows: [aRun([])] }).failNext('watchWorkflow', new ForbiddenError('alice may not watch workflows.purko.io ai-agents/wf'))
+    const kube = new EmbeddedKube({ workflows: [aRun([])] }).failNext('watchWorkflow', new ForbiddenError('alice may not watch workflows.purko.io ai-agents/wf'))
     const { reader } = await openRun(kube)
     await eventually('the end of the stream', () => reader.ended, 2000, 5)
     expect(reader.json('error')).toEqual([{ message: 'alice may not watch workflows.purko.io ai-agents/wf' }])
   })
 
   it('ends without a final error on an outage, so the browser reconnects and resumes', async () => {
-    const kube = new FakeKube({ workflows: [aRun([])] }).failNext('reviewSelfAccess', new TransientError('API server unavailable'))
+    const kube = new EmbeddedKube({ workflows: [aRun([])] }).failNext('reviewSelfAccess', new TransientError('API server unavailable'))
     const abort = signal()
     const rv = kube.workflows.get(`${NAMESPACE}/wf`)!.metadata.resourceVersion!
     const reader = new SseReader(await runEventsResponse(requestFor(kube, '/live', { config: { actions: true } }), NAMESPACE, 'wf', rv, abort.signal, FAST))
@@ -137,7 +137,7 @@ describe('the live run stream', () => {
   })
 
   it('stops watching when the browser goes away', async () => {
-    const kube = new FakeKube({ workflows: [aRun([])] })
+    const kube = new EmbeddedKube({ workflows: [aRun([])] })
     const { reader, abort } = await openRun(kube)
     await eventually('the watch', () => kube.openWatches === 1, 2000, 5)
     abort.abort()
@@ -146,18 +146,18 @@ describe('the live run stream', () => {
   })
 
   it('sends a heartbeat comment while nothing changes', async () => {
-    const { reader } = await openRun(new FakeKube({ workflows: [aRun([])] }), { ...FAST, heartbeatMs: 10 })
+    const { reader } = await openRun(new EmbeddedKube({ workflows: [aRun([])] }), { ...FAST, heartbeatMs: 10 })
     await eventually('a heartbeat', () => reader.comments.includes('heartbeat'), 2000, 5)
   })
 })
 
 describe('the live log stream', () => {
-  function withPod(kube: FakeKube, log: string, phase = 'Running') {
+  function withPod(kube: EmbeddedKube, log: string, phase = 'Running') {
     kube.jobs.set('ai-agents/wf-build-1', { metadata: { name: 'wf-build-1', namespace: NAMESPACE, labels: { [LABEL_WORKFLOW]: 'wf', [LABEL_STEP]: 'build' } } })
     kube.pods.set('ai-agents/wf-build-1-x', { metadata: { name: 'wf-build-1-x', namespace: NAMESPACE, labels: { 'job-name': 'wf-build-1' } }, status: { phase } })
     kube.logs.set('ai-agents/wf-build-1-x', log)
   }
-  async function openLog(kube: FakeKube, options: LiveOptions = FAST, after?: string) {
+  async function openLog(kube: EmbeddedKube, options: LiveOptions = FAST, after?: string) {
     const abort = signal()
     const path = after === undefined ? '/live/logs/ai-agents/wf/build' : `/live/logs/ai-agents/wf/build?after=${after}`
     return new SseReader(await logEventsResponse(requestFor(kube, path), NAMESPACE, 'wf', 'build', abort.signal, options))
@@ -165,7 +165,7 @@ describe('the live log stream', () => {
   const numbered = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `line ${from + i}\n`).join('')
 
   it('sends each line once whole, however the chunks split it, then says the container ended', async () => {
-    const kube = new FakeKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
+    const kube = new EmbeddedKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
     withPod(kube, 'one\ntw')
     const reader = await openLog(kube)
     await eventually('the first line', () => reader.named('line').length === 1, 2000, 5)
@@ -178,7 +178,7 @@ describe('the live log stream', () => {
   })
 
   it('stops at the byte cap and says so', async () => {
-    const kube = new FakeKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
+    const kube = new EmbeddedKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
     withPod(kube, Array.from({ length: 100 }, (_, i) => `line ${String(i).padStart(3, '0')}\n`).join(''))
     const reader = await openLog(kube, { ...FAST, maxLogBytes: 50 })
     await eventually('the end', () => reader.ended, 2000, 5)
@@ -189,7 +189,7 @@ describe('the live log stream', () => {
   })
 
   it('resumes after the last line the page showed: only the lines written since, no reset', async () => {
-    const kube = new FakeKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
+    const kube = new EmbeddedKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
     withPod(kube, numbered(0, 5))
     const first = await openLog(kube)
     await eventually('five lines', () => first.named('line').length === 5, 2000, 5)
@@ -205,7 +205,7 @@ describe('the live log stream', () => {
   })
 
   it('gives a line the same id on every stream of that log, and says so when the last line shown left the tail', async () => {
-    const kube = new FakeKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
+    const kube = new EmbeddedKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
     withPod(kube, numbered(0, 3), 'Succeeded')
     const first = await openLog(kube)
     await eventually('the end', () => first.ended, 2000, 5)
@@ -222,7 +222,7 @@ describe('the live log stream', () => {
   })
 
   it('closes without a final event when the log cannot be read for now, so the page reopens it', async () => {
-    const kube = new FakeKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
+    const kube = new EmbeddedKube({ workflows: [aRun([{ name: 'build', phase: 'Running', jobName: 'wf-build-1' }])] })
     withPod(kube, numbered(0, 2))
     kube.failNext('followPodLog', new TransientError('the API server is not answering'))
     const reader = await openLog(kube)
@@ -232,7 +232,7 @@ describe('the live log stream', () => {
   })
 
   it('ends at once with the reason when the step has no Job yet', async () => {
-    const kube = new FakeKube({ workflows: [aRun([])] })
+    const kube = new EmbeddedKube({ workflows: [aRun([])] })
     const reader = await openLog(kube)
     await eventually('the end', () => reader.ended, 2000, 5)
     expect(reader.json('end')).toEqual([{ message: 'No Job has run this step yet; reload the page once it started.' }])

@@ -1,17 +1,18 @@
-// FakeKube's console methods behave as the real adapter does on the embedded API server
-// (console-port.test.ts), so page and endpoint tests on the fake mean what they say.
+// EmbeddedKube's console verbs: the real adapter on the embedded API server (console-port.test.ts),
+// plus the stand-ins and injected faults the page and endpoint tests rely on.
 import { describe, expect, it } from 'vitest'
 import { WorkflowSchema, type Workflow } from '../../../shared/schemas/workflow.js'
-import { FakeKube } from '../../fakes/kube.js'
+import { EmbeddedKube } from '../../support/embedded-kube.js'
+import { eventually } from '../../support/eventually.js'
 
 const NS = 'team'
 const wf = (name: string): Workflow => WorkflowSchema.parse({
   apiVersion: 'purko.io/v1alpha1', kind: 'Workflow', metadata: { name, namespace: NS }, spec: { steps: [{ name: 'a', agentRef: { name: 'x' } }] },
 })
 
-describe('FakeKube for the console', () => {
+describe('EmbeddedKube for the console', () => {
   it('answers self access reviews for its identity from the allow rules, and whoAmI names that identity', async () => {
-    const kube = new FakeKube().allow('alice', 'approve', 'workflows', NS)
+    const kube = new EmbeddedKube().allow('alice', 'approve', 'workflows', NS)
     kube.identity = { username: 'alice', groups: ['team-a'] }
     expect(await kube.reviewSelfAccess([
       { verb: 'approve', group: 'purko.io', resource: 'workflows', namespace: NS, name: 'wf' },
@@ -22,7 +23,7 @@ describe('FakeKube for the console', () => {
   })
 
   it('a watch replays a version newer than the one shown, then gets the fake\'s own writes of that Workflow only, and null on delete', async () => {
-    const kube = new FakeKube({ workflows: [wf('watched'), wf('other')] })
+    const kube = new EmbeddedKube({ workflows: [wf('watched'), wf('other')] })
     const shown = kube.workflow(NS, 'watched')
     await kube.patchWorkflowStatus(NS, 'watched', String(shown.metadata.resourceVersion), { phase: 'Running' } as never)
     const seen: Array<string | null> = []
@@ -32,6 +33,8 @@ describe('FakeKube for the console', () => {
     const running = kube.workflow(NS, 'watched')
     await kube.patchWorkflowStatus(NS, 'watched', String(running.metadata.resourceVersion), { phase: 'Succeeded' } as never)
     await kube.deleteWorkflow(NS, 'watched')
+    // Watch events arrive over HTTP after the write returned.
+    await eventually('the delete on the watch', () => seen.length >= 3, 2000, 5)
     expect(seen).toEqual(['Running', 'Succeeded', null])
     expect(kube.openWatches).toBe(1)
     handle.stop()
@@ -40,7 +43,7 @@ describe('FakeKube for the console', () => {
   })
 
   it('the server ending the watches settles done: resolved on a close, rejected with the error given', async () => {
-    const kube = new FakeKube({ workflows: [wf('a')] })
+    const kube = new EmbeddedKube({ workflows: [wf('a')] })
     const closed = await kube.watchWorkflow(NS, 'a', '999', () => {})
     kube.endWatches()
     await expect(closed.done).resolves.toBeUndefined()
@@ -50,7 +53,7 @@ describe('FakeKube for the console', () => {
   })
 
   it('follows a running pod\'s log from its last lines until the pod ends; a finished pod\'s log ends at once', async () => {
-    const kube = new FakeKube()
+    const kube = new EmbeddedKube()
     kube.pods.set(`${NS}/step`, { metadata: { name: 'step', namespace: NS }, status: { phase: 'Running' } })
     kube.appendPodLog(NS, 'step', 'one\ntwo\n')
     let text = ''
@@ -64,6 +67,7 @@ describe('FakeKube for the console', () => {
     let finished = ''
     await (await kube.followPodLog(NS, 'done', { limitBytes: 3 }, (chunk) => { finished += chunk })).done
     expect(finished).toBe('all')
-    await expect(kube.followPodLog(NS, 'missing', {}, () => {})).rejects.toThrow(/not found/)
+    // The adapter's words for the API server's 404.
+    await expect(kube.followPodLog(NS, 'missing', {}, () => {})).rejects.toThrow('Could not follow log of pod team/missing')
   })
 })
