@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
-import { POD_START_GRACE_MS, reconcileWorkflow } from '../../shared/engine/reconcile-workflow.js'
+import { POD_START_GRACE_MS, reconcileWorkflow } from '../../shared/workflow/controller.js'
 import { FakeKube } from '../fakes/kube.js'
 import { deliver, RESOURCE_ADD } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { functionNames, loadManifests, ofKind } from './manifests.js'
 import { selectorMatches, type LabelSelector } from '../../local/knative/label-selector.js'
-import { STEP_JOB_SHARDS, stepJobShard } from '../../shared/reconcile/job-shard.js'
+import { STEP_JOB_SHARDS, stepJobShard } from '../../shared/workflow/plan/job-shard.js'
 
 const manifests = loadManifests()
 const services = ofKind(manifests, 'serving.knative.dev/v1', 'Service')

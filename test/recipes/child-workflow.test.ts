@@ -1,8 +1,8 @@
 // spec §5.10 the child Workflow: mapping table, per-step model override, content-hashed name.
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { canonicalJson } from '../../shared/recipes/digest.js'
-import { childWorkflowManifest } from '../../shared/recipes/child-workflow.js'
+import { canonicalJson } from '../../shared/recipe/plan/digest.js'
+import { childWorkflowManifest } from '../../shared/recipe/plan/child-workflow.js'
 import { RecipeStepSchema } from '../../shared/schemas/workflowrecipe.js'
 import { WorkflowSchema } from '../../shared/schemas/workflow.js'
 import { RECIPE } from './manifest-fixtures.js'

@@ -2,9 +2,9 @@
 // recipe, typed per spec §3.1; includeWhen must be a bool; CEL errors and cost bounds become the
 // spec's reasons and messages.
 import { describe, expect, it } from 'vitest'
-import type { TypedValue } from '../../shared/recipes/cel.js'
-import { evaluateComputed } from '../../shared/recipes/computed.js'
-import { evaluateInclusion } from '../../shared/recipes/include.js'
+import type { TypedValue } from '../../shared/recipe/plan/cel.js'
+import { evaluateComputed } from '../../shared/recipe/plan/computed.js'
+import { evaluateInclusion } from '../../shared/recipe/plan/include.js'
 
 const recipe = { name: 'shop', namespace: 'team-a', profile: 'prod' }
 const inputs = new Map<string, TypedValue>([

@@ -2,9 +2,9 @@
 // waves in reverse dependency order waiting for real absence, the blocker named in status, and
 // nothing of another owner touched.
 import { describe, expect, it } from 'vitest'
-import { planDeletion } from '../../shared/recipes/deletion.js'
-import type { LiveObject } from '../../shared/recipes/deploy-plan.js'
-import { snapshotObjects } from '../../shared/recipes/rollback.js'
+import { planDeletion } from '../../shared/recipe/plan/deletion.js'
+import type { LiveObject } from '../../shared/recipe/plan/deploy-plan.js'
+import { snapshotObjects } from '../../shared/recipe/plan/rollback.js'
 import { applied, foreign, keyOf, liveWith, NOW, RECIPE, snapshotOf } from './deploy-plan-fixtures.js'
 
 const UID = RECIPE.uid

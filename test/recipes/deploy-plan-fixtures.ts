@@ -1,12 +1,12 @@
 // Revisions of one recipe built by the real pipeline (buildManifests, snapshot), and live objects
 // made from them, for the deploy, drift, rollback and deletion planner tests.
-import { recipeConfig } from '../../shared/recipes/config.js'
-import type { LiveObject } from '../../shared/recipes/deploy-plan.js'
-import { buildManifests } from '../../shared/recipes/manifests.js'
-import type { RecipeChild, RecipeObjects } from '../../shared/recipes/objects.js'
-import { snapshot } from '../../shared/recipes/snapshot.js'
-import { parseSnapshot, type RevisionSnapshot } from '../../shared/recipes/rollback.js'
-import type { RenderedWorkload } from '../../shared/recipes/rendered.js'
+import { recipeConfig } from '../../shared/recipe/plan/config.js'
+import type { LiveObject } from '../../shared/recipe/plan/deploy-plan.js'
+import { buildManifests } from '../../shared/recipe/plan/manifests.js'
+import type { RecipeChild, RecipeObjects } from '../../shared/recipe/plan/objects.js'
+import { snapshot } from '../../shared/recipe/plan/snapshot.js'
+import { parseSnapshot, type RevisionSnapshot } from '../../shared/recipe/plan/rollback.js'
+import type { RenderedWorkload } from '../../shared/recipe/plan/rendered.js'
 import { RECIPE, recipeWith, rendered, renderedTest, renderOk } from './manifest-fixtures.js'
 
 export { RECIPE }

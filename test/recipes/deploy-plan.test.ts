@@ -2,7 +2,7 @@
 // immutability; a fast-check property over random desired and live sets.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { inventoryOf, planDeploy, readinessFromLive, type LiveObject } from '../../shared/recipes/deploy-plan.js'
+import { inventoryOf, planDeploy, readinessFromLive, type LiveObject } from '../../shared/recipe/plan/deploy-plan.js'
 import { applied, foreign, keyOf, liveWith, NOW, RECIPE, ready, revisionOf } from './deploy-plan-fixtures.js'
 
 const UID = RECIPE.uid

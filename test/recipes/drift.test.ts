@@ -1,7 +1,7 @@
 // spec §7.8 drift: only the fields Kinetic sets, tolerant of API-server defaulting, with the
 // DriftCorrected / DriftDetected messages and the Drifted condition.
 import { describe, expect, it } from 'vitest'
-import { driftPaths, planDrift } from '../../shared/recipes/drift.js'
+import { driftPaths, planDrift } from '../../shared/recipe/plan/drift.js'
 import { applied, keyOf, liveWith, RECIPE, revisionOf } from './deploy-plan-fixtures.js'
 
 const rev = revisionOf(['db', 'web'], 1)

@@ -1,7 +1,7 @@
 // spec §3.2, §7.11, §8.2: unknown dependencies and cycles over every declared workload or
 // step; Kahn's order of the included workloads, excluded dependencies counting as satisfied.
 import { describe, expect, it } from 'vitest'
-import { checkGraph, topologicalOrder } from '../../shared/recipes/graph.js'
+import { checkGraph, topologicalOrder } from '../../shared/recipe/plan/graph.js'
 
 const g = (spec: Record<string, string[]>) => Object.entries(spec).map(([name, dependsOn]) => ({ name, dependsOn }))
 

@@ -1,8 +1,8 @@
 // spec §2.2: values > profile > default, no coercion, enum/pattern/bounds, unknown keys in
 // values and in every profile, with the exact spec §8.2 messages.
 import { describe, expect, it } from 'vitest'
-import { resolveInputs } from '../../shared/recipes/inputs.js'
-import { recipeConfig, targetNamespace, workloadNamespaceOf, RecipeConfigError } from '../../shared/recipes/config.js'
+import { resolveInputs } from '../../shared/recipe/plan/inputs.js'
+import { recipeConfig, targetNamespace, workloadNamespaceOf, RecipeConfigError } from '../../shared/recipe/plan/config.js'
 import type { Input } from '../../shared/schemas/workflowrecipe.js'
 
 const input = (i: Partial<Input> & { name: string }): Input => ({ type: 'string', ...i }) as Input

@@ -2,8 +2,8 @@
 // (keys sorted, without the digest annotation and the revision label).
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { canonicalJson, manifestDigest, withDigest } from '../../shared/recipes/digest.js'
-import { childLabels, selectorLabels, testJobLabels, testPodLabels, workloadObjectLabels, workloadPodLabels, workloadRelatedLabels } from '../../shared/recipes/labels.js'
+import { canonicalJson, manifestDigest, withDigest } from '../../shared/recipe/plan/digest.js'
+import { childLabels, selectorLabels, testJobLabels, testPodLabels, workloadObjectLabels, workloadPodLabels, workloadRelatedLabels } from '../../shared/recipe/plan/labels.js'
 import { RECIPE } from './manifest-fixtures.js'
 
 const common = {

@@ -1,8 +1,8 @@
 // Recipes, facts and a driver for the lifecycle planner tests (spec §7).
-import { FINALIZER } from '../../shared/recipes/lifecycle/annotations.js'
-import { planLifecycle } from '../../shared/recipes/lifecycle/plan.js'
-import type { LifecyclePlan } from '../../shared/recipes/lifecycle/plan-types.js'
-import type { LifecycleFacts, PolicyFacts, ReadinessFacts, WorkloadFact } from '../../shared/recipes/lifecycle-facts.js'
+import { FINALIZER } from '../../shared/recipe/plan/lifecycle/annotations.js'
+import { planLifecycle } from '../../shared/recipe/plan/lifecycle/plan.js'
+import type { LifecyclePlan } from '../../shared/recipe/plan/lifecycle/plan-types.js'
+import type { LifecycleFacts, PolicyFacts, ReadinessFacts, WorkloadFact } from '../../shared/recipe/plan/lifecycle-facts.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../../shared/schemas/workflowrecipe.js'
 
 export const T0 = '2026-03-01T10:00:00.000Z'

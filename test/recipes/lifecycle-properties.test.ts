@@ -4,8 +4,8 @@
 // harmless, and the bookkeeping stays within the spec §9 bounds.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { planLifecycle } from '../../shared/recipes/lifecycle/plan.js'
-import type { LifecycleFacts, WorkloadFact } from '../../shared/recipes/lifecycle-facts.js'
+import { planLifecycle } from '../../shared/recipe/plan/lifecycle/plan.js'
+import type { LifecycleFacts, WorkloadFact } from '../../shared/recipe/plan/lifecycle-facts.js'
 import { RECIPE_PHASES, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
 import { applied, at, compliant, DIGEST_A, DIGEST_B, needsApproval, recipe, rejecting, web, WEB } from './lifecycle-fixtures.js'
 

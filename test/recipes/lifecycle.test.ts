@@ -1,9 +1,9 @@
 // The lifecycle planner (spec §7.3): one case per transition T1-T27, plus the annotation rules
 // of spec §7.2, approval binding and expiry (§7.5), templates (§7.7), timers (§7.10) and echo safety.
 import { describe, expect, it } from 'vitest'
-import { planLifecycle } from '../../shared/recipes/lifecycle/plan.js'
-import { CE_PHASE_CHANGED, CE_REVISION_CREATED } from '../../shared/recipes/lifecycle/plan-types.js'
-import type { LifecycleFacts } from '../../shared/recipes/lifecycle-facts.js'
+import { planLifecycle } from '../../shared/recipe/plan/lifecycle/plan.js'
+import { CE_PHASE_CHANGED, CE_REVISION_CREATED } from '../../shared/recipe/plan/lifecycle/plan-types.js'
+import type { LifecycleFacts } from '../../shared/recipe/plan/lifecycle-facts.js'
 import type { WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
 import {
   activeRecipe, applied, at, compliant, condition, DIGEST_A, DIGEST_B, facts, needsApproval, notes, readiness, recipe, rejecting, settle, T0, walk, WEB, web,

@@ -2,9 +2,9 @@
 // the renderer: a workload is parsed by the schema (defaults applied) and given its target
 // namespace and base(w) the way spec §5.1 and §5.2 say.
 import { WorkloadSchema, RecipeTestSchema, WorkflowRecipeSchema, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
-import type { RenderedTest, RenderedWorkload, RenderOk } from '../../shared/recipes/rendered.js'
-import { baseName } from '../../shared/recipes/names.js'
-import type { RecipeRef } from '../../shared/recipes/labels.js'
+import type { RenderedTest, RenderedWorkload, RenderOk } from '../../shared/recipe/plan/rendered.js'
+import { baseName } from '../../shared/recipe/plan/names.js'
+import type { RecipeRef } from '../../shared/recipe/plan/labels.js'
 
 export const RECIPE: RecipeRef = { name: 'shop', namespace: 'recipes-demo', uid: '11111111-2222-3333-4444-555555555555' }
 

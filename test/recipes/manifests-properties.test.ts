@@ -2,11 +2,11 @@
 // child name stays within its limit and is a DNS-1123 label, for any recipe shape.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { recipeConfig } from '../../shared/recipes/config.js'
-import { buildManifests } from '../../shared/recipes/manifests.js'
-import { baseName, isDnsLabel } from '../../shared/recipes/names.js'
-import type { RenderedWorkload } from '../../shared/recipes/rendered.js'
-import { snapshot } from '../../shared/recipes/snapshot.js'
+import { recipeConfig } from '../../shared/recipe/plan/config.js'
+import { buildManifests } from '../../shared/recipe/plan/manifests.js'
+import { baseName, isDnsLabel } from '../../shared/recipe/plan/names.js'
+import type { RenderedWorkload } from '../../shared/recipe/plan/rendered.js'
+import { snapshot } from '../../shared/recipe/plan/snapshot.js'
 import { WorkflowRecipeSchema, WorkloadSchema } from '../../shared/schemas/workflowrecipe.js'
 import { renderedTest, renderOk } from './manifest-fixtures.js'
 

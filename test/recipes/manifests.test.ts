@@ -1,9 +1,9 @@
 // spec §5.5 kind mapping, §5.6 replicas, §5.1 placement, §5.3 owner references, and
 // buildManifests' deploy order (spec §7.11: copied Secrets, Service, workload object, MCPServer).
 import { describe, expect, it } from 'vitest'
-import { recipeConfig } from '../../shared/recipes/config.js'
-import { canonicalJson } from '../../shared/recipes/digest.js'
-import { buildManifests, jobNameOf, testJobManifest, workloadManifest } from '../../shared/recipes/manifests.js'
+import { recipeConfig } from '../../shared/recipe/plan/config.js'
+import { canonicalJson } from '../../shared/recipe/plan/digest.js'
+import { buildManifests, jobNameOf, testJobManifest, workloadManifest } from '../../shared/recipe/plan/manifests.js'
 import { RECIPE, recipeWith, rendered, renderedTest, renderOk } from './manifest-fixtures.js'
 import { createHash } from 'node:crypto'
 

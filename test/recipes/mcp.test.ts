@@ -1,7 +1,7 @@
 // spec §5.9 MCP delegation: the MCPServer of http and stdio workloads, field by field.
 import { describe, expect, it } from 'vitest'
 import { MCPServerSpecSchema } from '../../shared/schemas/mcpserver.js'
-import { mcpServerManifest } from '../../shared/recipes/mcp.js'
+import { mcpServerManifest } from '../../shared/recipe/plan/mcp.js'
 import { RECIPE, rendered } from './manifest-fixtures.js'
 
 type Obj = Record<string, any>

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest'
 import {
   baseName, childWorkflowName, envSecretName, isDnsLabel, jobWorkloadName, mcpServerName, mcpTokenSecretName,
   revisionConfigMapName, serviceName, shorten, testEnvSecretName, testJobName,
-} from '../../shared/recipes/names.js'
+} from '../../shared/recipe/plan/names.js'
 
 const sha8 = (s: string) => createHash('sha256').update(s).digest('hex').slice(0, 8)
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { evaluatePolicies, type NamespaceLabels, type RecipeInput, type RenderedInput, type RenderedWorkloadInput } from '../../shared/recipes/policy.js'
-import { podSecurityLevel, podSecurityViolations } from '../../shared/recipes/pod-security.js'
+import { evaluatePolicies, type NamespaceLabels, type RecipeInput, type RenderedInput, type RenderedWorkloadInput } from '../../shared/recipe/plan/policy.js'
+import { podSecurityLevel, podSecurityViolations } from '../../shared/recipe/plan/pod-security.js'
 
 const LEVEL = 'pod-security.kubernetes.io/enforce'
 const ns: NamespaceLabels = {

@@ -1,7 +1,7 @@
 // spec §5.4 pod template (all kinds, tests included), §2.6 security overrides on the fixed
 // hardening, spec §2.8 volume filtering rule.
 import { describe, expect, it } from 'vitest'
-import { podTemplateOf } from '../../shared/recipes/pod-template.js'
+import { podTemplateOf } from '../../shared/recipe/plan/pod-template.js'
 import { rendered } from './manifest-fixtures.js'
 
 const labels = { 'app.kubernetes.io/instance': 'x' }

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { recipeConfig } from '../../shared/recipes/config.js'
+import { recipeConfig } from '../../shared/recipe/plan/config.js'
 import {
   evaluateRecipe, namespacesOf, needsReevaluation, planPolicyStatuses, policyEvaluations, recipesAffectedBy, renderForPolicies,
-} from '../../shared/recipes/policy-reevaluation.js'
-import { recipePolicyStatus, type NamespaceLabels } from '../../shared/recipes/policy.js'
+} from '../../shared/recipe/plan/policy-reevaluation.js'
+import { recipePolicyStatus, type NamespaceLabels } from '../../shared/recipe/plan/policy.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../../shared/schemas/workflowrecipe.js'
 import { WorkflowRecipePolicySchema, type WorkflowRecipePolicy } from '../../shared/schemas/workflowrecipepolicy.js'
 

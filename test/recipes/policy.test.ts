@@ -4,7 +4,7 @@ import {
   evaluatePolicies, policyStatus, recipePolicyStatus, selectorMatches,
   type LabelSelector, type NamespaceLabels, type PolicyInput, type PolicySpecInput, type PolicyViolation,
   type RecipeInput, type RenderedInput, type RenderedTestInput, type RenderedWorkloadInput,
-} from '../../shared/recipes/policy.js'
+} from '../../shared/recipe/plan/policy.js'
 import { compareQuantities, parseQuantity } from '../../shared/quantity.js'
 
 const NOW = '2025-06-01T12:00:00Z'

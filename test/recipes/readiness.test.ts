@@ -1,6 +1,6 @@
 // spec §6 readiness per kind (fixed table), terminating children, and ReadinessTimeout.
 import { describe, expect, it } from 'vitest'
-import { readinessOf, readinessTimeout, workloadReadiness, type ObservedObject } from '../../shared/recipes/readiness.js'
+import { readinessOf, readinessTimeout, workloadReadiness, type ObservedObject } from '../../shared/recipe/plan/readiness.js'
 
 const NOW = '2026-01-01T00:10:00Z'
 const obj = (spec: ObservedObject['spec'], status: ObservedObject['status'], generation = 2): ObservedObject =>

@@ -4,10 +4,10 @@
 // references its own name, or Jobs that reference each other's names, are TemplateUnresolved.
 import { describe, expect, it } from 'vitest'
 import { WorkflowRecipeSchema, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
-import { recipeConfig } from '../../shared/recipes/config.js'
-import { buildManifests } from '../../shared/recipes/manifests.js'
-import { renderRecipe, specErrorsMessage } from '../../shared/recipes/render.js'
-import type { RenderOk } from '../../shared/recipes/rendered.js'
+import { recipeConfig } from '../../shared/recipe/plan/config.js'
+import { buildManifests } from '../../shared/recipe/plan/manifests.js'
+import { renderRecipe, specErrorsMessage } from '../../shared/recipe/plan/render.js'
+import type { RenderOk } from '../../shared/recipe/plan/rendered.js'
 
 const config = recipeConfig({})
 

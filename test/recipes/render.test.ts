@@ -1,15 +1,15 @@
 // renderRecipe (spec §1 steps 1-5) over every example of reference/recipes/examples: each
 // renders, with the spec's workload order, included and excluded sets, and byte-identical
 // output on a second run; plus the pipeline's error collection across stages.
-import { baseName } from '../../shared/recipes/names.js'
+import { baseName } from '../../shared/recipe/plan/names.js'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseAllDocuments } from 'yaml'
 import { WorkflowRecipeSchema, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
-import { recipeConfig } from '../../shared/recipes/config.js'
-import { renderRecipe, specErrorsMessage } from '../../shared/recipes/render.js'
-import type { RenderOk } from '../../shared/recipes/rendered.js'
+import { recipeConfig } from '../../shared/recipe/plan/config.js'
+import { renderRecipe, specErrorsMessage } from '../../shared/recipe/plan/render.js'
+import type { RenderOk } from '../../shared/recipe/plan/rendered.js'
 import { referenceDir } from '../support/reference.js'
 
 const root = join(referenceDir(), 'recipes', 'examples')

@@ -2,8 +2,8 @@
 // the failed revision's extra children pruned in reverse order, completed Jobs not re-run,
 // snapshot history trimming and the rollback annotation's guard.
 import { describe, expect, it } from 'vitest'
-import { inventoryOf } from '../../shared/recipes/deploy-plan.js'
-import { checkRollbackTarget, parseSnapshot, planRollback, rolledBackMessage, snapshotObjects, snapshotsToDelete, trimRevisionEntries } from '../../shared/recipes/rollback.js'
+import { inventoryOf } from '../../shared/recipe/plan/deploy-plan.js'
+import { checkRollbackTarget, parseSnapshot, planRollback, rolledBackMessage, snapshotObjects, snapshotsToDelete, trimRevisionEntries } from '../../shared/recipe/plan/rollback.js'
 import { applied, keyOf, liveWith, RECIPE, ready, revisionOf, snapshotOf } from './deploy-plan-fixtures.js'
 
 const UID = RECIPE.uid

@@ -1,6 +1,6 @@
 // spec §5.8 copied Secrets (desired shape; bytes come from the caller) and §2.5.
 import { describe, expect, it } from 'vitest'
-import { copiedSecretManifest, envSecretCopy, sourceSecretAnnotation, tokenSecretCopy, withSecretData } from '../../shared/recipes/secrets.js'
+import { copiedSecretManifest, envSecretCopy, sourceSecretAnnotation, tokenSecretCopy, withSecretData } from '../../shared/recipe/plan/secrets.js'
 import { RECIPE } from './manifest-fixtures.js'
 
 describe('copied Secrets (spec §5.8)', () => {

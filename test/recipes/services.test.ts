@@ -1,6 +1,6 @@
 // spec §5.7 Services; sessionAffinity per §2.7 and §2.11.
 import { describe, expect, it } from 'vitest'
-import { hasService, serviceManifest } from '../../shared/recipes/services.js'
+import { hasService, serviceManifest } from '../../shared/recipe/plan/services.js'
 import { RECIPE, rendered } from './manifest-fixtures.js'
 
 type Obj = Record<string, any>

@@ -1,7 +1,7 @@
 // spec §7.9 revision snapshot ConfigMap, and RevisionTooLarge (§8.2).
 import { describe, expect, it } from 'vitest'
-import { recipeConfig } from '../../shared/recipes/config.js'
-import { completedJobsOf, renderDigest, snapshot, withCompletedJob } from '../../shared/recipes/snapshot.js'
+import { recipeConfig } from '../../shared/recipe/plan/config.js'
+import { completedJobsOf, renderDigest, snapshot, withCompletedJob } from '../../shared/recipe/plan/snapshot.js'
 import { RECIPE, recipeWith, rendered, renderedTest, renderOk } from './manifest-fixtures.js'
 
 const config = recipeConfig({})

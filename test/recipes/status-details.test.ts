@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { withDetails } from '../../shared/recipes/status-details.js'
+import { withDetails } from '../../shared/recipe/plan/status-details.js'
 import { keyOf, liveWith, revisionOf } from './deploy-plan-fixtures.js'
 
 /** The MCPServer child of a workload in a revision. */

@@ -4,10 +4,10 @@
 import { isQuantity } from '../../shared/quantity.js'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { TypedValue } from '../../shared/recipes/cel.js'
+import type { TypedValue } from '../../shared/recipe/plan/cel.js'
 import {
   escapeTemplate, isCronExpression, isImageReference, parseTemplate, renderField, type FieldCheck, type TemplateContext,
-} from '../../shared/recipes/template.js'
+} from '../../shared/recipe/plan/template.js'
 
 const ctx: TemplateContext = {
   inputs: new Map<string, TypedValue>([

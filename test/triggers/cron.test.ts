@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseSchedule, type Schedule } from '../../shared/triggers/cron.js'
+import { parseSchedule, type Schedule } from '../../shared/template/plan/cron.js'
 
 function schedule(cron: string, zone?: string): Schedule {
   const parsed = parseSchedule(cron, zone)

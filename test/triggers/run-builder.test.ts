@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import {
   buildRun, deliverySuffix, isTemplate, randomSuffix, runName, scheduleSuffix, templateOf, templateRunSelector,
-} from '../../shared/triggers/run-builder.js'
-import { labelValue } from '../../shared/reconcile/job-builder.js'
+} from '../../shared/template/run-builder.js'
+import { labelValue } from '../../shared/workflow/plan/job-builder.js'
 import { workflowOf } from '../support/objects.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 

@@ -3,9 +3,9 @@ import type { ChildObject } from '../../shared/kube/port.js'
 import type { Workflow, WorkflowStatus } from '../../shared/schemas/workflow.js'
 import {
   fireOfPing, isEmptyPlan, pingSourceName, planTemplate, rfc3339, scheduledRun, type TemplateInput, type TemplatePlan,
-} from '../../shared/triggers/template-plan.js'
-import { parseSchedule } from '../../shared/triggers/cron.js'
-import { runName, scheduleSuffix } from '../../shared/triggers/run-builder.js'
+} from '../../shared/template/plan/template-plan.js'
+import { parseSchedule } from '../../shared/template/plan/cron.js'
+import { runName, scheduleSuffix } from '../../shared/template/run-builder.js'
 import { workflowOf } from '../support/objects.js'
 
 const SINK = 'http://broker-ingress.knative-eventing.svc.cluster.local/kinetic-system/default'

@@ -1,7 +1,7 @@
 import type { V1Secret } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
-import { NO_AGENT_CHANGES, planAgent, type AgentFacts, type AgentPlan } from '../../../shared/agent/agent-plan.js'
-import { agentRoleBindingManifest, agentRoleManifest, agentServiceAccountManifest } from '../../../shared/agent/identity.js'
+import { NO_AGENT_CHANGES, planAgent, type AgentFacts, type AgentPlan } from '../../../shared/agent/plan/agent-plan.js'
+import { agentRoleBindingManifest, agentRoleManifest, agentServiceAccountManifest } from '../../../shared/agent/plan/identity.js'
 import { AgentSchema, type Agent } from '../../../shared/schemas/agent.js'
 import type { LLMProvider } from '../../../shared/schemas/llmprovider.js'
 

@@ -2,7 +2,7 @@ import type { V1RoleBinding, V1ServiceAccount } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
 import {
   agentRoleBindingManifest, agentRoleManifest, agentServiceAccountManifest, planIdentity, type ExistingIdentity,
-} from '../../../shared/agent/identity.js'
+} from '../../../shared/agent/plan/identity.js'
 import { AgentSchema, type Agent } from '../../../shared/schemas/agent.js'
 
 function anAgent(spec: Record<string, unknown> = {}): Agent {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { recordAttempts, usageFrom, usageFromJson, type AttemptRecord } from '../../../shared/agent/metrics.js'
+import { recordAttempts, usageFrom, usageFromJson, type AttemptRecord } from '../../../shared/agent/plan/metrics.js'
 import { AgentMetricsSchema, MAX_RECORDED_ATTEMPTS, type AgentMetrics } from '../../../shared/schemas/agent.js'
 
 const NOW = '2026-01-01T00:10:00.000Z'

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { choosePolicy, effectivePolicy, planPolicyStatus, policyProblems } from '../../../shared/autonomy/policy.js'
+import { choosePolicy, effectivePolicy, planPolicyStatus, policyProblems } from '../../../shared/autonomy/plan/policy.js'
 import type { AgentAutonomyPolicy, AgentAutonomyPolicySpec } from '../../../shared/schemas/autonomypolicy.js'
 
 const NOW = '2026-03-01T00:00:00.000Z'

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net'
 import { ApiextensionsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, loadYaml, type V1CustomResourceDefinition } from '@kubernetes/client-node'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { startApiServer, type ApiServer } from '../../../local/apiserver/index.js'
-import { ForbiddenError } from '../../../shared/errors.js'
+import { ForbiddenError } from '../../../shared/core/errors.js'
 import { KubeClient, kubeAs } from '../../../shared/kube/client.js'
 import type { Workflow } from '../../../shared/schemas/workflow.js'
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   ANNOTATION_MEMORY_UPDATES, appendMemory, MEMORY_SUMMARY_MAX_BYTES, memoryUpdateFrom, recallFrom, truncateUtf8,
-} from '../../../shared/reconcile/agent-memory.js'
+} from '../../../shared/memory/plan/agent-memory.js'
 import { anAgent } from '../../fixtures/workflows.js'
 
 const withMemory = (memory: Record<string, unknown>) => ({ ...anAgent(), spec: { ...anAgent().spec, memory } }) as ReturnType<typeof anAgent>

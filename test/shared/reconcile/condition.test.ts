@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { conditionError, conditionReferences, evaluateCondition } from '../../../shared/reconcile/condition.js'
+import { conditionError, conditionReferences, evaluateCondition } from '../../../shared/workflow/plan/step-condition.js'
 
 // SPEC Appendix D: step `a` has this output, step `b` has none.
 const outputs: Record<string, unknown> = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { chooseProvider, isProviderUsable } from '../../../shared/reconcile/credentials.js'
-import { desiredCopyContent, plannedCopy } from '../../../shared/llm/credential-copies.js'
+import { chooseProvider, isProviderUsable } from '../../../shared/workflow/plan/credentials.js'
+import { desiredCopyContent, plannedCopy } from '../../../shared/llm/plan/credential-copies.js'
 import { AgentSchema } from '../../../shared/schemas/agent.js'
 import { LLMProviderSchema, type LLMProvider } from '../../../shared/schemas/llmprovider.js'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { topologicalOrder, validateSteps } from '../../../shared/reconcile/dag.js'
+import { topologicalOrder, validateSteps } from '../../../shared/workflow/plan/dag.js'
 import type { WorkflowStep } from '../../../shared/schemas/workflow.js'
 import { aChain, aStep } from '../../fixtures/workflows.js'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { formatGoDuration, parseGoDuration } from '../../../shared/reconcile/duration.js'
+import { formatGoDuration, parseGoDuration } from '../../../shared/core/duration.js'
 
 describe('parseGoDuration', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   canonicalJson, goFixed2, goFormatFloat, goFormatValue, goJson, goShortestDecimal,
-} from '../../../shared/reconcile/go-format.js'
+} from '../../../shared/core/go-format.js'
 
 describe('Go text formats seen by executors', () => {
   it.each([

@@ -2,13 +2,13 @@ import type { V1EnvVar, V1Job } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
 import type { Agent } from '../../../shared/schemas/agent.js'
 import type { LLMProvider } from '../../../shared/schemas/llmprovider.js'
-import type { RegistryEntry } from '../../../shared/mcp/registry.js'
+import type { RegistryEntry } from '../../../shared/mcp/plan/registry.js'
 import type { Workflow, WorkflowStep } from '../../../shared/schemas/workflow.js'
 import {
   labelValue, stepJobManifest, stepJobName, stepTimeoutSeconds, type StepJobInput,
-} from '../../../shared/reconcile/job-builder.js'
-import { resolveProvider } from '../../../shared/reconcile/provider-resolution.js'
-import { sha256Hex } from '../../../shared/reconcile/sha256.js'
+} from '../../../shared/workflow/plan/job-builder.js'
+import { resolveProvider } from '../../../shared/agent/plan/provider-resolution.js'
+import { sha256Hex } from '../../../shared/core/sha256.js'
 
 type AgentSpec = Agent['spec']
 type ProviderSpec = LLMProvider['spec']

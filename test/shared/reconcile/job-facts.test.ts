@@ -1,6 +1,6 @@
 import type { V1Job } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
-import { failureFromLog, jobFactFrom, MAX_OUTPUT_BYTES, resultFromLog } from '../../../shared/reconcile/job-facts.js'
+import { failureFromLog, jobFactFrom, MAX_OUTPUT_BYTES, resultFromLog } from '../../../shared/workflow/plan/job-facts.js'
 
 describe('resultFromLog', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { STEP_JOB_SHARDS, stepJobShard } from '../../../shared/reconcile/job-shard.js'
+import { STEP_JOB_SHARDS, stepJobShard } from '../../../shared/workflow/plan/job-shard.js'
 
 describe('stepJobShard', () => {
   it('keeps a Workflow on the shard earlier releases gave it, so an upgrade moves no Job to another watch', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { Agent } from '../../../shared/schemas/agent.js'
-import { memoryBehavior, memoryEnv, memoryType, usesLegacyVectorVolume } from '../../../shared/reconcile/memory-env.js'
+import { memoryBehavior, memoryEnv, memoryType, usesLegacyVectorVolume } from '../../../shared/memory/plan/memory-env.js'
 
 type Memory = NonNullable<Agent['spec']['memory']>
 

@@ -2,7 +2,7 @@ import type { V1ConfigMap } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
 import {
   OUTPUT_SHARD_BUDGET, outputShardName, outputShardSelector, planOutputWrites, readOutputs, type OutputWrite,
-} from '../../../shared/reconcile/outputs.js'
+} from '../../../shared/workflow/plan/outputs.js'
 import { aWorkflow, WF_UID } from '../../fixtures/workflows.js'
 
 const RUN = 'run-new'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { backoffSeconds, MAX_BACKOFF_SECONDS, retryDecision } from '../../../shared/reconcile/retry.js'
+import { backoffSeconds, MAX_BACKOFF_SECONDS, retryDecision } from '../../../shared/workflow/plan/retry.js'
 import type { RetryPolicy } from '../../../shared/schemas/workflow.js'
 import { aStep } from '../../fixtures/workflows.js'
 

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { sha256Hex } from '../../../shared/reconcile/sha256.js'
+import { sha256Hex } from '../../../shared/core/sha256.js'
 
 const nodeSha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 

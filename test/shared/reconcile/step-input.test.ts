@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { buildStepInput, inputFromEnvName } from '../../../shared/reconcile/step-input.js'
+import { buildStepInput, inputFromEnvName } from '../../../shared/workflow/plan/step-input.js'
 
 // SPEC Appendix D: step `a` has this output, step `b` has none; parameters {ns: prod}.
 const outputs: Record<string, unknown> = {

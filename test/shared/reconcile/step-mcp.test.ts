@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import type { RegistryEntry } from '../../../shared/mcp/registry.js'
-import { stepMcpView } from '../../../shared/mcp/visibility.js'
-import { mcpToolWarning, wantedMcpName } from '../../../shared/reconcile/step-mcp.js'
+import type { RegistryEntry } from '../../../shared/mcp/plan/registry.js'
+import { stepMcpView } from '../../../shared/mcp/plan/visibility.js'
+import { mcpToolWarning, wantedMcpName } from '../../../shared/workflow/plan/step-mcp.js'
 import { AgentSchema } from '../../../shared/schemas/agent.js'
 
 const agent = (tools: Array<Record<string, unknown>>) => AgentSchema.parse({

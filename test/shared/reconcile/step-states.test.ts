@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import {
   decodeStepStates, DETAILED_STATUS_MAX_STEPS, encodeStepStates, stepListFingerprint, type StepState,
-} from '../../../shared/reconcile/step-states.js'
+} from '../../../shared/workflow/plan/step-states.js'
 import type { StepPhase, WorkflowStep } from '../../../shared/schemas/workflow.js'
 import { aChain, aWorkflow } from '../../fixtures/workflows.js'
 
