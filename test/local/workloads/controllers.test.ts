@@ -402,8 +402,8 @@ describe('CronJobs', () => {
   })
 })
 
-describe('golden recipe manifests (test/recipes/golden)', () => {
-  const golden = (file: string) => parseAllDocuments(readFileSync(join(process.cwd(), 'test', 'recipes', 'golden', file), 'utf8'))
+describe('golden recipe manifests (test/recipe/golden)', () => {
+  const golden = (file: string) => parseAllDocuments(readFileSync(join(process.cwd(), 'test', 'recipe', 'golden', file), 'utf8'))
     .map((d) => d.toJSON() as KubeObject).filter((o) => o && ['Deployment', 'StatefulSet', 'DaemonSet', 'CronJob'].includes(o.kind))
   const cases: Array<[string, ReadinessKind]> = [
     ['07-webapp-with-db--shop.yaml', 'Deployment'],
