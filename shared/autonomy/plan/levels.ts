@@ -28,6 +28,7 @@ export function declaredLevel(agent: Agent): ShuHaRiLevel {
   }
 }
 
+/** Whether an autonomyLevel lets the agent do more than its level allows. */
 export function looserThan(autonomy: AutonomyLevel | undefined, level: ShuHaRiLevel): boolean {
   return LOOSENESS[autonomy ?? 'supervised'] > LOOSENESS[AUTONOMY_OF_LEVEL[level]]
 }
@@ -94,6 +95,7 @@ export function entered(agent: Agent, level: ShuHaRiLevel, since: string, policy
   }
 }
 
+/** The agent as it would read with this level status. */
 export function agentAt(agent: Agent, shuHaRi: ShuHaRiStatus): Agent {
   return { ...agent, status: { ...(agent.status ?? {}), shuHaRi } }
 }
