@@ -59,7 +59,7 @@ export function workloadRefs(recipe: WorkflowRecipe, config: RecipeConfig, inclu
   return refs
 }
 
-/** Spec §8.2 DuplicateEnvName: a variable set by both env and envSecret. */
+/** DuplicateEnvName (spec §8.2): a variable set by both env and envSecret. */
 function envChecks(owner: string, prefix: string, container: { env?: Array<{ name: string }> | undefined; envSecret?: Array<{ name: string }> | undefined }, errors: SpecError[]): void {
   const plain = new Set((container.env ?? []).map((variable) => variable.name))
   for (const secret of container.envSecret ?? []) {
@@ -69,7 +69,7 @@ function envChecks(owner: string, prefix: string, container: { env?: Array<{ nam
   }
 }
 
-/** Spec §8.2 VolumeMountConflict: a volume and a volumeClaimTemplate of one name mounted at different paths. */
+/** VolumeMountConflict (spec §8.2): a volume and a volumeClaimTemplate of one name mounted at different paths. */
 function volumeChecks(workload: Workload, errors: SpecError[]): void {
   for (const claim of workload.volumeClaimTemplates ?? []) {
     const volume = (workload.volumes ?? []).find((candidate) => candidate.name === claim.name)
