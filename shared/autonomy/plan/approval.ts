@@ -5,7 +5,7 @@ import type { PromotionApproval, ShuHaRiStatus } from '../../schemas/agent.js'
 import { ANNOTATION_APPROVE_PROMOTION } from '../../schemas/labels.js'
 import { LEVEL_ORDER } from './levels.js'
 
-export type ApprovalVerdict =
+type ApprovalVerdict =
   | { kind: 'recorded'; approval: PromotionApproval; transition: Transition }
   | { kind: 'seen' }
   | { kind: 'ignored'; transition: Transition }

@@ -20,7 +20,7 @@ import { invalidQuantities, registryUrl } from './workload.js'
 const timeOf = (t: Date | string | undefined) => (t instanceof Date ? t.getTime() : epochMs(t))
 
 /** What one condition says. */
-export interface Verdict { status: Condition['status']; reason: string; message: string }
+interface Verdict { status: Condition['status']; reason: string; message: string }
 
 /**
  * Pure: the status after a reconcile with this outcome, and the transitions worth announcing;

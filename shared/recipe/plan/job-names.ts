@@ -36,7 +36,7 @@ function nameReferences(slots: readonly Slot[]): Set<string> {
 const JOB_NAME_HASH = "a Job's name hashes its rendered spec"
 
 /** The order of the Job workloads' names; `order`: resolvable Jobs, dependencies first (spec order among equals). */
-export interface JobNamePlan {
+interface JobNamePlan {
   /** Jobs whose names resolve, dependencies first. */
   order: string[]
   /** Jobs not on a cycle that depend (transitively) on one. */

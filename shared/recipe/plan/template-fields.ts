@@ -19,7 +19,7 @@ export interface Slot {
 }
 
 /** A workload as rendered: `replicas` is a number once its template is rendered. */
-export type WorkloadCopy = Omit<Workload, 'replicas'> & { replicas?: number }
+type WorkloadCopy = Omit<Workload, 'replicas'> & { replicas?: number }
 
 function resourceSlots(resources: Resources | undefined, prefix: string, out: Slot[]): Resources | undefined {
   if (!resources) return undefined
