@@ -2,7 +2,7 @@
  * The workload controller emulation of the embedded plane (README "Workload controllers";
  * issue 10 item 9): plays kube-controller-manager's Deployment, ReplicaSet, StatefulSet,
  * DaemonSet and CronJob controllers, and the kubelet for their pods, on the embedded API
- * server's store, so what spec §6 (shared/recipes/readiness.ts) reads is what a cluster
+ * server's store, so what spec §6 (shared/recipe/plan/readiness.ts) reads is what a cluster
  * shows. Jobs (the CronJob's too) are left to the local Job runner (local/jobs/). This file
  * queues and dispatches; each kind's controller is its own `*-controller.ts`.
  *

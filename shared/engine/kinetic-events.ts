@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { CloudEvent, HTTP } from 'cloudevents'
 import type { Logger } from '../log.js'
 import { API_VERSION } from '../schemas/labels.js'
-import type { ObjectRef } from '../reconcile/kube-events.js'
+import type { ObjectRef } from '../core/kube-events.js'
 
 /** Prefix of every CloudEvent type Kinetic emits; no Trigger of ours subscribes to these. */
 export const KINETIC_EVENT_PREFIX = 'dev.kinetic.'

@@ -9,7 +9,7 @@
 // crds/workflowrecipes.purko.io.yaml (`npm run generate:crds`).
 //
 // Checks the CRD cannot express (whole-graph, cross-list or CEL-evaluating ones) are spec §8.2
-// `SpecValid` checks in shared/recipes/: InputMissing, UnknownInput, InputTypeMismatch,
+// `SpecValid` checks in shared/recipe/plan/: InputMissing, UnknownInput, InputTypeMismatch,
 // InputOutOfRange, ComputedValueError, IncludeWhenError, UnknownDependency, DependencyCycle,
 // DuplicateEnvName, VolumeMountConflict, the template errors of spec §4.4 (replicas, image, schedule
 // and quantities after rendering), ImmutableFieldChanged and RevisionTooLarge.

@@ -2,7 +2,7 @@
  * The shell of alarms (shared/ticks/alarm-plan.ts says what an alarm is and decides every write):
  * read a tick's alarm, settle it after a tick round, arm it after a write that made work due.
  */
-import { ConflictError, ForbiddenError, RefusedError } from '../errors.js'
+import { ConflictError, ForbiddenError, RefusedError } from '../core/errors.js'
 import type { Kube } from '../kube/port.js'
 import type { Logger } from '../log.js'
 import type { RuntimeConfig } from '../config.js'
