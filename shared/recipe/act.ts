@@ -54,20 +54,17 @@ export async function act(
   }
   const st = recipe.status ?? {}
   switch (plan.action.type) {
-    case 'deploy': {
-      const objects = objectsOf(work, st, plan.action.revision, rendered)
-      if (!objects) return changed
-      const previous = previousInventory(work, st, plan.action.revision)
-      changed = (await rollOut(work, objects, previous, failures, { workflow: true })) || changed
-      return changed
-    }
+    case 'deploy':
     case 'rollback': {
-      // What the failed revision could not apply says nothing about the target's objects.
-      failures.clear()
-      const objects = objectsOf(work, st, plan.action.to, rendered)
+      const { action } = plan
+      const revision = action.type === 'deploy' ? action.revision : action.to
+      // What the failed revision could not apply says nothing about a rollback target's objects.
+      if (action.type === 'rollback') failures.clear()
+      const objects = objectsOf(work, st, revision, rendered)
       if (!objects) return changed
-      const previous = previousInventory(work, st, plan.action.to)
-      changed = (await rollOut(work, objects, previous, failures, { workflow: false })) || changed
+      const previous = previousInventory(work, st, revision)
+      // The child Workflow runs once a deployed revision is Ready, never after a rollback.
+      changed = (await rollOut(work, objects, previous, failures, { workflow: action.type === 'deploy' })) || changed
       return changed
     }
     case 'test': {
