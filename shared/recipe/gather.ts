@@ -18,7 +18,7 @@ import type { PassFacts } from './plan/recipe-plan.js'
 import { isTemplate, renderRecipe } from './plan/render.js'
 import type { RenderOk } from './plan/rendered.js'
 import { snapshotInventory, snapshotObjects, type RevisionSnapshot } from './plan/rollback.js'
-import { snapshot } from './plan/snapshot.js'
+import { resolvedOf, snapshot } from './plan/snapshot.js'
 import type { ChildRef } from './reads.js'
 import type { RecipeWork } from './work.js'
 
@@ -47,18 +47,10 @@ function renderFactsOf(work: RecipeWork, rendered: ReturnType<typeof renderRecip
   work.renderDigest = snap.digest
   work.latest = snap.objects
   work.builds.set(1, snap.objects)
-  const order = new Set(rendered.order)
   return {
     ok: true,
     digest: snap.digest,
-    resolved: {
-      profile: rendered.profile,
-      inputs: rendered.inputs,
-      computed: rendered.computed,
-      included: (recipe.spec.workloads ?? []).map((w) => w.name).filter((n) => order.has(n)),
-      excluded: [...rendered.excluded],
-      order: [...rendered.order],
-    },
+    resolved: resolvedOf(recipe, rendered),
     ...(rendered.missingInputs && rendered.missingInputs.length > 0 ? { missingInputs: rendered.missingInputs } : {}),
   }
 }
