@@ -10,7 +10,7 @@ import type { Agent } from '../schemas/agent.js'
 import { FINALIZER_AGENT } from '../schemas/labels.js'
 import { AGENT_GRANT, grantCommand } from '../core/namespace-access.js'
 import { providersVisibleFrom } from '../llm/providers.js'
-import { reconcile, retryingConflicts, type Controller, type EngineDeps } from '../engine/controller.js'
+import { reconcile, type Controller, type EngineDeps } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 
 /** What one reconcile of an Agent did, for logs and tests. */
@@ -39,7 +39,7 @@ interface AgentWork extends ControllerPlan {
  * fresh state a few times; after that the ConflictError reaches the Broker, which redelivers.
  */
 export async function reconcileAgent(deps: EngineDeps, namespace: string, name: string): Promise<AgentOutcome> {
-  const done = await retryingConflicts(TRIES, () => reconcile(agentController, deps, namespace, name))
+  const done = await reconcile(agentController, deps, namespace, name)
   if (done.result !== 'applied' || !done.plan) return { result: done.result, identity: [] }
   const { plan, written } = done.plan
   return { result: 'applied', identity: written, ...(plan.status?.phase ? { phase: plan.status.phase } : {}) }
@@ -47,6 +47,7 @@ export async function reconcileAgent(deps: EngineDeps, namespace: string, name: 
 
 const agentController: Controller<Agent, AgentFacts, AgentWork> = {
   kind: 'Agent',
+  conflictRetries: TRIES - 1,
   read: (deps, namespace, name) => deps.kube.getAgent(namespace, name),
   gather: async (deps, agent) => gatherFacts(deps, agent),
   plan(agent, facts, now) {

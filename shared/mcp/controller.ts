@@ -49,7 +49,7 @@ interface McpWork extends ControllerPlan {
  * A lost race re-plans from fresh state a few times, then reaches the Broker as a 409.
  */
 export async function reconcileMcpServer(deps: McpServerDeps, namespace: string, name: string, options: ReconcileFrom = {}): Promise<McpServerOutcome> {
-  const done = await retryingConflicts(TRIES, () => reconcile(controllerFor(deps, options.tick !== true), deps, namespace, name))
+  const done = await reconcile(controllerFor(deps, options.tick !== true), deps, namespace, name)
   if (done.result !== 'applied' || !done.plan) return { result: done.result, written: [] }
   const work = done.plan
   const phase = work.status?.phase
@@ -59,6 +59,7 @@ export async function reconcileMcpServer(deps: McpServerDeps, namespace: string,
 function controllerFor(deps: McpServerDeps, arms: boolean): Controller<MCPServer, McpFacts, McpWork> {
   return {
     kind: 'MCPServer',
+    conflictRetries: TRIES - 1,
     read: (d, namespace, name) => d.kube.getMCPServer(namespace, name),
     gather: (d, server) => gatherFacts(d, server, deps.unavailableAfterMs ?? DEFAULT_UNAVAILABLE_AFTER_MS),
     plan(server, facts, now) {

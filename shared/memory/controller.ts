@@ -1,6 +1,6 @@
 import type { MemoryProvider } from '../schemas/memoryprovider.js'
 import { MEMORY_CONFIGMAP_LABELS, planMemoryProvider, type MemoryStoreFacts } from './plan/memory-provider.js'
-import { reconcile, retryingConflicts, type Controller, type EngineDeps } from '../engine/controller.js'
+import { reconcile, type Controller, type EngineDeps } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 import { sweep } from '../engine/limited.js'
 
@@ -26,12 +26,7 @@ export interface MemoryOutcome {
 export async function reconcileMemoryProvider(
   deps: EngineDeps, namespace: string, name: string, check: MemoryCheck = {}, listed?: MemoryProvider,
 ): Promise<MemoryOutcome> {
-  let first = listed
-  const done = await retryingConflicts(3, () => {
-    const controller = controllerFor(check, first)
-    first = undefined
-    return reconcile(controller, deps, namespace, name)
-  })
+  const done = await reconcile(controllerFor(check, listed), deps, namespace, name)
   if (done.result !== 'applied' || !done.plan) return { result: done.result }
   return { result: 'applied', ...(done.plan.status.healthy !== undefined ? { healthy: done.plan.status.healthy } : {}) }
 }
@@ -46,9 +41,16 @@ export async function recheckMemoryProviders(deps: EngineDeps): Promise<{ provid
 }
 
 function controllerFor(check: MemoryCheck, listed?: MemoryProvider): Controller<MemoryProvider, MemoryStoreFacts | null, MemoryWork> {
+  // A listed provider is as fresh as a GET; only a retry after a lost race reads again.
+  let first = listed
   return {
     kind: 'MemoryProvider',
-    read: (deps, namespace, name) => (listed ? Promise.resolve(listed) : deps.kube.getMemoryProvider(namespace, name)),
+    conflictRetries: 2,
+    read(deps, namespace, name) {
+      const known = first
+      first = undefined
+      return known ? Promise.resolve(known) : deps.kube.getMemoryProvider(namespace, name)
+    },
     async gather(deps, provider) {
       if (provider.metadata.deletionTimestamp) return UNCHANGED
       if (provider.spec.type !== 'builtin') return null
