@@ -75,8 +75,9 @@ export function planRecipePass(recipe: WorkflowRecipe, facts: PassFacts, now: st
     policyWarned = true
     for (const v of facts.policyWarnings) transitions.push(note('PolicyWarning', `${v.policy}: ${v.rule}: ${v.message}`, 'Warning'))
   }
-  // Told once: while the planned status already says Drifted, it is not told again.
-  const wasDrifted = (status.conditions ?? []).find((c) => c.type === 'Drifted')?.status === 'True'
+  // Told once: while the recorded status already says Drifted, it is not told again. (The planned
+  // status cannot decide it: the pass that finds the drift is the one that marks Drifted True.)
+  const wasDrifted = (st.conditions ?? []).find((c) => c.type === 'Drifted')?.status === 'True'
   const driftDetected = lifecycle.action.type !== 'maintain' || wasDrifted ? []
     : (drift?.events ?? []).filter((e) => e.reason === 'DriftDetected').map((e) => note('DriftDetected', e.message, 'Warning'))
   return { lifecycle, status, transitions, ...(drift ? { drift } : {}), driftDetected, policyWarned }
