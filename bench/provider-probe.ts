@@ -6,7 +6,7 @@
 // Run: node --import tsx bench/provider-probe.ts   (BENCH_PROVIDER_SIZES=10,100,1000)
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { newProbeRound, probeRound } from '../shared/engine/reconcile-llmprovider.js'
+import { newProbeRound, probeRound } from '../shared/llm/controller.js'
 import { LLMProviderSchema } from '../shared/schemas/llmprovider.js'
 import { FakeKube } from '../test/fakes/kube.js'
 import { countingKube } from '../test/support/counting-kube.js'

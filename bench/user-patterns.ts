@@ -5,7 +5,7 @@
 // finish: its time doubles (or grows with the square of the length) from there.
 import { compileRe2 } from '../shared/cel/regex.js'
 import { applyFilters, parseContentFilters } from '../executor/content-filters.js'
-import { evaluateCondition } from '../shared/reconcile/condition.js'
+import { evaluateCondition } from '../shared/workflow/plan/step-condition.js'
 
 function ms(run: () => unknown, times = 1): number {
   const start = process.hrtime.bigint()

@@ -1,4 +1,4 @@
-import { ConflictError } from '../shared/errors.js'
+import { ConflictError } from '../shared/core/errors.js'
 import type { Kube } from '../shared/kube/port.js'
 import type { FlagSpec, ParsedArgs } from './args.js'
 import { CliError, explainKubeError, type KubeAction } from './errors.js'

@@ -1,4 +1,4 @@
-import { apiMessage, ConflictError, RefusedError, TransientError } from '../shared/errors.js'
+import { apiMessage, ConflictError, RefusedError, TransientError } from '../shared/core/errors.js'
 
 /** A failure the user can act on: its message goes to stderr as it is, exit code 1. */
 export class CliError extends Error {

@@ -1,9 +1,9 @@
-import { topologicalOrder } from '../shared/reconcile/dag.js'
-import { decodeStepStates, type StepState } from '../shared/reconcile/step-states.js'
+import { topologicalOrder } from '../shared/workflow/plan/dag.js'
+import { decodeStepStates, type StepState } from '../shared/workflow/plan/step-states.js'
 import {
   ANNOTATION_TRIGGER_SOURCE, ANNOTATION_TRIGGER_TYPE,
 } from '../shared/schemas/labels.js'
-import { isTemplate, templateOf } from '../shared/triggers/run-builder.js'
+import { isTemplate, templateOf } from '../shared/template/run-builder.js'
 import type { Workflow } from '../shared/schemas/workflow.js'
 import { between, relative, table } from './output.js'
 

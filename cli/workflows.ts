@@ -1,4 +1,4 @@
-import { ConflictError } from '../shared/errors.js'
+import { ConflictError } from '../shared/core/errors.js'
 import type { Kube } from '../shared/kube/port.js'
 import type { Workflow } from '../shared/schemas/workflow.js'
 import type { Session } from './command.js'

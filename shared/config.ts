@@ -2,7 +2,7 @@
  * Process configuration shared by the functions, read once from the environment at start-up.
  * Pure consumers receive it as data; only `readRuntimeConfig` touches `process.env`.
  */
-import { parseSharedNamespaces, SHARED_NAMESPACES_VARIABLE, type McpVisibility } from './mcp/visibility.js'
+import { parseSharedNamespaces, SHARED_NAMESPACES_VARIABLE, type McpVisibility } from './mcp/plan/visibility.js'
 
 import { otelEnvForSteps, telemetryConfigFrom } from './telemetry/config.js'
 
@@ -17,7 +17,7 @@ export interface RuntimeConfig {
   agentNamespace: string
   /**
    * Namespaces whose MCPServers every step sees besides its own and the agent namespace's
-   * (`KINETIC_MCP_SHARED_NAMESPACES`, shared/mcp/visibility.ts); empty by default.
+   * (`KINETIC_MCP_SHARED_NAMESPACES`, shared/mcp/plan/visibility.ts); empty by default.
    */
   mcpSharedNamespaces: string[]
   /** Where Kinetic's own CloudEvents go (a Broker URL); unset means they are only logged. */
@@ -44,7 +44,7 @@ export function readRuntimeConfig(env: Record<string, string | undefined> = proc
   }
 }
 
-/** Pure: which MCPServers steps see, from the configuration (shared/mcp/visibility.ts). */
+/** Pure: which MCPServers steps see, from the configuration (shared/mcp/plan/visibility.ts). */
 export function mcpVisibilityOf(config: Pick<RuntimeConfig, 'agentNamespace' | 'mcpSharedNamespaces'>): McpVisibility {
   return { agentNamespace: config.agentNamespace, shared: config.mcpSharedNamespaces }
 }

@@ -1,4 +1,4 @@
-import { isFinishedStepPhase } from '../../shared/reconcile/run-status.js'
+import { isFinishedStepPhase } from '../../shared/workflow/plan/run-status.js'
 import { decisionRefusal } from '../../shared/run-control/run-checks.js'
 import { ANNOTATION_APPROVE_PREFIX, ANNOTATION_DENY_PREFIX } from '../../shared/schemas/labels.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'

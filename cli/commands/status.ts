@@ -1,5 +1,5 @@
-import { isTerminalPhase } from '../../shared/reconcile/run-status.js'
-import { isTemplate } from '../../shared/triggers/run-builder.js'
+import { isTerminalPhase } from '../../shared/workflow/plan/run-status.js'
+import { isTemplate } from '../../shared/template/run-builder.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 import { has, type ParsedArgs } from '../args.js'
 import type { Command, Session } from '../command.js'

@@ -1,4 +1,4 @@
-import { isTemplate } from '../../shared/triggers/run-builder.js'
+import { isTemplate } from '../../shared/template/run-builder.js'
 import { parseParams, type ParsedArgs } from '../args.js'
 import type { Command, Session } from '../command.js'
 import { requireWorkflow } from '../workflows.js'

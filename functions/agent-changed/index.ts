@@ -7,7 +7,7 @@
 // Writes: the Agent's ServiceAccount, Role and RoleBinding, its status, and Warning Events.
 import type { Hono } from 'hono'
 import { z } from 'zod'
-import { agentMayNeedWork } from '../../shared/agent/echo.js'
+import { agentMayNeedWork } from '../../shared/agent/plan/echo.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
 import { sweep } from '../../shared/engine/limited.js'
 import { baseApp } from '../../shared/http/app.js'
@@ -20,7 +20,7 @@ import { AgentSchema } from '../../shared/schemas/agent.js'
 import { LABEL_AGENT } from '../../shared/schemas/labels.js'
 
 // The controller is loaded on the first event that needs it: echoes of our own writes never do.
-const engine = () => import('../../shared/engine/reconcile-agent.js')
+const engine = () => import('../../shared/agent/controller.js')
 
 const AgentEventData = objectEventData('Agent')
 /** Ping data is free-form (and absent when the PingSource sets none). */

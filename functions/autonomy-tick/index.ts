@@ -4,9 +4,9 @@
 // Writes: each opted-in Agent's Shu-Ha-Ri level (spec) and progress (status), and each policy's status, only when they change.
 import type { Hono } from 'hono'
 import { z } from 'zod'
-import { isOptedIn } from '../../shared/autonomy/evaluate.js'
-import { choosePolicy, effectivePolicy, planPolicyStatus } from '../../shared/autonomy/policy.js'
-import { applyAutonomy } from '../../shared/engine/autonomy.js'
+import { isOptedIn } from '../../shared/autonomy/plan/levels.js'
+import { choosePolicy, effectivePolicy, planPolicyStatus } from '../../shared/autonomy/plan/policy.js'
+import { applyAutonomy } from '../../shared/autonomy/controller.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
 import { forEachLimited, sweep } from '../../shared/engine/limited.js'
 import { baseApp } from '../../shared/http/app.js'

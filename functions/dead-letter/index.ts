@@ -3,7 +3,7 @@
 // Writes: one JSON log line per event and nothing to the Kubernetes API.
 import type { Hono } from 'hono'
 import { z } from 'zod'
-import { BadEventError } from '../../shared/errors.js'
+import { BadEventError } from '../../shared/core/errors.js'
 import { baseApp } from '../../shared/http/app.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import type { Logger } from '../../shared/log.js'

@@ -10,11 +10,11 @@ import { baseApp } from '../../shared/http/app.js'
 import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
-import { isProbeDue } from '../../shared/llm/schedule.js'
+import { isProbeDue } from '../../shared/llm/plan/schedule.js'
 import { LLMProviderSchema } from '../../shared/schemas/llmprovider.js'
 
 // Loaded on the first event that needs it: echoes of our own status writes never do.
-const engine = () => import('../../shared/engine/reconcile-llmprovider.js')
+const engine = () => import('../../shared/llm/controller.js')
 
 const ProviderEventData = objectEventData('LLMProvider')
 const PingData = z.unknown()

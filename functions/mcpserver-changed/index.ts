@@ -7,18 +7,18 @@
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import { sweep } from '../../shared/engine/limited.js'
-import type { McpServerDeps } from '../../shared/engine/reconcile-mcpserver.js'
+import type { McpServerDeps } from '../../shared/mcp/controller.js'
 import { baseApp } from '../../shared/http/app.js'
 import { earliest } from '../../shared/ticks/alarm-plan.js'
 import { readAlarm, settleTickAlarm } from '../../shared/ticks/alarm.js'
 import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
-import { mcpServerIsDue } from '../../shared/mcp/plan.js'
+import { mcpServerIsDue } from '../../shared/mcp/plan/plan.js'
 import { LABEL_MCP_SERVER, MCPServerSchema } from '../../shared/schemas/mcpserver.js'
 
 // The controller (and the MCP client under it) loads on the first event that needs it: echoes never do.
-const engine = () => import('../../shared/engine/reconcile-mcpserver.js')
+const engine = () => import('../../shared/mcp/controller.js')
 
 const ObjectEventData = objectEventData('MCPServer')
 const PingData = z.unknown()

@@ -10,10 +10,10 @@ import { baseApp } from '../../shared/http/app.js'
 import { PING, RESOURCE_ADD, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
-import { memoryProviderMayNeedWork } from '../../shared/reconcile/memory-provider.js'
+import { memoryProviderMayNeedWork } from '../../shared/memory/plan/memory-provider.js'
 import { MemoryProviderSchema } from '../../shared/schemas/memoryprovider.js'
 
-const engine = () => import('../../shared/engine/reconcile-memoryprovider.js')
+const engine = () => import('../../shared/memory/controller.js')
 
 const ProviderEventData = objectEventData('MemoryProvider')
 const PingData = z.unknown()

@@ -7,15 +7,15 @@
 // Writes: what the owning recipe needs (its status, children, revision ConfigMaps, Events): a
 // child that became Ready moves Deploying on, one that failed or went away is noticed at once.
 import type { Hono } from 'hono'
-import type { RecipeDeps } from '../../shared/engine/reconcile-recipe.js'
+import type { RecipeDeps } from '../../shared/recipe/controller.js'
 import { baseApp } from '../../shared/http/app.js'
 import { RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData } from '../../shared/http/object-event.js'
-import { LABEL_RECIPE, LABEL_RECIPE_NAMESPACE } from '../../shared/recipes/labels.js'
+import { LABEL_RECIPE, LABEL_RECIPE_NAMESPACE } from '../../shared/recipe/plan/labels.js'
 
 // The controller loads on the first event that names a recipe.
-const engine = () => import('../../shared/engine/reconcile-recipe.js')
+const engine = () => import('../../shared/recipe/controller.js')
 
 const ObjectEventData = objectEventData('recipe child')
 

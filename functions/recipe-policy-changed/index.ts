@@ -5,14 +5,14 @@
 // Writes: WorkflowRecipePolicy status; through reconcileRecipe, whatever re-planning a recipe writes.
 import type { Hono } from 'hono'
 import { z } from 'zod'
-import type { RecipeDeps } from '../../shared/engine/reconcile-recipe.js'
+import type { RecipeDeps } from '../../shared/recipe/controller.js'
 import { baseApp } from '../../shared/http/app.js'
 import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { WorkflowRecipePolicySchema } from '../../shared/schemas/workflowrecipepolicy.js'
 
 // The recipe engine (renderer, planners) loads on the first event that needs it: echoes never do.
-const engine = () => import('../../shared/engine/recipe-policies.js')
+const engine = () => import('../../shared/recipe/policies.js')
 
 /** A cluster-scoped policy: the whole object (Resource mode) or an ObjectReference (Reference mode). */
 const PolicyEventData = z.looseObject({

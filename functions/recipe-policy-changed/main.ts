@@ -1,5 +1,5 @@
 // Process entry point of recipe-policy-changed: real dependencies, HTTP on $PORT.
-import { realRecipeDeps } from '../../shared/engine/recipe-deps.js'
+import { realRecipeDeps } from '../../shared/recipe/deps.js'
 import { serveFunction } from '../../shared/http/serve.js'
 import { createApp } from './index.js'
 

@@ -2,7 +2,7 @@
 import pkg from '../../package.json' with { type: 'json' }
 import { realEngineDeps } from '../../shared/engine/deps.js'
 import { serveFunction } from '../../shared/http/serve.js'
-import { recipeConfig } from '../../shared/recipes/config.js'
+import { recipeConfig } from '../../shared/recipe/plan/config.js'
 import { createApp } from './index.js'
 
 const { kube, log } = realEngineDeps('recipes-mcp')

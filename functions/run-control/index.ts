@@ -7,11 +7,11 @@
 // verified identity (kinetic.dev/decision-<step>, kinetic.dev/requested-by), a run Workflow, Events.
 import type { Context, Hono } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
-import { ConflictError, TransientError } from '../../shared/errors.js'
+import { ConflictError, TransientError } from '../../shared/core/errors.js'
 import { baseApp } from '../../shared/http/app.js'
 import type { AccessAttributes, Kube, TokenIdentity } from '../../shared/kube/port.js'
 import type { Logger } from '../../shared/log.js'
-import { decodeStepStates } from '../../shared/reconcile/step-states.js'
+import { decodeStepStates } from '../../shared/workflow/plan/step-states.js'
 import { accessFor, forbiddenMessage } from '../../shared/run-control/access.js'
 import { impersonatedIdentity, impersonationAccess, impersonationForbiddenMessage, impersonationOf } from '../../shared/run-control/impersonation.js'
 import type { RunControlConfig } from '../../shared/run-control/config.js'
@@ -29,7 +29,7 @@ import { findStepPod } from '../../shared/run-control/step-pod.js'
 import type { Agent } from '../../shared/schemas/agent.js'
 import { ANNOTATION_APPROVE_PROMOTION } from '../../shared/schemas/labels.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
-import { randomSuffix, templateOf } from '../../shared/triggers/run-builder.js'
+import { randomSuffix, templateOf } from '../../shared/template/run-builder.js'
 
 /** Who every call is with `KINETIC_RUN_CONTROL_AUTH=none` (local development only). */
 export const ANONYMOUS: TokenIdentity = { username: 'anonymous' }

@@ -3,13 +3,13 @@
 // Writes: the run for the fire (`<template>-sched-<hex>`), the template's status, pruned runs.
 import type { Hono } from 'hono'
 import { z } from 'zod'
-import { BadEventError } from '../../shared/errors.js'
+import { BadEventError } from '../../shared/core/errors.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
-import { reconcileTemplate } from '../../shared/engine/reconcile-template.js'
+import { reconcileTemplate } from '../../shared/template/controller.js'
 import { baseApp } from '../../shared/http/app.js'
 import { PING, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
-import { SCHEDULE_SOURCE } from '../../shared/triggers/template-plan.js'
+import { SCHEDULE_SOURCE } from '../../shared/template/plan/ping-source.js'
 
 /** The PingSource's data: which template it was made for. */
 const FireData = z.object({ namespace: z.string().min(1), name: z.string().min(1), uid: z.string().min(1) })

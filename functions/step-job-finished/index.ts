@@ -3,15 +3,15 @@
 // Writes: the step output (outputs ConfigMap), the next step Jobs, and Workflow status.
 import type { Hono } from 'hono'
 import { z } from 'zod'
-import type { EngineDeps } from '../../shared/engine/reconcile-workflow.js'
+import type { EngineDeps } from '../../shared/workflow/controller.js'
 import { baseApp } from '../../shared/http/app.js'
 import { RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
-import { jobFactFrom } from '../../shared/reconcile/job-facts.js'
+import { jobFactFrom } from '../../shared/workflow/plan/job-facts.js'
 import type { V1Job } from '@kubernetes/client-node'
 
 // The planner is loaded on the first Job that needs it: Jobs still running or not ours never do.
-const engine = () => import('../../shared/engine/reconcile-workflow.js')
+const engine = () => import('../../shared/workflow/controller.js')
 
 /** Event data: the Job as the watch delivered it (Resource mode). */
 const JobEventData = z.looseObject({

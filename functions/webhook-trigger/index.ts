@@ -4,14 +4,14 @@
 // Reads: the template Workflow, the namespace's `trigger-rules` ConfigMap, the template's webhook Secret.
 // Writes: one run Workflow per accepted call (one per delivery id), Warning Events on refused calls.
 import type { Context, Hono } from 'hono'
-import { ConflictError, ForbiddenError, RefusedError, TransientError, apiMessage } from '../../shared/errors.js'
+import { ConflictError, ForbiddenError, RefusedError, TransientError, apiMessage } from '../../shared/core/errors.js'
 import { baseApp } from '../../shared/http/app.js'
 import type { Kube } from '../../shared/kube/port.js'
 import type { Logger } from '../../shared/log.js'
-import { kubernetesEventFor } from '../../shared/reconcile/kube-events.js'
+import { kubernetesEventFor } from '../../shared/core/kube-events.js'
 import { ANNOTATION_DELIVERY_KEY, ANNOTATION_WORKFLOW_TEMPLATE } from '../../shared/schemas/labels.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
-import { isTemplate, randomSuffix } from '../../shared/triggers/run-builder.js'
+import { isTemplate, randomSuffix } from '../../shared/template/run-builder.js'
 import { notGranted, planAuth, secretValue, verifyRequest, type Acceptance, type Refusal } from '../../shared/webhook/auth.js'
 import { detectSource, invalidSourceHeader, normalize, type Normalized, type Payload } from '../../shared/webhook/normalize.js'
 import { deliveryKey } from '../../shared/webhook/delivery-key.js'

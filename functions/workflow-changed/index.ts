@@ -3,12 +3,12 @@
 // Writes: step Jobs, outputs ConfigMaps, the run-id annotation and Workflow status.
 import type { Hono } from 'hono'
 import { z } from 'zod'
-import type { EngineDeps } from '../../shared/engine/reconcile-workflow.js'
+import type { EngineDeps } from '../../shared/workflow/controller.js'
 import { baseApp } from '../../shared/http/app.js'
 import { RESOURCE_ADD, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData } from '../../shared/http/object-event.js'
-import { mayNeedWork, type RunView } from '../../shared/reconcile/run-status.js'
+import { mayNeedWork, type RunView } from '../../shared/workflow/plan/run-status.js'
 import { ObjectMetaSchema } from '../../shared/schemas/object-meta.js'
 import { WorkflowStatusSchema } from '../../shared/schemas/workflow.js'
 
@@ -16,7 +16,7 @@ import { WorkflowStatusSchema } from '../../shared/schemas/workflow.js'
 const RunViewSchema = z.looseObject({ metadata: ObjectMetaSchema, status: WorkflowStatusSchema.optional() })
 
 // The planner is loaded on the first event that needs it: echoes of our own writes never do.
-const engine = () => import('../../shared/engine/reconcile-workflow.js')
+const engine = () => import('../../shared/workflow/controller.js')
 
 /** Event data: a whole Workflow (Resource mode) or an ObjectReference (Reference mode). */
 const WorkflowEventData = objectEventData('Workflow')

@@ -5,16 +5,16 @@
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { EngineDeps } from '../../shared/engine/controller.js'
-import { reconcileTemplate } from '../../shared/engine/reconcile-template.js'
+import { reconcileTemplate } from '../../shared/template/controller.js'
 import { baseApp } from '../../shared/http/app.js'
 import { RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData } from '../../shared/http/object-event.js'
-import { isTerminalPhase } from '../../shared/reconcile/run-status.js'
+import { isTerminalPhase } from '../../shared/workflow/plan/run-status.js'
 import { ObjectMetaSchema } from '../../shared/schemas/object-meta.js'
 import { WorkflowStatusSchema, type Workflow } from '../../shared/schemas/workflow.js'
-import { isTemplate, templateOf } from '../../shared/triggers/run-builder.js'
-import { recentRunOf } from '../../shared/triggers/template-plan.js'
+import { isTemplate, templateOf } from '../../shared/template/run-builder.js'
+import { recentRunOf } from '../../shared/template/plan/template-plan.js'
 
 /** Event data: a whole Workflow (Resource mode) or an ObjectReference (Reference mode). */
 const WorkflowEventData = objectEventData('Workflow')

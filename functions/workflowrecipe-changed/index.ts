@@ -8,19 +8,19 @@
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import { sweep } from '../../shared/engine/limited.js'
-import type { RecipeDeps } from '../../shared/engine/reconcile-recipe.js'
+import type { RecipeDeps } from '../../shared/recipe/controller.js'
 import { baseApp } from '../../shared/http/app.js'
 import { PING, RESOURCE_ADD, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
 import { objectEventData, objectKeyOf } from '../../shared/http/object-event.js'
-import { ANNOTATION_APPROVE, ANNOTATION_DEPRECATE, ANNOTATION_REJECT, ANNOTATION_RETRY, ANNOTATION_ROLLBACK } from '../../shared/recipes/lifecycle/annotations.js'
-import { isTemplate } from '../../shared/recipes/render.js'
+import { ANNOTATION_APPROVE, ANNOTATION_DEPRECATE, ANNOTATION_REJECT, ANNOTATION_RETRY, ANNOTATION_ROLLBACK } from '../../shared/recipe/plan/lifecycle/annotations.js'
+import { isTemplate } from '../../shared/recipe/plan/render.js'
 import { earliest } from '../../shared/ticks/alarm-plan.js'
 import { readAlarm, settleTickAlarm } from '../../shared/ticks/alarm.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
 
 // The controller loads on the first event that needs it.
-const engine = () => import('../../shared/engine/reconcile-recipe.js')
+const engine = () => import('../../shared/recipe/controller.js')
 
 const ObjectEventData = objectEventData('WorkflowRecipe')
 const PingData = z.unknown()

@@ -2,7 +2,7 @@
  * Pure parts of the workload controller emulation (see README "Workload controllers"): the
  * names, hashes, labels and status fields the kube-controller-manager's Deployment,
  * ReplicaSet, StatefulSet and DaemonSet controllers and a kubelet write, so what spec §6
- * (shared/recipes/readiness.ts) reads locally is what a cluster shows.
+ * (shared/recipe/plan/readiness.ts) reads locally is what a cluster shows.
  */
 
 type Obj = Record<string, unknown>

@@ -1,4 +1,4 @@
-import { ConflictError } from '../errors.js'
+import { ConflictError } from '../core/errors.js'
 import type { Logger } from '../log.js'
 
 /**

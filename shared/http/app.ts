@@ -1,5 +1,5 @@
 import { Hono } from 'hono'
-import { statusFor } from '../errors.js'
+import { statusFor } from '../core/errors.js'
 import type { Logger } from '../log.js'
 import { guardEvents, type AcceptedEvents } from './event-guard.js'
 import { FunctionMetrics } from './metrics.js'

@@ -1,7 +1,7 @@
 import { HTTP, type CloudEvent } from 'cloudevents'
 import type { Context } from 'hono'
 import type { z } from 'zod'
-import { BadEventError } from '../errors.js'
+import { BadEventError } from '../core/errors.js'
 
 /** The CloudEvent attributes a handler reads, with the data already validated. */
 export interface ReceivedEvent<T> {

@@ -6,7 +6,7 @@
  * `test/knative/wiring.test.ts` checks each function's list against its Triggers' filters.
  */
 import type { MiddlewareHandler } from 'hono'
-import { BadEventError, EventTooLargeError } from '../errors.js'
+import { BadEventError, EventTooLargeError } from '../core/errors.js'
 import { readBody } from './read-body.js'
 
 /** ApiServerSource and PingSource event types (Resource mode). */

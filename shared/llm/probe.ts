@@ -1,5 +1,5 @@
 import { createSign } from 'node:crypto'
-import { displayUrl, type ProbeTarget } from './target.js'
+import { displayUrl, type ProbeTarget } from './plan/target.js'
 
 /** Why a probe failed; each becomes a condition reason. */
 export type ProbeFailure = 'CredentialsInvalid' | 'Unreachable' | 'RateLimited' | 'Timeout' | 'BadResponse' | 'Redirected' | 'TooLarge'

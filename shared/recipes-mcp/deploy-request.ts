@@ -6,11 +6,11 @@
  * only when it was deployed through this tool. Pure: every refusal is a ToolError.
  */
 import { parseAllDocuments } from 'yaml'
-import { ANNOTATION_ORPHAN } from '../recipes/deletion.js'
+import { ANNOTATION_ORPHAN } from '../recipe/plan/deletion.js'
 import {
   ANNOTATION_APPROVE, ANNOTATION_APPROVED_BY, ANNOTATION_DEPRECATE, ANNOTATION_REJECT, ANNOTATION_RETRY, ANNOTATION_ROLLBACK,
-} from '../recipes/lifecycle/annotations.js'
-import { isTemplate, TEMPLATE_ANNOTATION } from '../recipes/render.js'
+} from '../recipe/plan/lifecycle/annotations.js'
+import { isTemplate, TEMPLATE_ANNOTATION } from '../recipe/plan/render.js'
 import { API_VERSION } from '../schemas/labels.js'
 import type { WorkflowRecipe } from '../schemas/workflowrecipe.js'
 import { ToolError } from './errors.js'

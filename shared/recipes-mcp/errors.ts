@@ -3,7 +3,7 @@
  * `isError: true`, the message as text, and `structuredContent: {error: {code, message, details?}}`;
  * arguments that violate the input schema are a JSON-RPC -32602 error instead (tools.ts). Pure.
  */
-import { ConflictError, RefusedError, TransientError } from '../errors.js'
+import { ConflictError, RefusedError, TransientError } from '../core/errors.js'
 
 export type ToolErrorCode =
   | 'InvalidArguments' | 'Forbidden' | 'NotFound' | 'NotATemplate' | 'TemplateDeprecated'

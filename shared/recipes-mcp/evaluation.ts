@@ -4,12 +4,12 @@
  * evaluatePolicies) to fill `specValid`, `errors`, `policy`, `approvalRequired` and `objects`;
  * `approveCommand` is spec §7.5's. Pure: the policies and namespace labels come in.
  */
-import { mcpNamespaceOf, sandboxNamespaceOf, type RecipeConfig } from '../recipes/config.js'
-import { approveCommand } from '../recipes/lifecycle/annotations.js'
-import { buildManifests } from '../recipes/manifests.js'
-import { evaluatePolicies, type NamespaceLabels, type PolicyViolation } from '../recipes/policy.js'
-import { isTemplate, renderRecipe } from '../recipes/render.js'
-import type { SpecError } from '../recipes/rendered.js'
+import { mcpNamespaceOf, sandboxNamespaceOf, type RecipeConfig } from '../recipe/plan/config.js'
+import { approveCommand } from '../recipe/plan/lifecycle/annotations.js'
+import { buildManifests } from '../recipe/plan/manifests.js'
+import { evaluatePolicies, type NamespaceLabels, type PolicyViolation } from '../recipe/plan/policy.js'
+import { isTemplate, renderRecipe } from '../recipe/plan/render.js'
+import type { SpecError } from '../recipe/plan/rendered.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe } from '../schemas/workflowrecipe.js'
 import type { WorkflowRecipePolicy } from '../schemas/workflowrecipepolicy.js'
 

@@ -3,8 +3,8 @@
  * from the recipe as stored. Every listed key is present; what the recipe does not say is
  * `null` (or an empty list), so a caller never has to guess a shape. Pure.
  */
-import { ANNOTATION_DEPRECATE, approveCommand } from '../recipes/lifecycle/annotations.js'
-import { isTemplate } from '../recipes/render.js'
+import { ANNOTATION_DEPRECATE, approveCommand } from '../recipe/plan/lifecycle/annotations.js'
+import { isTemplate } from '../recipe/plan/render.js'
 import type { WorkflowRecipe } from '../schemas/workflowrecipe.js'
 import type { ListRecipesArgs } from './tool-inputs.js'
 

@@ -2,7 +2,7 @@
  * The answers run-control gives when it does not do what was asked, as HTTP status and a JSON
  * body `{"error": <code>, "message"?: <what to do about it>}`. Pure.
  */
-import { ConflictError, TransientError } from '../errors.js'
+import { ConflictError, TransientError } from '../core/errors.js'
 
 export type ErrorCode =
   | 'bad_request' | 'unauthorized' | 'forbidden' | 'not_found' | 'method_not_allowed'

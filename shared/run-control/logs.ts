@@ -3,7 +3,7 @@
  * Appendix A). Pure: the Jobs, pods and log text come in as read.
  */
 import type { V1Job, V1Pod } from '@kubernetes/client-node'
-import { isFinishedStepPhase } from '../reconcile/run-status.js'
+import { isFinishedStepPhase } from '../workflow/plan/run-status.js'
 import type { StepPhase, StepStatus } from '../schemas/workflow.js'
 
 /** Lines of the log's end that are returned, as purko does. */

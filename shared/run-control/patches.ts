@@ -4,7 +4,7 @@
  * the time come in as arguments.
  */
 import type { CoreV1Event } from '@kubernetes/client-node'
-import { kubernetesEventFor, type ObjectRef } from '../reconcile/kube-events.js'
+import { kubernetesEventFor, type ObjectRef } from '../core/kube-events.js'
 import type { Agent } from '../schemas/agent.js'
 import { SHU_HA_RI_LEVELS } from '../schemas/agent.js'
 import {

@@ -3,8 +3,8 @@
  * reading for run-control and the CLI, which word the refusals their own way (an HTTP answer, a
  * message on stderr). Pure.
  */
-import { currentRunId, isTerminalPhase } from '../reconcile/run-status.js'
-import { decodeStepStates } from '../reconcile/step-states.js'
+import { currentRunId, isTerminalPhase } from '../workflow/plan/run-status.js'
+import { decodeStepStates } from '../workflow/plan/step-states.js'
 import {
   ANNOTATION_APPROVE_PREFIX, ANNOTATION_CANCEL, ANNOTATION_CANCEL_REASON, ANNOTATION_DECISION_PREFIX,
   ANNOTATION_DENY_PREFIX, ANNOTATION_REQUESTED_BY, ANNOTATION_RERUN, ANNOTATION_TEMPLATE,

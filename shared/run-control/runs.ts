@@ -3,7 +3,7 @@
  * verified user. Pure: the random suffix comes in as an argument.
  */
 import type { Workflow } from '../schemas/workflow.js'
-import { buildRun, deliverySuffix, isTemplate } from '../triggers/run-builder.js'
+import { buildRun, deliverySuffix, isTemplate } from '../template/run-builder.js'
 import { badRequest } from './errors.js'
 
 /**

@@ -4,7 +4,7 @@
  */
 import type { V1Job } from '@kubernetes/client-node'
 import type { Kube } from '../kube/port.js'
-import { labelValue } from '../reconcile/job-builder.js'
+import { labelValue } from '../workflow/plan/job-builder.js'
 import { LABEL_STEP, LABEL_WORKFLOW } from '../schemas/labels.js'
 import { podWaitingDetail } from '../kube/pod-waiting.js'
 import { chooseJob, choosePod } from './logs.js'

@@ -15,7 +15,7 @@ export const LABEL_AGENT = 'purko.io/agent'
 export const LABEL_RUN_ID = 'kinetic.dev/run-id'
 /** Kinetic label on step Jobs carrying the attempt number (0 for the first try). */
 export const LABEL_ATTEMPT = 'kinetic.dev/attempt'
-/** Kinetic label on step Jobs: which watch of the jobs source carries their events (shared/reconcile/job-shard.ts). */
+/** Kinetic label on step Jobs: which watch of the jobs source carries their events (shared/workflow/plan/job-shard.ts). */
 export const LABEL_SHARD = 'kinetic.dev/shard'
 /** Kinetic label on ConfigMaps that hold step outputs. */
 export const LABEL_OUTPUTS = 'kinetic.dev/outputs'

@@ -1,6 +1,6 @@
 // WorkflowRecipePolicy (purko.io/v1alpha1, cluster-scoped): spec §10.1 (spec) and
 // spec §10.5 (status). The one source of crds/workflowrecipepolicies.purko.io.yaml.
-// Evaluation (spec §10.2-10.4, §10.6) is shared/recipes/policy.ts; the CRD checks bounds and the two
+// Evaluation (spec §10.2-10.4, §10.6) is shared/recipe/plan/policy.ts; the CRD checks bounds and the two
 // spec §10.1 CEL rules (disjoint capability lists, ranges with min <= max).
 import { z } from 'zod'
 import { API_VERSION } from './labels.js'

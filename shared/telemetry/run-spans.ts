@@ -1,4 +1,4 @@
-import { isTerminalPhase } from '../reconcile/run-status.js'
+import { isTerminalPhase } from '../workflow/plan/run-status.js'
 import { ANNOTATION_WORKFLOW_TEMPLATE } from '../schemas/labels.js'
 import type { Workflow, WorkflowStatus } from '../schemas/workflow.js'
 import { approvalSpanId, backoffSpanId, runSpanId, runTraceId, stepSpanId } from './ids.js'

@@ -1,4 +1,4 @@
-import type { AttemptRecord } from '../agent/metrics.js'
+import type { AttemptRecord } from '../agent/plan/metrics.js'
 import { dashboardMetrics } from './metrics.js'
 
 /** Adds one newly counted attempt's tokens (in, out) and cost to the per agent and model counters. */

@@ -18,7 +18,7 @@
  *   keeps the alarm it finds when that alarm fires at least as early.
  */
 import type { ChildObject } from '../kube/port.js'
-import { parseSchedule } from '../triggers/cron.js'
+import { parseSchedule } from '../template/plan/cron.js'
 
 /** Each tick: its heartbeat PingSource (knative/sources/<name>.yaml) and its `kineticsource`. */
 export const TICKS = {

@@ -3,7 +3,7 @@
  * read a tick's alarm, settle it after a tick round, arm it after a write that made work due.
  */
 import { randomUUID } from 'node:crypto'
-import { ConflictError, ForbiddenError, RefusedError } from '../errors.js'
+import { ConflictError, ForbiddenError, RefusedError } from '../core/errors.js'
 import type { Kube } from '../kube/port.js'
 import type { Logger } from '../log.js'
 import type { RuntimeConfig } from '../config.js'

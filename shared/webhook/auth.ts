@@ -4,7 +4,7 @@
  * `allowUnauthenticated: true` (unsafe). Every refusal says why, for the template's Warning Event
  * (never the secret, never the signature); the caller only ever hears 401.
  */
-import { grantCommand, WEBHOOK_GRANT } from '../reconcile/namespace-access.js'
+import { grantCommand, WEBHOOK_GRANT } from '../core/namespace-access.js'
 import type { Workflow } from '../schemas/workflow.js'
 import { hasSignature, REPLAY_WINDOW_SECONDS, verifySignature, type SignatureFailure, type SignatureHeaders, type SignatureScheme } from './signature.js'
 

@@ -2,7 +2,7 @@
  * The pure parts of a webhook request: its path, its delivery id, its body, and the run it asks
  * for (purko's dashboard route for template runs).
  */
-import { buildRun, deliverySuffix } from '../triggers/run-builder.js'
+import { buildRun, deliverySuffix } from '../template/run-builder.js'
 import { ANNOTATION_DELIVERY_KEY } from '../schemas/labels.js'
 import type { Workflow } from '../schemas/workflow.js'
 import { isObject, type Normalized, type Payload } from './normalize.js'

@@ -2,7 +2,7 @@
  * What a webhook payload gives the run (as in purko): parameters from its top-level keys, and the
  * input of every step that has none.
  */
-import { goFormatValue } from '../reconcile/go-format.js'
+import { goFormatValue } from '../core/go-format.js'
 import type { WorkflowStep } from '../schemas/workflow.js'
 import { isObject, type Normalized, type Payload } from './normalize.js'
 

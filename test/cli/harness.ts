@@ -5,7 +5,7 @@ import { ApiextensionsV1Api, CustomObjectsApi, loadYaml, type V1CustomResourceDe
 import { stringify } from 'yaml'
 import { startApiServer, type ApiServer } from '../../local/apiserver/index.js'
 import { main, type CliIo } from '../../cli/main.js'
-import { currentRunId } from '../../shared/reconcile/run-status.js'
+import { currentRunId } from '../../shared/workflow/plan/run-status.js'
 import type { Workflow } from '../../shared/schemas/workflow.js'
 
 /** What one in-process CLI run printed and returned. */

@@ -7,14 +7,14 @@ import { readRuntimeConfig } from '../../shared/config.js'
 import { noKineticEvents } from '../../shared/engine/kinetic-events.js'
 import { KubeClient } from '../../shared/kube/client.js'
 import { silentLogger } from '../../shared/log.js'
-import { parseRegistry } from '../../shared/mcp/registry.js'
+import { parseRegistry } from '../../shared/mcp/plan/registry.js'
 import { loadManifests, ROOT } from '../knative/manifests.js'
 import { bearer, serve, streamableHandler, type Running } from '../mcp/discovery-servers.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { eventually } from '../support/eventually.js'
 import { describeCluster, useControlPlane } from './tier.js'
 import { installCrds, readCrds } from '../../local/crds.js'
-import { grantCommand, MCP_GRANT } from '../../shared/reconcile/namespace-access.js'
+import { grantCommand, MCP_GRANT } from '../../shared/core/namespace-access.js'
 
 /**
  * mcpserver-changed against a real kube-apiserver and kube-controller-manager, as its own

@@ -1,5 +1,5 @@
 import type { KubeHttp } from '../../local/knative/kube-http.js'
-import { AGENT_GRANT, FUNCTIONS_NAMESPACE, MCP_GRANT, WEBHOOK_GRANT, WORKFLOW_GRANT } from '../../shared/reconcile/namespace-access.js'
+import { AGENT_GRANT, FUNCTIONS_NAMESPACE, MCP_GRANT, WEBHOOK_GRANT, WORKFLOW_GRANT } from '../../shared/core/namespace-access.js'
 
 /**
  * Opts a test namespace in, as a user does with the commands docs/guide/security.md gives: the RoleBindings of

@@ -1,14 +1,14 @@
-import { baseName, testJobName } from '../../shared/recipes/names.js'
+import { baseName, testJobName } from '../../shared/recipe/plan/names.js'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { StepCommand } from '../../local/jobs/step-process.js'
 import { listAndWatch, type KubeObject } from '../../local/knative/kube-http.js'
 import { readRuntimeConfig } from '../../shared/config.js'
 import { noKineticEvents } from '../../shared/engine/kinetic-events.js'
-import { reconcileRecipe, type RecipeDeps } from '../../shared/engine/reconcile-recipe.js'
+import { reconcileRecipe, type RecipeDeps } from '../../shared/recipe/controller.js'
 import { KubeClient } from '../../shared/kube/client.js'
 import { silentLogger } from '../../shared/log.js'
-import { recipeConfig } from '../../shared/recipes/config.js'
+import { recipeConfig } from '../../shared/recipe/plan/config.js'
 import { loadManifests, ROOT } from '../knative/manifests.js'
 import { eventually } from '../support/eventually.js'
 import { startNodeAgent, type NodeAgent } from './node-agent.js'
@@ -138,7 +138,7 @@ describeCluster('WorkflowRecipes on a real kube-apiserver and controller manager
     const { kubeConfig } = await cp.current.serviceAccountKubeconfig('kinetic-system', 'workflowrecipe-changed')
     deps = {
       kube: new KubeClient(kubeConfig), log: silentLogger, now: () => new Date(), config: readRuntimeConfig({}), events: noKineticEvents,
-      recipes: recipeConfig({}), functionName: 'workflowrecipe-changed',
+      recipes: recipeConfig({}),
     }
   }, 90_000)
 

@@ -6,7 +6,7 @@
 // granted the one Secret).
 import { beforeAll, expect, it } from 'vitest'
 import type { V1Secret } from '@kubernetes/client-node'
-import { syncCredentialCopies } from '../../shared/engine/sync-credential-copies.js'
+import { syncCredentialCopies } from '../../shared/llm/sync-credential-copies.js'
 import { KubeClient } from '../../shared/kube/client.js'
 import { LLMProviderSchema } from '../../shared/schemas/llmprovider.js'
 import { loadManifests } from '../knative/manifests.js'

@@ -61,7 +61,7 @@ describe('the link checks', () => {
     ['docs/guide/agents.md', '../../README.md#security', { kind: 'page', page: 'README.md', hash: 'security' }],
     ['docs/guide/agents.md', '../index.md', { kind: 'page', page: 'docs/index.md', hash: '' }],
     ['docs/guide/agents.md', '../../knative/', { kind: 'page', page: 'knative/README.md', hash: '' }],
-    ['docs/guide/agents.md', '../../shared/errors.ts', { kind: 'file', path: 'shared/errors.ts', hash: '' }],
+    ['docs/guide/agents.md', '../../shared/core/errors.ts', { kind: 'file', path: 'shared/core/errors.ts', hash: '' }],
     ['README.md', 'examples/local/', { kind: 'file', path: 'examples/local', hash: '' }],
     ['README.md', '#concepts', { kind: 'same-page', hash: 'concepts' }],
     ['README.md', 'https://knative.dev/docs/', { kind: 'external' }],

@@ -11,7 +11,7 @@ const citations = files.flatMap((f) => citationsOf(f, readFileSync(join(ROOT, f)
 
 describe('section citations', () => {
   it('are found all over the repository, most of them citing the recipe lifecycle specification', () => {
-    expect(files).toContain('shared/recipes/lifecycle/transition-table.ts')
+    expect(files).toContain('shared/recipe/plan/lifecycle/transition-table.ts')
     expect(citations.filter((c) => c.doc === SPEC).length).toBeGreaterThan(500)
     expect(new Set(citations.map((c) => c.file.split('/')[0])).size).toBeGreaterThan(8)
   })
@@ -62,7 +62,7 @@ describe('the citation check', () => {
     const problems = citationProblems(citations, (doc) => (doc === SPEC ? without : readDoc(doc)))
     const gone = problems.filter((p) => p.endsWith(`${SIGN}7.9 has no heading in ${SPEC}`))
     expect(gone.length).toBeGreaterThan(10)
-    expect(gone).toContain(`shared/recipes/rollback.ts:2: ${SIGN}7.9 has no heading in ${SPEC}`)
+    expect(gone).toContain(`shared/recipe/plan/rollback.ts:2: ${SIGN}7.9 has no heading in ${SPEC}`)
   })
 })
 

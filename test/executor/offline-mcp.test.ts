@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { buildStepInput } from '../../shared/reconcile/step-input.js'
+import { buildStepInput } from '../../shared/workflow/plan/step-input.js'
 import { startMcpServer, type RegisterTools, type TestMcpServer } from './fixtures/mcp-server.js'
 import { runWithEnv, withoutTiming } from './fixtures/run-helpers.js'
 

@@ -1,8 +1,8 @@
 import type {
   CoreV1Event, V1ConfigMap, V1Deployment, V1Job, V1Namespace, V1Pod, V1Role, V1RoleBinding, V1Secret, V1Service, V1ServiceAccount,
 } from '@kubernetes/client-node'
-import { ConflictError, RefusedError } from '../../shared/errors.js'
-import { agentServiceAccountName } from '../../shared/agent/names.js'
+import { ConflictError, RefusedError } from '../../shared/core/errors.js'
+import { agentServiceAccountName } from '../../shared/agent/plan/names.js'
 import type { AccessAttributes, AgentPatch, ChildKind, ChildObject, Kube, StepReport, StreamHandle, TokenIdentity } from '../../shared/kube/port.js'
 import type { Agent, AgentStatus } from '../../shared/schemas/agent.js'
 import type { AgentAutonomyPolicy, AgentAutonomyPolicyStatus } from '../../shared/schemas/autonomypolicy.js'

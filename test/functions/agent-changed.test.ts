@@ -1,7 +1,7 @@
 import type { V1Secret } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
 import { createApp } from '../../functions/agent-changed/index.js'
-import { TransientError } from '../../shared/errors.js'
+import { TransientError } from '../../shared/core/errors.js'
 import { AgentSchema, type Agent } from '../../shared/schemas/agent.js'
 import type { LLMProvider } from '../../shared/schemas/llmprovider.js'
 import { EmbeddedKube } from '../support/embedded-kube.js'

@@ -7,9 +7,9 @@ import { pino } from 'pino'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createApp } from '../../functions/llmprovider-changed/index.js'
 import { kineticEventsFor, type KineticEvents } from '../../shared/engine/kinetic-events.js'
-import { ForbiddenError, TransientError } from '../../shared/errors.js'
+import { ForbiddenError, TransientError } from '../../shared/core/errors.js'
 import { LLMProviderSchema, type LLMProvider } from '../../shared/schemas/llmprovider.js'
-import { intervalSecondsOf, slotSecondsOf } from '../../shared/llm/schedule.js'
+import { intervalSecondsOf, slotSecondsOf } from '../../shared/llm/plan/schedule.js'
 import { EmbeddedKube, toApiServer } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
@@ -312,7 +312,7 @@ describe('llmprovider-changed', () => {
 
 describe('llmprovider-changed under load', () => {
   it('a round stops starting probes when its time budget is spent; the rest stay due for the next round, longest overdue first', async () => {
-    const { probeRound, newProbeRound } = await import('../../shared/engine/reconcile-llmprovider.js')
+    const { probeRound, newProbeRound } = await import('../../shared/llm/controller.js')
     const providers = Array.from({ length: 20 }, (_, i) => aProvider(`p${i}`, { credentials: { secretRef: `key-${i}` } }))
     const kube = kubeWith(providers, providers.map((_, i) => secret(`key-${i}`, `k${i}`)))
     server.use(http.get(MODELS_URL, () => HttpResponse.json({ data: [{ id: 'gpt-4o' }] })))

@@ -8,7 +8,7 @@ import { createApp as agentChanged } from '../../functions/agent-changed/index.j
 import { createApp as resyncTick } from '../../functions/resync-tick/index.js'
 import { createApp as webhookTrigger } from '../../functions/webhook-trigger/index.js'
 import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
-import { ForbiddenError } from '../../shared/errors.js'
+import { ForbiddenError } from '../../shared/core/errors.js'
 import { AgentSchema } from '../../shared/schemas/agent.js'
 import { RateLimiter } from '../../shared/webhook/rate-limit.js'
 import { githubSignature } from '../../shared/webhook/signature.js'

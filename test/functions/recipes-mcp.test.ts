@@ -8,9 +8,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { pino } from 'pino'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { createApp } from '../../functions/recipes-mcp/index.js'
-import { ConflictError, TransientError } from '../../shared/errors.js'
+import { ConflictError, TransientError } from '../../shared/core/errors.js'
 import type { Logger } from '../../shared/log.js'
-import { recipeConfig, type RecipeEnv } from '../../shared/recipes/config.js'
+import { recipeConfig, type RecipeEnv } from '../../shared/recipe/plan/config.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../../shared/schemas/workflowrecipe.js'
 import { EmbeddedKube } from '../support/embedded-kube.js'
 import pkg from '../../package.json' with { type: 'json' }

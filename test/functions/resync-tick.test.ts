@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
 import { createApp } from '../../functions/resync-tick/index.js'
-import { TransientError } from '../../shared/errors.js'
+import { TransientError } from '../../shared/core/errors.js'
 import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
-import { ForbiddenError } from '../../shared/errors.js'
+import { ForbiddenError } from '../../shared/core/errors.js'
 
 describe('resync-tick', () => {
   it('recovers a run whose Job-finished event was lost', async () => {

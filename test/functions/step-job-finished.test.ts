@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createApp as workflowChanged } from '../../functions/workflow-changed/index.js'
 import { createApp } from '../../functions/step-job-finished/index.js'
-import { TransientError } from '../../shared/errors.js'
+import { TransientError } from '../../shared/core/errors.js'
 import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'

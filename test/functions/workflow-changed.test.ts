@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createApp } from '../../functions/workflow-changed/index.js'
-import { TransientError } from '../../shared/errors.js'
+import { TransientError } from '../../shared/core/errors.js'
 import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'

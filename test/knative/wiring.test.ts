@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { functionNames, loadManifests, ofKind } from './manifests.js'
 import { selectorMatches, type LabelSelector } from '../../local/knative/label-selector.js'
-import { STEP_JOB_SHARDS, stepJobShard } from '../../shared/reconcile/job-shard.js'
+import { STEP_JOB_SHARDS, stepJobShard } from '../../shared/workflow/plan/job-shard.js'
 
 const manifests = loadManifests()
 const services = ofKind(manifests, 'serving.knative.dev/v1', 'Service')
@@ -200,7 +200,7 @@ describe('sources', () => {
     expect(resources.filter((r) => r.kind === 'Job' && r.selector?.matchExpressions?.some((e) => e.key === 'purko.io/workflow' && e.operator === 'Exists'))).toHaveLength(STEP_JOB_SHARDS)
     const shards = new Set<string>()
     for (let i = 0; i < 64; i++) {
-      // The labels step Jobs carry (test/shared/reconcile/job-builder.test.ts).
+      // The labels step Jobs carry (test/workflow/job-builder.test.ts).
       const labels = { 'purko.io/workflow': `run-${i}`, 'kinetic.dev/shard': stepJobShard('team-a', `run-${i}`) }
       shards.add(labels['kinetic.dev/shard'])
       expect(watchesOf('Job', labels)).toBe(1)

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { checkCredentials, type SecretLookup } from '../../shared/llm/credentials.js'
-import { isModelOffered, planProvider, type ProviderFacts } from '../../shared/llm/plan.js'
-import { delaySecondsAfter, intervalSecondsOf, isProbeDue, jitterSeconds, nextProbeAtAfter, probeTimeoutMsOf } from '../../shared/llm/schedule.js'
+import { checkCredentials, type SecretLookup } from '../../shared/llm/plan/credentials.js'
+import { isModelOffered, planProvider, type ProviderFacts } from '../../shared/llm/plan/plan.js'
+import { delaySecondsAfter, intervalSecondsOf, isProbeDue, jitterSeconds, nextProbeAtAfter, probeTimeoutMsOf } from '../../shared/llm/plan/schedule.js'
 import { LLMProviderSchema, type LLMProvider } from '../../shared/schemas/llmprovider.js'
 
 const NOW = '2026-01-01T00:00:00.000Z'

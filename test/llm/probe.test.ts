@@ -3,7 +3,7 @@ import { http, HttpResponse, delay } from 'msw'
 import { setupServer } from 'msw/node'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { probe } from '../../shared/llm/probe.js'
-import { probeTargetFor, isTargetProblem, probeKeyOf, type ProbeTarget } from '../../shared/llm/target.js'
+import { probeTargetFor, isTargetProblem, probeKeyOf, type ProbeTarget } from '../../shared/llm/plan/target.js'
 import { LLMProviderSchema, type LLMProvider } from '../../shared/schemas/llmprovider.js'
 
 const KEY = 'sk-test-0123456789abcdef'

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { allCrds } from '../../shared/crd/definitions.js'
 import { validateAgainstCrd } from '../../shared/crd/validate.js'
-import { NO_MCP_CHANGES, planMcpServer } from '../../shared/mcp/plan.js'
-import { deploymentManifest, registryEntry } from '../../shared/mcp/workload.js'
+import { NO_MCP_CHANGES, planMcpServer } from '../../shared/mcp/plan/plan.js'
+import { deploymentManifest, registryEntry } from '../../shared/mcp/plan/workload.js'
 import { MCPServerSchema } from '../../shared/schemas/mcpserver.js'
 import { facts } from './fixtures.js'
 

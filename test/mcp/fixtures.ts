@@ -2,7 +2,7 @@ import type { V1ConfigMap, V1Deployment, V1Pod } from '@kubernetes/client-node'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseAllDocuments } from 'yaml'
-import { DEFAULT_UNAVAILABLE_AFTER_MS, type McpFacts } from '../../shared/mcp/plan.js'
+import { DEFAULT_UNAVAILABLE_AFTER_MS, type McpFacts } from '../../shared/mcp/plan/plan.js'
 import { MCPServerSchema, type MCPServer } from '../../shared/schemas/mcpserver.js'
 import { referenceDir } from '../support/reference.js'
 

@@ -2,9 +2,9 @@ import type { V1Deployment } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
 import {
   NO_MCP_CHANGES, mcpServerIsDue, planMcpServer, planMcpStatus, type McpOutcome, type McpPlan,
-} from '../../shared/mcp/plan.js'
-import { renderRegistry } from '../../shared/mcp/registry.js'
-import { deploymentManifest, registryEntry, serviceManifest } from '../../shared/mcp/workload.js'
+} from '../../shared/mcp/plan/plan.js'
+import { renderRegistry } from '../../shared/mcp/plan/registry.js'
+import { deploymentManifest, registryEntry, serviceManifest } from '../../shared/mcp/plan/workload.js'
 import type { MCPServer } from '../../shared/schemas/mcpserver.js'
 import { aPod, aServer, availableDeployment, facts, githubExample, NOW, registryMap } from './fixtures.js'
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import fc from 'fast-check'
-import { parseRegistry, removeEntry, renderRegistry, upsertEntry, type RegistryEntry } from '../../shared/mcp/registry.js'
+import { parseRegistry, removeEntry, renderRegistry, upsertEntry, type RegistryEntry } from '../../shared/mcp/plan/registry.js'
 
 const github: RegistryEntry = { name: 'github', url: 'http://localhost:8002', auth: 'bearer', icon: 'gh', category: 'scm', secretRef: 'github-mcp-token' }
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import type { RegistryEntry } from '../../shared/mcp/registry.js'
-import { parseSharedNamespaces, precedence, seenTogether, stepMcpView, type McpVisibility } from '../../shared/mcp/visibility.js'
+import type { RegistryEntry } from '../../shared/mcp/plan/registry.js'
+import { parseSharedNamespaces, precedence, seenTogether, stepMcpView, type McpVisibility } from '../../shared/mcp/plan/visibility.js'
 import { readRuntimeConfig } from '../../shared/config.js'
 
 const AGENTS = 'ai-agents'

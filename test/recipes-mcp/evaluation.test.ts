@@ -1,7 +1,7 @@
 // deploy-recipe's in-process evaluation (spec §14.3): the controller's own render, manifest
 // and policy functions, and spec §7.5's approve command.
 import { describe, expect, it } from 'vitest'
-import { recipeConfig } from '../../shared/recipes/config.js'
+import { recipeConfig } from '../../shared/recipe/plan/config.js'
 import { evaluateDeployment, evaluationNamespaces } from '../../shared/recipes-mcp/evaluation.js'
 import type { WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
 import { WorkflowRecipePolicySchema } from '../../shared/schemas/workflowrecipepolicy.js'

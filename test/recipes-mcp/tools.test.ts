@@ -1,6 +1,6 @@
 // Tool definitions, argument validation and error results of the recipes MCP server (spec §14.3, §14.4).
 import { describe, expect, it } from 'vitest'
-import { ConflictError, RefusedError, TransientError } from '../../shared/errors.js'
+import { ConflictError, RefusedError, TransientError } from '../../shared/core/errors.js'
 import { errorResult, forbidden, ToolError, toolErrorOf, toolResult } from '../../shared/recipes-mcp/errors.js'
 import { parseArguments, toolDefinitions } from '../../shared/recipes-mcp/tools.js'
 

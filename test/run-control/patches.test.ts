@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { runIdFor } from '../../shared/reconcile/run-id.js'
-import { encodeStepStates } from '../../shared/reconcile/step-states.js'
+import { runIdFor } from '../../shared/workflow/plan/run-id.js'
+import { encodeStepStates } from '../../shared/workflow/plan/step-states.js'
 import { RunControlError } from '../../shared/run-control/errors.js'
 import {
   cancelAnnotations, checkCancel, checkDecision, checkPromotion, checkRerun, decisionAnnotations, decisionEvent,

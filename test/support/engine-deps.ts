@@ -1,5 +1,5 @@
 import { readRuntimeConfig } from '../../shared/config.js'
-import type { EngineDeps } from '../../shared/engine/reconcile-workflow.js'
+import type { EngineDeps } from '../../shared/workflow/controller.js'
 import { noKineticEvents } from '../../shared/engine/kinetic-events.js'
 import type { Kube } from '../../shared/kube/port.js'
 import { silentLogger } from '../../shared/log.js'

@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest'
 import { createApp as deadLetterApp } from '../../functions/dead-letter/index.js'
 import { baseApp } from '../../shared/http/app.js'
 import { createLogger } from '../../shared/log.js'
-import { TransientError } from '../../shared/errors.js'
+import { TransientError } from '../../shared/core/errors.js'
 import { Histogram } from '../../shared/telemetry/metrics.js'
 import { recordQueueDepth, recordRunProgress } from '../../shared/telemetry/run-progress.js'
 import { recordModelUsage } from '../../shared/telemetry/usage-metrics.js'
-import { usageFrom } from '../../shared/agent/metrics.js'
+import { usageFrom } from '../../shared/agent/plan/metrics.js'
 import { aStep, aWorkflow } from '../fixtures/workflows.js'
 
 const log = createLogger('metrics-test', 'silent')

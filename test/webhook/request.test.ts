@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { deliverySuffix } from '../../shared/triggers/run-builder.js'
+import { deliverySuffix } from '../../shared/template/run-builder.js'
 import { normalize } from '../../shared/webhook/normalize.js'
 import { RateLimiter, rateLimitFromEnv } from '../../shared/webhook/rate-limit.js'
 import { deliveryIdOf, parsePayload, parseTriggerPath, PATH_ERROR, webhookRun } from '../../shared/webhook/request.js'

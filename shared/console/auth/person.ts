@@ -6,7 +6,7 @@
 import { timingSafeEqual } from 'node:crypto'
 import type { Context } from 'hono'
 import { getCookie } from 'hono/cookie'
-import { TransientError } from '../../errors.js'
+import { TransientError } from '../../core/errors.js'
 import type { ConsoleDeps, Person } from '../context.js'
 import { isInAnyCidr, parseCidr, type Cidr } from './cidr.js'
 import { openSession, SESSION_COOKIE } from './session.js'

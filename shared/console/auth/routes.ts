@@ -6,7 +6,7 @@
 import { Hono, type Context } from 'hono'
 import { bodyLimit } from 'hono/body-limit'
 import { deleteCookie, setCookie } from 'hono/cookie'
-import { TransientError } from '../../errors.js'
+import { TransientError } from '../../core/errors.js'
 import type { TokenIdentity } from '../../kube/port.js'
 import type { ConsoleDeps, PageResult } from '../context.js'
 import { html, type Html } from '../html.js'

@@ -5,9 +5,9 @@
  * would let). The history is the Agent's conditions, recorded approvals and Kubernetes Events.
  */
 import type { CoreV1Event } from '@kubernetes/client-node'
-import { costLimitOf } from '../../agent/cost-limit.js'
-import { CONDITION_PROGRESSION } from '../../autonomy/evaluate.js'
-import { ForbiddenError } from '../../errors.js'
+import { costLimitOf } from '../../agent/plan/cost-limit.js'
+import { CONDITION_PROGRESSION } from '../../autonomy/plan/progression-report.js'
+import { ForbiddenError } from '../../core/errors.js'
 import type { Agent, ShuHaRiLevel } from '../../schemas/agent.js'
 import type { PromotionLevel } from '../../run-control/request.js'
 import { actionForm } from '../action-form.js'

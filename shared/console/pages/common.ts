@@ -3,7 +3,7 @@
  * badges, tables that scroll inside their box, paging and filter forms. Pure except
  * `listVisible`, which reads through the person's Kube adapter.
  */
-import { ForbiddenError } from '../../errors.js'
+import { ForbiddenError } from '../../core/errors.js'
 import type { ConsoleRequest } from '../context.js'
 import { html, join, type Html } from '../html.js'
 import { phaseClass } from '../phase.js'

@@ -3,7 +3,7 @@
  * Kubernetes API not answering (503), something not there (404), nobody identified (401), and
  * anything else (500, without its details: those are logged, not shown). Pure.
  */
-import { apiMessage, ForbiddenError, TransientError, UnauthenticatedError } from '../../errors.js'
+import { apiMessage, ForbiddenError, TransientError, UnauthenticatedError } from '../../core/errors.js'
 import type { ConsoleConfig, PageResult, Person } from '../context.js'
 import { html } from '../html.js'
 

@@ -3,7 +3,7 @@
  * which Secret holds its key: the Secret's name only, never anything read from it; when
  * llmprovider-changed may not read that Secret, the grant that lets it.
  */
-import { secretGrantCommand } from '../../llm/credentials.js'
+import { secretGrantCommand } from '../../llm/plan/credentials.js'
 import type { LLMProvider } from '../../schemas/llmprovider.js'
 import type { ConsoleRequest, PageResult } from '../context.js'
 import { html, join, type Html } from '../html.js'

@@ -2,10 +2,10 @@
  * GET /workflows: every run the person may see, newest first, 50 a page, filtered by namespace,
  * phase and template; the templates (Workflows that are not runs) in a section of their own.
  */
-import { decodeStepStates } from '../../reconcile/step-states.js'
+import { decodeStepStates } from '../../workflow/plan/step-states.js'
 import { ANNOTATION_TRIGGER_SOURCE, ANNOTATION_TRIGGER_TYPE } from '../../schemas/labels.js'
 import type { Workflow } from '../../schemas/workflow.js'
-import { isTemplate, templateOf } from '../../triggers/run-builder.js'
+import { isTemplate, templateOf } from '../../template/run-builder.js'
 import type { ConsoleRequest, PageResult } from '../context.js'
 import { html, join, type Html } from '../html.js'
 import { elapsedText, timeTag } from '../time.js'
@@ -16,7 +16,7 @@ import {
 /** Runs shown on one page. */
 export const RUNS_PER_PAGE = 50
 
-// What the planner writes into a step waiting for a person (shared/reconcile/workflow-plan/approvals.ts).
+// What the planner writes into a step waiting for a person (shared/workflow/plan/approvals.ts).
 const APPROVAL_WAIT = 'Waiting for human approval'
 
 /** Pure: the phase a person reads for a run: "Waiting" while a step waits for approval, else status.phase (Pending when unset). */

@@ -6,7 +6,7 @@
  * drawn through a step's box. Pure and deterministic: it reads only the spec, so a live status
  * change never moves a node (no layout shift), and the same spec always gives the same picture.
  */
-import { topologicalOrder } from '../../reconcile/dag.js'
+import { topologicalOrder } from '../../workflow/plan/dag.js'
 import type { WorkflowStep } from '../../schemas/workflow.js'
 
 /**

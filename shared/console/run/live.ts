@@ -4,7 +4,7 @@
  * rights; the streams end when the browser goes away (`signal`) and never outlive the request.
  */
 import { createHash } from 'node:crypto'
-import { ForbiddenError } from '../../errors.js'
+import { ForbiddenError } from '../../core/errors.js'
 import type { StreamHandle } from '../../kube/port.js'
 import { findStepPod } from '../../run-control/step-pod.js'
 import { currentRunStatus } from '../../run-control/run-checks.js'

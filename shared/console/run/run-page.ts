@@ -5,8 +5,8 @@
  */
 import type { CoreV1Event, V1Job } from '@kubernetes/client-node'
 import { cloudEventOf } from '../../engine/cloud-event-of.js'
-import { ForbiddenError, TransientError } from '../../errors.js'
-import { currentRunId } from '../../reconcile/run-status.js'
+import { ForbiddenError, TransientError } from '../../core/errors.js'
+import { currentRunId } from '../../workflow/plan/run-status.js'
 import { jobState, tailLines } from '../../run-control/logs.js'
 import { findStepPod } from '../../run-control/step-pod.js'
 import { currentRunStatus } from '../../run-control/run-checks.js'

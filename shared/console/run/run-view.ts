@@ -3,14 +3,14 @@
  * step (phase, why it waits or was skipped, timings, attempts), or a template's schedule and
  * runs. Pure: the Workflow and `now` come in; nothing is read here.
  */
-import { isTerminalPhase } from '../../reconcile/run-status.js'
-import { decodeStepStates, type StepState } from '../../reconcile/step-states.js'
+import { isTerminalPhase } from '../../workflow/plan/run-status.js'
+import { decodeStepStates, type StepState } from '../../workflow/plan/step-states.js'
 import { currentRunStatus } from '../../run-control/run-checks.js'
 import {
   ANNOTATION_TRIGGER_ROUTE, ANNOTATION_TRIGGER_SOURCE, ANNOTATION_TRIGGER_TYPE,
 } from '../../schemas/labels.js'
 import type { Condition, RecentRun, Workflow } from '../../schemas/workflow.js'
-import { isTemplate, templateOf } from '../../triggers/run-builder.js'
+import { isTemplate, templateOf } from '../../template/run-builder.js'
 
 /**
  * The phase a step is drawn in: a step phase, or `Waiting` for a Pending step held by a gate
@@ -21,7 +21,7 @@ export type DisplayPhase = 'Pending' | 'Running' | 'Succeeded' | 'Failed' | 'Ski
 /** Every display phase, in the order summaries count them. */
 export const DISPLAY_PHASES: readonly DisplayPhase[] = ['Running', 'Waiting', 'Pending', 'Succeeded', 'Failed', 'Skipped', 'RollingBack', 'RolledBack']
 
-/** The planner's wording of an approval gate (shared/reconcile/workflow-plan/approvals.ts). */
+/** The planner's wording of an approval gate (shared/workflow/plan/approvals.ts). */
 const APPROVAL_WAIT = 'Waiting for human approval'
 
 /** One step as the console shows it. */

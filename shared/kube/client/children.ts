@@ -1,5 +1,5 @@
 import { Observable, PatchStrategy, setHeaderOptions, type ConfigurationOptions, type ObservableMiddleware, type RequestContext, type ResponseContext } from '@kubernetes/client-node'
-import { apiMessage, ConflictError, RefusedError } from '../../errors.js'
+import { apiMessage, ConflictError, RefusedError } from '../../core/errors.js'
 import { API_GROUP, API_VERSION_NAME } from '../../schemas/labels.js'
 import type { ChildKind, ChildObject } from '../port.js'
 import { apiStatus, classifyApiError, FIELD_MANAGER, itemsOf, selector, type KubeApi, type ResourceRef } from './kube-api.js'

@@ -2,7 +2,7 @@ import {
   ApiException, AppsV1Api, AuthenticationV1Api, AuthorizationV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions,
   type KubeConfig,
 } from '@kubernetes/client-node'
-import { ConflictError, ForbiddenError, TransientError, UnauthenticatedError } from '../../errors.js'
+import { ConflictError, ForbiddenError, TransientError, UnauthenticatedError } from '../../core/errors.js'
 import { API_GROUP, API_VERSION_NAME } from '../../schemas/labels.js'
 import type { z } from 'zod'
 

@@ -1,4 +1,4 @@
-import { apiMessage, ConflictError, RefusedError } from '../../errors.js'
+import { apiMessage, ConflictError, RefusedError } from '../../core/errors.js'
 import { API_GROUP, API_VERSION_NAME } from '../../schemas/labels.js'
 import { WorkflowRecipeSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../../schemas/workflowrecipe.js'
 import { WorkflowRecipePolicySchema, type WorkflowRecipePolicy, type WorkflowRecipePolicyStatus } from '../../schemas/workflowrecipepolicy.js'

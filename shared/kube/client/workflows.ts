@@ -1,4 +1,4 @@
-import { apiMessage, RefusedError } from '../../errors.js'
+import { apiMessage, RefusedError } from '../../core/errors.js'
 import { API_GROUP, API_VERSION_NAME } from '../../schemas/labels.js'
 import { WorkflowSchema, type Workflow, type WorkflowStatus } from '../../schemas/workflow.js'
 import { deleteChildObject } from './children.js'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { agentPage, agentsPage } from '../../../shared/console/pages/agents.js'
-import { ForbiddenError } from '../../../shared/errors.js'
+import { ForbiddenError } from '../../../shared/core/errors.js'
 import type { Agent } from '../../../shared/schemas/agent.js'
 import { EmbeddedKube } from '../../support/embedded-kube.js'
 import { autonomousAgent, metricsOf } from '../../fixtures/autonomy.js'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { errorPage, notFoundPage, notIdentifiedPage, refusedAction } from '../../../shared/console/pages/errors.js'
-import { ForbiddenError, TransientError, UnauthenticatedError } from '../../../shared/errors.js'
+import { ForbiddenError, TransientError, UnauthenticatedError } from '../../../shared/core/errors.js'
 import { ALICE, configOf, textOf } from './support.js'
 
 describe('the error pages', () => {

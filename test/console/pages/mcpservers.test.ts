@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { mcpServersPage } from '../../../shared/console/pages/mcpservers.js'
-import { ForbiddenError } from '../../../shared/errors.js'
+import { ForbiddenError } from '../../../shared/core/errors.js'
 import type { MCPServer } from '../../../shared/schemas/mcpserver.js'
 import { EmbeddedKube } from '../../support/embedded-kube.js'
 import { requestFor, rowsOf, textOf } from './support.js'

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { recipePage, recipesPage } from '../../../shared/console/pages/recipes.js'
-import { ForbiddenError } from '../../../shared/errors.js'
+import { ForbiddenError } from '../../../shared/core/errors.js'
 import type { WorkflowRecipeStatus } from '../../../shared/schemas/workflowrecipe.js'
 import { EmbeddedKube } from '../../support/embedded-kube.js'
-import { recipe } from '../../recipes/lifecycle-fixtures.js'
+import { recipe } from '../../recipe/lifecycle-fixtures.js'
 import { requestFor, rowsOf, textOf } from './support.js'
 
 const active: WorkflowRecipeStatus = {

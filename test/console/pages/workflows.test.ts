@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ForbiddenError } from '../../../shared/errors.js'
+import { ForbiddenError } from '../../../shared/core/errors.js'
 import { workflowListPage } from '../../../shared/console/pages/workflows.js'
 import { ANNOTATION_TEMPLATE, ANNOTATION_TRIGGER_SOURCE, ANNOTATION_TRIGGER_TYPE, ANNOTATION_WORKFLOW_TEMPLATE } from '../../../shared/schemas/labels.js'
 import type { Workflow, WorkflowStatus } from '../../../shared/schemas/workflow.js'

@@ -2,8 +2,8 @@ import type { CoreV1Event } from '@kubernetes/client-node'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Person } from '../../../shared/console/context.js'
 import { runPage, stepPage, STEP_PAGE_ROWS } from '../../../shared/console/run/run-page.js'
-import { ForbiddenError } from '../../../shared/errors.js'
-import { currentRunId } from '../../../shared/reconcile/run-status.js'
+import { ForbiddenError } from '../../../shared/core/errors.js'
+import { currentRunId } from '../../../shared/workflow/plan/run-status.js'
 import {
   ANNOTATION_CLOUDEVENT_ID, ANNOTATION_CLOUDEVENT_TYPE, ANNOTATION_TEMPLATE, LABEL_OUTPUTS, LABEL_RUN_ID, LABEL_STEP, LABEL_WORKFLOW,
 } from '../../../shared/schemas/labels.js'

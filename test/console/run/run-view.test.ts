@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { currentRunId } from '../../../shared/reconcile/run-status.js'
-import { stepListFingerprint } from '../../../shared/reconcile/step-states.js'
+import { currentRunId } from '../../../shared/workflow/plan/run-status.js'
+import { stepListFingerprint } from '../../../shared/workflow/plan/step-states.js'
 import { outputText, phaseCounts, runView, workflowView } from '../../../shared/console/run/run-view.js'
 import {
   ANNOTATION_RERUN, ANNOTATION_TEMPLATE, ANNOTATION_TRIGGER_SOURCE, ANNOTATION_TRIGGER_TYPE, ANNOTATION_WORKFLOW_TEMPLATE,

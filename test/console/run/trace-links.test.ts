@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { consoleConfig } from '../../../shared/console/auth/config.js'
 import { runPage, stepPage } from '../../../shared/console/run/run-page.js'
-import { currentRunId } from '../../../shared/reconcile/run-status.js'
+import { currentRunId } from '../../../shared/workflow/plan/run-status.js'
 import { runSpanId, runTraceId, stepSpanId } from '../../../shared/telemetry/ids.js'
 import { EmbeddedKube } from '../../support/embedded-kube.js'
 import { aStep, aWorkflow, NAMESPACE } from '../../fixtures/workflows.js'

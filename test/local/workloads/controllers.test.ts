@@ -6,8 +6,8 @@ import { ObjectStore } from '../../../local/apiserver/object-store.js'
 import type { TypeRef } from '../../../local/apiserver/store/store-types.js'
 import type { KubeObject } from '../../../local/apiserver/index.js'
 import { startWorkloadControllers, type WorkloadControllerOptions, type WorkloadControllers } from '../../../local/workloads/controllers.js'
-import { readinessOf, type ObservedObject, type ReadinessKind } from '../../../shared/recipes/readiness.js'
-import { ANNOTATION_MANIFEST_DIGEST } from '../../../shared/recipes/labels.js'
+import { readinessOf, type ObservedObject, type ReadinessKind } from '../../../shared/recipe/plan/readiness.js'
+import { ANNOTATION_MANIFEST_DIGEST } from '../../../shared/recipe/plan/labels.js'
 
 const NS = 'default'
 const DEPLOYMENT: TypeRef = { apiVersion: 'apps/v1', kind: 'Deployment' }
@@ -402,8 +402,8 @@ describe('CronJobs', () => {
   })
 })
 
-describe('golden recipe manifests (test/recipes/golden)', () => {
-  const golden = (file: string) => parseAllDocuments(readFileSync(join(process.cwd(), 'test', 'recipes', 'golden', file), 'utf8'))
+describe('golden recipe manifests (test/recipe/golden)', () => {
+  const golden = (file: string) => parseAllDocuments(readFileSync(join(process.cwd(), 'test', 'recipe', 'golden', file), 'utf8'))
     .map((d) => d.toJSON() as KubeObject).filter((o) => o && ['Deployment', 'StatefulSet', 'DaemonSet', 'CronJob'].includes(o.kind))
   const cases: Array<[string, ReadinessKind]> = [
     ['07-webapp-with-db--shop.yaml', 'Deployment'],

@@ -1,0 +1,167 @@
+import { planAgent, NO_AGENT_CHANGES, type AgentFacts, type AgentPlan, type IdentityOutcome } from './plan/agent-plan.js'
+import type { IdentityWrite } from './plan/identity.js'
+import { agentRoleBindingName, agentRoleName, agentServiceAccountName, defaultServiceAccountName } from './plan/names.js'
+import { apiMessage, ConflictError, ForbiddenError, TransientError } from '../core/errors.js'
+import { hasFailedLook } from './plan/echo.js'
+import { recheckAfter } from '../ticks/alarm-plan.js'
+import { armTickAlarm } from '../ticks/alarm.js'
+import type { Kube } from '../kube/port.js'
+import type { Agent } from '../schemas/agent.js'
+import { FINALIZER_AGENT } from '../schemas/labels.js'
+import { AGENT_GRANT, grantCommand } from '../core/namespace-access.js'
+import { providersVisibleFrom } from '../llm/providers.js'
+import { reconcile, type Controller, type EngineDeps } from '../engine/controller.js'
+import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
+
+/** What one reconcile of an Agent did, for logs and tests. */
+export interface AgentOutcome {
+  result: 'gone' | 'unchanged' | 'applied'
+  /** Identity writes that took effect, e.g. `create Role/agent-a-role`. */
+  identity: string[]
+  phase?: string
+}
+
+/** The credentials Secret could not be read: agent-changed holds no Secret right in the Agent's namespace. */
+const FORBIDDEN: unique symbol = Symbol('forbidden')
+
+/** Whole reconciles tried when another writer (metrics, autonomy) wins the status race. */
+const TRIES = 6
+
+interface AgentWork extends ControllerPlan {
+  plan: AgentPlan
+  written: string[]
+}
+
+/**
+ * Reads an Agent fresh and makes its identity (ServiceAccount, Role, RoleBinding), conditions
+ * and phase match it: children first, then status (resourceVersion-guarded), then the consumed
+ * annotation and purko's finalizer. Losing a race to another writer of the Agent re-plans from
+ * fresh state a few times; after that the ConflictError reaches the Broker, which redelivers.
+ */
+export async function reconcileAgent(deps: EngineDeps, namespace: string, name: string): Promise<AgentOutcome> {
+  const done = await reconcile(agentController, deps, namespace, name)
+  if (done.result !== 'applied' || !done.plan) return { result: done.result, identity: [] }
+  const { plan, written } = done.plan
+  return { result: 'applied', identity: written, ...(plan.status?.phase ? { phase: plan.status.phase } : {}) }
+}
+
+const agentController: Controller<Agent, AgentFacts, AgentWork> = {
+  kind: 'Agent',
+  conflictRetries: TRIES - 1,
+  read: (deps, namespace, name) => deps.kube.getAgent(namespace, name),
+  gather: async (deps, agent) => gatherFacts(deps, agent),
+  plan(agent, facts, now) {
+    const plan = planAgent(agent, facts, now)
+    if (plan === NO_AGENT_CHANGES) return UNCHANGED
+    return { plan, written: [], transitions: plan.transitions }
+  },
+  async writeChildren(deps, agent, facts, work) {
+    const written: string[] = []
+    for (const write of work.plan.identity.writes) {
+      try {
+        await writeIdentity(deps.kube, write)
+        written.push(`${write.op} ${write.kind}/${write.op === 'delete' ? write.name : write.object.metadata?.name}`)
+      } catch (err) {
+        if (err instanceof ConflictError || err instanceof TransientError) throw err
+        // Refused for good (RBAC, an invalid name): report it on the Agent instead of redelivering forever.
+        // A namespace that has not opted in: say how to let agent-changed manage identities there.
+        const grant = err instanceof ForbiddenError ? `; to let Kinetic manage Agent identities in namespace ${agent.metadata.namespace}: ${grantCommand(AGENT_GRANT, agent.metadata.namespace ?? '')}` : ''
+        const outcome: IdentityOutcome = {
+          ok: false,
+          reason: write.kind === 'ServiceAccount' && write.op !== 'delete' ? 'SACreationFailed' : 'RBACFailed',
+          message: `${write.op} ${write.kind.toLowerCase()}: ${apiMessage(err)}${grant}`,
+        }
+        deps.log.warn({ namespace: agent.metadata.namespace, name: agent.metadata.name, err: outcome.message }, `Could not ${write.op} ${write.kind} of Agent`)
+        const refined = planAgent(agent, facts, deps.now().toISOString(), outcome)
+        if (refined === NO_AGENT_CHANGES) return { ...work, plan: { ...work.plan, status: null, metadata: null }, written, transitions: [] }
+        return { plan: refined, written, transitions: refined.transitions.filter((t) => t.kind !== 'identity.written') }
+      }
+    }
+    return { ...work, written }
+  },
+  async writeParent(deps, agent, { plan }) {
+    const { kube } = deps
+    const namespace = agent.metadata.namespace ?? ''
+    const name = agent.metadata.name ?? ''
+    let resourceVersion = agent.metadata.resourceVersion ?? ''
+    // Status before the annotation that asked for a cost reset: a crash in between repeats the
+    // reset, where the other order would lose it.
+    if (plan.status) resourceVersion = (await kube.replaceAgentStatus(namespace, name, resourceVersion, plan.status)).metadata.resourceVersion ?? resourceVersion
+    if (plan.metadata) await releaseMetadata(kube, namespace, name, resourceVersion, plan.metadata)
+    // A look that failed now and did not before: the recheck alarm looks again in 5 minutes.
+    if (plan.status && hasFailedLook(plan.status) && !(agent.status && hasFailedLook(agent.status))) {
+      await armTickAlarm(deps, 'agents-recheck', recheckAfter(deps.now()))
+    }
+  },
+  eventSeed: (agent) => `${agent.metadata.uid ?? ''}/${agent.metadata.resourceVersion ?? ''}`,
+}
+
+async function gatherFacts(deps: EngineDeps, agent: Agent): Promise<AgentFacts | typeof UNCHANGED> {
+  const { kube, config } = deps
+  const namespace = agent.metadata.namespace ?? ''
+  const name = agent.metadata.name ?? ''
+  const base = { executorImage: config.executorImage, platformNamespace: config.platformNamespace }
+  if (agent.metadata.deletionTimestamp) {
+    // Only purko's finalizer is left to deal with; the planner needs nothing else.
+    return { ...base, identity: { serviceAccount: null, defaultServiceAccount: null, role: null, roleBinding: null }, providers: [] }
+  }
+  const saName = agentServiceAccountName(agent)
+  const defaultName = defaultServiceAccountName(name)
+  const secretName = agent.spec.model.credentialsSecretRef?.name
+  const memoryRef = agent.spec.memory?.providerRef
+  const [serviceAccount, defaultServiceAccount, role, roleBinding, credentialsSecret, providers, memoryProvider] = await Promise.all([
+    kube.getServiceAccount(namespace, saName),
+    saName === defaultName ? Promise.resolve(null) : kube.getServiceAccount(namespace, defaultName),
+    kube.getRole(namespace, agentRoleName(name)),
+    kube.getRoleBinding(namespace, agentRoleBindingName(name)),
+    secretName ? kube.getSecret(namespace, secretName).catch((err: unknown): typeof FORBIDDEN => {
+      if (err instanceof ForbiddenError) return FORBIDDEN
+      throw err
+    }) : Promise.resolve(undefined),
+    providersVisibleFrom(kube, namespace, config.platformNamespace),
+    memoryRef ? kube.getMemoryProvider(config.platformNamespace, memoryRef) : Promise.resolve(undefined),
+  ])
+  return {
+    ...base,
+    identity: { serviceAccount, defaultServiceAccount, role, roleBinding },
+    ...(credentialsSecret === FORBIDDEN
+      ? { credentialsForbidden: `agent-changed may not read Secret ${secretName} in namespace ${namespace}, so the credentials are not checked; to let it: ${grantCommand(AGENT_GRANT, namespace)}` }
+      : credentialsSecret !== undefined ? { credentialsSecret } : {}),
+    providers,
+    ...(memoryProvider !== undefined ? { memoryProviderFound: memoryProvider !== null } : {}),
+  }
+}
+
+/**
+ * Removes the consumed annotation and purko's finalizer. Once the status carries a cost reset,
+ * losing this race to another writer must not mean a second reset on redelivery, so it is
+ * retried here against the fresh object (keeping any finalizer added meanwhile).
+ */
+async function releaseMetadata(kube: Kube, namespace: string, name: string, resourceVersion: string, metadata: NonNullable<AgentPlan['metadata']>): Promise<void> {
+  let version = resourceVersion
+  let patch = metadata
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await kube.patchAgent(namespace, name, version, { metadata: patch })
+      return
+    } catch (err) {
+      if (!(err instanceof ConflictError) || attempt >= TRIES) throw err
+      const fresh = await kube.getAgent(namespace, name)
+      if (!fresh) return
+      version = fresh.metadata.resourceVersion ?? ''
+      patch = { ...metadata, ...(metadata.finalizers ? { finalizers: (fresh.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_AGENT) } : {}) }
+    }
+  }
+}
+
+async function writeIdentity(kube: Kube, write: IdentityWrite): Promise<void> {
+  if (write.op === 'delete') return kube.deleteServiceAccount(write.namespace, write.name)
+  const created = write.kind === 'ServiceAccount'
+    ? await (write.op === 'create' ? kube.createServiceAccount(write.object) : kube.replaceServiceAccount(write.object))
+    : write.kind === 'Role'
+      ? await (write.op === 'create' ? kube.createRole(write.object) : kube.replaceRole(write.object))
+      : await (write.op === 'create' ? kube.createRoleBinding(write.object) : kube.replaceRoleBinding(write.object))
+  // Someone made it since we looked: re-plan against what is there now.
+  if (created === 'exists') throw new ConflictError(`${write.kind} ${write.object.metadata?.namespace}/${write.object.metadata?.name} appeared concurrently`)
+}
+
