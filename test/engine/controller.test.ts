@@ -6,7 +6,7 @@ import { ConflictError } from '../../shared/core/errors.js'
 import { UNCHANGED, type ControllerPlan, type Transition } from '../../shared/core/plan.js'
 import { announce, reconcile, type Controller } from '../../shared/engine/controller.js'
 import { ANNOTATION_CLOUDEVENT_ID, ANNOTATION_CLOUDEVENT_TYPE } from '../../shared/schemas/labels.js'
-import { FakeKube } from '../fakes/kube.js'
+import { EmbeddedKube } from '../support/embedded-kube.js'
 import { recordingEvents } from '../fixtures/autonomy.js'
 import { testDeps } from '../support/engine-deps.js'
 
@@ -37,7 +37,7 @@ function counting(rounds: number, options: Partial<Controller<Thing, Count, Plan
 
 describe('reconcile with passes', () => {
   it('plans again after each round of children until nothing changed, then writes the parent once with every round\'s transitions', async () => {
-    const kube = new FakeKube()
+    const kube = new EmbeddedKube()
     const { controller, calls, parents } = counting(3, { passes: 5 })
     const done = await reconcile(controller, testDeps(kube), 'ns', 'thing')
     expect(calls).toEqual(['read', 'plan 1', 'children 1', 'plan 2', 'children 2', 'plan 3', 'children 3', 'parent 3'])
@@ -49,10 +49,10 @@ describe('reconcile with passes', () => {
 
   it('stops at the pass budget, and without one makes a single round', async () => {
     const budget = counting(10, { passes: 2 })
-    await reconcile(budget.controller, testDeps(new FakeKube()), 'ns', 'thing')
+    await reconcile(budget.controller, testDeps(new EmbeddedKube()), 'ns', 'thing')
     expect(budget.calls).toEqual(['read', 'plan 1', 'children 1', 'plan 2', 'children 2', 'parent 2'])
     const single = counting(10)
-    await reconcile(single.controller, testDeps(new FakeKube()), 'ns', 'thing')
+    await reconcile(single.controller, testDeps(new EmbeddedKube()), 'ns', 'thing')
     expect(single.calls).toEqual(['read', 'plan 1', 'children 1', 'parent 1'])
   })
 
@@ -60,7 +60,7 @@ describe('reconcile with passes', () => {
     const { controller, calls, parents } = counting(5, { passes: 5 })
     const plan = controller.plan
     controller.plan = (o, facts, now) => (facts.round === 3 ? UNCHANGED : plan(o, facts, now))
-    await reconcile(controller, testDeps(new FakeKube()), 'ns', 'thing')
+    await reconcile(controller, testDeps(new EmbeddedKube()), 'ns', 'thing')
     expect(calls).toEqual(['read', 'plan 1', 'children 1', 'plan 2', 'children 2', 'parent 2'])
     expect(parents[0]!.transitions).toHaveLength(4)
   })
@@ -70,10 +70,10 @@ describe('reconcile with conflict retries', () => {
   it('tries the whole reconcile again from a fresh read, then lets the last 409 through', async () => {
     const lost = () => Promise.reject(new ConflictError('the object has been modified'))
     const { controller, calls } = counting(1, { conflictRetries: 2, writeParent: lost })
-    await expect(reconcile(controller, testDeps(new FakeKube()), 'ns', 'thing')).rejects.toBeInstanceOf(ConflictError)
+    await expect(reconcile(controller, testDeps(new EmbeddedKube()), 'ns', 'thing')).rejects.toBeInstanceOf(ConflictError)
     expect(calls.filter((c) => c === 'read')).toHaveLength(3)
     const once = counting(1, { writeParent: lost })
-    await expect(reconcile(once.controller, testDeps(new FakeKube()), 'ns', 'thing')).rejects.toBeInstanceOf(ConflictError)
+    await expect(reconcile(once.controller, testDeps(new EmbeddedKube()), 'ns', 'thing')).rejects.toBeInstanceOf(ConflictError)
     expect(once.calls.filter((c) => c === 'read')).toHaveLength(1)
   })
 
@@ -82,7 +82,7 @@ describe('reconcile with conflict retries', () => {
     const { controller, parents } = counting(1, { conflictRetries: 3 })
     const write = controller.writeParent
     controller.writeParent = async (d, o, p) => (++tries < 3 ? Promise.reject(new ConflictError('lost')) : write(d, o, p))
-    expect((await reconcile(controller, testDeps(new FakeKube()), 'ns', 'thing')).result).toBe('applied')
+    expect((await reconcile(controller, testDeps(new EmbeddedKube()), 'ns', 'thing')).result).toBe('applied')
     expect(tries).toBe(3)
     expect(parents).toHaveLength(1)
   })
@@ -92,7 +92,7 @@ describe('announce', () => {
   const transitions = [told('on the record'), told('only an Event', { kind: 'event', publish: false }), told('not recorded', { kind: 'quiet', record: false, data: { extra: 1 } })]
 
   it('names CloudEvents by the kind by default, and annotates each recorded Event with its CloudEvent', async () => {
-    const kube = new FakeKube()
+    const kube = new EmbeddedKube()
     const events = recordingEvents()
     await announce({ ...testDeps(kube), events }, 'Thing', thing, 'seed', transitions.slice(0, 1))
     const [ce] = events.published
@@ -102,7 +102,7 @@ describe('announce', () => {
   })
 
   it('with a naming: its name in types and data, its data in every event, ids scoped; publish: false is an Event only', async () => {
-    const kube = new FakeKube()
+    const kube = new EmbeddedKube()
     const events = recordingEvents()
     const naming = { name: 'gadget', data: { generation: 2, revision: 5 }, idScope: 'u1|5' }
     await announce({ ...testDeps(kube), events }, 'Thing', thing, 'seed', transitions, undefined, naming)
