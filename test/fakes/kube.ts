@@ -3,7 +3,7 @@ import type {
 } from '@kubernetes/client-node'
 import { ConflictError, RefusedError } from '../../shared/core/errors.js'
 import { agentServiceAccountName } from '../../shared/agent/plan/names.js'
-import type { AccessAttributes, AgentPatch, ChildKind, ChildObject, Kube, StepReport, StreamHandle, TokenIdentity } from '../../shared/kube/port.js'
+import type { AgentPatch, ChildKind, ChildObject, Kube, StepReport, StreamHandle } from '../../shared/kube/port.js'
 import type { Agent, AgentStatus } from '../../shared/schemas/agent.js'
 import type { AgentAutonomyPolicy, AgentAutonomyPolicyStatus } from '../../shared/schemas/autonomypolicy.js'
 import type { LLMProvider, LLMProviderStatus } from '../../shared/schemas/llmprovider.js'
@@ -11,16 +11,14 @@ import type { MCPServer, MCPServerStatus } from '../../shared/schemas/mcpserver.
 import type { MemoryProvider, MemoryProviderStatus } from '../../shared/schemas/memoryprovider.js'
 import { WorkflowSchema, type Workflow, type WorkflowStatus } from '../../shared/schemas/workflow.js'
 import { WorkflowRecipeSchema, WorkflowRecipeStatusSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../../shared/schemas/workflowrecipe.js'
+import { PortFaults } from '../support/port-faults.js'
+import { withReviewStandIns } from '../support/review-stand-ins.js'
+import { seedInto, type SeedObjects } from '../support/seed.js'
 import { WorkflowRecipePolicyStatusSchema, type WorkflowRecipePolicy, type WorkflowRecipePolicyStatus } from '../../shared/schemas/workflowrecipepolicy.js'
 
-type Method = keyof Kube
 
-/**
- * An in-memory Kube that behaves like the API server where it matters to the engine:
- * resourceVersion-guarded writes (ConflictError), AlreadyExists on create, objects copied in
- * and out, and every write recorded in order. `failNext` injects one error into a method.
- */
-export class FakeKube implements Kube {
+/** FakeKube but for the review verbs. */
+class FakeKubeCore extends PortFaults {
   private rv = 1
   readonly workflows = new Map<string, Workflow>()
   readonly agents = new Map<string, Agent>()
@@ -54,30 +52,10 @@ export class FakeKube implements Kube {
   readonly writes: string[] = []
   /** Job names ever created, in order (the exactly-once evidence). */
   readonly createdJobs: string[] = []
-  calls = 0
   /** Size in bytes of the largest object any write stored, and which one it was. */
   largestWrite = { bytes: 0, what: '' }
-  private readonly faults = new Map<Method, Error[]>()
-  /**
-   * Bearer tokens the fake TokenReview authenticates, with the audiences each was issued for
-   * (none given: it authenticates for any audience asked).
-   */
-  readonly tokens = new Map<string, TokenIdentity & { audiences?: string[] }>()
-  /** Every TokenReview asked (the audiences and the answer; never the token). */
-  readonly tokenReviews: { audiences?: string[]; username: string | null }[] = []
-  /** The RBAC rules the fake SubjectAccessReview grants (see `allow`); nothing else is allowed. */
-  private readonly grants: { subject: string; verb: string; resource: string; namespace?: string; name?: string }[] = []
-  /** Every SubjectAccessReview asked, in order, with the answer. */
-  readonly accessReviews: (AccessAttributes & { user: string; groups?: string[]; uid?: string; extra?: Record<string, string[]>; allowed: boolean })[] = []
   /** Dry-run recipe writes (they store nothing), e.g. `create WorkflowRecipe/shop`. */
   readonly dryRuns: string[] = []
-  /**
-   * Who this adapter's credential is (whoAmI), and the subject its SelfSubjectAccessReviews are
-   * answered for from the `allow` rules, by username and groups.
-   */
-  identity: TokenIdentity = { username: 'fake-user', groups: ['system:authenticated'] }
-  /** Every SelfSubjectAccessReview asked, in order, with the answer. */
-  readonly selfAccessReviews: (AccessAttributes & { allowed: boolean })[] = []
   /** Open watchWorkflow streams, by `namespace/name`. */
   private readonly workflowWatchers = new Map<string, Set<FakeStream<Workflow | null>>>()
   /** Open followPodLog streams, by `namespace/pod`. */
@@ -87,23 +65,13 @@ export class FakeKube implements Kube {
    * `identities: false` leaves out the per-agent ServiceAccounts that agent-changed would have
    * made by the time a workflow runs (`agent-<name>-sa` or `spec.runtime.serviceAccountName`).
    */
-  constructor(objects: {
-    workflows?: Workflow[]; agents?: Agent[]; providers?: LLMProvider[]; policies?: AgentAutonomyPolicy[]; identities?: boolean
-    recipes?: WorkflowRecipe[]; recipePolicies?: WorkflowRecipePolicy[]; children?: ChildObject[]
-  } = {}) {
-    for (const recipe of objects.recipes ?? []) this.putRecipe(recipe)
-    for (const policy of objects.recipePolicies ?? []) this.putRecipePolicy(policy)
-    for (const child of objects.children ?? []) this.putChild(child)
-    for (const wf of objects.workflows ?? []) this.putWorkflow(wf)
-    for (const agent of objects.agents ?? []) this.putAgent(agent, { identity: objects.identities !== false })
-    for (const policy of objects.policies ?? []) this.putPolicy(policy)
-    for (const p of objects.providers ?? []) this.providers.set(key(p.metadata.namespace, p.metadata.name), clone(p))
+  constructor(objects: SeedObjects = {}) {
+    super()
+    seedInto(this, objects)
   }
 
-  /** Makes the next call of `method` throw `error` (queue several by calling again). */
-  failNext(method: Method, error: Error): this {
-    this.faults.set(method, [...(this.faults.get(method) ?? []), error])
-    return this
+  putProvider(provider: LLMProvider): void {
+    this.providers.set(key(provider.metadata.namespace, provider.metadata.name), clone(provider))
   }
 
   /** Stores a Workflow as a user would create it (uid, generation 1, fresh resourceVersion). */
@@ -211,15 +179,6 @@ export class FakeKube implements Kube {
     return clone(recipe)
   }
 
-  /**
-   * Grants `verb` (or `*`) on `resource` (or `*`, e.g. `workflowrecipes`, `secrets`) to a user
-   * or a group name, in one namespace (any when omitted) and on one name (any when omitted).
-   */
-  allow(subject: string, verb: string, resource: string, namespace?: string, name?: string): this {
-    this.grants.push({ subject, verb, resource, ...(namespace !== undefined ? { namespace } : {}), ...(name !== undefined ? { name } : {}) })
-    return this
-  }
-
   /** Writes more of a pod's log, as its container would: open followers get it at once. */
   appendPodLog(namespace: string, pod: string, text: string): void {
     const k = key(namespace, pod)
@@ -319,14 +278,6 @@ export class FakeKube implements Kube {
 
   workflow(namespace: string, name: string): Workflow {
     return clone(this.workflows.get(key(namespace, name))!)
-  }
-
-  private enter(method: Method): void {
-    this.calls++
-    const queue = this.faults.get(method)
-    const fault = queue?.shift()
-    if (queue && queue.length === 0) this.faults.delete(method)
-    if (fault) throw fault
   }
 
   async getWorkflow(namespace: string, name: string): Promise<Workflow | null> {
@@ -966,45 +917,6 @@ export class FakeKube implements Kube {
     if (this.configMaps.delete(key(namespace, name))) this.writes.push(`delete ConfigMap/${name}`)
   }
 
-  async reviewToken(token: string, audiences?: string[]): Promise<TokenIdentity | null> {
-    this.enter('reviewToken')
-    const entry = this.tokens.get(token)
-    const fits = entry && (!audiences?.length || !entry.audiences || audiences.some((a) => entry.audiences!.includes(a)))
-    this.tokenReviews.push({ ...(audiences ? { audiences: [...audiences] } : {}), username: fits ? entry.username : null })
-    if (!fits) return null
-    const { audiences: _issuedFor, ...identity } = entry
-    return clone(identity)
-  }
-
-  async reviewAccess(subject: TokenIdentity, attributes: AccessAttributes): Promise<boolean> {
-    this.enter('reviewAccess')
-    const allowed = this.isAllowed([subject.username, ...(subject.groups ?? [])], attributes)
-    this.accessReviews.push({
-      user: subject.username,
-      ...(subject.groups ? { groups: [...subject.groups] } : {}),
-      ...(subject.uid ? { uid: subject.uid } : {}),
-      ...(subject.extra ? { extra: clone(subject.extra) } : {}),
-      ...attributes, allowed,
-    })
-    return allowed
-  }
-
-  /** Pages in `namespace/name` order; the continue token is the last key of the page. */
-  /** Answered for `identity` from the `allow` rules, as reviewAccess answers for a subject. */
-  async reviewSelfAccess(attributes: readonly AccessAttributes[]): Promise<boolean[]> {
-    this.enter('reviewSelfAccess')
-    return attributes.map((attrs) => {
-      const allowed = this.isAllowed([this.identity.username, ...(this.identity.groups ?? [])], attrs)
-      this.selfAccessReviews.push({ ...attrs, allowed })
-      return allowed
-    })
-  }
-
-  async whoAmI(): Promise<TokenIdentity> {
-    this.enter('whoAmI')
-    return clone(this.identity)
-  }
-
   /**
    * Notifies `onChange` of the fake's own writes of that Workflow (null when deleted); a stored
    * version newer than `resourceVersion` is delivered first, as a watch from an older version
@@ -1142,14 +1054,6 @@ export class FakeKube implements Kube {
     return true
   }
 
-  private isAllowed(names: string[], attributes: AccessAttributes): boolean {
-    return this.grants.some((g) => names.includes(g.subject)
-      && (g.verb === '*' || g.verb === attributes.verb)
-      && (g.resource === '*' || g.resource === attributes.resource)
-      && (g.namespace === undefined || g.namespace === attributes.namespace)
-      && (g.name === undefined || g.name === attributes.name))
-  }
-
   private record(what: string, stored: unknown): void {
     this.writes.push(what)
     const bytes = Buffer.byteLength(JSON.stringify(stored))
@@ -1205,6 +1109,16 @@ export class FakeKube implements Kube {
 
 /** The child kinds whose objects carry metadata.generation (as on the real API server). */
 const HAS_GENERATION = new Set<ChildKind>(['Deployment', 'StatefulSet', 'DaemonSet', 'Job', 'CronJob', 'MCPServer', 'Workflow'])
+
+/** The port's verbs, as FakeKubeCore and the review stand-ins provide them. */
+interface FakeKubeCore extends Omit<Kube, 'reviewToken' | 'reviewAccess' | 'reviewSelfAccess' | 'whoAmI'> {}
+
+/**
+ * An in-memory Kube that behaves like the API server where it matters to the engine:
+ * resourceVersion-guarded writes (ConflictError), AlreadyExists on create, objects copied in
+ * and out, and every write recorded in order. `failNext` injects one error into a method.
+ */
+export class FakeKube extends withReviewStandIns(FakeKubeCore) implements Kube {}
 
 function childKey(kind: string | undefined, namespace: string | undefined, name: string | undefined): string {
   return `${kind ?? ''}/${namespace ?? ''}/${name ?? ''}`

@@ -23,8 +23,11 @@ import { agentServiceAccountName } from '../../shared/agent/plan/names.js'
 import { RefusedError } from '../../shared/core/errors.js'
 import { KubeClient } from '../../shared/kube/client.js'
 import { CHILD_RESOURCES } from '../../shared/kube/client/children.js'
-import type { AccessAttributes, ChildKind, ChildObject, Kube, StreamHandle, TokenIdentity } from '../../shared/kube/port.js'
+import type { ChildKind, ChildObject, Kube, StreamHandle } from '../../shared/kube/port.js'
 import { silentLogger } from '../../shared/log.js'
+import { PortFaults } from './port-faults.js'
+import { REVIEW_VERBS, withReviewStandIns } from './review-stand-ins.js'
+import { seedInto, type SeedObjects } from './seed.js'
 import type { Agent } from '../../shared/schemas/agent.js'
 import type { AgentAutonomyPolicy } from '../../shared/schemas/autonomypolicy.js'
 import type { LLMProvider } from '../../shared/schemas/llmprovider.js'
@@ -149,27 +152,18 @@ function removeObject(store: ObjectStore, type: TypeRef, obj: KubeObject): void 
   }
 }
 
-/** What a test seeds a fresh cluster with (FakeKube's constructor's words). */
-export interface Seed {
-  workflows?: Workflow[]; agents?: Agent[]; providers?: LLMProvider[]; policies?: AgentAutonomyPolicy[]; identities?: boolean
-  recipes?: WorkflowRecipe[]; recipePolicies?: WorkflowRecipePolicy[]; children?: ChildObject[]
+/** What a test seeds a fresh cluster with. */
+export interface Seed extends SeedObjects {
   /** The clock the API server stamps creation and deletion times with (default: the wall clock). */
   clock?: { now: Date }
 }
 
-/**
- * The real KubeClient against the embedded API server, with write recording, fault injection
- * and seeding helpers. Every port verb is the client's, except the ones the embedded server
- * cannot answer as a test needs (see `reviewToken`, `reviewAccess`, `reviewSelfAccess`,
- * `whoAmI`: it has no TokenReview or SubjectAccessReview and one all-powerful user).
- */
-export class EmbeddedKube {
+/** EmbeddedKube but for the review verbs (see below). */
+class EmbeddedKubeCore extends PortFaults {
   /** Every write that took effect, e.g. `create Job/wf-a-xxxx`, `status Workflow/wf`. */
   readonly writes: string[] = []
   /** Job names ever created, in order (the exactly-once evidence). */
   readonly createdJobs: string[] = []
-  /** Port calls made (failed ones included). */
-  calls = 0
   /** Size in bytes of the largest object any write sent, and which one it was. */
   largestWrite = { bytes: 0, what: '' }
   /** Dry-run recipe writes (they store nothing), e.g. `create WorkflowRecipe/shop`. */
@@ -178,25 +172,13 @@ export class EmbeddedKube {
   readonly client: KubeClient
   private readonly live: ObjectStore
   private readonly owner: number
-  private readonly faults = new Map<Method, Error[]>()
   private readonly refusals = new Map<string, { code: number; message: string }>()
   private watches = 0
   private readonly watchFailers = new Set<(error: Error) => void>()
 
-  // The review verbs' stand-ins (the embedded server has no TokenReview or SubjectAccessReview).
-  /** Bearer tokens TokenReview authenticates, with the audiences each was issued for (none: any). */
-  readonly tokens = new Map<string, TokenIdentity & { audiences?: string[] }>()
-  /** Every TokenReview asked (the audiences and the answer; never the token). */
-  readonly tokenReviews: { audiences?: string[]; username: string | null }[] = []
-  private readonly grants: { subject: string; verb: string; resource: string; namespace?: string; name?: string }[] = []
-  /** Every SubjectAccessReview asked, in order, with the answer. */
-  readonly accessReviews: (AccessAttributes & { user: string; groups?: string[]; uid?: string; extra?: Record<string, string[]>; allowed: boolean })[] = []
-  /** Who this adapter's credential is (whoAmI), and whom its SelfSubjectAccessReviews are answered for. */
-  identity: TokenIdentity = { username: 'fake-user', groups: ['system:authenticated'] }
-  /** Every SelfSubjectAccessReview asked, in order, with the answer. */
-  readonly selfAccessReviews: (AccessAttributes & { allowed: boolean })[] = []
 
   constructor(seed: Seed = {}) {
+    super()
     const s = server()
     s.handler.closeStreams()
     s.clock = seed.clock
@@ -209,19 +191,7 @@ export class EmbeddedKube {
     // One kept-alive connection pool for the file, instead of client-node's new agent (and TCP connection) per request.
     ;(kc as unknown as { createAgent: () => HttpAgent }).createAgent = () => keepAlive
     this.client = new KubeClient(kc)
-    for (const recipe of seed.recipes ?? []) this.putRecipe(recipe)
-    for (const policy of seed.recipePolicies ?? []) this.putRecipePolicy(policy)
-    for (const child of seed.children ?? []) this.putChild(child)
-    for (const wf of seed.workflows ?? []) this.putWorkflow(wf)
-    for (const agent of seed.agents ?? []) this.putAgent(agent, { identity: seed.identities !== false })
-    for (const policy of seed.policies ?? []) this.putPolicy(policy)
-    for (const provider of seed.providers ?? []) this.put(provider)
-  }
-
-  /** Makes the next call of `method` throw `error` (queue several by calling again). */
-  failNext(method: Method, error: Error): this {
-    this.faults.set(method, [...(this.faults.get(method) ?? []), error])
-    return this
+    seedInto(this, seed)
   }
 
   /** Makes every apply or create of this child throw RefusedError(message, code), as an admission webhook or quota would. */
@@ -234,14 +204,6 @@ export class EmbeddedKube {
   allowApply(kind: ChildKind, namespace: string, name: string): this {
     this.refusals.delete(`${kind}/${namespace}/${name}`)
     return this
-  }
-
-  private enter(method: Method): void {
-    this.calls++
-    const queue = this.faults.get(method)
-    const fault = queue?.shift()
-    if (queue && queue.length === 0) this.faults.delete(method)
-    if (fault) throw fault
   }
 
   /** The API server's in-process store: the cluster this double seeds and reads. */
@@ -372,66 +334,6 @@ export class EmbeddedKube {
     if (bytes > this.largestWrite.bytes) this.largestWrite = { bytes, what }
   }
 
-  // ------------------------------------------------------------------ the review stand-ins
-
-  /**
-   * Grants `verb` (or `*`) on `resource` (or `*`) to a user or a group name, in one namespace
-   * (any when omitted) and on one name (any when omitted), for the SubjectAccessReview stand-in.
-   */
-  allow(subject: string, verb: string, resource: string, namespace?: string, name?: string): this {
-    this.grants.push({ subject, verb, resource, ...(namespace !== undefined ? { namespace } : {}), ...(name !== undefined ? { name } : {}) })
-    return this
-  }
-
-  /** TokenReview stand-in: the embedded server has no TokenReview; `tokens` says who each token is. */
-  async reviewToken(token: string, audiences?: string[]): Promise<TokenIdentity | null> {
-    this.enter('reviewToken')
-    const entry = this.tokens.get(token)
-    const fits = entry && (!audiences?.length || !entry.audiences || audiences.some((a) => entry.audiences!.includes(a)))
-    this.tokenReviews.push({ ...(audiences ? { audiences: [...audiences] } : {}), username: fits ? entry.username : null })
-    if (!fits) return null
-    const { audiences: _issuedFor, ...identity } = entry
-    return structuredClone(identity)
-  }
-
-  /** SubjectAccessReview stand-in: the embedded server has none; answered from the `allow` rules. */
-  async reviewAccess(subject: TokenIdentity, attributes: AccessAttributes): Promise<boolean> {
-    this.enter('reviewAccess')
-    const allowed = this.isAllowed([subject.username, ...(subject.groups ?? [])], attributes)
-    this.accessReviews.push({
-      user: subject.username,
-      ...(subject.groups ? { groups: [...subject.groups] } : {}),
-      ...(subject.uid ? { uid: subject.uid } : {}),
-      ...(subject.extra ? { extra: structuredClone(subject.extra) } : {}),
-      ...attributes, allowed,
-    })
-    return allowed
-  }
-
-  /** SelfSubjectAccessReview stand-in: the embedded server allows its one admin everything; answered for `identity` from the `allow` rules. */
-  async reviewSelfAccess(attributes: readonly AccessAttributes[]): Promise<boolean[]> {
-    this.enter('reviewSelfAccess')
-    return attributes.map((attrs) => {
-      const allowed = this.isAllowed([this.identity.username, ...(this.identity.groups ?? [])], attrs)
-      this.selfAccessReviews.push({ ...attrs, allowed })
-      return allowed
-    })
-  }
-
-  /** SelfSubjectReview stand-in: `identity` (the embedded server knows only its admin). */
-  async whoAmI(): Promise<TokenIdentity> {
-    this.enter('whoAmI')
-    return structuredClone(this.identity)
-  }
-
-  private isAllowed(names: string[], attributes: AccessAttributes): boolean {
-    return this.grants.some((g) => names.includes(g.subject)
-      && (g.verb === '*' || g.verb === attributes.verb)
-      && (g.resource === '*' || g.resource === attributes.resource)
-      && (g.namespace === undefined || g.namespace === attributes.namespace)
-      && (g.name === undefined || g.name === attributes.name))
-  }
-
   // ------------------------------------------------------------------ seeding and reading
 
   /**
@@ -481,6 +383,10 @@ export class EmbeddedKube {
       this.store.create({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: agent.metadata.namespace } })
     }
     return this.put({ ...agent, status: { ...(agent.status ?? {}), serviceAccountName: name } })
+  }
+
+  putProvider(provider: LLMProvider): LLMProvider {
+    return this.put(provider)
   }
 
   putPolicy(policy: AgentAutonomyPolicy): AgentAutonomyPolicy {
@@ -666,42 +572,67 @@ export class EmbeddedKube {
 }
 
 /** The port's verbs, as EmbeddedKube provides them (on its prototype, so a subclass may override one and call `super`). */
-export interface EmbeddedKube extends Kube {}
+interface EmbeddedKubeCore extends Kube {}
 {
   const probe = new KubeConfig()
   probe.loadFromString(kubeconfigYaml('http://127.0.0.1:1'))
   for (const method of Object.keys(new KubeClient(probe)) as Method[]) {
-    if (Object.hasOwn(EmbeddedKube.prototype, method)) continue
-    Object.defineProperty(EmbeddedKube.prototype, method, {
-      value(this: EmbeddedKube, ...args: unknown[]) { return this.verb(method, args) },
+    if (REVIEW_VERBS.has(method)) continue
+    Object.defineProperty(EmbeddedKubeCore.prototype, method, {
+      value(this: EmbeddedKubeCore, ...args: unknown[]) { return this.verb(method, args) },
       writable: true, configurable: true,
     })
   }
 }
 
 /**
+ * The real KubeClient against the embedded API server, with write recording, fault injection
+ * and seeding helpers. Every port verb is the client's, except the ones the embedded server
+ * cannot answer as a test needs: reviewToken, reviewAccess, reviewSelfAccess and whoAmI (it has
+ * no TokenReview or SubjectAccessReview and one all-powerful user) are the test's stand-ins.
+ */
+export class EmbeddedKube extends withReviewStandIns(EmbeddedKubeCore) {}
+
+/** What a Map-like view of stored objects reads: its entries, computed from the store on each read. */
+abstract class MapView<V> implements Iterable<[string, V]> {
+  protected abstract all(): [string, V][]
+  abstract get(key: string): V | undefined
+
+  has(key: string): boolean {
+    return this.get(key) !== undefined
+  }
+
+  get size(): number {
+    return this.all().length
+  }
+
+  keys(): IterableIterator<string> { return this.all().map(([k]) => k)[Symbol.iterator]() }
+  values(): IterableIterator<V> { return this.all().map(([, v]) => v)[Symbol.iterator]() }
+  entries(): IterableIterator<[string, V]> { return this.all()[Symbol.iterator]() }
+  [Symbol.iterator](): Iterator<[string, V]> { return this.entries() }
+}
+
+/**
  * A Map-like view of one kind in the store, keyed `namespace/name` (cluster-scoped: `name`):
  * reads are copies; `set` puts (creates or replaces, status through its subresource); `delete` deletes.
  */
-export class StoreView<O> implements Iterable<[string, O]> {
-  constructor(private readonly kube: EmbeddedKube, private readonly type: TypeRef) {}
+export class StoreView<O> extends MapView<O> {
+  constructor(private readonly kube: EmbeddedKubeCore, private readonly type: TypeRef) {
+    super()
+  }
 
   private split(key: string): [string | undefined, string] {
     const slash = key.indexOf('/')
     return slash < 0 ? [undefined, key] : [key.slice(0, slash), key.slice(slash + 1)]
   }
 
-  private all(): [string, O][] {
+  protected all(): [string, O][] {
     return this.kube.store.list(this.type).items.map((o) => [o.metadata.namespace ? `${o.metadata.namespace}/${o.metadata.name}` : String(o.metadata.name), o as O])
   }
 
   get(key: string): O | undefined {
     const [ns, name] = this.split(key)
     return this.kube.store.get(this.type, ns, name) as O | undefined
-  }
-
-  has(key: string): boolean {
-    return this.get(key) !== undefined
   }
 
   set(key: string, object: O): this {
@@ -723,15 +654,6 @@ export class StoreView<O> implements Iterable<[string, O]> {
   clear(): void {
     for (const [key] of this.all()) this.delete(key)
   }
-
-  get size(): number {
-    return this.all().length
-  }
-
-  keys(): IterableIterator<string> { return this.all().map(([k]) => k)[Symbol.iterator]() }
-  values(): IterableIterator<O> { return this.all().map(([, v]) => v)[Symbol.iterator]() }
-  entries(): IterableIterator<[string, O]> { return this.all()[Symbol.iterator]() }
-  [Symbol.iterator](): Iterator<[string, O]> { return this.entries() }
 }
 
 /** Runs `write` with the API server's clock at `at` (when given), as if it happened then. */
@@ -747,10 +669,12 @@ function atTime<R>(at: string | undefined, write: () => R): R {
 }
 
 /** Every recipe child kind's objects as one Map-like view, keyed `Kind/namespace/name` (read and delete). */
-export class ChildView implements Iterable<[string, ChildObject]> {
-  constructor(private readonly kube: EmbeddedKube) {}
+export class ChildView extends MapView<ChildObject> {
+  constructor(private readonly kube: EmbeddedKubeCore) {
+    super()
+  }
 
-  private all(): [string, ChildObject][] {
+  protected all(): [string, ChildObject][] {
     return (Object.keys(CHILD_RESOURCES) as ChildKind[]).flatMap((kind) =>
       this.kube.children(kind).map((c) => [`${kind}/${c.metadata?.namespace}/${c.metadata?.name}`, c] as [string, ChildObject]))
   }
@@ -758,10 +682,6 @@ export class ChildView implements Iterable<[string, ChildObject]> {
   get(key: string): ChildObject | undefined {
     const [kind, namespace, name] = key.split('/') as [ChildKind, string, string]
     return this.kube.child(kind, namespace, name)
-  }
-
-  has(key: string): boolean {
-    return this.get(key) !== undefined
   }
 
   /** Deletes the child as someone else would (finalizers removed first: it is gone at once). */
@@ -772,15 +692,6 @@ export class ChildView implements Iterable<[string, ChildObject]> {
     removeObject(this.kube.store, childType(kind), live as KubeObject)
     return true
   }
-
-  get size(): number {
-    return this.all().length
-  }
-
-  keys(): IterableIterator<string> { return this.all().map(([k]) => k)[Symbol.iterator]() }
-  values(): IterableIterator<ChildObject> { return this.all().map(([, v]) => v)[Symbol.iterator]() }
-  entries(): IterableIterator<[string, ChildObject]> { return this.all()[Symbol.iterator]() }
-  [Symbol.iterator](): Iterator<[string, ChildObject]> { return this.entries() }
 }
 
 function childApiVersion(kind: ChildKind): string {
