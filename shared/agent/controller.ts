@@ -1,4 +1,4 @@
-import { planAgent, NO_AGENT_CHANGES, type AgentFacts, type AgentPlan, type IdentityOutcome } from './plan/agent-plan.js'
+import { planAgent, type AgentFacts, type AgentPlan, type IdentityOutcome } from './plan/agent-plan.js'
 import type { IdentityWrite } from './plan/identity.js'
 import { agentRoleBindingName, agentRoleName, agentServiceAccountName, defaultServiceAccountName } from './plan/names.js'
 import { apiMessage, ConflictError, ForbiddenError, TransientError } from '../core/errors.js'
@@ -51,7 +51,7 @@ const agentController: Controller<Agent, AgentFacts, AgentWork> = {
   gather: async (deps, agent) => gatherFacts(deps, agent),
   plan(agent, facts, now) {
     const plan = planAgent(agent, facts, now)
-    if (plan === NO_AGENT_CHANGES) return UNCHANGED
+    if (plan === UNCHANGED) return UNCHANGED
     return { plan, written: [], transitions: plan.transitions }
   },
   async writeChildren(deps, agent, facts, work) {
@@ -72,7 +72,7 @@ const agentController: Controller<Agent, AgentFacts, AgentWork> = {
         }
         deps.log.warn({ namespace: agent.metadata.namespace, name: agent.metadata.name, err: outcome.message }, `Could not ${write.op} ${write.kind} of Agent`)
         const refined = planAgent(agent, facts, deps.now().toISOString(), outcome)
-        if (refined === NO_AGENT_CHANGES) return { ...work, plan: { ...work.plan, status: null, metadata: null }, written, transitions: [] }
+        if (refined === UNCHANGED) return { ...work, plan: { ...work.plan, status: null, metadata: null }, written, transitions: [] }
         return { plan: refined, written, transitions: refined.transitions.filter((t) => t.kind !== 'identity.written') }
       }
     }

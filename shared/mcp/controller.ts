@@ -4,7 +4,7 @@ import { apiMessage, ConflictError, ForbiddenError, TransientError } from '../co
 import type { Kube } from '../kube/port.js'
 import type { DiscoveryOptions, DiscoveryResult, DiscoveryTarget } from './discovery.js'
 import {
-  DEFAULT_UNAVAILABLE_AFTER_MS, deploymentAvailable, isServersEntry, NO_MCP_CHANGES, planMcpServer, planMcpStatus, registryOf,
+  DEFAULT_UNAVAILABLE_AFTER_MS, deploymentAvailable, isServersEntry, planMcpServer, planMcpStatus, registryOf,
   type DiscoveryOutcome, type McpFacts, type McpOutcome, type McpPlan, type WorkloadWrite,
 } from './plan/plan.js'
 import { REGISTRY_CONFIGMAP, REGISTRY_KEY, removeEntry, renderRegistry, upsertEntry, type RegistryEntry } from './plan/registry.js'
@@ -63,7 +63,7 @@ function controllerFor(deps: McpServerDeps, arms: boolean): Controller<MCPServer
     gather: (d, server) => gatherFacts(d, server, deps.unavailableAfterMs ?? DEFAULT_UNAVAILABLE_AFTER_MS),
     plan(server, facts, now) {
       const plan = planMcpServer(server, facts, now)
-      if (plan === NO_MCP_CHANGES) return UNCHANGED
+      if (plan === UNCHANGED) return UNCHANGED
       return { plan, status: plan.status, resourceVersion: server.metadata.resourceVersion ?? '', written: [], discovered: false, transitions: plan.transitions }
     },
     writeChildren: (d, server, facts, work) => writeChildren({ ...deps, ...d }, server, facts, work),

@@ -1,4 +1,4 @@
-import type { MemoryProvider } from '../schemas/memoryprovider.js'
+import type { MemoryProvider, MemoryProviderStatus } from '../schemas/memoryprovider.js'
 import { MEMORY_CONFIGMAP_LABELS, planMemoryProvider, type MemoryStoreFacts } from './plan/memory-provider.js'
 import { reconcile, retryingConflicts, type Controller, type EngineDeps } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
@@ -10,7 +10,7 @@ export interface MemoryCheck {
 }
 
 interface MemoryWork extends ControllerPlan {
-  status: NonNullable<ReturnType<typeof planMemoryProvider>>['status']
+  status: MemoryProviderStatus
 }
 
 /** What one reconcile of a MemoryProvider did. */
@@ -56,8 +56,7 @@ function controllerFor(check: MemoryCheck, listed?: MemoryProvider): Controller<
       return check.count
     },
     plan(provider, facts, now) {
-      const plan = planMemoryProvider(provider, facts, now)
-      return plan ? { status: plan.status, transitions: plan.transitions } : UNCHANGED
+      return planMemoryProvider(provider, facts, now)
     },
     writeChildren: async (_deps, _p, _f, work) => work,
     async writeParent({ kube }, provider, work) {

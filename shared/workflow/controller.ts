@@ -16,7 +16,8 @@ import { buildStepInput } from './plan/step-input.js'
 import { agentKeyOf, choiceKeyOf } from './plan/agent-keys.js'
 import { agentsThatMayStart, jobsNeedingResults } from './plan/plan-inputs.js'
 import { planWorkflow } from './plan/plan-workflow.js'
-import { NO_CHANGES, type StepStart, type Transition as WorkflowTransition, type WorkflowPlan } from './plan/types.js'
+import type { StepStart, WorkflowPlan } from './plan/types.js'
+import { stepOf } from './plan/transitions.js'
 import { appendMemory, memoryConfigMapName, memoryUpdateFrom, recallFrom } from '../memory/plan/agent-memory.js'
 import { chooseProvider, type ProviderChoice } from './plan/credentials.js'
 import { mcpToolWarning, needsToolLookup, serverKey } from './plan/step-mcp.js'
@@ -38,7 +39,7 @@ import { providersVisibleFrom } from '../llm/providers.js'
 import { recordQueueDepth, recordRunProgress } from '../telemetry/run-progress.js'
 import { runSpanId, runTraceId, stepTraceparent, traceparentOf } from '../telemetry/ids.js'
 import { announce, reconcile, type Controller, type EngineDeps } from '../engine/controller.js'
-import { UNCHANGED, type ControllerPlan, type Transition } from '../core/plan.js'
+import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 
 export type { EngineDeps } from '../engine/controller.js'
 
@@ -71,7 +72,7 @@ interface WorkflowFacts {
    * Set when the Agents are this instance's last known copies, not a fresh read: the plan made on
    * them holds only if every Agent it read is written (its metrics) guarded by that copy.
    */
-  remembered?: { plan: WorkflowPlan | typeof NO_CHANGES; now: string }
+  remembered?: { plan: WorkflowPlan | typeof UNCHANGED; now: string }
 }
 
 /** Read once per reconcile in which a step may start, for the planner and the Job builder. */
@@ -154,12 +155,12 @@ async function reportBlocked(deps: EngineDeps, namespace: string, name: string, 
   if (!workflow) return { result: 'gone', created: [], deleted: [] }
   const blocked = planNamespaceBlocked(workflow, refusal, deps.now().toISOString())
   deps.log.warn({ namespace, name, refusal }, 'The workflow functions may not work in this namespace')
-  if (!blocked) return { result: 'unchanged', created: [], deleted: [] }
-  await deps.kube.patchWorkflowStatus(namespace, name, workflow.metadata.resourceVersion ?? '', blocked.status)
+  if (blocked === UNCHANGED) return { result: 'unchanged', created: [], deleted: [] }
+  await deps.kube.patchWorkflowStatus(namespace, name, workflow.metadata.resourceVersion ?? '', blocked.status!)
   // The run waits for the grant: the resync alarm retries it every minute.
-  if (!isTerminalPhase(blocked.status.phase)) await armTickAlarm(deps, 'resync', deps.now().toISOString())
-  await announce(deps, 'Workflow', workflow, `${workflow.metadata.uid ?? ''}/${NAMESPACE_NOT_ENABLED}`, [announced(blocked.transition, null)])
-  return { result: 'applied', created: [], deleted: [], ...(blocked.status.phase ? { phase: blocked.status.phase } : {}) }
+  if (!isTerminalPhase(blocked.status?.phase)) await armTickAlarm(deps, 'resync', deps.now().toISOString())
+  await announce(deps, 'Workflow', workflow, `${workflow.metadata.uid ?? ''}/${NAMESPACE_NOT_ENABLED}`, blocked.transitions)
+  return { result: 'applied', created: [], deleted: [], ...(blocked.status?.phase ? { phase: blocked.status.phase } : {}) }
 }
 
 /**
@@ -265,10 +266,10 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
       // Planned already, on remembered Agents, when the facts were complete.
       const at = facts.remembered?.now ?? now
       const plan = facts.remembered?.plan ?? planFor(workflow, facts, trigger, at)
-      if (plan === NO_CHANGES) return UNCHANGED
+      if (plan === UNCHANGED) return UNCHANGED
       const template = templateOf(workflow)
       return {
-        plan, placed: new Map(), created: [], now: at, transitions: plan.transitions.map((t) => announced(t, plan.runId)),
+        plan, placed: new Map(), created: [], now: at, transitions: plan.transitions,
         podStarts: new Map(facts.jobs.flatMap((j) => (j.podStartedAt ? [[j.name, j.podStartedAt] as const] : []))),
         ...(template !== undefined ? { template } : {}),
       }
@@ -325,30 +326,12 @@ function workflowController(trigger: Trigger): Controller<Workflow, WorkflowFact
         }
         await kube.patchWorkflowStatus(namespace, name, resourceVersion, status)
         // Only a status write that landed ends spans: a lost race re-plans and writes them then.
-        const approved = plan.transitions.filter((t) => t.kind === 'step.approved' && t.step !== undefined).map((t) => t.step!)
+        const approved = plan.transitions.flatMap((t) => (t.kind === 'step.approved' ? stepOf(t) ?? [] : []))
         recordRunProgress(workflow, status, { started: plan.startJobs, approved, podStarts }, now)
       }
     },
     eventSeed: (_, { plan }) => plan.runId ?? '',
     traceparent: (_, { plan }) => (plan.runId ? traceparentOf(runTraceId(plan.runId), runSpanId(plan.runId)) : undefined),
-  }
-}
-
-/**
- * A planner transition as the shell announces it. Routine step starts and successes go out as
- * CloudEvents only; Kubernetes Events are kept for what a person may act on, so a 10,000-step
- * run does not write 20,000 Events.
- */
-function announced(t: WorkflowTransition, runId: string | null): Transition {
-  return {
-    kind: t.kind,
-    type: t.type,
-    reason: t.reason,
-    message: t.message,
-    record: t.type === 'Warning' || t.kind === 'run.started' || t.kind === 'run.queued' || t.kind === 'run.finished'
-      || t.kind === 'step.waiting' || t.kind === 'step.approved',
-    ...(t.step ? { fieldPath: `spec.steps{${t.step}}` } : {}),
-    data: { runId, ...(t.step ? { step: t.step } : {}), ...(t.phase ? { phase: t.phase } : {}) },
   }
 }
 
@@ -359,7 +342,7 @@ async function factsWith(deps: EngineDeps, workflow: Workflow, base: Omit<Workfl
 }
 
 /** The pure workflow planner on the given facts. */
-function planFor(workflow: Workflow, facts: WorkflowFacts, trigger: Trigger, now: string): WorkflowPlan | typeof NO_CHANGES {
+function planFor(workflow: Workflow, facts: WorkflowFacts, trigger: Trigger, now: string): WorkflowPlan | typeof UNCHANGED {
   const credentialWaits = new Map<string, string>()
   for (const [key, choice] of facts.start?.choices ?? []) if (choice.wait) credentialWaits.set(key, choice.wait)
   return planWorkflow({
@@ -372,8 +355,8 @@ function planFor(workflow: Workflow, facts: WorkflowFacts, trigger: Trigger, now
  * Whether a plan made on remembered Agents may stand: every Agent it looked up, and every Agent
  * whose step attempt finished, gets a metrics write in this plan, guarded by the remembered copy.
  */
-function holdsOnRemembered(agents: ReadonlyMap<string, Agent>, plan: WorkflowPlan | typeof NO_CHANGES, read: ReadonlySet<string>, now: string): boolean {
-  if (plan === NO_CHANGES) return false
+function holdsOnRemembered(agents: ReadonlyMap<string, Agent>, plan: WorkflowPlan | typeof UNCHANGED, read: ReadonlySet<string>, now: string): boolean {
+  if (plan === UNCHANGED) return false
   const attempts = new Map<string, WorkflowPlan['finishedAttempts']>()
   for (const a of plan.finishedAttempts) attempts.set(a.agentKey, [...(attempts.get(a.agentKey) ?? []), a])
   const written = new Set([...attempts].filter(([key, list]) => {

@@ -1,7 +1,8 @@
 import type { V1Deployment } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
+import { UNCHANGED } from '../../shared/core/plan.js'
 import {
-  NO_MCP_CHANGES, mcpServerIsDue, planMcpServer, planMcpStatus, type McpOutcome, type McpPlan,
+  mcpServerIsDue, planMcpServer, planMcpStatus, type McpOutcome, type McpPlan,
 } from '../../shared/mcp/plan/plan.js'
 import { renderRegistry } from '../../shared/mcp/plan/registry.js'
 import { deploymentManifest, registryEntry, serviceManifest } from '../../shared/mcp/plan/workload.js'
@@ -14,7 +15,7 @@ const condition = (status: MCPServer['status'], type: string) => status?.conditi
 const withFinalizer = (server: MCPServer): MCPServer => ({ ...server, metadata: { ...server.metadata, finalizers: ['purko.io/mcpserver-finalizer'] } })
 const planned = (server: MCPServer, f = facts(), now = NOW): McpPlan => {
   const plan = planMcpServer(server, f, now)
-  if (plan === NO_MCP_CHANGES) throw new Error('expected a plan')
+  if (plan === UNCHANGED) throw new Error('expected a plan')
   return plan
 }
 
@@ -222,7 +223,7 @@ describe('planMcpServer', () => {
     expect(condition(status!, 'ToolsDiscovered')).toMatchObject({ status: 'True', reason: 'Discovered', message: '1 tools over Streamable HTTP' })
     expect(transitions.map((t) => t.kind)).toEqual(['tools.discovered', 'ready'])
     const ready = { ...afterRollout, status: status! }
-    expect(planMcpServer(ready, f, later(2))).toBe(NO_MCP_CHANGES)
+    expect(planMcpServer(ready, f, later(2))).toBe(UNCHANGED)
     expect(mcpServerIsDue(ready, later(2))).toBe(false)
     // A restarted pod rediscovers.
     expect(planned(ready, { ...f, pods: [aPod('p1', 1)] }, later(2)).discover).not.toBeNull()
@@ -252,7 +253,7 @@ describe('planMcpServer', () => {
     ]))
     // The tick retries after the first backoff (30 s plus jitter), not on every event.
     const failed = { ...afterRollout, status: status! }
-    expect(planMcpServer(failed, f, later(1))).toBe(NO_MCP_CHANGES)
+    expect(planMcpServer(failed, f, later(1))).toBe(UNCHANGED)
     expect(mcpServerIsDue(failed, later(2))).toBe(true)
     expect(planned(failed, f, later(2)).discover).not.toBeNull()
   })
@@ -277,7 +278,7 @@ describe('planMcpServer', () => {
     const pending = { ...server, status: first.status! }
     expect(pending.status.nextCheckTime).toBe(later(10))
     expect(mcpServerIsDue(pending, later(9))).toBe(false)
-    expect(planMcpServer(pending, f, later(9))).toBe(NO_MCP_CHANGES)
+    expect(planMcpServer(pending, f, later(9))).toBe(UNCHANGED)
     expect(mcpServerIsDue(pending, later(10))).toBe(true)
     const plan = planned(pending, f, later(10))
     expect(plan.status?.phase).toBe('Error')
@@ -334,6 +335,6 @@ describe('deletion', () => {
 
   it('does nothing once its finalizer is gone', () => {
     const server = aServer({}, { deletionTimestamp: NOW })
-    expect(planMcpServer(server, facts(), NOW)).toBe(NO_MCP_CHANGES)
+    expect(planMcpServer(server, facts(), NOW)).toBe(UNCHANGED)
   })
 })

@@ -1,5 +1,5 @@
 import type { V1ConfigMap, V1Deployment, V1Pod, V1RoleBinding, V1Service, V1ServiceAccount } from '@kubernetes/client-node'
-import type { Transition } from '../../core/plan.js'
+import { UNCHANGED, type Transition } from '../../core/plan.js'
 import { setCondition } from '../../core/conditions.js'
 import { grantCommand, MCP_GRANT } from '../../core/namespace-access.js'
 import { sha256Hex } from '../../core/sha256.js'
@@ -117,9 +117,6 @@ export interface McpPlan {
   transitions: Transition[]
 }
 
-/** Returned when there is nothing to do. */
-export const NO_MCP_CHANGES = Symbol('no MCPServer changes')
-
 const hash = (text: string, length = 16) => sha256Hex(text).slice(0, length)
 const ms = (iso: string | undefined) => (iso ? Date.parse(iso) : Number.NaN)
 const at = (t: number) => new Date(t).toISOString()
@@ -218,15 +215,15 @@ export function mcpServerIsDue(server: MCPServer, now: string): boolean {
   return !Number.isNaN(next) && next <= ms(now)
 }
 
-/** Pure: the first plan for an MCPServer as read; NO_MCP_CHANGES when nothing is to be written or discovered. */
-export function planMcpServer(server: MCPServer, facts: McpFacts, now: string): McpPlan | typeof NO_MCP_CHANGES {
+/** Pure: the first plan for an MCPServer as read; UNCHANGED when nothing is to be written or discovered. */
+export function planMcpServer(server: MCPServer, facts: McpFacts, now: string): McpPlan | typeof UNCHANGED {
   const name = server.metadata.name ?? ''
   const hasFinalizer = server.metadata.finalizers?.includes(FINALIZER_MCPSERVER) ?? false
   const registry = registryOf(facts.registry)
   const base: McpPlan = { addFinalizer: false, deleting: false, releaseFinalizer: false, writes: [], registry: null, discover: null, status: null, transitions: [] }
 
   if (server.metadata.deletionTimestamp) {
-    if (!hasFinalizer) return NO_MCP_CHANGES
+    if (!hasFinalizer) return UNCHANGED
     // A finalizer must not wait on what a namespace's own deletion removes: the entry dies with
     // the registry, and the grant to read it may already be gone.
     if (facts.registryNamespaceGone) return { ...base, deleting: true, releaseFinalizer: true }
@@ -235,7 +232,7 @@ export function planMcpServer(server: MCPServer, facts: McpFacts, now: string): 
       const text = facts.registry?.data?.[REGISTRY_KEY] ?? ''
       if (!text.includes(name)) return { ...base, deleting: true, releaseFinalizer: true }
       const status = deletionBlockedStatus(server, registry.error, now)
-      return status ? { ...base, deleting: true, status, transitions: registryTransitions(server, registry.error) } : NO_MCP_CHANGES
+      return status ? { ...base, deleting: true, status, transitions: registryTransitions(server, registry.error) } : UNCHANGED
     }
     const present = registry.entries.some((e) => isServersEntry(server, e, facts.agentNamespace))
     return { ...base, deleting: true, releaseFinalizer: true, registry: present ? { op: 'remove', owner: ownerOf(server) } : null }
@@ -259,7 +256,7 @@ export function planMcpServer(server: MCPServer, facts: McpFacts, now: string): 
   const next = planMcpStatus(server, facts, expected, now)
   plan.status = next.status
   plan.transitions = next.transitions
-  if (!plan.addFinalizer && plan.writes.length === 0 && !plan.registry && !plan.discover && !plan.status) return NO_MCP_CHANGES
+  if (!plan.addFinalizer && plan.writes.length === 0 && !plan.registry && !plan.discover && !plan.status) return UNCHANGED
   return plan
 }
 
