@@ -61,7 +61,7 @@ export function createApp(deps: McpServerDeps): Hono {
       const namespace = objectKeyOf(data).namespace
       const { reconcileMcpServer } = await engine()
       const outcome = await reconcileMcpServer(deps, namespace, server)
-      log.info({ namespace, name: server, result: outcome.result, written: outcome.written, phase: outcome.phase }, 'Reconciled MCPServer after a Deployment change')
+      log.info({ namespace, name: server, result: outcome.result, written: outcome.plan?.written ?? [], phase: outcome.plan?.status?.phase }, 'Reconciled MCPServer after a Deployment change')
       return c.body(null, 202)
     }
     // The MCPServer's deletion shows as an update with deletionTimestamp; the final delete is nothing to do.
@@ -74,7 +74,7 @@ export function createApp(deps: McpServerDeps): Hono {
     const { namespace, name } = objectKeyOf(data)
     const { reconcileMcpServer } = await engine()
     const outcome = await reconcileMcpServer(deps, namespace, name)
-    log.info({ namespace, name, result: outcome.result, written: outcome.written, phase: outcome.phase, discovered: outcome.discovered }, 'Reconciled MCPServer')
+    log.info({ namespace, name, result: outcome.result, written: outcome.plan?.written ?? [], phase: outcome.plan?.status?.phase, discovered: outcome.plan?.discovered }, 'Reconciled MCPServer')
     return c.body(null, 202)
   })
   return app

@@ -10,16 +10,8 @@ import type { Agent } from '../schemas/agent.js'
 import { FINALIZER_AGENT } from '../schemas/labels.js'
 import { AGENT_GRANT, grantCommand } from '../core/namespace-access.js'
 import { providersVisibleFrom } from '../llm/providers.js'
-import { reconcile, retryingConflicts, type Controller, type EngineDeps } from '../engine/controller.js'
+import { reconcile, retryingConflicts, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
-
-/** What one reconcile of an Agent did, for logs and tests. */
-export interface AgentOutcome {
-  result: 'gone' | 'unchanged' | 'applied'
-  /** Identity writes that took effect, e.g. `create Role/agent-a-role`. */
-  identity: string[]
-  phase?: string
-}
 
 /** The credentials Secret could not be read: agent-changed holds no Secret right in the Agent's namespace. */
 const FORBIDDEN: unique symbol = Symbol('forbidden')
@@ -27,8 +19,10 @@ const FORBIDDEN: unique symbol = Symbol('forbidden')
 /** Whole reconciles tried when another writer (metrics, autonomy) wins the status race. */
 const TRIES = 6
 
-interface AgentWork extends ControllerPlan {
+/** The Agent planner's plan, and what its child writes did. */
+export interface AgentWork extends ControllerPlan {
   plan: AgentPlan
+  /** Identity writes that took effect, e.g. `create Role/agent-a-role`. */
   written: string[]
 }
 
@@ -38,11 +32,8 @@ interface AgentWork extends ControllerPlan {
  * annotation and purko's finalizer. Losing a race to another writer of the Agent re-plans from
  * fresh state a few times; after that the ConflictError reaches the Broker, which redelivers.
  */
-export async function reconcileAgent(deps: EngineDeps, namespace: string, name: string): Promise<AgentOutcome> {
-  const done = await retryingConflicts(TRIES, () => reconcile(agentController, deps, namespace, name))
-  if (done.result !== 'applied' || !done.plan) return { result: done.result, identity: [] }
-  const { plan, written } = done.plan
-  return { result: 'applied', identity: written, ...(plan.status?.phase ? { phase: plan.status.phase } : {}) }
+export function reconcileAgent(deps: EngineDeps, namespace: string, name: string): Promise<Reconciled<AgentWork>> {
+  return retryingConflicts(TRIES, () => reconcile(agentController, deps, namespace, name))
 }
 
 const agentController: Controller<Agent, AgentFacts, AgentWork> = {

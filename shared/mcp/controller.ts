@@ -10,7 +10,7 @@ import {
 import { REGISTRY_CONFIGMAP, REGISTRY_KEY, removeEntry, renderRegistry, upsertEntry, type RegistryEntry } from './plan/registry.js'
 import { BRIDGE_IDENTITY } from './plan/workload.js'
 import { FINALIZER_MCPSERVER, LABEL_MCP_SERVER, type MCPServer, type MCPServerStatus } from '../schemas/mcpserver.js'
-import { reconcile, retryingConflicts, type Controller, type EngineDeps } from '../engine/controller.js'
+import { reconcile, retryingConflicts, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 import { grantCommand, MCP_GRANT } from '../core/namespace-access.js'
 
@@ -22,22 +22,18 @@ export interface McpServerDeps extends EngineDeps {
   unavailableAfterMs?: number
 }
 
-/** What one reconcile of an MCPServer did, for logs and tests. */
-export interface McpServerOutcome {
-  result: 'gone' | 'unchanged' | 'applied'
-  written: string[]
-  phase?: string
-  discovered?: boolean
-}
-
 /** Whole reconciles tried when another writer wins a race (the registry has many writers). */
 const TRIES = 8
 
-interface McpWork extends ControllerPlan {
+/** The MCPServer planner's plan, refined by what its child writes and discovery found. */
+export interface McpWork extends ControllerPlan {
   plan: McpPlan
+  /** The status to write (the plan's, redone after the writes and discovery); null: none. */
   status: MCPServerStatus | null
   resourceVersion: string
+  /** Writes that took effect, e.g. `create Deployment/search`, `register search`. */
   written: string[]
+  /** Whether tool discovery ran. */
   discovered: boolean
 }
 
@@ -48,12 +44,8 @@ interface McpWork extends ControllerPlan {
  * On deletion the registry entry goes, then the finalizer; ownerReferences take the workload.
  * A lost race re-plans from fresh state a few times, then reaches the Broker as a 409.
  */
-export async function reconcileMcpServer(deps: McpServerDeps, namespace: string, name: string, options: ReconcileFrom = {}): Promise<McpServerOutcome> {
-  const done = await retryingConflicts(TRIES, () => reconcile(controllerFor(deps, options.tick !== true), deps, namespace, name))
-  if (done.result !== 'applied' || !done.plan) return { result: done.result, written: [] }
-  const work = done.plan
-  const phase = work.status?.phase
-  return { result: 'applied', written: work.written, discovered: work.discovered, ...(phase ? { phase } : {}) }
+export function reconcileMcpServer(deps: McpServerDeps, namespace: string, name: string, options: ReconcileFrom = {}): Promise<Reconciled<McpWork>> {
+  return retryingConflicts(TRIES, () => reconcile(controllerFor(deps, options.tick !== true), deps, namespace, name))
 }
 
 function controllerFor(deps: McpServerDeps, arms: boolean): Controller<MCPServer, McpFacts, McpWork> {

@@ -1,6 +1,6 @@
 import type { MemoryProvider, MemoryProviderStatus } from '../schemas/memoryprovider.js'
 import { MEMORY_CONFIGMAP_LABELS, planMemoryProvider, type MemoryStoreFacts } from './plan/memory-provider.js'
-import { reconcile, retryingConflicts, type Controller, type EngineDeps } from '../engine/controller.js'
+import { reconcile, retryingConflicts, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 import { sweep } from '../engine/limited.js'
 
@@ -9,14 +9,9 @@ export interface MemoryCheck {
   count?: Promise<MemoryStoreFacts>
 }
 
-interface MemoryWork extends ControllerPlan {
+/** The MemoryProvider planner's plan: the status to write. */
+export interface MemoryWork extends ControllerPlan {
   status: MemoryProviderStatus
-}
-
-/** What one reconcile of a MemoryProvider did. */
-export interface MemoryOutcome {
-  result: 'gone' | 'unchanged' | 'applied'
-  healthy?: boolean
 }
 
 /**
@@ -25,15 +20,13 @@ export interface MemoryOutcome {
  */
 export async function reconcileMemoryProvider(
   deps: EngineDeps, namespace: string, name: string, check: MemoryCheck = {}, listed?: MemoryProvider,
-): Promise<MemoryOutcome> {
+): Promise<Reconciled<MemoryWork>> {
   let first = listed
-  const done = await retryingConflicts(3, () => {
+  return retryingConflicts(3, () => {
     const controller = controllerFor(check, first)
     first = undefined
     return reconcile(controller, deps, namespace, name)
   })
-  if (done.result !== 'applied' || !done.plan) return { result: done.result }
-  return { result: 'applied', ...(done.plan.status.healthy !== undefined ? { healthy: done.plan.status.healthy } : {}) }
 }
 
 /** The recheck tick (PingSource memoryproviders-recheck, every 5 minutes): every provider, one count. */
