@@ -39,6 +39,15 @@ export interface Controller<O extends { metadata: ObjectRef['metadata'] }, Facts
   writeChildren(deps: EngineDeps, object: O, facts: Facts, plan: Plan): Promise<Plan>
   /** The parent last: metadata/spec then status, each guarded by the resourceVersion planned on. */
   writeParent(deps: EngineDeps, object: O, plan: Plan): Promise<void>
+  /**
+   * Work on other objects that must follow this object's committed (and announced) write, e.g.
+   * a finished run starting the runs queued behind it. It runs last, so what it does cannot undo
+   * or hide this object's write: a failure here never loses the write's announcement, and what
+   * it announces of other objects comes after. Work that must come before this object's own
+   * writes stays in writeChildren (a concurrency `replace` ends the runs it supersedes there, so
+   * their Jobs are gone before the new run's start).
+   */
+  afterParent?(deps: EngineDeps, object: O, plan: Plan): Promise<void>
   /** Seed of Event names and CloudEvent ids, so a redelivered event repeats them (e.g. the run id). */
   eventSeed(object: O, plan: Plan): string
   /** The trace the published CloudEvents carry (`traceparent`); default: the handled event's. */
@@ -53,7 +62,7 @@ export interface Reconciled<Plan> {
 
 /**
  * The one shell around every planner: fresh read, gather, pure plan, children, parent, then
- * tell people. A lost race surfaces as ConflictError (409 → the Broker redelivers and the next
+ * tell people, then the work on other objects that follows the write. A lost race surfaces as ConflictError (409 → the Broker redelivers and the next
  * attempt re-plans from fresh state); announcing is best effort and never a reason to redeliver.
  */
 export async function reconcile<O extends { metadata: ObjectRef['metadata'] }, Facts, Plan extends ControllerPlan>(
@@ -68,6 +77,7 @@ export async function reconcile<O extends { metadata: ObjectRef['metadata'] }, F
   const plan = await controller.writeChildren(deps, object, facts, planned)
   await controller.writeParent(deps, object, plan)
   await announce(deps, controller.kind, object, controller.eventSeed(object, plan), plan.transitions, controller.traceparent?.(object, plan))
+  await controller.afterParent?.(deps, object, plan)
   return { result: 'applied', plan }
 }
 
