@@ -1,10 +1,10 @@
 import { planAgent, type AgentFacts, type AgentPlan, type IdentityOutcome } from './plan/agent-plan.js'
-import type { IdentityWrite } from './plan/identity.js'
 import { agentRoleBindingName, agentRoleName, agentServiceAccountName, defaultServiceAccountName } from './plan/names.js'
 import { apiMessage, ConflictError, ForbiddenError, TransientError } from '../core/errors.js'
 import { hasFailedLook } from './plan/echo.js'
 import { recheckAfter } from '../ticks/alarm-plan.js'
 import { armTickAlarm } from '../ticks/alarm.js'
+import { applyChildWrite } from '../kube/apply.js'
 import type { Kube } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
 import { FINALIZER_AGENT } from '../schemas/labels.js'
@@ -49,7 +49,8 @@ const agentController: Controller<Agent, AgentFacts, AgentWork> = {
     const written: string[] = []
     for (const write of work.plan.identity.writes) {
       try {
-        await writeIdentity(deps.kube, write)
+        // One someone made since we looked is a ConflictError: the reconcile re-plans on what is there now.
+        await applyChildWrite(deps.kube, write)
         written.push(`${write.op} ${write.kind}/${write.op === 'delete' ? write.name : write.object.metadata?.name}`)
       } catch (err) {
         if (err instanceof ConflictError || err instanceof TransientError) throw err
@@ -142,16 +143,5 @@ async function releaseMetadata(kube: Kube, namespace: string, name: string, reso
       patch = { ...metadata, ...(metadata.finalizers ? { finalizers: (fresh.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_AGENT) } : {}) }
     }
   }
-}
-
-async function writeIdentity(kube: Kube, write: IdentityWrite): Promise<void> {
-  if (write.op === 'delete') return kube.deleteServiceAccount(write.namespace, write.name)
-  const created = write.kind === 'ServiceAccount'
-    ? await (write.op === 'create' ? kube.createServiceAccount(write.object) : kube.replaceServiceAccount(write.object))
-    : write.kind === 'Role'
-      ? await (write.op === 'create' ? kube.createRole(write.object) : kube.replaceRole(write.object))
-      : await (write.op === 'create' ? kube.createRoleBinding(write.object) : kube.replaceRoleBinding(write.object))
-  // Someone made it since we looked: re-plan against what is there now.
-  if (created === 'exists') throw new ConflictError(`${write.kind} ${write.object.metadata?.namespace}/${write.object.metadata?.name} appeared concurrently`)
 }
 

@@ -1,11 +1,12 @@
 import type { V1ConfigMap } from '@kubernetes/client-node'
 import { armTickAlarmIfSooner, type ReconcileFrom } from '../ticks/alarm.js'
 import { apiMessage, ConflictError, ForbiddenError, TransientError } from '../core/errors.js'
+import { applyChildWrite } from '../kube/apply.js'
 import type { Kube } from '../kube/port.js'
 import type { DiscoveryOptions, DiscoveryResult, DiscoveryTarget } from './discovery.js'
 import {
   DEFAULT_UNAVAILABLE_AFTER_MS, deploymentAvailable, isServersEntry, planMcpServer, planMcpStatus, registryOf,
-  type DiscoveryOutcome, type McpFacts, type McpOutcome, type McpPlan, type WorkloadWrite,
+  type DiscoveryOutcome, type McpFacts, type McpOutcome, type McpPlan,
 } from './plan/plan.js'
 import { REGISTRY_CONFIGMAP, REGISTRY_KEY, removeEntry, renderRegistry, upsertEntry, type RegistryEntry } from './plan/registry.js'
 import { BRIDGE_IDENTITY } from './plan/workload.js'
@@ -154,7 +155,8 @@ async function writeChildren(deps: McpServerDeps, server: MCPServer, facts: McpF
   const outcome: McpOutcome = { registered: false, rolledOut: false }
   for (const write of plan.writes) {
     try {
-      await applyWrite(kube, write)
+      // The bridge identity is shared by a namespace's stdio servers: another reconcile made it, fine.
+      await applyChildWrite(kube, write, { shared: write.kind === 'ServiceAccount' || write.kind === 'RoleBinding' })
       written.push(`${write.op} ${write.kind}/${write.object.metadata?.name ?? ''}`)
       if (write.kind === 'Deployment') outcome.rolledOut = true
     } catch (err) {
@@ -197,26 +199,6 @@ async function writeChildren(deps: McpServerDeps, server: MCPServer, facts: McpF
   return { ...work, status: next.status, transitions: next.transitions, resourceVersion, written, discovered }
 }
 
-async function applyWrite(kube: Kube, write: WorkloadWrite): Promise<void> {
-  let created: 'created' | 'exists' | undefined
-  switch (write.kind) {
-    case 'ServiceAccount': created = await kube.createServiceAccount(write.object); break
-    case 'RoleBinding': created = await kube.createRoleBinding(write.object); break
-    case 'Deployment':
-      if (write.op === 'create') created = await kube.createDeployment(write.object)
-      else await kube.replaceDeployment(write.object)
-      break
-    case 'Service':
-      if (write.op === 'create') created = await kube.createService(write.object)
-      else await kube.replaceService(write.object)
-      break
-  }
-  // The bridge identity is shared by a namespace's stdio servers: another reconcile made it, fine.
-  if (created === 'exists' && (write.kind === 'Deployment' || write.kind === 'Service')) {
-    throw new ConflictError(`${write.kind} ${write.object.metadata?.namespace}/${write.object.metadata?.name} appeared concurrently`)
-  }
-}
-
 /**
  * Read-modify-write of the registry, guarded by resourceVersion: a lost race re-reads and
  * applies the change again to what the other writer left, so no writer's entry is lost. Content
@@ -235,16 +217,9 @@ async function changeRegistry(
     const next = change(parsed.entries)
     if (JSON.stringify(next) === JSON.stringify(parsed.entries)) return { written: false }
     const servers = renderRegistry(next)
-    if (!current) {
-      const created = await kube.createConfigMap({
-        apiVersion: 'v1', kind: 'ConfigMap',
-        metadata: { name: REGISTRY_CONFIGMAP, namespace: config.agentNamespace },
-        data: { [REGISTRY_KEY]: servers },
-      })
-      if (created === 'exists') throw new ConflictError('ConfigMap mcp-servers appeared concurrently')
-    } else {
-      await kube.replaceConfigMap({ ...current, data: { ...current.data, [REGISTRY_KEY]: servers } })
-    }
+    await applyChildWrite(kube, current
+      ? { op: 'replace', kind: 'ConfigMap', object: { ...current, data: { ...current.data, [REGISTRY_KEY]: servers } } }
+      : { op: 'create', kind: 'ConfigMap', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: REGISTRY_CONFIGMAP, namespace: config.agentNamespace }, data: { [REGISTRY_KEY]: servers } } })
     return { written: true }
   })
 }

@@ -10,6 +10,7 @@ import type { EngineDeps } from '../engine/controller.js'
 import { forEachLimited } from '../engine/limited.js'
 import type { EngineMemo } from '../engine/memo.js'
 import { recordAgentMetrics } from '../agent/record-metrics.js'
+import { applyChildWrite } from '../kube/apply.js'
 import type { Kube } from '../kube/port.js'
 import { appendMemory, memoryConfigMapName, memoryUpdateFrom, recallFrom } from '../memory/plan/agent-memory.js'
 import { memoryBehavior } from '../memory/plan/memory-env.js'
@@ -126,10 +127,7 @@ async function writeMemories(kube: Kube, workflow: Workflow, runId: string, plan
     const existing = await kube.getConfigMap(namespace, memoryConfigMapName(agentName))
     const next = appendMemory(existing, agentName, namespace, update, `${runId}/${step.name}`)
     if (next === null) continue
-    if (existing) await kube.replaceConfigMap(next)
-    else if ((await kube.createConfigMap(next)) === 'exists') {
-      throw new ConflictError(`ConfigMap ${namespace}/${memoryConfigMapName(agentName)} appeared concurrently`)
-    }
+    await applyChildWrite(kube, { op: existing ? 'replace' : 'create', kind: 'ConfigMap', object: next })
   }
 }
 
