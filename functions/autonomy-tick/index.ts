@@ -4,7 +4,7 @@
 // Writes: each opted-in Agent's Shu-Ha-Ri level (spec) and progress (status), and each policy's status, only when they change.
 import type { Hono } from 'hono'
 import { z } from 'zod'
-import { isOptedIn } from '../../shared/autonomy/plan/evaluate.js'
+import { isOptedIn } from '../../shared/autonomy/plan/levels.js'
 import { choosePolicy, effectivePolicy, planPolicyStatus } from '../../shared/autonomy/plan/policy.js'
 import { applyAutonomy } from '../../shared/autonomy/controller.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'

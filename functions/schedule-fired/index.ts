@@ -9,7 +9,7 @@ import { reconcileTemplate, templateResult, templateRuns } from '../../shared/te
 import { baseApp } from '../../shared/http/app.js'
 import { PING, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
-import { SCHEDULE_SOURCE } from '../../shared/template/plan/template-plan.js'
+import { SCHEDULE_SOURCE } from '../../shared/template/plan/ping-source.js'
 
 /** The PingSource's data: which template it was made for. */
 const FireData = z.object({ namespace: z.string().min(1), name: z.string().min(1), uid: z.string().min(1) })

@@ -1,4 +1,5 @@
-import { isOptedIn, planAutonomy, rollbackDue, declaredLevel, type AutonomyPlan } from './plan/evaluate.js'
+import { planAutonomy, rollbackDue, type AutonomyPlan } from './plan/evaluate.js'
+import { declaredLevel, isOptedIn } from './plan/levels.js'
 import { choosePolicy, effectivePolicy, type EffectivePolicy } from './plan/policy.js'
 import type { Agent } from '../schemas/agent.js'
 import { reconcile, retryingConflicts, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'

@@ -2,8 +2,9 @@ import { RefusedError, apiMessage } from '../core/errors.js'
 import type { ChildObject } from '../kube/port.js'
 import type { Workflow } from '../schemas/workflow.js'
 import { isTemplate, templateRunSelector } from './run-builder.js'
+import { pingSourceName } from './plan/ping-source.js'
 import {
-  isEmptyPlan, pingSourceName, planTemplate, type FireOutcome, type TemplateInput, type TemplatePlan,
+  isEmptyPlan, planTemplate, type FireOutcome, type TemplateInput, type TemplatePlan,
 } from './plan/template-plan.js'
 import { reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { CONDITION_PROGRESSION, planAutonomy, rollbackDue, type AutonomyPlan } from '../../shared/autonomy/plan/evaluate.js'
+import { planAutonomy, rollbackDue, type AutonomyPlan } from '../../shared/autonomy/plan/evaluate.js'
+import { CONDITION_PROGRESSION } from '../../shared/autonomy/plan/progression-report.js'
 import { UNCHANGED } from '../../shared/core/plan.js'
 import { effectivePolicy, type EffectivePolicy } from '../../shared/autonomy/plan/policy.js'
 import type { Agent, AgentMetrics, AutonomyLevel, ShuHaRiLevel, ShuHaRiStatus } from '../../shared/schemas/agent.js'

@@ -1,6 +1,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { declaredLevel, rollbackDue } from '../../shared/autonomy/plan/evaluate.js'
+import { rollbackDue } from '../../shared/autonomy/plan/evaluate.js'
+import { declaredLevel } from '../../shared/autonomy/plan/levels.js'
 import { effectivePolicy, type EffectivePolicy } from '../../shared/autonomy/plan/policy.js'
 import { applyAutonomy, demoteIfTriggered } from '../../shared/autonomy/controller.js'
 import { ConflictError, TransientError } from '../../shared/core/errors.js'

@@ -2,8 +2,10 @@ import { describe, expect, it } from 'vitest'
 import type { ChildObject } from '../../shared/kube/port.js'
 import type { Workflow, WorkflowStatus } from '../../shared/schemas/workflow.js'
 import {
-  fireOfPing, isEmptyPlan, pingSourceName, planTemplate, rfc3339, scheduledRun, type TemplateInput, type TemplatePlan,
+  isEmptyPlan, planTemplate, type TemplateInput, type TemplatePlan,
 } from '../../shared/template/plan/template-plan.js'
+import { pingSourceName } from '../../shared/template/plan/ping-source.js'
+import { fireOfPing, rfc3339, scheduledRun } from '../../shared/template/plan/schedule.js'
 import { parseSchedule } from '../../shared/template/plan/cron.js'
 import { runName, scheduleSuffix } from '../../shared/template/run-builder.js'
 import { workflowOf } from '../support/objects.js'

@@ -1,7 +1,7 @@
 /**
  * Which LLMProvider an Agent's step asks for and gets, and which model it runs, purko's way: by
  * name, else a `default: true` provider, never one for the offline model. Pure: no I/O.
- * (credentials.ts adds the fallback rule and where the key comes from; job-builder.ts puts the
+ * (credentials.ts adds the fallback rule and where the key comes from; step-job-env.ts puts the
  * result into the Job.)
  */
 import type { Agent } from '../../schemas/agent.js'

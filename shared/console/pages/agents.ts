@@ -6,7 +6,7 @@
  */
 import type { CoreV1Event } from '@kubernetes/client-node'
 import { costLimitOf } from '../../agent/plan/cost-limit.js'
-import { CONDITION_PROGRESSION } from '../../autonomy/plan/evaluate.js'
+import { CONDITION_PROGRESSION } from '../../autonomy/plan/progression-report.js'
 import { ForbiddenError } from '../../core/errors.js'
 import type { Agent, ShuHaRiLevel } from '../../schemas/agent.js'
 import type { PromotionLevel } from '../../run-control/request.js'

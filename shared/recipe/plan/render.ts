@@ -3,21 +3,23 @@
  * (spec §2.3), includeWhen (§3.2), the dependency graph (§7.11, §8.2) and templates (§4) — plus the
  * spec §8.2 checks that need no cluster state (DuplicateEnvName, VolumeMountConflict).
  * `{{workloads.<w>.name}}` of a Job workload is its object's name `base(w)-<h8>` (spec §5.2,
- * `jobNameOf` of manifests.ts over the rendered Job); see `jobNamePlan` for Jobs that reference
- * Job names. Pure: the same recipe and configuration always give the same result; no clock,
+ * `jobNameOf` of manifests.ts over the rendered Job); job-names.ts orders Jobs that reference
+ * Job names, and template-fields.ts finds the fields templates live in. Pure: the same recipe and configuration always give the same result; no clock,
  * no randomness.
  */
-import type { RecipeStep, RecipeTest, Resources, WorkflowRecipe, Workload } from '../../schemas/workflowrecipe.js'
+import type { RecipeTest, WorkflowRecipe, Workload } from '../../schemas/workflowrecipe.js'
 import { toPlain, type TypedValue } from './cel.js'
 import { evaluateComputed, type RecipeIdentity } from './computed.js'
 import { sandboxNamespaceOf, workloadNamespaceOf, type RecipeConfig } from './config.js'
 import { checkGraph, topologicalOrder } from './graph.js'
 import { evaluateInclusion } from './include.js'
 import { resolveInputs } from './inputs.js'
+import { isNamedByContent, jobNamePlan } from './job-names.js'
 import { recipeRefOf, jobNameOf } from './manifests.js'
 import { baseName } from './names.js'
 import type { RenderedStep, RenderedTest, RenderedWorkflow, RenderedWorkload, RenderResult, ResolvedValue, SpecError } from './rendered.js'
-import { parseTemplate, renderField, replicasOf, type FieldCheck, type TemplateContext, type WorkloadRef } from './template.js'
+import { checkSyntax, containerSlots, renderSlots, stepSlots, workloadSlots, type Slot } from './template-fields.js'
+import type { TemplateContext, WorkloadRef } from './template.js'
 
 /** Port of the bridge of a stdio MCP workload when `mcp.port` is unset (spec §2.11). */
 export const DEFAULT_STDIO_MCP_PORT = 8000
@@ -57,246 +59,28 @@ export function workloadRefs(recipe: WorkflowRecipe, config: RecipeConfig, inclu
   return refs
 }
 
-/** One templatable field: where it is, its template, its check, and where the result goes. */
-interface Slot {
-  field: string
-  path: string
-  template: string
-  check?: FieldCheck
-  assign: (text: string, outcome: { value: TypedValue | null }) => void
-}
-
-function resourceSlots(resources: Resources | undefined, prefix: string, out: Slot[]): Resources | undefined {
-  if (!resources) return undefined
-  const copy: Resources = {}
-  for (const group of ['requests', 'limits'] as const) {
-    const values = resources[group]
-    if (!values) continue
-    const target: Record<string, string> = {}
-    copy[group] = target
-    for (const [name, template] of Object.entries(values)) {
-      if (template === undefined) continue
-      target[name] = template
-      out.push({ field: `resources.${group}.${name}`, path: `${prefix}.resources.${group}.${name}`, template, check: 'quantity', assign: (t) => { target[name] = t } })
-    }
-  }
-  return copy
-}
-
-function containerSlots<T extends { image: string; command?: string[] | undefined; args?: string[] | undefined; env?: Array<{ name: string; value: string }> | undefined; resources?: Resources | undefined }>(
-  source: T, prefix: string, out: Slot[],
-): T {
-  const copy: T = { ...source }
-  out.push({ field: 'image', path: `${prefix}.image`, template: source.image, check: 'image', assign: (t) => { copy.image = t } })
-  for (const list of ['command', 'args'] as const) {
-    const items = source[list]
-    if (!items) continue
-    const rendered = [...items]
-    copy[list] = rendered
-    items.forEach((template, i) => {
-      out.push({ field: `${list}[${i}]`, path: `${prefix}.${list}[${i}]`, template, assign: (t) => { rendered[i] = t } })
-    })
-  }
-  if (source.env) {
-    const env = source.env.map((e) => ({ ...e }))
-    copy.env = env
-    env.forEach((e) => {
-      out.push({ field: `env[${e.name}]`, path: `${prefix}.env[${e.name}].value`, template: e.value, assign: (t) => { e.value = t } })
-    })
-  }
-  const resources = resourceSlots(source.resources, prefix, out)
-  if (resources) copy.resources = resources
-  return copy
-}
-
-function workloadSlots(w: Workload, out: Slot[]): Omit<Workload, 'replicas'> & { replicas?: number } {
-  const prefix = `spec.workloads[${w.name}]`
-  const replicas = w.replicas
-  const copy = containerSlots(w, prefix, out) as Omit<Workload, 'replicas'> & { replicas?: number }
-  delete copy.replicas
-  if (typeof replicas === 'number') copy.replicas = replicas
-  else if (typeof replicas === 'string') {
-    out.push({
-      field: 'replicas', path: `${prefix}.replicas`, template: replicas, check: 'replicas',
-      assign: (t, o) => { copy.replicas = replicasOf(t, o.value) ?? 0 },
-    })
-  }
-  if (w.schedule !== undefined) {
-    out.push({ field: 'schedule', path: `${prefix}.schedule`, template: w.schedule, check: 'cron', assign: (t) => { copy.schedule = t } })
-  }
-  if (w.volumeClaimTemplates) {
-    const claims = w.volumeClaimTemplates.map((c) => ({ ...c }))
-    copy.volumeClaimTemplates = claims
-    for (const c of claims) {
-      out.push({ field: `volumeClaimTemplates[${c.name}].storage`, path: `${prefix}.volumeClaimTemplates[${c.name}].storage`, template: c.storage, check: 'quantity', assign: (t) => { c.storage = t } })
-    }
-  }
-  return copy
-}
-
-function inputSlots(value: unknown, field: string, path: string, out: Slot[], set: (v: unknown) => void): unknown {
-  if (typeof value === 'string') {
-    out.push({ field, path, template: value, assign: (t) => set(t) })
-    return value
-  }
-  if (Array.isArray(value)) {
-    const copy = [...value]
-    value.forEach((item, i) => { copy[i] = inputSlots(item, `${field}[${i}]`, `${path}[${i}]`, out, (v) => { copy[i] = v }) })
-    return copy
-  }
-  if (typeof value === 'object' && value !== null) {
-    const copy: Record<string, unknown> = {}
-    for (const [k, item] of Object.entries(value)) {
-      copy[k] = inputSlots(item, `${field}.${k}`, `${path}.${k}`, out, (v) => { copy[k] = v })
-    }
-    return copy
-  }
-  return value
-}
-
-function stepSlots(s: RecipeStep, out: Slot[]): RenderedStep {
-  const copy: RenderedStep = { ...s }
-  const prefix = `spec.steps[${s.name}]`
-  if (s.task !== undefined) out.push({ field: 'task', path: `${prefix}.task`, template: s.task, assign: (t) => { copy.task = t } })
-  if (s.input !== undefined) {
-    copy.input = inputSlots(s.input, 'input', `${prefix}.input`, out, (v) => { copy.input = v as Record<string, unknown> }) as Record<string, unknown>
-  }
-  return copy
-}
-
-/** Renders every slot of one owner, collecting errors; whether every slot rendered (silent failures included). */
-function renderSlots(slots: Slot[], owner: string, ctx: TemplateContext, errors: SpecError[]): boolean {
-  let all = true
-  for (const slot of slots) {
-    const outcome = renderField(slot.template, owner, slot.field, ctx, slot.check, slot.path)
-    if (outcome.ok) slot.assign(outcome.text, outcome)
-    else { errors.push(...outcome.errors); all = false }
-  }
-  return all
-}
-
-/** Only the grammar (spec §4.1) for the fields of excluded workloads, so a profile never hides a typo in a placeholder. */
-function checkSyntax(slots: Slot[], owner: string, errors: SpecError[]): void {
-  for (const slot of slots) {
-    const parsed = parseTemplate(slot.template)
-    if (!parsed.ok) {
-      errors.push({ reason: 'TemplateSyntaxError', message: `${owner}: ${slot.field}: malformed placeholder at offset ${parsed.offset}`, field: slot.path })
+/** DuplicateEnvName (spec §8.2): a variable set by both env and envSecret. */
+function envChecks(owner: string, prefix: string, container: { env?: Array<{ name: string }> | undefined; envSecret?: Array<{ name: string }> | undefined }, errors: SpecError[]): void {
+  const plain = new Set((container.env ?? []).map((variable) => variable.name))
+  for (const secret of container.envSecret ?? []) {
+    if (plain.has(secret.name)) {
+      errors.push({ reason: 'DuplicateEnvName', message: `${owner}: environment variable "${secret.name}" is set by both env and envSecret`, field: `${prefix}.envSecret[${secret.name}]` })
     }
   }
 }
 
-function envChecks(owner: string, prefix: string, c: { env?: Array<{ name: string }> | undefined; envSecret?: Array<{ name: string }> | undefined }, errors: SpecError[]): void {
-  const plain = new Set((c.env ?? []).map((e) => e.name))
-  for (const s of c.envSecret ?? []) {
-    if (plain.has(s.name)) {
-      errors.push({ reason: 'DuplicateEnvName', message: `${owner}: environment variable "${s.name}" is set by both env and envSecret`, field: `${prefix}.envSecret[${s.name}]` })
-    }
-  }
-}
-
-function volumeChecks(w: Workload, errors: SpecError[]): void {
-  for (const claim of w.volumeClaimTemplates ?? []) {
-    const volume = (w.volumes ?? []).find((v) => v.name === claim.name)
+/** VolumeMountConflict (spec §8.2): a volume and a volumeClaimTemplate of one name mounted at different paths. */
+function volumeChecks(workload: Workload, errors: SpecError[]): void {
+  for (const claim of workload.volumeClaimTemplates ?? []) {
+    const volume = (workload.volumes ?? []).find((candidate) => candidate.name === claim.name)
     if (volume && claim.mountPath !== undefined && claim.mountPath !== volume.mountPath) {
       errors.push({
         reason: 'VolumeMountConflict',
-        message: `workload "${w.name}": volume "${claim.name}" and volumeClaimTemplate "${claim.name}" have different mountPaths`,
-        field: `spec.workloads[${w.name}].volumeClaimTemplates[${claim.name}].mountPath`,
+        message: `workload "${workload.name}": volume "${claim.name}" and volumeClaimTemplate "${claim.name}" have different mountPaths`,
+        field: `spec.workloads[${workload.name}].volumeClaimTemplates[${claim.name}].mountPath`,
       })
     }
   }
-}
-
-/** Whether the workload's main object is named by its content (spec §5.2: a Job workload, `base(w)-<h8>`). */
-function isNamedByContent(w: Workload): boolean {
-  return w.kind === 'Job' && w.transport !== 'stdio'
-}
-
-/** The workloads whose `.name` a set of slots references. */
-function nameReferences(slots: readonly Slot[]): Set<string> {
-  const names = new Set<string>()
-  for (const slot of slots) {
-    const parsed = parseTemplate(slot.template)
-    if (!parsed.ok) continue
-    for (const segment of parsed.segments) {
-      const m = segment.kind === 'ref' ? /^workloads\.([^.]+)\.name$/.exec(segment.ref) : null
-      if (m) names.add(m[1]!)
-    }
-  }
-  return names
-}
-
-const JOB_NAME_HASH = "a Job's name hashes its rendered spec"
-
-/**
- * The order in which Job workloads get their names (spec §5.2, §4.2). A Job's name is
- * `base(w)-<h8>` over its rendered Job spec, so `{{workloads.<job>.name}}` inside a Job's own
- * fields needs that other Job rendered first. Decision: such references are allowed as long as
- * they are acyclic (Job `a` may carry the name of Job `b`; Deployments, CronJobs, tests, steps
- * and workflow parameters may carry any Job's name, since nothing hashes them into a Job name).
- * A Job that references its own name, or Jobs that reference each other's names, have no
- * fixed point: each reference on such a cycle is `TemplateUnresolved` with the why
- * `Job workload "<a>" references its own name (a Job's name hashes its rendered spec)` or
- * `Job workload names depend on each other: <a> -> <b> -> <a> (...)`. A Job that only
- * depends on a cycle (`blocked`) fails through the cycle's error, which is not repeated.
- * `order`: resolvable Jobs, dependencies first (spec order among equals).
- */
-interface JobNamePlan {
-  /** Jobs whose names resolve, dependencies first. */
-  order: string[]
-  /** Jobs not on a cycle that depend (transitively) on one. */
-  blocked: string[]
-  /** Jobs on a name cycle. */
-  cyclic: Set<string>
-  /** For the workload `owner`: the why of every cyclic Job's `.name`, as seen from `owner`. */
-  cycleWhys: (owner: string) => Array<[string, string]>
-}
-
-function jobNamePlan(jobs: ReadonlyArray<{ w: Workload; slots: Slot[] }>): JobNamePlan {
-  const names = jobs.map((j) => j.w.name)
-  const isJob = new Set(names)
-  const edges = new Map(jobs.map((j) => [j.w.name, [...nameReferences(j.slots)].filter((n) => isJob.has(n))]))
-  // Kahn's algorithm; what is left is on a cycle or behind one.
-  const order: string[] = []
-  const done = new Set<string>()
-  for (let progress = true; progress;) {
-    progress = false
-    for (const n of names) {
-      if (!done.has(n) && edges.get(n)!.every((d) => done.has(d))) { done.add(n); order.push(n); progress = true }
-    }
-  }
-  const rest = names.filter((n) => !done.has(n))
-  /** Shortest path `from` -> ... -> `to` over the remaining Jobs (BFS), undefined when none. */
-  const path = (from: string, to: string): string[] | undefined => {
-    const previous = new Map<string, string>()
-    const queue = [from]
-    const seen = new Set([from])
-    while (queue.length > 0) {
-      const n = queue.shift()!
-      for (const d of edges.get(n)!) {
-        if (done.has(d)) continue
-        if (d === to) {
-          const out = [to]
-          for (let at: string | undefined = n; at !== undefined; at = previous.get(at)) out.unshift(at)
-          return out
-        }
-        if (!seen.has(d)) { seen.add(d); previous.set(d, n); queue.push(d) }
-      }
-    }
-    return undefined
-  }
-  const cyclic = new Set(rest.filter((n) => path(n, n) !== undefined))
-  const blocked = rest.filter((n) => !cyclic.has(n))
-  const why = (cycle: string[]): string => cycle.length === 2
-    ? `Job workload "${cycle[0]}" references its own name (${JOB_NAME_HASH})`
-    : `Job workload names depend on each other: ${cycle.join(' -> ')} (${JOB_NAME_HASH})`
-  const cycleWhys = (owner: string): Array<[string, string]> => [...cyclic].map((target) => {
-    // From a Job on the same cycle: the cycle through this reference; otherwise the target's own cycle.
-    const back = cyclic.has(owner) ? path(target, owner) : undefined
-    const cycle = back ? [owner, ...back] : path(target, target)!
-    return [target, why(owner === target ? [owner, owner] : cycle)]
-  })
-  return { order, blocked, cyclic, cycleWhys }
 }
 
 /** The annotation that makes a recipe a template (spec §2, §7.7). */
@@ -310,7 +94,8 @@ export function isTemplate(recipe: WorkflowRecipe): boolean {
 /**
  * Pure: spec §1 steps 1-5 for one recipe generation. For a template (§7.7) a required input
  * without a value is not an error: it is listed in `missingInputs` and the placeholders that
- * need it (directly or through a computed value) are left unrendered. for one recipe generation. */
+ * need it (directly or through a computed value) are left unrendered.
+ */
 export function renderRecipe(recipe: WorkflowRecipe, config: RecipeConfig): RenderResult {
   const spec = recipe.spec
   const identity: RecipeIdentity = {
@@ -338,11 +123,11 @@ export function renderRecipe(recipe: WorkflowRecipe, config: RecipeConfig): Rend
   errors.push(...checkGraph(steps, 'step'))
   const order = topologicalOrder(workloads, included)
   // Cross-field checks of spec §8.2 that need no cluster state.
-  for (const w of workloads) {
-    envChecks(`workload "${w.name}"`, `spec.workloads[${w.name}]`, w, errors)
-    volumeChecks(w, errors)
+  for (const workload of workloads) {
+    envChecks(`workload "${workload.name}"`, `spec.workloads[${workload.name}]`, workload, errors)
+    volumeChecks(workload, errors)
   }
-  for (const t of spec.tests ?? []) envChecks(`test "${t.name}"`, `spec.tests[${t.name}]`, t, errors)
+  for (const test of spec.tests ?? []) envChecks(`test "${test.name}"`, `spec.tests[${test.name}]`, test, errors)
 
   // 5. Templates.
   const ctx: TemplateContext = {
@@ -357,47 +142,48 @@ export function renderRecipe(recipe: WorkflowRecipe, config: RecipeConfig): Rend
   // Workloads: included Job workloads first, in the order their names need (jobNamePlan), then
   // the others; errors are kept per workload and collected in spec order.
   const recipeRef = recipeRefOf(recipe)
-  const prepared = workloads.map((w) => {
+  const prepared = workloads.map((workload) => {
     const slots: Slot[] = []
-    const copy = workloadSlots(w, slots)
-    return { w, slots, copy, owner: `workload "${w.name}"`, errors: [] as SpecError[] }
+    const copy = workloadSlots(workload, slots)
+    return { workload, slots, copy, owner: `workload "${workload.name}"`, errors: [] as SpecError[] }
   })
-  const byName = new Map(prepared.map((p) => [p.w.name, p]))
+  const byName = new Map(prepared.map((entry) => [entry.workload.name, entry]))
   const rendered = new Map<string, RenderedWorkload>()
-  const plan = jobNamePlan(prepared.filter((p) => included.has(p.w.name) && isNamedByContent(p.w)))
+  const plan = jobNamePlan(prepared.filter((entry) => included.has(entry.workload.name) && isNamedByContent(entry.workload)))
   // Until a Job is rendered its name is unknown (a failure reported elsewhere, if ever read).
   for (const name of [...plan.order, ...plan.blocked]) ctx.workloads.get(name)!.nameUnresolved = null
   const resolvable = new Set(plan.order)
-  const renderWorkload = (p: (typeof prepared)[number]): void => {
-    for (const [target, why] of plan.cycleWhys(p.w.name)) ctx.workloads.get(target)!.nameUnresolved = why
-    const all = renderSlots(p.slots, p.owner, ctx, p.errors)
-    const ref = ctx.workloads.get(p.w.name)!
-    const out: RenderedWorkload = { ...p.copy, namespace: ref.namespace, base: baseName(identity.namespace, identity.name, p.w.name) }
-    rendered.set(p.w.name, out)
-    if (resolvable.has(p.w.name) && all) { ref.name = jobNameOf(recipeRef, out); delete ref.nameUnresolved }
+  const renderWorkload = (entry: (typeof prepared)[number]): void => {
+    const name = entry.workload.name
+    for (const [target, why] of plan.cycleWhys(name)) ctx.workloads.get(target)!.nameUnresolved = why
+    const all = renderSlots(entry.slots, entry.owner, ctx, entry.errors)
+    const ref = ctx.workloads.get(name)!
+    const out: RenderedWorkload = { ...entry.copy, namespace: ref.namespace, base: baseName(identity.namespace, identity.name, name) }
+    rendered.set(name, out)
+    if (resolvable.has(name) && all) { ref.name = jobNameOf(recipeRef, out); delete ref.nameUnresolved }
   }
   for (const name of [...plan.order, ...plan.blocked, ...plan.cyclic]) renderWorkload(byName.get(name)!)
-  for (const p of prepared) {
-    if (!included.has(p.w.name)) checkSyntax(p.slots, p.owner, p.errors)
-    else if (!rendered.has(p.w.name)) renderWorkload(p)
+  for (const entry of prepared) {
+    if (!included.has(entry.workload.name)) checkSyntax(entry.slots, entry.owner, entry.errors)
+    else if (!rendered.has(entry.workload.name)) renderWorkload(entry)
   }
-  for (const p of prepared) errors.push(...p.errors)
+  for (const entry of prepared) errors.push(...entry.errors)
   // Tests, steps and workflow parameters see each cyclic Job through its own cycle.
   for (const [target, why] of plan.cycleWhys('')) ctx.workloads.get(target)!.nameUnresolved = why
   const sandbox = sandboxNamespaceOf(config, identity.namespace)
-  const tests: RenderedTest[] = (spec.tests ?? []).map((t: RecipeTest) => {
+  const tests: RenderedTest[] = (spec.tests ?? []).map((test: RecipeTest) => {
     const slots: Slot[] = []
-    const copy = containerSlots(t, `spec.tests[${t.name}]`, slots)
-    renderSlots(slots, `test "${t.name}"`, ctx, errors)
+    const copy = containerSlots(test, `spec.tests[${test.name}]`, slots)
+    renderSlots(slots, `test "${test.name}"`, ctx, errors)
     return { ...copy, namespace: sandbox }
   })
   let renderedSteps: RenderedStep[] | undefined
   let workflow: RenderedWorkflow | undefined
   if (steps.length > 0) {
-    renderedSteps = steps.map((s) => {
+    renderedSteps = steps.map((step) => {
       const slots: Slot[] = []
-      const copy = stepSlots(s, slots)
-      renderSlots(slots, `step "${s.name}"`, ctx, errors)
+      const copy = stepSlots(step, slots)
+      renderSlots(slots, `step "${step.name}"`, ctx, errors)
       return copy
     })
     const settings = spec.workflow ?? { parallelism: 1, failureStrategy: 'failFast' as const, timeout: '30m' }
@@ -406,15 +192,15 @@ export function renderRecipe(recipe: WorkflowRecipe, config: RecipeConfig): Rend
       const parameters: Record<string, string> = { ...settings.parameters }
       workflow.parameters = parameters
       const slots: Slot[] = Object.entries(settings.parameters).map(([key, template]) => ({
-        field: `parameters[${key}]`, path: `spec.workflow.parameters.${key}`, template, assign: (t: string) => { parameters[key] = t },
+        field: `parameters[${key}]`, path: `spec.workflow.parameters.${key}`, template, assign: (text: string) => { parameters[key] = text },
       }))
       renderSlots(slots, 'workflow', ctx, errors)
     }
   }
 
   if (errors.length > 0) return { ok: false, errors }
-  const plain = (m: Map<string, TypedValue>): Record<string, ResolvedValue> =>
-    Object.fromEntries([...m].map(([k, v]) => [k, toPlain(v)]))
+  const plain = (values: Map<string, TypedValue>): Record<string, ResolvedValue> =>
+    Object.fromEntries([...values].map(([name, value]) => [name, toPlain(value)]))
   const result: RenderResult = {
     ok: true,
     inputs: plain(inputs.values),

@@ -10,19 +10,21 @@
  * - History limits over finished runs, oldest first.
  * - Status: lastTriggerTime, lastScheduleTime, nextRunTime, activeRuns, recentRuns and the
  *   ScheduleValid condition; null when nothing changed, so echoes of our own writes write nothing.
+ *
+ * Beside it: the PingSource (ping-source.ts) and the schedule's state, condition and fires (schedule.ts).
  */
 import type { ChildObject } from '../../kube/port.js'
 import { isTerminalPhase } from '../../workflow/plan/run-status.js'
-import { labelValue } from '../../workflow/plan/job-builder.js'
 import { setCondition } from '../../core/conditions.js'
-import { sha256Hex } from '../../core/sha256.js'
-import { ANNOTATION_SCHEDULED_TIME, ANNOTATION_TRIGGER_TYPE, API_VERSION } from '../../schemas/labels.js'
-import { MAX_RECENT_RUNS, type Condition, type RecentRun, type Workflow, type WorkflowStatus } from '../../schemas/workflow.js'
-import { parseSchedule, type Schedule, type ScheduleProblem } from './cron.js'
-import { buildRun, isTemplate, scheduleSuffix, templateOf } from '../run-builder.js'
+import { ANNOTATION_SCHEDULED_TIME, ANNOTATION_TRIGGER_TYPE } from '../../schemas/labels.js'
+import { MAX_RECENT_RUNS, type RecentRun, type Workflow, type WorkflowStatus } from '../../schemas/workflow.js'
+import { isTemplate, templateOf } from '../run-builder.js'
+import { pingSourceManifest, pingSourceMatches } from './ping-source.js'
+import {
+  CONDITION_SCHEDULE_VALID, findScheduleValid, fireOfPing, FIRE_TOLERANCE_MS, rfc3339, sameCondition, scheduleCondition, scheduledRun, scheduleState,
+} from './schedule.js'
+import { stableJson } from './stable-json.js'
 
-/** Condition type saying whether the template's schedule can be used. */
-export const CONDITION_SCHEDULE_VALID = 'ScheduleValid'
 /** Default `startingDeadlineSeconds`: how late a missed fire may still start its run. */
 export const DEFAULT_STARTING_DEADLINE_SECONDS = 3600
 /** Default `successfulRunsHistoryLimit`. */
@@ -35,15 +37,6 @@ export const DEFAULT_FAILED_HISTORY = 1
  * place (with `catchUp: none` that would lose it).
  */
 export const MISSED_AFTER_SECONDS = 60
-/** A ping's event time may run slightly ahead of the fire it stands for (clock skew): tolerance. */
-export const FIRE_TOLERANCE_MS = 2000
-/** Labels of every PingSource Kinetic makes for a template. */
-export const LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by'
-/** `ceOverrides` extension naming a template's schedule pings (the schedule-fired Trigger filters on it). */
-export const SCHEDULE_SOURCE = 'schedule'
-
-const MAX_LABEL_NAME = 63
-const SCHEDULE_TAIL = '-schedule'
 
 /** A change worth telling people about (the controller's Transition shape). */
 export interface TemplateTransition {
@@ -96,74 +89,6 @@ export function isEmptyPlan(plan: TemplatePlan): boolean {
     && plan.deleteRuns.length === 0 && plan.status === null
 }
 
-/** Pure: the PingSource name of a template: `<template>-schedule`, cut with a 5-hex hash to fit 63 characters. */
-export function pingSourceName(template: string): string {
-  const plain = `${template}${SCHEDULE_TAIL}`
-  if (plain.length <= MAX_LABEL_NAME) return plain
-  const hash = sha256Hex(template).slice(0, 5)
-  const head = template.slice(0, MAX_LABEL_NAME - SCHEDULE_TAIL.length - hash.length - 1).replace(/[-.]+$/, '')
-  return `${head}-${hash}${SCHEDULE_TAIL}`
-}
-
-/** Pure: RFC 3339 in UTC with whole seconds, as Go's time.RFC3339 writes it (purko's timestamp). */
-export function rfc3339(d: Date): string {
-  return `${d.toISOString().slice(0, 19)}Z`
-}
-
-/** Pure: the PingSource a scheduled template wants. */
-export function pingSourceManifest(template: Workflow, schedule: Schedule, sink: string): ChildObject {
-  const name = template.metadata.name ?? ''
-  const namespace = template.metadata.namespace ?? ''
-  return {
-    apiVersion: 'sources.knative.dev/v1',
-    kind: 'PingSource',
-    metadata: {
-      name: pingSourceName(name),
-      namespace,
-      labels: { [LABEL_MANAGED_BY]: 'kinetic', 'kinetic.dev/template': labelValue(name) },
-      ownerReferences: [{
-        apiVersion: API_VERSION, kind: 'Workflow', name, uid: template.metadata.uid ?? '', controller: true, blockOwnerDeletion: false,
-      }],
-    },
-    spec: {
-      schedule: schedule.expression,
-      ...(schedule.timezone !== undefined ? { timezone: schedule.timezone } : {}),
-      contentType: 'application/json',
-      data: JSON.stringify({ namespace, name, uid: template.metadata.uid ?? '' }),
-      ceOverrides: { extensions: { kineticsource: SCHEDULE_SOURCE } },
-      sink: { uri: sink },
-    },
-  }
-}
-
-/** Pure: the input every step of a scheduled run gets (purko's scheduler). */
-export function scheduledInput(cron: string, template: Workflow, fire: Date): Record<string, unknown> {
-  return { schedule: cron, task: template.spec.description ?? '', timestamp: rfc3339(fire), trigger: 'schedule' }
-}
-
-/** Pure: the run of a template for one schedule fire. */
-export function scheduledRun(template: Workflow, cron: string, fire: Date): Workflow {
-  const input = scheduledInput(cron, template, fire)
-  return buildRun({
-    template, type: 'schedule', source: cron, suffix: scheduleSuffix(fire), scheduledTime: rfc3339(fire), inputFor: () => input,
-  })
-}
-
-type ScheduleState =
-  | { kind: 'none' }
-  | { kind: 'invalid'; cron: string; reason: ScheduleProblem; message: string }
-  | { kind: 'valid'; cron: string; schedule: Schedule; suspended: boolean }
-
-function scheduleState(template: Workflow, refused: string | undefined): ScheduleState {
-  const block = template.spec.trigger?.schedule
-  const cron = block?.cron?.trim()
-  if (!cron) return { kind: 'none' }
-  const parsed = parseSchedule(cron, block?.timezone)
-  if (!parsed.ok) return { kind: 'invalid', cron, reason: parsed.reason, message: parsed.message }
-  if (refused !== undefined) return { kind: 'invalid', cron, reason: 'InvalidSchedule', message: `the PingSource for schedule ${JSON.stringify(cron)} was refused: ${refused}` }
-  return { kind: 'valid', cron, schedule: parsed.schedule, suspended: block?.suspend === true }
-}
-
 const ms = (iso: string | undefined): number | undefined => {
   if (iso === undefined) return undefined
   const t = Date.parse(iso)
@@ -207,7 +132,7 @@ export function planTemplate(input: TemplateInput): TemplatePlan {
       if (livePing && !isOwnedBy(livePing, uid)) {
         dropPing()
         plan.applyPingSource = desired
-      } else if (!livePing || !matches(livePing, desired)) {
+      } else if (!livePing || !pingSourceMatches(livePing, desired)) {
         plan.applyPingSource = desired
       }
     }
@@ -335,7 +260,7 @@ export function planTemplate(input: TemplateInput): TemplatePlan {
     ? setCondition(old.conditions, condition, now)
     : (old.conditions ?? []).filter((c) => c.type !== CONDITION_SCHEDULE_VALID)
   setField(next, 'conditions', conditions.length > 0 ? conditions : undefined)
-  if (state.kind === 'invalid' && !sameCondition(findCondition(old.conditions), condition)) {
+  if (state.kind === 'invalid' && !sameCondition(findScheduleValid(old.conditions), condition)) {
     plan.transitions.push({ kind: 'template.schedule-invalid', type: 'Warning', reason: state.reason, message: state.message, record: true })
   }
   plan.status = stableJson(next) === stableJson(old) ? null : next
@@ -352,69 +277,7 @@ export function recentRunOf(run: Workflow): RecentRun {
   return entry
 }
 
-function scheduleCondition(state: ScheduleState, generation: number | undefined): { type: string; status: Condition['status']; reason: string; message: string; observedGeneration?: number } | null {
-  const gen = generation !== undefined ? { observedGeneration: generation } : {}
-  switch (state.kind) {
-    case 'none': return null
-    case 'invalid': return { type: CONDITION_SCHEDULE_VALID, status: 'False', reason: state.reason, message: state.message, ...gen }
-    case 'valid': return {
-      type: CONDITION_SCHEDULE_VALID, status: 'True', reason: state.suspended ? 'Suspended' : 'Scheduled',
-      message: state.suspended
-        ? `Schedule "${state.cron}" is suspended: no runs start until spec.trigger.schedule.suspend is false`
-        : `Runs start on schedule "${state.schedule.expression}" (${state.schedule.timezone ?? 'UTC'})`,
-      ...gen,
-    }
-  }
-}
-
-const findCondition = (conditions: readonly Condition[] | undefined) => conditions?.find((c) => c.type === CONDITION_SCHEDULE_VALID)
-
-function sameCondition(a: Condition | undefined, b: { status: string; reason: string; message: string } | null): boolean {
-  if (!a || !b) return !a && !b
-  return a.status === b.status && a.reason === b.reason && a.message === b.message
-}
-
 function setField<K extends keyof WorkflowStatus>(status: WorkflowStatus, key: K, value: WorkflowStatus[K] | undefined): void {
   if (value === undefined) delete status[key]
   else status[key] = value
-}
-
-/** The fields we set are in the live object with the same values (the API server may add defaults). */
-function matches(live: ChildObject, desired: ChildObject): boolean {
-  const liveSpec = (live.spec ?? {}) as Record<string, unknown>
-  const spec = (desired.spec ?? {}) as Record<string, unknown>
-  if (Object.entries(spec).some(([k, v]) => stableJson(liveSpec[k]) !== stableJson(v))) return false
-  // A timezone we no longer set must go too.
-  if (spec.timezone === undefined && liveSpec.timezone !== undefined && liveSpec.timezone !== '') return false
-  const labels = live.metadata?.labels ?? {}
-  return Object.entries(desired.metadata?.labels ?? {}).every(([k, v]) => labels[k] === v)
-}
-
-/** JSON with object keys sorted, so equal values compare equal whatever their key order. */
-function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v && typeof v === 'object' && !Array.isArray(v)) {
-      return Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-    }
-    return v
-  }) ?? 'undefined'
-}
-
-/**
- * How late a PingSource delivery may be after its fire: Knative's adapter sleeps up to 0.5 s of
- * jitter, then retries a refused send for about 1.5 s.
- */
-export const LATE_DELIVERY_MS = 3000
-
-/**
- * Pure: the fire a ping stands for: the latest fire at or before its time when the ping could
- * be that fire's (late) delivery; otherwise the next fire when it is at most FIRE_TOLERANCE_MS
- * ahead (the sender's clock ran behind ours). A schedule that fires more often than the
- * tolerance therefore never has its pings mapped to a fire that has not happened yet.
- */
-export function fireOfPing(schedule: { latestAtOrBefore(t: Date): Date | null; nextAfter(t: Date): Date | null }, eventTime: number): Date | null {
-  const before = schedule.latestAtOrBefore(new Date(eventTime))
-  if (before !== null && eventTime - before.getTime() <= LATE_DELIVERY_MS) return before
-  const ahead = schedule.nextAfter(new Date(eventTime))
-  return ahead !== null && ahead.getTime() - eventTime <= FIRE_TOLERANCE_MS ? ahead : before
 }
