@@ -25,7 +25,7 @@ import { parseAllDocuments } from 'yaml'
 import { startApiServer, type ApiServer } from '../local/apiserver/index.js'
 import { kubeconfigYaml } from '../local/apiserver/kubeconfig.js'
 import { freePort } from '../local/free-port.js'
-import { callerAuthEnv } from '../local/plane.js'
+import { callerAuthEnv } from '../local/function-env.js'
 import { ANNOTATION_CANCEL, ANNOTATION_TEMPLATE } from '../shared/schemas/labels.js'
 import { median, percentile } from './stats.js'
 

@@ -2,7 +2,8 @@
 // kube-apiserver, and with kube-controller-manager), and what it holds in memory once ready.
 // Run: node --import tsx bench/control-plane.ts   (BENCH_CONTROL_PLANE_RUNS=3)
 import { readFileSync } from 'node:fs'
-import { processesUsing, startControlPlane } from '../cluster/control-plane.js'
+import { startControlPlane } from '../cluster/control-plane.js'
+import { processesUsing } from '../cluster/processes.js'
 import { findKubeAssets } from '../cluster/kube-assets.js'
 
 const RUNS = Number(process.env.BENCH_CONTROL_PLANE_RUNS ?? 3)

@@ -1,14 +1,21 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { generateKeyPairSync, randomBytes } from 'node:crypto'
-import { existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import type { ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import https from 'node:https'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { KubeConfig } from '@kubernetes/client-node'
+import type { KubeConfig } from '@kubernetes/client-node'
 import { KubeHttp } from '../local/knative/kube-http.js'
 import type { KubeBinary } from './kube-assets.js'
+import { makePki, tokenKubeConfig, type NodeServing } from './pki.js'
+import { ControlPlaneError, freePorts, sleep, spawnDetached, spawnWithLifeline, stopProcessesUsing, terminate } from './processes.js'
+
+/**
+ * A test control plane: etcd, kube-apiserver and optionally kube-controller-manager and
+ * kube-scheduler on 127.0.0.1, started and checked for readiness here; their certificates are
+ * made by pki.ts and their processes started and stopped by processes.ts.
+ */
 
 /** The processes a control plane may start. */
 export type ControlPlaneBinary = KubeBinary | 'kube-scheduler'
@@ -42,14 +49,6 @@ export interface ControlPlaneOptions {
   detached?: boolean
   /** Also start kube-scheduler (a real node places pods; the test tier binds them itself). */
   scheduler?: boolean
-}
-
-/** What a control plane for a real node adds. */
-export interface NodeServing {
-  /** The node's address: the API server listens and advertises here. */
-  address: string
-  /** Static token identities for the node's components, by name. */
-  identities: Record<string, { user: string; groups: string[] }>
 }
 
 /** One audit record of a request: who did what to which resource, and the answer. */
@@ -92,44 +91,6 @@ export interface ControlPlane {
   pki: { caCert: string; caKey: string }
   /** A kubeconfig file per identity of `node.identities`, by name. */
   identityKubeconfigs: Record<string, string>
-}
-
-/** Pids of live processes whose command line names the folder (what stop() must leave none of). */
-export function processesUsing(dir: string): number[] {
-  const out: number[] = []
-  // The asking process and its parents (`npm run cluster -- --stop --dir <dir>`, its shell) name
-  // the folder too: stop must never end its own caller.
-  const askers = ancestorsOfSelf()
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue
-    try {
-      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8')
-      if (cmd.includes(dir) && !askers.has(Number(entry))) out.push(Number(entry))
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out
-}
-
-/** This process and every parent up to init, from /proc/<pid>/stat (field 4 is the parent pid). */
-function ancestorsOfSelf(): Set<number> {
-  const pids = new Set<number>()
-  for (let pid = process.pid; pid > 1 && !pids.has(pid);) {
-    pids.add(pid)
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-      pid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
-    } catch {
-      break
-    }
-  }
-  return pids
-}
-
-/** A component that did not come up, with its log's tail in the message. */
-export class ControlPlaneError extends Error {
-  override name = 'ControlPlaneError'
 }
 
 const SERVICE_CIDR = '10.0.0.0/24'
@@ -320,146 +281,6 @@ function readAudit(file: string): AuditEvent[] {
     .filter((e) => e.stage === 'ResponseComplete')
 }
 
-interface Pki {
-  caCert: string; caPem: string; servingCert: string; servingKey: string
-  saPublic: string; saPrivate: string; tokens: string; adminToken: string
-  kubeletClientCert: string; kubeletClientKey: string; identityTokens: Record<string, string>
-}
-
-// A CA and a serving certificate for 127.0.0.1 (openssl), the ServiceAccount signing key pair
-// (node:crypto), and a static admin token in group system:masters. For a node also: the node's
-// address in the serving certificate, the API server's client certificate for kubelets, and a
-// static token per node component.
-function makePki(pki: string, node?: NodeServing): Pki {
-  const openssl = opensslIn(pki)
-  openssl(['req', '-x509', '-new', '-nodes', '-newkey', 'rsa:2048', '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '30',
-    '-subj', '/CN=kinetic-test-ca', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'])
-  signCertificate(openssl, pki, 'serving', '/CN=kube-apiserver', 'extendedKeyUsage=serverAuth',
-    `subjectAltName=IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local${node ? `,IP:${node.address}` : ''}`)
-  const sa = generateKeyPairSync('rsa', { modulusLength: 2048 })
-  writeFileSync(join(pki, 'sa.pub'), sa.publicKey.export({ type: 'spki', format: 'pem' }))
-  writeFileSync(join(pki, 'sa.key'), sa.privateKey.export({ type: 'pkcs1', format: 'pem' }), { mode: 0o600 })
-  if (node) signCertificate(openssl, pki, 'kubelet-client', '/O=system:masters/CN=kube-apiserver-kubelet-client', 'extendedKeyUsage=clientAuth')
-  const adminToken = randomBytes(24).toString('hex')
-  const identityTokens: Record<string, string> = {}
-  const lines = [`${adminToken},admin,admin-uid,"system:masters"`]
-  for (const [name, identity] of Object.entries(node?.identities ?? {})) {
-    identityTokens[name] = randomBytes(24).toString('hex')
-    lines.push(`${identityTokens[name]},${identity.user},${identity.user}-uid,"${identity.groups.join(',')}"`)
-  }
-  writeFileSync(join(pki, 'tokens.csv'), `${lines.join('\n')}\n`, { mode: 0o600 })
-  return {
-    kubeletClientCert: join(pki, 'kubelet-client.crt'), kubeletClientKey: join(pki, 'kubelet-client.key'), identityTokens,
-    caCert: join(pki, 'ca.crt'), caPem: readFileSync(join(pki, 'ca.crt'), 'utf8'),
-    servingCert: join(pki, 'serving.crt'), servingKey: join(pki, 'serving.key'),
-    saPublic: join(pki, 'sa.pub'), saPrivate: join(pki, 'sa.key'),
-    tokens: join(pki, 'tokens.csv'), adminToken,
-  }
-}
-
-/**
- * Makes `<name>.key` and `<name>.crt` in `pki`, signed by its CA, with the subject and the
- * extensions given (one per line of the extension file).
- */
-export function signCertificate(openssl: (args: string[]) => void, pki: string, name: string, subject: string, ...extensions: string[]): void {
-  writeFileSync(join(pki, `${name}.ext`), ['basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature,keyEncipherment', ...extensions].join('\n'))
-  openssl(['req', '-new', '-nodes', '-newkey', 'rsa:2048', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject])
-  openssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, '-days', '30', '-extfile', `${name}.ext`])
-}
-
-/** Runs openssl in `cwd`; throws a ControlPlaneError with its stderr when it fails. */
-export function opensslIn(cwd: string): (args: string[]) => void {
-  return (args) => {
-    const r = spawnSync('openssl', args, { cwd, encoding: 'utf8' })
-    if (r.error) throw new ControlPlaneError(`openssl is needed to make certificates: ${r.error.message}`)
-    if (r.status !== 0) throw new ControlPlaneError(`openssl ${args[0]} failed: ${r.stderr}`)
-  }
-}
-
-/** A KubeConfig for a bearer token against the server, trusting its CA. */
-export function tokenKubeConfig(server: string, caPem: string, user: string, token: string): KubeConfig {
-  const kc = new KubeConfig()
-  kc.loadFromOptions({
-    clusters: [{ name: 'test', server, caData: Buffer.from(caPem).toString('base64'), skipTLSVerify: false }],
-    users: [{ name: user, token }],
-    contexts: [{ name: user, cluster: 'test', user }],
-    currentContext: user,
-  })
-  return kc
-}
-
-// The binary runs under a small shell that holds this process's pipe: when this process dies
-// (a crashed or killed test worker), the pipe closes and the shell stops the binary.
-const LIFELINE = [
-  'exec 3<&0',
-  '"$@" </dev/null 3<&- & pid=$!',
-  'stop() { kill -TERM $pid 2>/dev/null; for i in $(seq 100); do kill -0 $pid 2>/dev/null || return 0; sleep 0.1; done; kill -KILL $pid 2>/dev/null; }',
-  '( cat <&3 >/dev/null; stop ) &',
-  'trap "stop; wait $pid; exit 143" TERM',
-  'wait $pid',
-].join('\n')
-
-// A process that outlives this one (npm run cluster): its own session, output to its log.
-function spawnDetached(bin: string, args: string[], log: string): ChildProcess {
-  const out = openSync(log, 'a')
-  const child = spawn(bin, args, { stdio: ['ignore', out, out], detached: true })
-  child.on('error', () => undefined)
-  child.unref()
-  return child
-}
-
-/**
- * Stops every live process whose command line names `dir` (SIGTERM, then SIGKILL after
- * `graceMs`): what a control plane or node started there, and nothing else.
- */
-export async function stopProcessesUsing(dir: string, graceMs = 15_000): Promise<void> {
-  for (const pid of processesUsing(dir)) signal(pid, 'SIGTERM')
-  const deadline = Date.now() + graceMs
-  while (processesUsing(dir).length > 0 && Date.now() < deadline) await sleep(100)
-  for (const pid of processesUsing(dir)) signal(pid, 'SIGKILL')
-  const killed = Date.now() + 5_000
-  while (processesUsing(dir).length > 0 && Date.now() < killed) await sleep(50)
-}
-
-function signal(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(pid, sig)
-  } catch {
-    // gone meanwhile
-  }
-}
-
-function spawnWithLifeline(bin: string, args: string[], log: string): ChildProcess {
-  const out = openSync(log, 'a')
-  const child = spawn('bash', ['-c', LIFELINE, 'lifeline', bin, ...args], { stdio: ['pipe', out, out] })
-  child.on('error', () => undefined)
-  return child
-}
-
-async function terminate(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise<void>((r) => child.once('exit', () => r()))
-  child.stdin?.end()
-  child.kill('SIGTERM')
-  const killer = setTimeout(() => child.kill('SIGKILL'), 15_000)
-  await exited
-  clearTimeout(killer)
-}
-
-async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(Array.from({ length: n }, () => new Promise<ReturnType<typeof createServer>>((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => resolve(srv))
-  })))
-  const ports = servers.map((s) => {
-    const a = s.address()
-    return typeof a === 'object' && a ? a.port : 0
-  })
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))))
-  return ports
-}
-
 function httpRequest(method: string, url: string, opts: { ca?: string; token?: string; body?: string; insecure?: boolean } = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url)
@@ -480,5 +301,3 @@ function httpRequest(method: string, url: string, opts: { ca?: string; token?: s
     req.end(opts.body)
   })
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))

@@ -1,21 +1,23 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createWriteStream, existsSync, mkdirSync, writeFileSync, type WriteStream } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { KubeConfig } from '@kubernetes/client-node'
 import { silentLogger, type Logger } from '../shared/log.js'
 import { startApiServer, type ApiServer } from './apiserver/index.js'
+import { callerAuthEnv, CALLER_AUTH, localConsoleEnv, serviceEnv, stringEnv } from './function-env.js'
+import { runFunctionProcess, terminate, type FunctionProcesses, type LocalFunction } from './function-process.js'
 import { serviceAccountIdentities, type Identities } from './identities.js'
 import { startJobRunner, type JobRunner } from './jobs/runner.js'
 import { REPO_ROOT } from './jobs/step-process.js'
 import { startKnativeEmulation, type KnativeEmulation } from './knative/emulation.js'
-import { KubeHttp, type KubeObject } from './knative/kube-http.js'
+import { KubeHttp } from './knative/kube-http.js'
 import { loadKnativeManifests, type Manifest } from './knative/manifests.js'
 import { ensurePingSourceKind } from './knative/pingsource-crd.js'
+import { applySupportingObjects, registerLocalMcpServers } from './supporting-objects.js'
 import { startWorkloadControllers, type WorkloadControllers } from './workloads/controllers.js'
 import { freePort } from './free-port.js'
 import { installCrds, readCrds } from './crds.js'
-import { PID_HEADER } from '../shared/http/app.js'
 
 /** An existing cluster to run against instead of the embedded API server. */
 export interface ClusterTarget {
@@ -79,20 +81,6 @@ export interface LocalPlaneOptions {
   workloads?: boolean
 }
 
-/** A function process serving one Knative Service. */
-export interface LocalFunction {
-  name: string
-  url: string
-  pid: number | undefined
-  logFile: string
-  /** The kubeconfig the process uses. */
-  kubeconfigPath: string
-  /** `system:serviceaccount:<ns>:<sa>` with `cluster`; undefined on the embedded API server (its admin). */
-  identity?: string
-  /** An MCP server function (recipes-mcp): its endpoint and how it checks callers here. */
-  mcp?: { url: string; auth: string }
-}
-
 /** The running plane. */
 export interface LocalPlane {
   /** The embedded API server; undefined with `cluster`. */
@@ -129,6 +117,7 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
   const children = new Map<string, ChildProcess>()
   const streams: WriteStream[] = []
   let stopping = false
+  const processes: FunctionProcesses = { root, log, children, stopping: () => stopping, readinessTimeoutMs: opts.readinessTimeoutMs ?? 60_000 }
   const cleanups: Array<() => Promise<void>> = []
   // Last resort if the parent dies without calling stop(): no function process outlives it.
   const killAll = () => { for (const c of children.values()) if (c.exitCode === null) c.kill('SIGKILL') }
@@ -235,7 +224,6 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
     // The console is told run-control's URL, final only once run-control listens (its port may change).
     const ready = new Map(planned.map(({ svc }) => [svc.metadata.name, deferred()]))
     const startFunction = async (svc: Manifest, fn: LocalFunction, chosen: number): Promise<void> => {
-      let port = chosen
       const runControl = fn.name === 'console' ? functions.get('run-control') : undefined
       if (runControl) await ready.get(runControl.name)?.promise
       const out = createWriteStream(fn.logFile, { flags: 'a' })
@@ -257,49 +245,7 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
       for (const variable of Object.keys(callerAuth)) {
         log.info({ service: fn.name }, `The embedded API server has no TokenReview: ${fn.name} runs with ${variable}=none and allows every call as anonymous`)
       }
-      // The port was free when chosen, but another process may take it before the function
-      // listens (many planes start side by side in tests): then it starts again on another.
-      for (let attempt = 1; ; attempt++) {
-        const child = spawn(process.execPath, ['--import', 'tsx', join(root, 'scripts', 'run-function.ts'), svc.metadata.name], {
-          cwd: root, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'],
-        })
-        children.set(svc.metadata.name, child)
-        fn.pid = child.pid
-        // stderr is held back until the function is ready, so a start that lost its port leaves
-        // no crash trace in the function's log (the retry says what happened instead).
-        let portTaken = false
-        let held: Buffer[] | null = []
-        child.stderr?.on('data', (chunk: Buffer) => {
-          if (held === null) return void out.write(chunk)
-          held.push(chunk)
-          if (Buffer.concat(held).includes('EADDRINUSE')) portTaken = true
-        })
-        const release = () => {
-          if (held !== null && !portTaken) for (const chunk of held) out.write(chunk)
-          held = null
-        }
-        child.stdout?.pipe(out, { end: false })
-        child.on('exit', (code, signal) => {
-          if (!stopping && !portTaken) log.error({ service: svc.metadata.name, code, signal, logFile: fn.logFile }, 'Function process exited; events for it will fail until the plane restarts')
-        })
-        try {
-          await waitReady(fn, child, opts.readinessTimeoutMs ?? 60_000)
-          release()
-          break
-        } catch (err) {
-          await new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())))
-          if (!portTaken || attempt >= 3) {
-            portTaken = false
-            release()
-            throw err
-          }
-          log.info({ service: fn.name, port }, 'Port was taken before the function listened; starting it on another')
-          port = await freePort()
-          fn.url = `http://127.0.0.1:${port}`
-          if (fn.mcp) fn.mcp = { ...fn.mcp, url: `${fn.url}/mcp` }
-        }
-      }
-      log.info({ service: fn.name, url: fn.url, pid: fn.pid }, 'Function ready')
+      await runFunctionProcess(fn, svc.metadata.name, env, out, chosen, processes)
     }
     await Promise.all(planned.map(async ({ svc, port: chosen }) => {
       const fn = functions.get(svc.metadata.name) as LocalFunction
@@ -345,76 +291,6 @@ export async function startLocalPlane(opts: LocalPlaneOptions = {}): Promise<Loc
   }
 }
 
-// What the plane installs from knative/ besides the Knative objects it emulates.
-const SUPPORTING_KINDS = new Set(['Namespace', 'ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'Role', 'RoleBinding'])
-
-// Namespaces, ServiceAccounts and RBAC from knative/: on the embedded server so kubectl shows
-// what a cluster would have, on a cluster because the functions run as those ServiceAccounts
-// (there a failure is an error: a function without its RBAC cannot work).
-async function applySupportingObjects(kube: KubeHttp, others: Manifest[], log: Logger, strict: boolean): Promise<void> {
-  const wanted = others.filter((o) => SUPPORTING_KINDS.has(o.kind))
-  // On the embedded server an MCPServer registering one of our functions is installed once that
-  // function runs (registerLocalMcpServers), without the ServiceAccount token Secret it names on a
-  // cluster (the embedded server has no token controller to fill one).
-  const later = (o: Manifest) => !strict && (o.kind === 'MCPServer' || (o.kind === 'Secret' && o.raw.type === 'kubernetes.io/service-account-token'))
-  for (const o of others) if (!SUPPORTING_KINDS.has(o.kind) && !later(o)) log.warn({ kind: o.kind, name: o.metadata.name, file: o.file }, 'Not installing an object of knative/ the local plane does not handle')
-  const ordered = [...wanted].sort((a, b) => Number(b.kind === 'Namespace') - Number(a.kind === 'Namespace'))
-  const namespaces = new Set(wanted.filter((o) => o.kind !== 'Namespace' && !o.kind.startsWith('Cluster')).map((o) => o.metadata.namespace))
-  for (const ns of namespaces) {
-    if (!ordered.some((o) => o.kind === 'Namespace' && o.metadata.name === ns)) {
-      const raw = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } }
-      ordered.unshift({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, namespace: '' }, spec: {}, file: '', raw })
-    }
-  }
-  for (const m of ordered) {
-    const obj = { ...m.raw } as KubeObject
-    // Cluster-scoped: the namespace filled in by the loader does not apply.
-    if (m.kind === 'Namespace' || m.kind.startsWith('Cluster')) {
-      const { namespace: _ns, ...meta } = (obj.metadata ?? {}) as Record<string, unknown>
-      obj.metadata = meta as KubeObject['metadata']
-    }
-    try {
-      await kube.apply(obj)
-    } catch (err) {
-      if (strict) throw new Error(`Could not apply ${m.kind} ${m.metadata.name} from knative/${m.file}: ${err instanceof Error ? err.message : String(err)}`)
-      const unsupported = err instanceof Error && /does not serve/.test(err.message)
-      log[unsupported ? 'debug' : 'warn']({ kind: m.kind, name: m.metadata.name, err: String(err) }, 'Could not apply an object from knative/')
-    }
-  }
-  log.info({ objects: ordered.map((m) => `${m.kind}/${m.metadata.name}`) }, 'Installed the supporting objects of knative/')
-}
-
-/** The variable by which the recipes MCP server checks its callers with TokenReview and SubjectAccessReview. */
-export const CALLER_AUTH = 'KINETIC_RECIPES_MCP_AUTH'
-/** Every function's variable for checking callers with TokenReview and SubjectAccessReview (recipes-mcp, run-control). */
-export const CALLER_AUTH_VARIABLES: readonly string[] = [CALLER_AUTH, 'KINETIC_RUN_CONTROL_AUTH']
-
-/**
- * Pure: the embedded API server serves neither TokenReview nor SubjectAccessReview, so there a
- * function that checks its callers with them runs with auth `none` (every call allowed, logged
- * as anonymous). Against a cluster it keeps its Service's setting (`kubernetes`).
- */
-export function callerAuthEnv(serviceEnv: Record<string, string>, onCluster: boolean): Record<string, string> {
-  if (onCluster) return {}
-  return Object.fromEntries(CALLER_AUTH_VARIABLES.filter((v) => serviceEnv[v] !== undefined).map((v) => [v, 'none']))
-}
-
-/**
- * Pure: the console on the local plane, actions on, cookies without Secure (plain HTTP on
- * 127.0.0.1), actions sent to the local run-control. On the embedded API server the plane's
- * admin is the person (no sign-in); against a cluster people sign in with their own bearer token
- * (the console's ServiceAccount may read nothing), sealed with `sessionKey` (base64, 32 bytes).
- */
-export function localConsoleEnv(runControlUrl: string | undefined, cluster?: { sessionKey: string }): Record<string, string> {
-  return {
-    KINETIC_CONSOLE_AUTH: cluster ? 'token' : 'local',
-    ...(cluster ? { KINETIC_CONSOLE_SESSION_KEY: cluster.sessionKey } : {}),
-    KINETIC_CONSOLE_ACTIONS: 'true',
-    KINETIC_CONSOLE_SECURE_COOKIES: 'false',
-    ...(runControlUrl ? { KINETIC_RUN_CONTROL_URL: runControlUrl } : {}),
-  }
-}
-
 interface Deferred { promise: Promise<void>; resolve(): void; reject(err: unknown): void }
 
 function deferred(): Deferred {
@@ -425,90 +301,3 @@ function deferred(): Deferred {
   promise.catch(() => {})
   return { promise, resolve, reject }
 }
-
-/** `http://<service>.<namespace>.svc.cluster.local[:port]/<path>` -> the Service, or null. */
-function clusterLocalService(url: string): { name: string; namespace: string; path: string } | null {
-  const m = /^http:\/\/([a-z0-9-]+)\.([a-z0-9-]+)\.svc\.cluster\.local(?::\d+)?(\/.*)?$/.exec(url)
-  return m ? { name: m[1] as string, namespace: m[2] as string, path: m[3] ?? '' } : null
-}
-
-/**
- * Pure: an unmanaged MCPServer of knative/ whose url is one of our Knative Services (the
- * recipes MCP server's registration, platform/recipes-mcp.yaml), pointed at that function's
- * local process instead. The local function checks no token (auth `none`, above), so the
- * registration needs none either: no Secret holds a ServiceAccount token on the embedded server.
- */
-export function localMcpServer(m: Manifest, functionUrl: (service: string, namespace: string) => string | undefined): KubeObject | null {
-  const spec = m.spec as { managed?: boolean; url?: string; auth?: string; secretRef?: string }
-  if (m.kind !== 'MCPServer' || spec.managed !== false || !spec.url) return null
-  const target = clusterLocalService(spec.url)
-  const base = target ? functionUrl(target.name, target.namespace) : undefined
-  if (!target || !base) return null
-  const { secretRef: _secret, ...rest } = spec
-  return { ...m.raw, spec: { ...rest, url: `${base}${target.path}`, auth: 'none' } } as KubeObject
-}
-
-// The embedded plane serves the recipes MCP server on 127.0.0.1; its registration in knative/
-// names the in-cluster address, so it is installed with the local one (agents' steps run here too).
-async function registerLocalMcpServers(kube: KubeHttp, others: Manifest[], functions: Map<string, LocalFunction>, log: Logger): Promise<void> {
-  const urlOf = (service: string, namespace: string) => (namespace === 'kinetic-system' ? functions.get(service)?.url : undefined)
-  for (const m of others) {
-    const local = localMcpServer(m, urlOf)
-    if (!local) continue
-    try {
-      await kube.apply(local)
-      log.info({ mcpServer: `${m.metadata.namespace}/${m.metadata.name}`, url: (local.spec as { url: string }).url }, 'Registered a local MCP server from knative/')
-    } catch (err) {
-      log.warn({ mcpServer: `${m.metadata.namespace}/${m.metadata.name}`, err: String(err) }, 'Could not register a local MCP server from knative/')
-    }
-  }
-}
-
-/**
- * Literal env of the Service's first container; a value that points at an in-cluster
- * broker-ingress URL is rewritten to the local Broker.
- */
-function serviceEnv(svc: Manifest, brokerUrl: (ns: string, name: string) => string): Record<string, string> {
-  const spec = svc.spec as { template?: { spec?: { containers?: Array<{ env?: Array<{ name: string; value?: string }> }> } } }
-  const out: Record<string, string> = {}
-  for (const e of spec.template?.spec?.containers?.[0]?.env ?? []) {
-    if (e.value === undefined) continue
-    const m = /^https?:\/\/broker-ingress\.[^/]+\/([^/]+)\/([^/]+)\/?$/.exec(e.value)
-    out[e.name] = m ? brokerUrl(m[1] as string, m[2] as string) : e.value
-  }
-  return out
-}
-
-function stringEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && k !== 'NODE_OPTIONS') out[k] = v
-  return out
-}
-
-async function waitReady(fn: LocalFunction, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`Function ${fn.name} exited before it was ready (exit ${child.exitCode ?? child.signalCode}); see ${fn.logFile}`)
-    }
-    try {
-      const res = await fetch(`${fn.url}/health/readiness`, { signal: AbortSignal.timeout(1000) })
-      // Only this child counts: another process may answer on a port this one failed to take.
-      if (res.ok && res.headers.get(PID_HEADER) === String(child.pid)) return
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  throw new Error(`Function ${fn.name} was not ready within ${timeoutMs} ms; see ${fn.logFile}`)
-}
-
-function terminate(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve()
-  return new Promise((resolve) => {
-    const t = setTimeout(() => child.kill('SIGKILL'), 3000)
-    child.once('exit', () => { clearTimeout(t); resolve() })
-    child.kill('SIGTERM')
-  })
-}
-

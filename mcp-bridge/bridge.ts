@@ -1,9 +1,8 @@
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Readable, Writable } from 'node:stream'
-import { LATEST_PROTOCOL_VERSION } from '@modelcontextprotocol/sdk/types.js'
 import type { Logger } from '../shared/log.js'
-import { LineReader } from './framing.js'
+import { connectServer, errorResponse, isObject, sseFrame, type Id, type Message, type Post, type Session } from './server-link.js'
 
 /**
  * The stdio bridge core: one MCP server speaking newline-delimited JSON-RPC on a byte stream
@@ -28,6 +27,8 @@ import { LineReader } from './framing.js'
  *   GET stream; none is kept for a client that has no stream open.
  * When the server's stream ends, every waiting request is answered with an error, `ended`
  * settles, and the bridge refuses further requests (the program then exits non-zero).
+ * This file is the HTTP side (sessions, POST, GET streams, health); server-link.ts is the
+ * stream pair's side (ids, waiting requests, the server's messages).
  */
 
 export interface BridgeOptions {
@@ -62,45 +63,8 @@ export interface Bridge {
 }
 
 export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024
-const BRIDGE_INFO = { name: 'kinetic-mcp-bridge', version: '1.0.0' }
 const KEEPALIVE_MS = 25_000
 
-type Id = string | number
-interface Message {
-  jsonrpc: '2.0'
-  id?: Id | null
-  method?: string
-  params?: Record<string, unknown>
-  result?: unknown
-  error?: { code: number; message: string; data?: unknown }
-}
-
-interface Session {
-  id: string
-  streams: Set<ServerResponse>
-  forwardedInit: boolean
-  /** Client id (JSON-encoded, so 1 and "1" differ) -> bridge id, while the request waits. */
-  waiting: Map<string, number>
-}
-
-/** Where the notifications of one POST go when its response is an event stream. */
-type Sink = (message: Message) => void
-
-/** One POST: the bridge ids it waits for, and its event stream if it has one. */
-interface Post {
-  ids: number[]
-  sink?: Sink
-}
-
-interface Pending {
-  originalId: Id
-  session?: Session
-  resolve(message: Message): void
-  timer: NodeJS.Timeout
-}
-
-const errorResponse = (id: Id | null, code: number, message: string): Message => ({ jsonrpc: '2.0', id, error: { code, message } })
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 const digest = (s: string) => createHash('sha256').update(s).digest()
 
 /** Serves the MCP server on the stream pair; see the module comment for the message rules. */
@@ -113,141 +77,11 @@ export function createBridge(opts: BridgeOptions): Bridge {
   const maxPending = opts.maxPending ?? 1024
   const expectedAuth = opts.authToken ? digest(`Bearer ${opts.authToken}`) : undefined
 
-  let nextId = 1
-  const pending = new Map<number, Pending>()
   const sessions = new Map<string, Session>()
   const anonymousStreams = new Set<ServerResponse>()
-  const progress = new Map<number, { token: Id; session?: Session; sink?: Sink }>()
-  let ready = false
-  let endedReason: string | undefined
-  let initialized: { protocolVersion?: unknown; [key: string]: unknown } | undefined
-  let settleEnded!: (reason: string) => void
-  const ended = new Promise<string>((resolve) => { settleEnded = resolve })
-
-  function write(message: Message): void {
-    if (endedReason !== undefined) return
-    toServer.write(`${JSON.stringify(message)}\n`)
-  }
-
-  function end(reason: string): void {
-    if (endedReason !== undefined) return
-    endedReason = reason
-    ready = false
-    for (const [id, p] of pending) {
-      clearTimeout(p.timer)
-      pending.delete(id)
-      p.resolve(errorResponse(p.originalId, -32000, `MCP server stream ended: ${reason}`))
-    }
-    for (const s of [...anonymousStreams, ...[...sessions.values()].flatMap((x) => [...x.streams])]) s.end()
-    log.warn({ reason }, 'The MCP server stream ended')
-    settleEnded(reason)
-  }
-
-  /** Sends a request with a bridge id and settles with the response carrying `originalId`. */
-  function forward(message: Message & { method: string }, originalId: Id, session: Session | undefined, timeoutMs: number, post?: Post): Promise<Message> {
-    if (endedReason !== undefined) return Promise.resolve(errorResponse(originalId, -32000, `MCP server stream ended: ${endedReason}`))
-    if (pending.size >= maxPending) return Promise.resolve(errorResponse(originalId, -32000, 'The bridge has too many requests waiting; try again'))
-    const id = nextId++
-    post?.ids.push(id)
-    const sink = post?.sink
-    const params = message.params ? { ...message.params } : undefined
-    const meta = isObject(params?._meta) ? params._meta : undefined
-    if (params && meta && (typeof meta.progressToken === 'string' || typeof meta.progressToken === 'number')) {
-      progress.set(id, { token: meta.progressToken, ...(session ? { session } : {}), ...(sink ? { sink } : {}) })
-      params._meta = { ...meta, progressToken: id }
-    }
-    const key = JSON.stringify(originalId)
-    return new Promise<Message>((resolve) => {
-      const timer = setTimeout(() => {
-        settle(errorResponse(originalId, -32001, `The MCP server did not answer ${message.method} within ${Math.round(timeoutMs / 1000)} s`))
-        write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'timed out at the bridge' } })
-      }, timeoutMs)
-      timer.unref()
-      const settle = (response: Message) => {
-        clearTimeout(timer)
-        pending.delete(id)
-        progress.delete(id)
-        if (session?.waiting.get(key) === id) session.waiting.delete(key)
-        resolve(response)
-      }
-      pending.set(id, { originalId, ...(session ? { session } : {}), resolve: settle, timer })
-      session?.waiting.set(key, id)
-      write({ ...message, id, ...(params ? { params } : {}) })
-    })
-  }
-
-  const frame = (message: Message) => `event: message\ndata: ${JSON.stringify(message)}\n\n`
-  function toStreams(streams: Iterable<ServerResponse>, message: Message): void {
-    const text = frame(message)
-    for (const s of streams) s.write(text)
-  }
-
-  function fromServerMessage(message: unknown): void {
-    if (!isObject(message) || message.jsonrpc !== '2.0') {
-      log.warn('Ignored a line from the MCP server that is not a JSON-RPC message')
-      return
-    }
-    const m = message as unknown as Message
-    if (typeof m.method === 'string' && m.id !== undefined && m.id !== null) {
-      write(m.method === 'ping'
-        ? { jsonrpc: '2.0', id: m.id, result: {} }
-        : errorResponse(m.id, -32601, `${m.method} is not available through the stdio bridge`))
-      return
-    }
-    if (typeof m.method === 'string') {
-      if (m.method === 'notifications/progress' && isObject(m.params)) {
-        const target = typeof m.params.progressToken === 'number' ? progress.get(m.params.progressToken) : undefined
-        const restored = { ...m, params: { ...m.params, progressToken: target?.token } }
-        if (target?.sink) target.sink(restored)
-        else if (target?.session) toStreams(target.session.streams, restored)
-        return
-      }
-      if (m.method === 'notifications/cancelled') return // it cancels a server request we already answered
-      toStreams([...anonymousStreams, ...[...sessions.values()].flatMap((s) => [...s.streams])], m)
-      return
-    }
-    const p = typeof m.id === 'number' ? pending.get(m.id) : undefined
-    if (!p) {
-      log.debug({ id: m.id }, 'Dropped a response that no request waits for')
-      return
-    }
-    p.resolve({ ...m, id: p.originalId })
-  }
-
-  const reader = new LineReader(maxLineBytes)
-  fromServer.on('data', (chunk: Buffer | string) => {
-    const { lines, dropped } = reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)
-    for (const size of dropped) log.warn({ bytes: size, maxLineBytes }, 'Dropped a line from the MCP server that is longer than the limit')
-    for (const line of lines) {
-      let parsed: unknown
-      try {
-        parsed = JSON.parse(line)
-      } catch {
-        log.warn({ bytes: line.length }, 'Ignored a line from the MCP server that is not JSON')
-        continue
-      }
-      for (const item of Array.isArray(parsed) ? parsed : [parsed]) fromServerMessage(item)
-    }
-  })
-  fromServer.on('end', () => end('the server closed its stdout'))
-  fromServer.on('close', () => end('the server stream closed'))
-  fromServer.on('error', (err: Error) => end(`reading the server failed: ${err.message}`))
-  toServer.on('error', (err: Error) => end(`writing to the server failed: ${err.message}`))
-  toServer.on('close', () => end('the server stdin closed'))
-
-  const initDone = forward(
-    { jsonrpc: '2.0', method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: BRIDGE_INFO } },
-    0, undefined, initTimeoutMs,
-  ).then((response) => {
-    if (isObject(response.result)) {
-      initialized = response.result
-      write({ jsonrpc: '2.0', method: 'notifications/initialized' })
-      if (endedReason === undefined) ready = true
-      const info = isObject(initialized.serverInfo) ? initialized.serverInfo : {}
-      log.info({ server: info.name, protocolVersion: initialized.protocolVersion }, 'Initialized the MCP server')
-    } else {
-      end(`the server did not initialize: ${response.error?.message ?? 'no result'}`)
-    }
+  const link = connectServer({
+    toServer, fromServer, log, maxLineBytes, initTimeoutMs, maxPending,
+    allStreams: () => [...anonymousStreams, ...[...sessions.values()].flatMap((session) => [...session.streams])],
   })
 
   function session(): Session {
@@ -262,11 +96,12 @@ export function createBridge(opts: BridgeOptions): Bridge {
   }
 
   async function clientInitialize(m: Message & { method: string; id: Id }, s: Session, post: Post): Promise<Message> {
-    await initDone
-    if (!initialized) return errorResponse(m.id, -32000, `MCP server is not available: ${endedReason ?? 'not initialized'}`)
+    await link.initDone
+    const initialized = link.initialized
+    if (!initialized) return errorResponse(m.id, -32000, `MCP server is not available: ${link.endedReason ?? 'not initialized'}`)
     const asked = m.params?.protocolVersion
     if (asked === undefined || asked === initialized.protocolVersion) return { jsonrpc: '2.0', id: m.id, result: initialized }
-    const response = await forward({ ...m, params: { ...m.params, capabilities: {} } }, m.id, s, requestTimeoutMs, post)
+    const response = await link.forward({ ...m, params: { ...m.params, capabilities: {} } }, m.id, s, requestTimeoutMs, post)
     if (response.result !== undefined) s.forwardedInit = true
     return response
   }
@@ -275,16 +110,16 @@ export function createBridge(opts: BridgeOptions): Bridge {
     if (typeof m.method !== 'string') return undefined // a response to a server request we never forwarded
     if (m.id === undefined || m.id === null) {
       if (m.method === 'notifications/initialized') {
-        if (s?.forwardedInit) write(m)
+        if (s?.forwardedInit) link.write(m)
       } else if (m.method === 'notifications/cancelled' && isObject(m.params)) {
         const key = JSON.stringify(m.params.requestId)
         const id = s?.waiting.get(key)
         if (id !== undefined) {
-          write({ ...m, params: { ...m.params, requestId: id } })
-          pending.get(id)?.resolve(errorResponse(pending.get(id)!.originalId, -32800, 'Request cancelled'))
+          link.write({ ...m, params: { ...m.params, requestId: id } })
+          link.cancelled(id)
         }
       } else {
-        write(m)
+        link.write(m)
       }
       return undefined
     }
@@ -292,7 +127,7 @@ export function createBridge(opts: BridgeOptions): Bridge {
       created.session = session()
       return clientInitialize(m as Message & { method: string; id: Id }, created.session, post)
     }
-    return forward(m as Message & { method: string }, m.id, s, requestTimeoutMs, post)
+    return link.forward(m as Message & { method: string }, m.id, s, requestTimeoutMs, post)
   }
 
   function reply(res: ServerResponse, status: number, body?: unknown, headers: Record<string, string> = {}): void {
@@ -345,7 +180,7 @@ export function createBridge(opts: BridgeOptions): Bridge {
     // Progress of a request travels in its own response when the client takes an event stream,
     // so it cannot be lost to a GET stream that is not open yet.
     const streaming = accept.includes('text/event-stream') && messages.some((m) => isObject(m) && isObject(m.params) && isObject(m.params._meta) && m.params._meta.progressToken !== undefined)
-    const thisPost: Post = { ids: [], ...(streaming ? { sink: (message: Message) => void (res.writableEnded || res.write(frame(message))) } : {}) }
+    const thisPost: Post = { ids: [], ...(streaming ? { sink: (message: Message) => void (res.writableEnded || res.write(sseFrame(message))) } : {}) }
     const created: { session?: Session } = {}
     const waits = messages.map((m) => fromClient(m as Message, s, created, thisPost)).filter((w): w is Promise<Message> => w !== undefined)
     if (waits.length === 0) return reply(res, 202)
@@ -355,15 +190,14 @@ export function createBridge(opts: BridgeOptions): Bridge {
     res.on('close', () => {
       if (res.writableEnded) return
       for (const id of thisPost.ids) {
-        const p = pending.get(id)
-        if (!p) continue
-        write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client disconnected' } })
-        p.resolve(errorResponse(p.originalId, -32800, 'Request cancelled'))
+        if (!link.waiting(id)) continue
+        link.write({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client disconnected' } })
+        link.cancelled(id)
       }
     })
     const responses = await Promise.all(waits)
     if (streaming) {
-      if (!res.writableEnded) res.end(responses.map(frame).join(''))
+      if (!res.writableEnded) res.end(responses.map(sseFrame).join(''))
       return
     }
     reply(res, 200, batch ? responses : responses[0], headers)
@@ -395,12 +229,12 @@ export function createBridge(opts: BridgeOptions): Bridge {
     const path = new URL(req.url ?? '/', 'http://bridge').pathname
     if (path === '/health/readiness' || path === '/health/liveness') {
       if (req.method !== 'GET' && req.method !== 'HEAD') return reply(res, 405, undefined, { allow: 'GET' })
-      const up = path === '/health/liveness' ? endedReason === undefined : ready
-      return reply(res, up ? 200 : 503, { status: up ? 'ok' : (endedReason ?? 'starting') })
+      const up = path === '/health/liveness' ? link.endedReason === undefined : link.ready
+      return reply(res, up ? 200 : 503, { status: up ? 'ok' : (link.endedReason ?? 'starting') })
     }
     if (path !== '/mcp') return reply(res, 404, { error: 'not found; MCP is served at /mcp' })
     if (!authorized(req)) return reply(res, 401, errorResponse(null, -32000, 'Unauthorized'), { 'www-authenticate': 'Bearer' })
-    if (endedReason !== undefined) return reply(res, 503, errorResponse(null, -32000, `MCP server stream ended: ${endedReason}`))
+    if (link.endedReason !== undefined) return reply(res, 503, errorResponse(null, -32000, `MCP server stream ended: ${link.endedReason}`))
     const header = req.headers['mcp-session-id']
     const sessionId = Array.isArray(header) ? header[0] : header
     const s = sessionId ? sessions.get(sessionId) : undefined
@@ -429,9 +263,9 @@ export function createBridge(opts: BridgeOptions): Bridge {
   return {
     handle,
     get ready() {
-      return ready
+      return link.ready
     },
-    ended,
-    close: end,
+    ended: link.ended,
+    close: link.end,
   }
 }

@@ -1,5 +1,6 @@
 // Types for scripts/build-base-image.mjs, so TypeScript callers (the tests) are checked against it.
-import type { AppLayer, ImageConfig, ImageManifest, RegistryTransport, TarEntry } from './build-image.mjs'
+import type { AppLayer, ImageConfig, TarEntry } from './image-layer.mjs'
+import type { ImageManifest, RegistryTransport } from './registry-client.mjs'
 
 /** Where the CA bundle lands; also SSL_CERT_FILE. */
 export declare const CA_BUNDLE: string

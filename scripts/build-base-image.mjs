@@ -15,15 +15,8 @@ import { execFileSync } from 'node:child_process'
 import { readFileSync, realpathSync } from 'node:fs'
 import { arch } from 'node:os'
 import { pathToFileURL } from 'node:url'
-import {
-  RegistryClient,
-  USER,
-  createTar,
-  deterministicGzip,
-  parseReference,
-  pushImage,
-  sha256Digest,
-} from './build-image.mjs'
+import { USER, createTar, deterministicGzip, sha256Digest } from './image-layer.mjs'
+import { RegistryClient, parseReference, pushImage } from './registry-client.mjs'
 import { readOptions } from './script-cli.mjs'
 
 const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json'

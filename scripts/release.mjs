@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { basename, dirname, join, relative, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { stringify } from 'yaml'
-import { parseReference } from './build-image.mjs'
+import { parseReference } from './registry-client.mjs'
 import { readOptions, REQUIRE_BANNER } from './script-cli.mjs'
 import { parseDocuments, renderKustomization } from './kustomize.mjs'
 

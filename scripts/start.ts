@@ -7,107 +7,17 @@
 // locally against that cluster instead (crds/ and knative/'s RBAC installed there, each function
 // as its own ServiceAccount, step Jobs on the cluster's nodes); `npm start` then applies no
 // example, `npm run demo` applies it afresh. `--executor-image <ref>` sets the step Jobs' image.
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs'
-import { join, relative, resolve } from 'node:path'
-import { KubeConfig } from '@kubernetes/client-node'
+// The command line is start-args.ts, what it prints as the example runs start-progress.ts, and
+// the bundled example start-examples.ts.
+import { mkdirSync } from 'node:fs'
+import { join, relative } from 'node:path'
+import type { KubeConfig } from '@kubernetes/client-node'
 import { pino } from 'pino'
-import { parseAllDocuments } from 'yaml'
 import { REPO_ROOT } from '../local/jobs/step-process.js'
-import { listAndWatch, type KubeHttp, type KubeObject } from '../local/knative/kube-http.js'
 import { startLocalPlane, type LocalPlane } from '../local/plane.js'
-
-interface Args {
-  demo: boolean; timeoutSeconds: number; port: number; pingSeconds: number | undefined
-  kubeconfig: string | undefined; executorImage: string | undefined
-}
-
-function parseArgs(argv: string[], env: NodeJS.ProcessEnv): Args {
-  const args: Args = {
-    demo: false, timeoutSeconds: 120, port: 0, pingSeconds: undefined,
-    kubeconfig: env.KINETIC_KUBECONFIG || undefined, executorImage: undefined,
-  }
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]
-    const value = () => {
-      const v = Number(argv[++i])
-      if (!Number.isFinite(v) || v < 0) throw new Error(`${a} needs a non-negative number`)
-      return v
-    }
-    if (a === '--demo') args.demo = true
-    else if (a === '--timeout') args.timeoutSeconds = value()
-    else if (a === '--port') args.port = value()
-    else if (a === '--ping-seconds') args.pingSeconds = value()
-    else if (a === '--kubeconfig' || a === '--executor-image') {
-      const v = argv[++i]
-      if (!v || v.startsWith('--')) throw new Error(`${a} needs a value`)
-      if (a === '--kubeconfig') args.kubeconfig = v
-      else args.executorImage = v
-    } else throw new Error(`Unknown option ${a} (known: --demo, --timeout <s>, --port <n>, --ping-seconds <s>, --kubeconfig <file>, --executor-image <ref>)`)
-  }
-  // The demo fast-forwards the resync PingSource so a lost event costs seconds, not a minute.
-  if (args.demo && args.pingSeconds === undefined) args.pingSeconds = 5
-  return args
-}
-
-const print = (line: string) => process.stdout.write(`${line}\n`)
-const since = (t0: number) => `${((Date.now() - t0) / 1000).toFixed(1).padStart(5)}s`
-
-function readExamples(dir: string): KubeObject[] {
-  const out: KubeObject[] = []
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.yaml')).sort()) {
-    for (const doc of parseAllDocuments(readFileSync(join(dir, name), 'utf8'))) {
-      const v = doc.toJSON() as unknown
-      if (v && typeof v === 'object' && !Array.isArray(v)) out.push(v as KubeObject)
-    }
-  }
-  return out
-}
-
-// `/apis/purko.io/v1alpha1/namespaces/ai-agents/workflows/x` -> `workflows ai-agents/x`.
-function shortSubject(subject: string | undefined, source: string): string {
-  const m = subject ? /\/namespaces\/([^/]*)\/([^/]+)\/([^/]+)$/.exec(subject) : null
-  if (m) return `${m[2]} ${m[1]}/${m[3]}`
-  return subject ?? source
-}
-
-type StepStatus = { name: string; phase?: string; error?: string; message?: string }
-type WorkflowObject = KubeObject & { status?: { phase?: string; message?: string; stepStatuses?: StepStatus[] } }
-type HistoryEntry = { time?: string; from?: string; to?: string; reason?: string; revision?: number; message?: string }
-type RecipeObject = KubeObject & { status?: { phase?: string; reason?: string; message?: string; currentRevision?: number; history?: HistoryEntry[] } }
-
-const TERMINAL = new Set(['Succeeded', 'Failed', 'Cancelled', 'CompletedWithErrors'])
-// Where a recipe stops on its own: Active is what the demo waits for, the others end it as failed.
-const RECIPE_SETTLED = new Set(['Active', 'Failed', 'Rejected', 'RollbackFailed'])
-
-function printHistory(recipe: RecipeObject): void {
-  for (const h of recipe.status?.history ?? []) {
-    const rev = h.revision ? ` r${h.revision}` : ''
-    print(`  ${h.time ?? ''}  ${(h.from ?? '').padEnd(10)} -> ${(h.to ?? '').padEnd(10)}${rev}  ${h.reason ?? ''}${h.message ? `: ${h.message}` : ''}`)
-  }
-}
-
-async function printOutputs(kube: KubeHttp, namespace: string, workflow: string): Promise<void> {
-  const selector = encodeURIComponent(`purko.io/workflow=${workflow}`)
-  const list = await kube.request<{ items: KubeObject[] }>('GET', `/api/v1/namespaces/${namespace}/configmaps?labelSelector=${selector}`)
-  const shards = list.items.filter((cm) => cm.metadata?.name?.startsWith(`${workflow}-outputs`))
-  if (shards.length === 0) {
-    print(`  (no ${workflow}-outputs ConfigMap)`)
-    return
-  }
-  for (const shard of shards.sort((a, b) => String(a.metadata?.name).localeCompare(String(b.metadata?.name)))) {
-    print(`  ConfigMap ${namespace}/${shard.metadata?.name}:`)
-    for (const [step, json] of Object.entries((shard.data ?? {}) as Record<string, string>)) {
-      let shown = json
-      try {
-        const { _metrics: _m, ...rest } = JSON.parse(json) as Record<string, unknown>
-        shown = JSON.stringify(rest)
-      } catch {
-        // not JSON: show as stored
-      }
-      print(`    ${step}: ${shown.length > 160 ? `${shown.slice(0, 157)}...` : shown}`)
-    }
-  }
-}
+import { parseArgs, readClusterTarget } from './start-args.js'
+import { awaitIdentities, readExamples, removeLeftoverExamples } from './start-examples.js'
+import { followExamples, print, printEvents, since, watchProgress } from './start-progress.js'
 
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2), process.env)
@@ -119,23 +29,12 @@ async function main(): Promise<number> {
 
   let cluster: { kubeConfig: KubeConfig; kubeconfigPath: string } | undefined
   if (args.kubeconfig) {
-    const path = resolve(args.kubeconfig)
-    if (!existsSync(path)) {
-      print(`No kubeconfig at ${path}`)
+    const target = readClusterTarget(args.kubeconfig)
+    if ('error' in target) {
+      print(target.error)
       return 1
     }
-    const kubeConfig = new KubeConfig()
-    try {
-      kubeConfig.loadFromFile(path)
-    } catch (err) {
-      print(`Could not read the kubeconfig ${path}: ${err instanceof Error ? err.message : String(err)}`)
-      return 1
-    }
-    if (!kubeConfig.getCurrentCluster()) {
-      print(`The kubeconfig ${path} has no current context with a cluster`)
-      return 1
-    }
-    cluster = { kubeConfig, kubeconfigPath: path }
+    cluster = target
   }
 
   const what = cluster ? `the local plane against ${cluster.kubeConfig.getCurrentCluster()?.server} (context ${cluster.kubeConfig.getCurrentContext()})` : 'the local plane'
@@ -189,107 +88,21 @@ async function main(): Promise<number> {
   print(`  kubectl --kubeconfig ${kubeconfig} get statefulsets,deployments,services,jobs,pods -n sandbox-recipes`)
   print('')
 
-  plane.knative.onDelivery((d) => {
-    const outcome = d.outcome === 'delivered' ? '' : ` ${d.outcome.toUpperCase()}${d.error ? ` (${d.error})` : ''}`
-    const retries = d.attempts > 1 ? ` after ${d.attempts} attempts` : ''
-    print(`${since(t0)} event  ${d.event.type.padEnd(38)} ${shortSubject(d.event.subject, d.event.source).padEnd(44)} -> ${d.trigger} ${d.status}${retries}${outcome}`)
-  })
-
-  // Kinetic's own transition events have no Trigger; show them as they reach the Broker.
-  plane.knative.onIngress(({ event }) => {
-    if (!event.type.startsWith('dev.kinetic.')) return
-    const data = event.data && typeof event.data === 'object' ? (event.data as { message?: unknown }).message : undefined
-    print(`${since(t0)} emit   ${event.type.padEnd(38)} ${shortSubject(event.subject, event.source).padEnd(44)}${typeof data === 'string' ? ` ${data}` : ''}`)
-  })
+  printEvents(plane.knative, t0)
 
   const examplesDir = join(root, 'examples', 'local')
   const examples = readExamples(examplesDir)
   const exampleWorkflows = examples.filter((o) => o.kind === 'Workflow').map((o) => `${o.metadata?.namespace ?? 'default'}/${o.metadata?.name}`)
   const exampleRecipes = examples.filter((o) => o.kind === 'WorkflowRecipe').map((o) => `${o.metadata?.namespace ?? 'default'}/${o.metadata?.name}`)
-  const recipePhases = new Map<string, string>()
-  const settledRecipes = new Map<string, string>()
-  let resolveRecipes!: (phases: Map<string, string>) => void
-  const recipesSettled = new Promise<Map<string, string>>((r) => { resolveRecipes = r })
-  if (exampleRecipes.length === 0) resolveRecipes(settledRecipes)
-
-  const onRecipe = (recipe: RecipeObject) => {
-    if (recipe.metadata?.deletionTimestamp) return
-    const key = `${recipe.metadata?.namespace ?? 'default'}/${recipe.metadata?.name}`
-    const phase = recipe.status?.phase
-    if (!phase || recipePhases.get(key) === phase) return
-    recipePhases.set(key, phase)
-    const why = recipe.status?.reason ? ` (${recipe.status.reason}${recipe.status.message ? `: ${recipe.status.message}` : ''})` : ''
-    print(`${since(t0)} recipe ${String(recipe.metadata?.name).padEnd(38)} ${phase}${why}`)
-    if (!RECIPE_SETTLED.has(phase) || !exampleRecipes.includes(key) || settledRecipes.has(key)) return
-    settledRecipes.set(key, phase)
-    print(`History of WorkflowRecipe ${key}:`)
-    printHistory(recipe)
-    if (exampleRecipes.every((k) => settledRecipes.has(k))) resolveRecipes(settledRecipes)
-  }
-  const approved = new Set<string>()
-  const phases = new Map<string, string>()
-  let resolveEnd!: (phase: string) => void
-  const ended = new Promise<string>((r) => { resolveEnd = r })
-
-  const onWorkflow = async (wf: WorkflowObject) => {
-    // A run being deleted (a cluster's leftover from an earlier demo) is not this run.
-    if (wf.metadata?.deletionTimestamp) return
-    const ns = wf.metadata?.namespace ?? 'default'
-    const name = wf.metadata?.name ?? ''
-    const key = `${ns}/${name}`
-    for (const s of wf.status?.stepStatuses ?? []) {
-      const phase = s.phase ?? 'Pending'
-      const waiting = s.error?.startsWith('Waiting for') ? ` (${s.error})` : ''
-      const label = `${phase}${waiting}`
-      if (phases.get(`${key}/${s.name}`) !== label) {
-        phases.set(`${key}/${s.name}`, label)
-        print(`${since(t0)} step   ${`${name}/${s.name}`.padEnd(38)} ${label}`)
-      }
-      const gate = `purko.io/approve-${s.name}`
-      if (exampleWorkflows.includes(key) && s.error?.startsWith('Waiting for human approval') && !approved.has(`${key}/${s.name}`)) {
-        approved.add(`${key}/${s.name}`)
-        print(`${since(t0)} approve ${name}/${s.name}: setting annotation ${gate}="true"`)
-        await plane.kube.mergePatch(`/apis/purko.io/v1alpha1/namespaces/${ns}/workflows/${name}`, { metadata: { annotations: { [gate]: 'true' } } })
-      }
-    }
-    const phase = wf.status?.phase
-    if (phase && phases.get(key) !== phase) {
-      phases.set(key, phase)
-      print(`${since(t0)} run    ${name.padEnd(38)} ${phase}${wf.status?.message ? ` (${wf.status.message})` : ''}`)
-      if (TERMINAL.has(phase)) {
-        print(`Outputs of ${key}:`)
-        await printOutputs(plane.kube, ns, name).catch((err: unknown) => print(`  could not read outputs: ${String(err)}`))
-        if (exampleWorkflows.includes(key)) resolveEnd(phase)
-      }
-    }
-  }
+  const progress = followExamples(plane.kube, t0, exampleWorkflows, exampleRecipes)
+  const { ended, recipesSettled, recipePhases, settledRecipes } = progress
 
   // On a cluster only the demo applies the example, and afresh: a run left by an earlier demo
   // would otherwise be Succeeded already and never change.
   const applyExamples = !cluster || args.demo
   if (cluster && args.demo) {
     try {
-      for (const key of exampleWorkflows) {
-        const [ns, name] = key.split('/') as [string, string]
-        const path = `/apis/purko.io/v1alpha1/namespaces/${ns}/workflows/${name}`
-        if (!(await plane.kube.get(path))) continue
-        print(`${since(t0)} delete workflow/${name} -n ${ns} (left by an earlier run)`)
-        await plane.kube.request('DELETE', `${path}?propagationPolicy=Foreground`)
-        while (await plane.kube.get(path)) await new Promise((r) => setTimeout(r, 250))
-      }
-      // A recipe is deleted by its own finalizer (the running functions remove its children first).
-      for (const key of exampleRecipes) {
-        const [ns, name] = key.split('/') as [string, string]
-        const path = `/apis/purko.io/v1alpha1/namespaces/${ns}/workflowrecipes/${name}`
-        if (!(await plane.kube.get(path))) continue
-        print(`${since(t0)} delete workflowrecipe/${name} -n ${ns} (left by an earlier run)`)
-        await plane.kube.request('DELETE', path)
-        const deadline = Date.now() + 60_000
-        while (await plane.kube.get(path)) {
-          if (Date.now() > deadline) throw new Error(`WorkflowRecipe ${key} was not deleted within 60 s`)
-          await new Promise((r) => setTimeout(r, 250))
-        }
-      }
+      await removeLeftoverExamples(plane.kube, t0, exampleWorkflows, exampleRecipes)
     } catch (err) {
       print(`Could not remove the example run left by an earlier demo: ${err instanceof Error ? err.message : String(err)}`)
       await stop()
@@ -297,47 +110,16 @@ async function main(): Promise<number> {
     }
   }
   const watchStop = new AbortController()
-  // Workflows already there when the watch starts are not this run's news; after a relist
-  // (410 Gone) every item is, since changes may have been missed meanwhile.
-  let lists = 0
-  let markWatching!: () => void
-  const watchStarted = new Promise<void>((r) => { markWatching = r })
-  const watching = listAndWatch(plane.kube, '/apis/purko.io/v1alpha1/workflows', '', {
-    async onList(items) {
-      if (lists++ > 0) for (const wf of items) await onWorkflow(wf as WorkflowObject)
-    },
-    async onEvent(ev) {
-      if (ev.type === 'ADDED' || ev.type === 'MODIFIED') await onWorkflow(ev.object as WorkflowObject)
-    },
-    synced: () => markWatching(),
-    onError(err) {
-      log.warn({ err: String(err) }, 'Progress watch failed; resuming')
-    },
-  }, watchStop.signal)
-  let recipeLists = 0
-  let markRecipesWatching!: () => void
-  const recipesWatchStarted = new Promise<void>((r) => { markRecipesWatching = r })
-  const watchingRecipes = listAndWatch(plane.kube, '/apis/purko.io/v1alpha1/workflowrecipes', '', {
-    onList(items) {
-      if (recipeLists++ > 0) for (const r of items) onRecipe(r as RecipeObject)
-    },
-    onEvent(ev) {
-      if (ev.type === 'ADDED' || ev.type === 'MODIFIED') onRecipe(ev.object as RecipeObject)
-    },
-    synced: () => markRecipesWatching(),
-    onError(err) {
-      log.warn({ err: String(err) }, 'Recipe progress watch failed; resuming')
-    },
-  }, watchStop.signal)
+  const watch = watchProgress(plane.kube, progress, log, watchStop.signal)
   // Nothing is applied before the watches have their starting point, so no change of this run is missed.
-  await Promise.all([watchStarted, recipesWatchStarted])
+  await watch.started
 
   const shutdown = async (code: number) => {
     watchStop.abort()
     await stop()
-    await Promise.all([watching, watchingRecipes])
-    const s = plane.knative.stats()
-    print(`Events: ${s.delivered} delivered, ${s.retried} retried, ${s.deadLettered} dead-lettered, ${s.dropped} dropped. Stopped everything.`)
+    await Promise.all(watch.watches)
+    const stats = plane.knative.stats()
+    print(`Events: ${stats.delivered} delivered, ${stats.retried} retried, ${stats.deadLettered} dead-lettered, ${stats.dropped} dropped. Stopped everything.`)
     return code
   }
 
@@ -400,15 +182,3 @@ main().then(
     process.exit(1)
   },
 )
-
-/** Waits up to 30 s for agent-changed to report each Agent's ServiceAccount in its status. */
-async function awaitIdentities(kube: LocalPlane['kube'], paths: readonly string[]): Promise<void> {
-  const deadline = Date.now() + 30_000
-  for (const path of paths) {
-    while (Date.now() < deadline) {
-      const agent = await kube.get(path) as { status?: { serviceAccountName?: string } } | null
-      if (agent?.status?.serviceAccountName) break
-      await new Promise((r) => setTimeout(r, 100))
-    }
-  }
-}

@@ -4,7 +4,8 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { RegistryClient, createTar, deterministicGzip, pushImage, sha256Digest, type TarEntry } from '../../scripts/build-image.mjs'
+import { createTar, deterministicGzip, sha256Digest, type TarEntry } from '../../scripts/image-layer.mjs'
+import { RegistryClient, pushImage } from '../../scripts/registry-client.mjs'
 import { NodeError } from './host.js'
 
 const OCI_MANIFEST = 'application/vnd.oci.image.manifest.v1+json'

@@ -6,7 +6,8 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync,
 import { join, resolve } from 'node:path'
 import type { KubeConfig } from '@kubernetes/client-node'
 import type { KubeHttp } from '../../local/knative/kube-http.js'
-import { processesUsing, startControlPlane, stopProcessesUsing } from '../control-plane.js'
+import { startControlPlane } from '../control-plane.js'
+import { processesUsing, stopProcessesUsing } from '../processes.js'
 import { POD_NETWORK, removeAllContainers, startContainerd } from './containerd.js'
 import { clusterDnsObjects } from './dns.js'
 import {

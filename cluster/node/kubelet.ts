@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process'
 import { mkdirSync, openSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { opensslIn, signCertificate } from '../control-plane.js'
+import { opensslIn, signCertificate } from '../pki.js'
 import { containerdSocket, POD_NETWORK } from './containerd.js'
 import { NodeError, nodePath } from './host.js'
 

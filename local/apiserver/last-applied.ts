@@ -6,7 +6,8 @@
  * the object keeps one, is rewritten to the applied configuration, so a later client-side
  * apply starts from it. Pure.
  */
-import { appliedFields, compareFields, type FieldSet, type Shape } from './managed-fields.js'
+import { appliedFields, compareFields, type FieldSet } from './field-sets.js'
+import type { Shape } from './field-shapes.js'
 
 type Obj = Record<string, unknown>
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)

@@ -1,296 +1,19 @@
 import { ApiError } from './api-error.js'
+import { appliedFields, compareFields, fromFieldsV1, itemElement, pathElements, pathKey, pathString, toFieldsV1, type FieldChanges, type FieldSet, type PathElement } from './field-sets.js'
+import type { Shape } from './field-shapes.js'
 import { deepEqual } from './object-meta.js'
-import type { ResourceType } from './resource-type.js'
-import type { JSONSchemaProps } from './validation.js'
 
 /**
  * Field ownership (`metadata.managedFields`) and server-side apply, the way the real server's
  * field manager works: every write records which fields its manager set (operation `Update`,
  * or `Apply` for server-side apply), an Update takes the fields it changes away from other
  * managers, and an Apply that would change a field another manager owns is a conflict unless
- * forced. Fields are tracked along the object's schema: custom resources follow their
- * openAPIV3Schema (list types, map types); built-in kinds, which are schema-less here, use the
- * merge keys of their well-known lists, and every other list is atomic.
+ * forced. Fields are tracked along the object's schema (field-shapes.ts) as field sets
+ * (field-sets.ts).
  */
 
 type Obj = Record<string, unknown>
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
-
-/** A path element as fieldsV1 spells it: `f:name`, `k:{"name":"a"}`, `v:"x"`. */
-type PE = string
-/** A set of field paths, each encoded as its path elements joined by SEP. */
-export type FieldSet = Set<string>
-const SEP = '\u0001'
-const key = (path: PE[]) => path.join(SEP)
-const split = (k: string): PE[] => (k === '' ? [] : k.split(SEP))
-
-/** How a node of an object is tracked. */
-export type Shape =
-  | { t: 'fields'; child: (name: string, value: unknown) => Shape | undefined }
-  | { t: 'atomic' }
-  | { t: 'listMap'; keys: string[]; item: (value: unknown) => Shape }
-  | { t: 'set' }
-
-const ATOMIC: Shape = { t: 'atomic' }
-const SET: Shape = { t: 'set' }
-
-/** What a value becomes without a schema: objects are granular, everything else atomic. */
-const deduced = (value: unknown): Shape => (isObj(value) ? { t: 'fields', child: (_, v) => deduced(v) } : ATOMIC)
-
-// The ObjectMeta fields a manager can own; the server's own (name, uid, ...) are never tracked.
-const METADATA: Shape = {
-  t: 'fields',
-  child: (name, v) => {
-    switch (name) {
-      case 'labels':
-      case 'annotations':
-        return isObj(v) ? { t: 'fields', child: () => ATOMIC } : ATOMIC
-      case 'finalizers':
-        return SET
-      case 'ownerReferences':
-        return { t: 'listMap', keys: ['uid'], item: (x) => deduced(x) }
-      case 'generateName':
-        return ATOMIC
-      default:
-        return undefined
-    }
-  },
-}
-
-/** Merge keys of the built-in kinds' keyed lists (the same names mean the same in every kind served). */
-const BUILTIN_LIST_KEYS: Record<string, string[]> = {
-  containers: ['name'], initContainers: ['name'], ephemeralContainers: ['name'], env: ['name'], volumes: ['name'],
-  volumeMounts: ['mountPath'], volumeDevices: ['devicePath'], imagePullSecrets: ['name'], conditions: ['type'],
-  hostAliases: ['ip'], topologySpreadConstraints: ['topologyKey', 'whenUnsatisfiable'], resourceClaims: ['name'],
-}
-
-// Object references are atomic structs in the built-in types: owned whole.
-const ATOMIC_STRUCTS = new Set(['involvedObject', 'related'])
-
-function builtinShape(value: unknown, field = ''): Shape {
-  if (ATOMIC_STRUCTS.has(field)) return ATOMIC
-  if (Array.isArray(value)) {
-    if (field === 'ports') {
-      const service = value.some((p) => isObj(p) && 'port' in p && !('containerPort' in p))
-      return { t: 'listMap', keys: service ? ['port', 'protocol'] : ['containerPort', 'protocol'], item: (x) => builtinShape(x) }
-    }
-    const keys = BUILTIN_LIST_KEYS[field]
-    return keys && value.every(isObj) ? { t: 'listMap', keys, item: (x) => builtinShape(x) } : ATOMIC
-  }
-  return isObj(value) ? { t: 'fields', child: (name, v) => builtinShape(v, name) } : ATOMIC
-}
-
-function schemaShape(s: JSONSchemaProps | undefined, value: unknown): Shape {
-  if (!s) return deduced(value)
-  if (Array.isArray(value)) {
-    const listType = s['x-kubernetes-list-type']
-    if (listType === 'map') return { t: 'listMap', keys: s['x-kubernetes-list-map-keys'] ?? [], item: (x) => schemaShape(s.items, x) }
-    if (listType === 'set') return SET
-    return ATOMIC
-  }
-  if (!isObj(value) || s['x-kubernetes-map-type'] === 'atomic') return ATOMIC
-  const props = s.properties
-  const additional = isObj(s.additionalProperties) ? (s.additionalProperties as JSONSchemaProps) : undefined
-  return {
-    t: 'fields',
-    child: (name, v) => {
-      const sub = props?.[name] ?? additional
-      if (sub) return schemaShape(sub, v)
-      return deduced(v)
-    },
-  }
-}
-
-/** The tracking shape of a whole object of a kind at a served version. */
-export function rootShape(rt: ResourceType, schema: JSONSchemaProps | undefined): Shape {
-  return {
-    t: 'fields',
-    child: (name, v) => {
-      if (name === 'apiVersion' || name === 'kind') return undefined
-      if (name === 'metadata') return METADATA
-      if (rt.crdName) return schemaShape(schema?.properties?.[name], v)
-      return builtinShape(v, name)
-    },
-  }
-}
-
-// Nodes that exist in an empty object of a kind (metadata, and a built-in kind's non-pointer
-// structs): creating an object does not make its creator own them as such.
-// A pod spec's containers list is never omitted from the Go value, so it exists (as null) too.
-const TEMPLATE = ['spec.template', 'spec.template.metadata', 'spec.template.spec', 'spec.template.spec.containers']
-const ZERO_STRUCTS: Record<string, string[]> = {
-  Namespace: ['spec', 'status'], Service: ['spec', 'status'], Pod: ['spec', 'spec.containers', 'status'], PersistentVolumeClaim: ['spec', 'spec.resources', 'status'],
-  Job: ['spec', ...TEMPLATE, 'status'], Deployment: ['spec', ...TEMPLATE, 'spec.strategy', 'status'],
-  StatefulSet: ['spec', ...TEMPLATE, 'spec.updateStrategy', 'status'], DaemonSet: ['spec', ...TEMPLATE, 'spec.updateStrategy', 'status'],
-  CronJob: ['spec', 'spec.jobTemplate', 'spec.jobTemplate.metadata', 'spec.jobTemplate.spec', ...TEMPLATE.map((p) => p.replace('spec.', 'spec.jobTemplate.spec.')), 'status'],
-  RoleBinding: ['roleRef'], ClusterRoleBinding: ['roleRef'], Event: ['source'],
-  CustomResourceDefinition: ['spec', 'spec.names', 'status', 'status.acceptedNames'],
-}
-
-/** The nodes of a new object that its creator does not own as such. */
-export function alwaysPresent(rt: ResourceType): ReadonlySet<string> {
-  const paths = ['metadata', ...(rt.crdName ? [] : ZERO_STRUCTS[rt.kind] ?? [])]
-  return new Set(paths.map((p) => key(p.split('.').map((f) => `f:${f}`))))
-}
-
-// ---------------------------------------------------------------- field sets of values
-
-function itemPE(item: unknown, keys: string[]): PE {
-  const k: Obj = {}
-  for (const name of [...keys].sort()) if (isObj(item) && item[name] !== undefined) k[name] = item[name]
-  return `k:${JSON.stringify(k)}`
-}
-
-/** Every path of a value under `path`, the node itself included unless it is one that always exists. */
-function addAll(value: unknown, shape: Shape, path: PE[], out: FieldSet, present: ReadonlySet<string>): void {
-  if (path.length > 0 && !present.has(key(path))) out.add(key(path))
-  if (shape.t === 'fields' && isObj(value)) {
-    for (const [name, v] of Object.entries(value)) {
-      const child = shape.child(name, v)
-      if (child && v !== undefined) addAll(v, child, [...path, `f:${name}`], out, present)
-    }
-  } else if (shape.t === 'listMap' && Array.isArray(value)) {
-    for (const item of value) addAll(item, shape.item(item), [...path, itemPE(item, shape.keys)], out, present)
-  } else if (shape.t === 'set' && Array.isArray(value)) {
-    for (const v of value) out.add(key([...path, `v:${JSON.stringify(v)}`]))
-  }
-}
-
-const NOTHING: ReadonlySet<string> = new Set()
-
-/** The fields an applied configuration sets: its leaves, list items and empty objects (not the objects holding them). */
-export function appliedFields(value: unknown, shape: Shape, path: PE[] = [], out: FieldSet = new Set()): FieldSet {
-  if (shape.t === 'fields' && isObj(value)) {
-    let any = false
-    for (const [name, v] of Object.entries(value)) {
-      const child = shape.child(name, v)
-      if (!child || v === undefined) continue
-      any = true
-      appliedFields(v, child, [...path, `f:${name}`], out)
-    }
-    if (!any && path.length > 0 && !(path.length === 1 && path[0] === 'f:metadata')) out.add(key(path))
-  } else if (shape.t === 'listMap' && Array.isArray(value)) {
-    for (const item of value) {
-      const at = [...path, itemPE(item, shape.keys)]
-      out.add(key(at))
-      appliedFields(item, shape.item(item), at, out)
-    }
-  } else if (shape.t === 'set' && Array.isArray(value)) {
-    for (const v of value) out.add(key([...path, `v:${JSON.stringify(v)}`]))
-  } else if (path.length > 0) out.add(key(path))
-  return out
-}
-
-/** Every field path present in an object (nodes and leaves). */
-export function presentFields(value: unknown, shape: Shape): FieldSet {
-  const out: FieldSet = new Set()
-  addAll(value, shape, [], out, NOTHING)
-  return out
-}
-
-/** What changed between two versions of an object: added and modified paths, and removed ones. */
-export interface FieldChanges {
-  changed: FieldSet
-  removed: FieldSet
-}
-
-/**
- * The paths added or modified, and removed, from `before` to `after`. `present` names nodes that
- * exist before any write (the root, metadata, and a built-in kind's non-pointer structs): those
- * are never reported as added themselves.
- */
-export function compareFields(before: unknown, after: unknown, shape: Shape, present: ReadonlySet<string> = new Set()): FieldChanges {
-  const out: FieldChanges = { changed: new Set(), removed: new Set() }
-  walkCompare(before, after, shape, [], out, present)
-  return out
-}
-
-function walkCompare(a: unknown, b: unknown, shape: Shape, path: PE[], out: FieldChanges, present: ReadonlySet<string>): void {
-  const here = key(path)
-  if (a === undefined && b === undefined) return
-  if (a === undefined) {
-    addAll(b, shape, path, out.changed, present)
-    return
-  }
-  if (b === undefined) {
-    addAll(a, shape, path, out.removed, NOTHING)
-    return
-  }
-  if (shape.t === 'fields' && isObj(a) && isObj(b)) {
-    for (const name of new Set([...Object.keys(a), ...Object.keys(b)])) {
-      const child = shape.child(name, b[name] ?? a[name])
-      if (child) walkCompare(a[name], b[name], child, [...path, `f:${name}`], out, present)
-    }
-    return
-  }
-  if (shape.t === 'listMap' && Array.isArray(a) && Array.isArray(b)) {
-    const before = new Map(a.map((i) => [itemPE(i, shape.keys), i]))
-    const after = new Map(b.map((i) => [itemPE(i, shape.keys), i]))
-    for (const [pe, item] of after) walkCompare(before.get(pe), item, shape.item(item), [...path, pe], out, present)
-    for (const [pe, item] of before) if (!after.has(pe)) walkCompare(item, undefined, shape.item(item), [...path, pe], out, present)
-    return
-  }
-  if (shape.t === 'set' && Array.isArray(a) && Array.isArray(b)) {
-    const before = new Set(a.map((v) => JSON.stringify(v)))
-    const after = new Set(b.map((v) => JSON.stringify(v)))
-    for (const v of after) if (!before.has(v)) out.changed.add(key([...path, `v:${v}`]))
-    for (const v of before) if (!after.has(v)) out.removed.add(key([...path, `v:${v}`]))
-    return
-  }
-  if (!deepEqual(a, b)) out.changed.add(here)
-}
-
-// ---------------------------------------------------------------- fieldsV1
-
-/** A field set as fieldsV1 JSON: `{"f:spec":{".":{},"f:size":{}}}`. */
-export function toFieldsV1(set: FieldSet): Obj {
-  const root: Obj = {}
-  const members = new Set<Obj>()
-  for (const k of [...set].sort()) {
-    let node = root
-    for (const pe of split(k)) {
-      if (!isObj(node[pe])) node[pe] = {}
-      node = node[pe] as Obj
-    }
-    members.add(node)
-  }
-  const finish = (node: Obj): Obj => {
-    const out: Obj = {}
-    const children = Object.keys(node).sort()
-    if (members.has(node) && children.length > 0) out['.'] = {}
-    for (const c of children) out[c] = finish(node[c] as Obj)
-    return out
-  }
-  return finish(root)
-}
-
-/** The field set a fieldsV1 object names. */
-export function fromFieldsV1(fields: unknown, path: PE[] = [], out: FieldSet = new Set()): FieldSet {
-  if (!isObj(fields)) return out
-  for (const [pe, child] of Object.entries(fields)) {
-    if (pe === '.') {
-      out.add(key(path))
-      continue
-    }
-    if (isObj(child) && Object.keys(child).length > 0) fromFieldsV1(child, [...path, pe], out)
-    else out.add(key([...path, pe]))
-  }
-  return out
-}
-
-/** `.spec.parts[name="a"].count`: a path as the real server prints it in conflicts. */
-export function pathString(k: string): string {
-  return split(k).map((pe) => {
-    const body = pe.slice(2)
-    if (pe.startsWith('f:')) return `.${body}`
-    if (pe.startsWith('v:')) return `[=${body}]`
-    if (pe.startsWith('k:')) {
-      const keys = JSON.parse(body) as Obj
-      return `[${Object.entries(keys).map(([n, v]) => `${n}=${JSON.stringify(v)}`).join(',')}]`
-    }
-    return `[${body}]`
-  }).join('')
-}
 
 // ---------------------------------------------------------------- managedFields entries
 
@@ -317,7 +40,7 @@ export function fieldsOf(e: ManagerEntry): FieldSet {
 function owns(e: ManagerEntry, k: string): boolean {
   if (e.set) return e.set.has(k)
   let node: unknown = e.raw
-  for (const pe of split(k)) {
+  for (const pe of pathElements(k)) {
     node = isObj(node) ? node[pe] : undefined
     if (!isObj(node)) return false
   }
@@ -456,8 +179,8 @@ export function planApply(live: Obj | undefined, applied: Obj, shape: Shape, ent
   if (previous) {
     // What some manager still owns stays, and so do the objects holding it.
     const kept = new Set([...mineNow, ...others.flatMap((e) => [...fieldsOf(e)])])
-    for (const k of [...kept]) for (let parts = split(k); parts.length > 1; parts = parts.slice(0, -1)) kept.add(key(parts.slice(0, -1)))
-    for (const k of fieldsOf(previous)) if (!kept.has(k)) merged = removePath(merged, split(k), shape) as Obj
+    for (const k of [...kept]) for (let parts = pathElements(k); parts.length > 1; parts = parts.slice(0, -1)) kept.add(pathKey(parts.slice(0, -1)))
+    for (const k of fieldsOf(previous)) if (!kept.has(k)) merged = removePath(merged, pathElements(k), shape) as Obj
   }
   const { changed } = compareFields(live ?? {}, merged, shape)
   const conflicts: Conflict[] = []
@@ -506,8 +229,8 @@ function mergeApplied(live: unknown, applied: unknown, shape: Shape): unknown {
   if (shape.t === 'listMap' && Array.isArray(applied)) {
     const out = Array.isArray(live) ? [...live] : []
     for (const item of applied) {
-      const pe = itemPE(item, shape.keys)
-      const at = out.findIndex((x) => itemPE(x, shape.keys) === pe)
+      const pe = itemElement(item, shape.keys)
+      const at = out.findIndex((x) => itemElement(x, shape.keys) === pe)
       if (at >= 0) out[at] = mergeApplied(out[at], item, shape.item(item))
       else out.push(structuredClone(item))
     }
@@ -521,9 +244,9 @@ function mergeApplied(live: unknown, applied: unknown, shape: Shape): unknown {
   return structuredClone(applied)
 }
 
-function removePath(value: unknown, path: PE[], shape: Shape): unknown {
+function removePath(value: unknown, path: PathElement[], shape: Shape): unknown {
   if (path.length === 0) return undefined
-  const [pe, ...rest] = path as [PE, ...PE[]]
+  const [pe, ...rest] = path as [PathElement, ...PathElement[]]
   if (shape.t === 'fields' && isObj(value) && pe.startsWith('f:')) {
     const name = pe.slice(2)
     if (!(name in value)) return value
@@ -536,7 +259,7 @@ function removePath(value: unknown, path: PE[], shape: Shape): unknown {
   }
   if (shape.t === 'listMap' && Array.isArray(value) && pe.startsWith('k:')) {
     return value.flatMap((item) => {
-      if (itemPE(item, shape.keys) !== pe) return [item]
+      if (itemElement(item, shape.keys) !== pe) return [item]
       if (rest.length === 0) return []
       const next = removePath(item, rest, shape.item(item))
       return next === undefined ? [] : [next]

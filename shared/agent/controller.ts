@@ -10,7 +10,7 @@ import type { Agent } from '../schemas/agent.js'
 import { FINALIZER_AGENT } from '../schemas/labels.js'
 import { AGENT_GRANT, grantCommand } from '../core/namespace-access.js'
 import { providersVisibleFrom } from '../llm/providers.js'
-import { reconcile, retryingConflicts, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
+import { reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 
 /** The credentials Secret could not be read: agent-changed holds no Secret right in the Agent's namespace. */
@@ -33,11 +33,12 @@ export interface AgentWork extends ControllerPlan {
  * fresh state a few times; after that the ConflictError reaches the Broker, which redelivers.
  */
 export function reconcileAgent(deps: EngineDeps, namespace: string, name: string): Promise<Reconciled<AgentWork>> {
-  return retryingConflicts(TRIES, () => reconcile(agentController, deps, namespace, name))
+  return reconcile(agentController, deps, namespace, name)
 }
 
 const agentController: Controller<Agent, AgentFacts, AgentWork> = {
   kind: 'Agent',
+  conflictRetries: TRIES - 1,
   read: (deps, namespace, name) => deps.kube.getAgent(namespace, name),
   gather: async (deps, agent) => gatherFacts(deps, agent),
   plan(agent, facts, now) {

@@ -2,7 +2,7 @@ import { planAutonomy, rollbackDue, type AutonomyPlan } from './plan/evaluate.js
 import { declaredLevel, isOptedIn } from './plan/levels.js'
 import { choosePolicy, effectivePolicy, type EffectivePolicy } from './plan/policy.js'
 import type { Agent } from '../schemas/agent.js'
-import { reconcile, retryingConflicts, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
+import { reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED } from '../core/plan.js'
 
 /** Attempts at one agent's autonomy write before leaving it to the next tick. */
@@ -17,6 +17,7 @@ function autonomyController(policy: EffectivePolicy, known: Agent | undefined): 
   let held = known
   return {
     kind: 'Agent',
+    conflictRetries: AUTONOMY_ATTEMPTS - 1,
     async read(deps, namespace, name) {
       const agent = held ?? (await deps.kube.getAgent(namespace, name))
       held = undefined
@@ -53,7 +54,7 @@ export function applyAutonomy(deps: EngineDeps, agent: Agent, policy: EffectiveP
   const namespace = agent.metadata.namespace ?? 'default'
   const name = agent.metadata.name ?? ''
   const controller = autonomyController(policy, agent)
-  return retryingConflicts(AUTONOMY_ATTEMPTS, () => reconcile(controller, deps, namespace, name))
+  return reconcile(controller, deps, namespace, name)
 }
 
 /**

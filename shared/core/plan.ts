@@ -3,9 +3,9 @@
 // shared/engine/controller.ts; planners import only this, never the shell.
 
 /**
- * A change worth telling people about. Every transition is logged and published as a
- * `dev.kinetic.<kind>.<transition kind>` CloudEvent; those with `record` also become a
- * Kubernetes Event (kept for what a person may act on, so routine steps do not flood etcd).
+ * A change worth telling people about. Every transition is logged and, unless `publish` is false,
+ * published as a `dev.kinetic.<kind>.<transition kind>` CloudEvent; those with `record` also become
+ * a Kubernetes Event (kept for what a person may act on, so routine steps do not flood etcd).
  */
 export interface Transition {
   kind: string
@@ -17,6 +17,8 @@ export interface Transition {
   fieldPath?: string
   /** Extra CloudEvent data (step, phase, level, criteria values, ...). */
   data?: Record<string, unknown>
+  /** False: logged (and recorded), but no CloudEvent; for kinds whose event catalogue is fixed. */
+  publish?: boolean
 }
 
 /** The part of every plan the shell reads; the rest belongs to the controller. */

@@ -1,4 +1,5 @@
-import { estimateExpressionCost, MAX_UINT64 } from './cel-cost.js'
+import { estimateExpressionCost } from './cel-cost.js'
+import { MAX_UINT64 } from './cel-cost-values.js'
 import { celDecl, MAX_REQUEST_SIZE_BYTES } from './cel-types.js'
 import { fieldCause, isObject, type FieldCause } from './field-error.js'
 import type { JsonSchemaProps } from './structural.js'

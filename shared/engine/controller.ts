@@ -4,7 +4,7 @@ import type { Kube } from '../kube/port.js'
 import type { Logger } from '../log.js'
 import { kubernetesEventFor, type ObjectRef } from '../core/kube-events.js'
 import { currentTraceparent } from '../telemetry/work.js'
-import { kineticEventsFor, type KineticEvents } from './kinetic-events.js'
+import { kineticEventsFor, type CloudEventNaming, type KineticEvents } from './kinetic-events.js'
 import type { EngineMemo } from './memo.js'
 import { UNCHANGED, type ControllerPlan, type Transition } from '../core/plan.js'
 
@@ -26,6 +26,14 @@ export interface EngineDeps {
 export interface Controller<O extends { metadata: ObjectRef['metadata'] }, Facts, Plan extends ControllerPlan> {
   /** Kind of the parent object, e.g. `Workflow`; names its Events and CloudEvents. */
   kind: string
+  /**
+   * Plan → children rounds in one reconcile (default 1). After a round's children are written,
+   * `nextPass` says what the planner sees now and the shell plans again, until `nextPass` or the
+   * planner answers UNCHANGED or the rounds are spent; the parent is written once, after the last.
+   */
+  passes?: number
+  /** Whole reconciles tried again, from a fresh read, when a write loses a race (default 0: the 409 reaches the Broker). */
+  conflictRetries?: number
   /** Fresh read of the parent; null when it is gone. */
   read(deps: EngineDeps, namespace: string, name: string): Promise<O | null>
   /** Everything else the planner needs; UNCHANGED when the trigger alone shows nothing to do. */
@@ -37,7 +45,15 @@ export interface Controller<O extends { metadata: ObjectRef['metadata'] }, Facts
    * Returns the plan with whatever the children taught the parent write (e.g. where outputs went).
    */
   writeChildren(deps: EngineDeps, object: O, facts: Facts, plan: Plan): Promise<Plan>
-  /** The parent last: metadata/spec then status, each guarded by the resourceVersion planned on. */
+  /**
+   * With `passes`: after a round's children, the object and facts the next round plans on (what
+   * the writes taught); UNCHANGED when they changed nothing the planner would see.
+   */
+  nextPass?(deps: EngineDeps, object: O, facts: Facts, plan: Plan): Promise<{ object: O; facts: Facts } | typeof UNCHANGED>
+  /**
+   * The parent last: metadata/spec then status, each guarded by the resourceVersion planned on.
+   * After several rounds it gets the last round's plan carrying every round's transitions.
+   */
   writeParent(deps: EngineDeps, object: O, plan: Plan): Promise<void>
   /**
    * Work on other objects that must follow this object's committed (and announced) write, e.g.
@@ -52,6 +68,8 @@ export interface Controller<O extends { metadata: ObjectRef['metadata'] }, Facts
   eventSeed(object: O, plan: Plan): string
   /** The trace the published CloudEvents carry (`traceparent`); default: the handled event's. */
   traceparent?(object: O, plan: Plan): string | undefined
+  /** How this kind's CloudEvents are named, when its catalogue fixes more than the defaults. */
+  cloudEvents?(object: O, plan: Plan): CloudEventNaming
 }
 
 /** What one reconcile did. */
@@ -61,47 +79,74 @@ export interface Reconciled<Plan> {
 }
 
 /**
- * The one shell around every planner: fresh read, gather, pure plan, children, parent, then
- * tell people, then the work on other objects that follows the write. A lost race surfaces as ConflictError (409 → the Broker redelivers and the next
- * attempt re-plans from fresh state); announcing is best effort and never a reason to redeliver.
+ * The one shell around every planner: fresh read, gather, pure plan, children (and, with
+ * `passes`, plan again on what they taught), parent, then tell people, then the work on other
+ * objects that follows the write (`afterParent`). A lost race surfaces as
+ * ConflictError: with `conflictRetries` the whole reconcile is tried again from a fresh read, then
+ * the 409 reaches the Broker, which redelivers; announcing is best effort and never a reason to
+ * redeliver.
  */
 export async function reconcile<O extends { metadata: ObjectRef['metadata'] }, Facts, Plan extends ControllerPlan>(
   controller: Controller<O, Facts, Plan>, deps: EngineDeps, namespace: string, name: string,
 ): Promise<Reconciled<Plan>> {
+  return retryingConflicts((controller.conflictRetries ?? 0) + 1, () => reconcileOnce(controller, deps, namespace, name))
+}
+
+async function reconcileOnce<O extends { metadata: ObjectRef['metadata'] }, Facts, Plan extends ControllerPlan>(
+  controller: Controller<O, Facts, Plan>, deps: EngineDeps, namespace: string, name: string,
+): Promise<Reconciled<Plan>> {
   const object = await controller.read(deps, namespace, name)
   if (!object) return { result: 'gone' }
-  const facts = await controller.gather(deps, object)
-  if (facts === UNCHANGED) return { result: 'unchanged' }
-  const planned = controller.plan(object, facts, deps.now().toISOString())
+  const gathered = await controller.gather(deps, object)
+  if (gathered === UNCHANGED) return { result: 'unchanged' }
+  let facts = gathered as Facts
+  const now = deps.now().toISOString()
+  let planned = controller.plan(object, facts, now)
   if (planned === UNCHANGED) return { result: 'unchanged' }
-  const plan = await controller.writeChildren(deps, object, facts, planned)
-  await controller.writeParent(deps, object, plan)
-  await announce(deps, controller.kind, object, controller.eventSeed(object, plan), plan.transitions, controller.traceparent?.(object, plan))
-  await controller.afterParent?.(deps, object, plan)
+  let current = object
+  let plan = await controller.writeChildren(deps, current, facts, planned)
+  const told = [...plan.transitions]
+  for (let pass = 2; pass <= (controller.passes ?? 1) && controller.nextPass; pass++) {
+    const next = await controller.nextPass(deps, current, facts, plan)
+    if (next === UNCHANGED) break
+    planned = controller.plan(next.object, next.facts, now)
+    if (planned === UNCHANGED) break
+    ;({ object: current, facts } = next)
+    plan = await controller.writeChildren(deps, current, facts, planned)
+    told.push(...plan.transitions)
+  }
+  if (told.length !== plan.transitions.length) plan = { ...plan, transitions: told }
+  await controller.writeParent(deps, current, plan)
+  await announce(
+    deps, controller.kind, current, controller.eventSeed(current, plan), plan.transitions,
+    controller.traceparent?.(current, plan), controller.cloudEvents?.(current, plan),
+  )
+  await controller.afterParent?.(deps, current, plan)
   return { result: 'applied', plan }
 }
 
 /** Logs, records and publishes transitions; failures are logged, never thrown. */
 export async function announce(
   deps: EngineDeps, kind: string, object: { metadata: ObjectRef['metadata'] }, seed: string, transitions: readonly Transition[],
-  traceparent: string | undefined = currentTraceparent(),
+  traceparent: string | undefined = currentTraceparent(), naming?: CloudEventNaming,
 ): Promise<void> {
   if (transitions.length === 0) return
   const ref: ObjectRef = { kind, metadata: object.metadata }
   const now = deps.now().toISOString()
   // The same type and id the published CloudEvents carry (the source does not enter either).
-  const cloudEvents = kineticEventsFor('/kinetic', ref, seed, transitions, traceparent)
-  for (const [i, t] of transitions.entries()) {
+  const cloudEvents = kineticEventsFor('/kinetic', ref, seed, transitions, traceparent, naming)
+  let published = 0
+  for (const t of transitions) {
     deps.log.info({ kind, namespace: object.metadata.namespace, name: object.metadata.name, reason: t.reason, ...(t.fieldPath ? { fieldPath: t.fieldPath } : {}) }, t.message)
+    const ce = t.publish === false ? undefined : cloudEvents[published++]
     if (!t.record) continue
     try {
-      const ce = cloudEvents[i]
       await deps.kube.createEvent(kubernetesEventFor(ref, seed, t, now, ce ? { type: ce.type, id: ce.id } : undefined))
     } catch (err) {
       deps.log.warn({ err: (err as Error).message, reason: t.reason }, `Could not record Event for ${kind} ${object.metadata.namespace}/${object.metadata.name}`)
     }
   }
-  await deps.events.publish(ref, seed, transitions, traceparent)
+  await deps.events.publish(ref, seed, transitions, traceparent, naming)
 }
 
 /**

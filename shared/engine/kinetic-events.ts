@@ -14,13 +14,27 @@ export interface Announceable {
   message: string
   fieldPath?: string
   data?: Record<string, unknown>
+  /** False: no CloudEvent for this one. */
+  publish?: boolean
+}
+
+/**
+ * How a kind's CloudEvents are named when its event catalogue fixes more than the defaults
+ * (recipes: `dev.kinetic.recipe.*`, `data.recipe`, `generation` and `revision` in every event,
+ * ids scoped by uid and revision, docs/recipes/lifecycle-spec.md §13).
+ */
+export interface CloudEventNaming {
+  /** The kind's name in the type (`dev.kinetic.<name>.<transition>`) and in `data`; default: the kind in lower case. */
+  name?: string
+  /** Data every event carries, under the transition's own. */
+  data?: Record<string, unknown>
+  /** Hashed ahead of the type and the seed into each id (default: the id hashes the seed and the transition only). */
+  idScope?: string
 }
 
 /** Publishes Kinetic's own CloudEvents (run started, agent promoted, ...) for `kn` and event-display users. */
 export interface KineticEvents {
-  publish(object: ObjectRef, seed: string, transitions: readonly Announceable[], traceparent?: string): Promise<void>
-  /** Sends CloudEvents built elsewhere (recipes name their own types and ids, spec §13). */
-  send?(events: readonly CloudEvent<Record<string, unknown>>[]): Promise<void>
+  publish(object: ObjectRef, seed: string, transitions: readonly Announceable[], traceparent?: string, naming?: CloudEventNaming): Promise<void>
 }
 
 /** Resource path of a purko.io object, e.g. `/apis/purko.io/v1alpha1/namespaces/ns/workflows/wf`. */
@@ -34,25 +48,31 @@ function pluralOf(kind: string): string {
 }
 
 /**
- * Pure: the CloudEvents of some transitions, typed `dev.kinetic.<kind>.<transition kind>`; ids
- * are derived from the seed and the transition, so retries repeat them and consumers can dedupe.
+ * Pure: the CloudEvents of the transitions that publish one (all but `publish: false`), typed
+ * `dev.kinetic.<kind>.<transition kind>`; ids are derived from the seed and the transition, so
+ * retries repeat them and consumers can dedupe.
  */
 export function kineticEventsFor(
-  source: string, object: ObjectRef, seed: string, transitions: readonly Announceable[], traceparent?: string,
+  source: string, object: ObjectRef, seed: string, transitions: readonly Announceable[], traceparent?: string, naming: CloudEventNaming = {},
 ): CloudEvent<Record<string, unknown>>[] {
   const namespace = object.metadata.namespace ?? ''
   const name = object.metadata.name ?? ''
-  const kind = object.kind.toLowerCase()
-  return transitions.map((t) => new CloudEvent<Record<string, unknown>>({
-    id: createHash('sha256').update(`${seed}|${t.kind}|${t.reason}|${t.fieldPath ?? ''}|${t.message}`).digest('hex').slice(0, 32),
-    type: `${KINETIC_EVENT_PREFIX}${kind}.${t.kind}`,
-    source,
-    subject: subjectOf(object),
-    datacontenttype: 'application/json',
-    data: { namespace, [kind]: name, reason: t.reason, message: t.message, ...(t.data ?? {}) },
-    // CloudEvents' distributed tracing extension: the run's trace, so consumers' spans join it.
-    ...(traceparent ? { traceparent } : {}),
-  }))
+  const kind = naming.name ?? object.kind.toLowerCase()
+  return transitions.filter((t) => t.publish !== false).map((t) => {
+    const type = `${KINETIC_EVENT_PREFIX}${kind}.${t.kind}`
+    const what = `${t.reason}|${t.fieldPath ?? ''}|${t.message}`
+    const hashed = naming.idScope === undefined ? `${seed}|${t.kind}|${what}` : `${naming.idScope}|${type}|${seed}|${what}`
+    return new CloudEvent<Record<string, unknown>>({
+      id: createHash('sha256').update(hashed).digest('hex').slice(0, 32),
+      type,
+      source,
+      subject: subjectOf(object),
+      datacontenttype: 'application/json',
+      data: { namespace, [kind]: name, reason: t.reason, message: t.message, ...(naming.data ?? {}), ...(t.data ?? {}) },
+      // CloudEvents' distributed tracing extension: the run's trace, so consumers' spans join it.
+      ...(traceparent ? { traceparent } : {}),
+    })
+  })
 }
 
 /** Sends events to `sink` (a Broker URL) in binary mode; without a sink they are only logged. */
@@ -72,11 +92,10 @@ export function httpKineticEvents(sink: string | undefined, source: string, log:
     }
   }
   return {
-    async publish(object, seed, transitions, traceparent) {
+    async publish(object, seed, transitions, traceparent, naming) {
       if (!sink || transitions.length === 0) return
-      await send(kineticEventsFor(source, object, seed, transitions, traceparent))
+      await send(kineticEventsFor(source, object, seed, transitions, traceparent, naming))
     },
-    send,
   }
 }
 

@@ -9,7 +9,7 @@ import { probe, type ProbeResult } from './probe.js'
 import { isProbeDue, probeTimeoutMsOf } from './plan/schedule.js'
 import { isTargetProblem, probeKeyOf, probeTargetFor } from './plan/target.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
-import { announce, reconcile, retryingConflicts, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
+import { announce, reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 import { sweep } from '../engine/limited.js'
 import { syncCredentialCopies } from './sync-credential-copies.js'
@@ -56,15 +56,9 @@ export interface ProviderWork extends ControllerPlan {
 export async function reconcileLLMProvider(
   deps: EngineDeps, namespace: string, name: string, round: ProbeRound = newProbeRound(), listed?: LLMProvider,
 ): Promise<Reconciled<ProviderWork>> {
-  // A round's LIST is as fresh as a GET; only a retry after a lost race reads again.
-  let first = listed
   // A round settles the probe alarm itself, after all its probes; an event's reconcile arms it.
   const arms = listed === undefined
-  return retryingConflicts(TRIES, () => {
-    const controller = controllerFor(round, arms, first)
-    first = undefined
-    return reconcile(controller, deps, namespace, name)
-  })
+  return reconcile(controllerFor(round, arms, listed), deps, namespace, name)
 }
 
 /** What one probe round did. */
@@ -130,9 +124,16 @@ export async function copyCredentials(deps: EngineDeps, providers?: readonly LLM
 }
 
 function controllerFor(round: ProbeRound, arms: boolean, listed?: LLMProvider): Controller<LLMProvider, ProviderFacts, ProviderWork> {
+  // A round's LIST is as fresh as a GET; only a retry after a lost race reads again.
+  let first = listed
   return {
     kind: 'LLMProvider',
-    read: (deps, namespace, name) => (listed ? Promise.resolve(listed) : deps.kube.getLLMProvider(namespace, name)),
+    conflictRetries: TRIES - 1,
+    read(deps, namespace, name) {
+      const known = first
+      first = undefined
+      return known ? Promise.resolve(known) : deps.kube.getLLMProvider(namespace, name)
+    },
     async gather(deps, provider) {
       if (!isProbeDue(provider, deps.now().toISOString())) return UNCHANGED
       return gatherFacts(deps, provider, round)

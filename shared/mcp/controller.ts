@@ -46,12 +46,13 @@ export interface McpWork extends ControllerPlan {
  * A lost race re-plans from fresh state a few times, then reaches the Broker as a 409.
  */
 export function reconcileMcpServer(deps: McpServerDeps, namespace: string, name: string, options: ReconcileFrom = {}): Promise<Reconciled<McpWork>> {
-  return retryingConflicts(TRIES, () => reconcile(controllerFor(deps, options.tick !== true), deps, namespace, name))
+  return reconcile(controllerFor(deps, options.tick !== true), deps, namespace, name)
 }
 
 function controllerFor(deps: McpServerDeps, arms: boolean): Controller<MCPServer, McpFacts, McpWork> {
   return {
     kind: 'MCPServer',
+    conflictRetries: TRIES - 1,
     read: (d, namespace, name) => d.kube.getMCPServer(namespace, name),
     gather: (d, server) => gatherFacts(d, server, deps.unavailableAfterMs ?? DEFAULT_UNAVAILABLE_AFTER_MS),
     plan(server, facts, now) {

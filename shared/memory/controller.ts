@@ -1,6 +1,6 @@
 import type { MemoryProvider, MemoryProviderStatus } from '../schemas/memoryprovider.js'
 import { MEMORY_CONFIGMAP_LABELS, planMemoryProvider, type MemoryStoreFacts } from './plan/memory-provider.js'
-import { reconcile, retryingConflicts, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
+import { reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 import { sweep } from '../engine/limited.js'
 
@@ -21,12 +21,7 @@ export interface MemoryWork extends ControllerPlan {
 export async function reconcileMemoryProvider(
   deps: EngineDeps, namespace: string, name: string, check: MemoryCheck = {}, listed?: MemoryProvider,
 ): Promise<Reconciled<MemoryWork>> {
-  let first = listed
-  return retryingConflicts(3, () => {
-    const controller = controllerFor(check, first)
-    first = undefined
-    return reconcile(controller, deps, namespace, name)
-  })
+  return reconcile(controllerFor(check, listed), deps, namespace, name)
 }
 
 /** The recheck tick (PingSource memoryproviders-recheck, every 5 minutes): every provider, one count. */
@@ -39,9 +34,16 @@ export async function recheckMemoryProviders(deps: EngineDeps): Promise<{ provid
 }
 
 function controllerFor(check: MemoryCheck, listed?: MemoryProvider): Controller<MemoryProvider, MemoryStoreFacts | null, MemoryWork> {
+  // A listed provider is as fresh as a GET; only a retry after a lost race reads again.
+  let first = listed
   return {
     kind: 'MemoryProvider',
-    read: (deps, namespace, name) => (listed ? Promise.resolve(listed) : deps.kube.getMemoryProvider(namespace, name)),
+    conflictRetries: 2,
+    read(deps, namespace, name) {
+      const known = first
+      first = undefined
+      return known ? Promise.resolve(known) : deps.kube.getMemoryProvider(namespace, name)
+    },
     async gather(deps, provider) {
       if (provider.metadata.deletionTimestamp) return UNCHANGED
       if (provider.spec.type !== 'builtin') return null

@@ -1,21 +1,23 @@
+/**
+ * spec §11: the reads and writes of a recipe being deleted; the deletion planner in between is
+ * pure (plan/deletion.ts, composed in plan/recipe-plan.ts). The inventory comes from the
+ * snapshots of the current, last good and in-flight revisions plus the objects labelled with the
+ * recipe's UID in the target namespaces (nothing is rendered); waves are deleted one at a time,
+ * each waiting for 404, and the finalizer goes last. `purko.io/orphan` or `deletionPolicy: Orphan`
+ * removes it at once.
+ */
 import type { ChildKind, ChildObject } from '../kube/port.js'
 import { mcpNamespaceOf, sandboxNamespaceOf } from './plan/config.js'
-import { planDeletion } from './plan/deletion.js'
 import { KINETIC_KINDS, objectKey, type LiveObject } from './plan/deploy-plan.js'
+import { canonicalJson } from './plan/digest.js'
 import { LABEL_RECIPE_UID } from './plan/labels.js'
 import { FINALIZER } from './plan/lifecycle/annotations.js'
-import { planLifecycle } from './plan/lifecycle/plan.js'
-import { canonicalJson } from './plan/digest.js'
+import type { DeletionFacts, DeletionStep } from './plan/recipe-plan.js'
 import type { WorkflowRecipeStatus } from '../schemas/workflowrecipe.js'
 import { remove, type RecipeWork } from './work.js'
 
-/**
- * spec §11: a recipe being deleted. The inventory comes from the snapshots of the current, last good
- * and in-flight revisions plus the objects labelled with the recipe's UID in the target
- * namespaces (nothing is rendered); waves are deleted one at a time, each waiting for 404, and
- * the finalizer goes last. `purko.io/orphan` or `deletionPolicy: Orphan` removes it at once.
- */
-export async function deleteRecipe(work: RecipeWork): Promise<void> {
+/** What the deletion planner needs: the kept snapshots and what carries the recipe's UID where children can be. */
+export async function deletionFacts(work: RecipeWork): Promise<DeletionFacts> {
   const { recipe, deps, uid } = work
   const st: WorkflowRecipeStatus = recipe.status ?? {}
   const keep = new Set([st.currentRevision ?? 0, st.lastGoodRevision ?? 0, st.revision ?? 0])
@@ -44,43 +46,31 @@ export async function deleteRecipe(work: RecipeWork): Promise<void> {
     live.set(key, o as LiveObject)
     work.reads.remember(o.kind ?? '', o.metadata?.namespace ?? '', o.metadata?.name ?? '', o)
   }
-
-  const plan = planDeletion({
+  return {
     uid,
     ...(recipe.metadata.annotations ? { annotations: recipe.metadata.annotations } : {}),
     ...(recipe.spec.deletionPolicy ? { deletionPolicy: recipe.spec.deletionPolicy } : {}),
     snapshots, labelled: labelled as LiveObject[], live,
     ...(st.deletion?.remaining ? { previousRemaining: st.deletion.remaining } : {}),
-  })
-  const release = async () => {
+  }
+}
+
+/** The deletes of this step's wave (each an own child, by uid). */
+export async function deleteWave(work: RecipeWork, step: DeletionStep): Promise<void> {
+  if (step.deletion.action === 'delete') for (const d of step.deletion.deletes) await remove(work, d)
+}
+
+/** The recipe's part: the finalizer released once nothing is left (or at once when orphaning), else the status. */
+export async function writeDeletionParent(work: RecipeWork, step: DeletionStep): Promise<void> {
+  const { recipe, deps } = work
+  if (step.deletion.removeFinalizer) {
     const finalizers = (recipe.metadata.finalizers ?? []).filter((f) => f !== FINALIZER)
     await deps.kube.patchRecipeMetadata(work.namespace, work.name, work.resourceVersion, { finalizers })
     work.writes++
-  }
-  if (plan.action === 'orphan') {
-    await release()
-    work.transitions.push({ kind: 'event', type: 'Normal', reason: plan.event.reason, message: plan.event.message, record: true })
     return
   }
-  for (const e of plan.deleted) {
-    const object = `${e.namespace}/${e.name}`
-    work.transitions.push({
-      kind: 'workload.deleted', type: 'Normal', reason: 'WorkloadDeleted', message: `${objectKey(e.kind, e.namespace, e.name)} is gone`, record: true,
-      cloudEventType: 'dev.kinetic.recipe.workload.deleted', data: { workload: e.workload ?? e.test ?? '', kind: e.kind, object },
-    })
-  }
-  for (const d of plan.deletes) await remove(work, d)
-  if (plan.removeFinalizer) {
-    await release()
-    work.transitions.push({ kind: 'deleted', type: 'Normal', reason: 'Deleted', message: 'every child is gone; the recipe is deleted', record: false, cloudEventType: 'dev.kinetic.recipe.deleted' })
-    return
-  }
-  // Ready=False reason Deleting, and what is left and what blocks it.
-  const lifecycle = planLifecycle(recipe, { render: { ok: false, errors: [] }, policy: 'unavailable', prerequisites: [], snapshots: [] }, work.now)
-  const status: WorkflowRecipeStatus = { ...lifecycle.status, deletion: { remaining: plan.remaining, ...(plan.blockedBy ? { blockedBy: plan.blockedBy } : {}) } }
-  status.conditions = (status.conditions ?? []).map((c) => (c.type === 'Ready' ? { ...c, message: plan.ready.message } : c))
-  if (canonicalJson(status) !== canonicalJson(st)) {
-    await deps.kube.replaceRecipeStatus(work.namespace, work.name, work.resourceVersion, status)
+  if (step.status && canonicalJson(step.status) !== canonicalJson(recipe.status ?? {})) {
+    await deps.kube.replaceRecipeStatus(work.namespace, work.name, work.resourceVersion, step.status)
     work.writes++
   }
 }

@@ -5,8 +5,6 @@ import { realEngineDeps } from '../engine/deps.js'
 /** What the recipe functions need: the engine's dependencies and the spec §1.1 placement. */
 export interface RecipeDeps extends EngineDeps {
   recipes: RecipeConfig
-  /** The function's name: the `source` of its CloudEvents (`/kinetic/<name>`). */
-  functionName?: string
 }
 
 /**
@@ -14,5 +12,5 @@ export interface RecipeDeps extends EngineDeps {
  * the controller so a process starts without loading it (echoes never need it).
  */
 export function realRecipeDeps(functionName: string): RecipeDeps {
-  return { ...realEngineDeps(functionName), recipes: recipeConfig(process.env), functionName }
+  return { ...realEngineDeps(functionName), recipes: recipeConfig(process.env) }
 }

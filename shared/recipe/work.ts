@@ -1,10 +1,10 @@
 /**
- * One recipe reconcile's working state (reconcile-recipe.ts fills it; recipe-deletion.ts works on
- * it too) and the one write both make the same way: deleting an own child.
+ * One recipe reconcile's working state (the controller's gather fills it; act.ts and deletion.ts
+ * write through it) and the one write both make the same way: deleting an own child.
  */
 import type { ChildKind } from '../kube/port.js'
 import { isOwnedBy, type PlannedDelete } from './plan/deploy-plan.js'
-import type { RecipeTransition } from './plan/lifecycle/plan-types.js'
+import type { Transition } from '../core/plan.js'
 import type { RevisionObjects } from './plan/observe.js'
 import type { WorkflowRecipe } from '../schemas/workflowrecipe.js'
 import type { RecipeDeps } from './deps.js'
@@ -21,7 +21,8 @@ export interface RecipeWork {
   resourceVersion: string
   reads: RecipeReads
   snapshots: Map<number, StoredSnapshot>
-  transitions: RecipeTransition[]
+  /** What the writes of the current pass tell (the shell collects them with the plan's). */
+  transitions: Transition[]
   writes: number
   now: string
   /** Digest of the latest generation's render (the snapshot `digest` it would write), when valid. */
@@ -41,6 +42,6 @@ export async function remove(work: RecipeWork, d: PlannedDelete): Promise<void> 
   work.reads.forget(d.kind, d.namespace, d.name)
   work.transitions.push({
     kind: 'workload.deleted', type: 'Normal', reason: 'WorkloadDeleted', message: `deleted ${d.key}`, record: true,
-    cloudEventType: 'dev.kinetic.recipe.workload.deleted', data: { workload: d.workload ?? '', kind: d.kind, object: `${d.namespace}/${d.name}` },
+    data: { workload: d.workload ?? '', kind: d.kind, object: `${d.namespace}/${d.name}` },
   })
 }

@@ -1,3 +1,9 @@
+// Why this file stays long: it is one declarative schema, the WorkflowRecipe CRD, read top to
+// bottom next to spec §2 and §9 like every other file in shared/schemas/ (one file per kind).
+// Nearly every line is a field with its bound, default and description; the CRD generator and
+// the code that reads recipes see the kind as one module, and its sections (inputs, workloads,
+// tests, steps, status) share the bounded building blocks below.
+//
 // WorkflowRecipe (purko.io/v1alpha1): spec §2 (fields, defaults, bounds), §8.1 (the
 // CEL rules of the CRD with their exact messages) and spec §9 (status). The one source of
 // crds/workflowrecipes.purko.io.yaml (`npm run generate:crds`).

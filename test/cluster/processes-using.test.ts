@@ -11,7 +11,7 @@ it('finds a process naming the folder, but not the processes that asked (the cal
   const dir = mkdtempSync(join(tmpdir(), 'kinetic-processes-using-'))
   const leftover = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)', dir], { stdio: 'ignore' })
   try {
-    const module = resolve('cluster/control-plane.ts')
+    const module = resolve('cluster/processes.ts')
     const ask = `import { processesUsing } from ${JSON.stringify(module)}; console.log(JSON.stringify({ found: processesUsing(process.argv[1]), parent: process.ppid }))`
     // A shell whose own command line names the folder runs the asking node process, as npm does.
     const r = spawnSync('sh', ['-c', `"${process.execPath}" --import tsx --input-type=module -e '${ask}' "$1"; exit $?`, 'sh', dir], { encoding: 'utf8' })

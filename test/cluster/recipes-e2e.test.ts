@@ -138,7 +138,7 @@ describeCluster('WorkflowRecipes on a real kube-apiserver and controller manager
     const { kubeConfig } = await cp.current.serviceAccountKubeconfig('kinetic-system', 'workflowrecipe-changed')
     deps = {
       kube: new KubeClient(kubeConfig), log: silentLogger, now: () => new Date(), config: readRuntimeConfig({}), events: noKineticEvents,
-      recipes: recipeConfig({}), functionName: 'workflowrecipe-changed',
+      recipes: recipeConfig({}),
     }
   }, 90_000)
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { celCostCauses, costErrorMessage, schemaLocations, toFixedExact } from '../../shared/crd/cel-budget.js'
-import { estimateExpressionCost, MAX_UINT64 } from '../../shared/crd/cel-cost.js'
+import { estimateExpressionCost } from '../../shared/crd/cel-cost.js'
+import { MAX_UINT64 } from '../../shared/crd/cel-cost-values.js'
 import { celDecl, escapeCelName } from '../../shared/crd/cel-types.js'
 import type { JsonSchemaProps } from '../../shared/crd/structural.js'
 import { CEL_COST_CASES, celCostCrd, type ExpectedCause } from '../cluster/cel-cost-corpus.js'

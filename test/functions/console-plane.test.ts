@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { localConsoleEnv } from '../../local/plane.js'
+import { localConsoleEnv } from '../../local/function-env.js'
 import { consoleConfig } from '../../shared/console/auth/config.js'
 
 /** What the local plane tells the console, read back by the console's own configuration parser. */

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { CA_BUNDLE, NODE_PATH, baseImageConfig, collectBaseFiles, parseLdd } from '../../scripts/build-base-image.mjs'
-import { createTar } from '../../scripts/build-image.mjs'
+import { createTar } from '../../scripts/image-layer.mjs'
 
 const LDD = `	linux-vdso.so.1 (0x00007ffd)
 	libdl.so.2 => /lib/x86_64-linux-gnu/libdl.so.2 (0x00007f59)

@@ -6,8 +6,9 @@ import { fileURLToPath } from 'node:url'
 import { gunzipSync, gzipSync } from 'node:zlib'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { parse } from 'yaml'
-import { buildImage, createTar } from '../../scripts/build-image.mjs'
-import type { ImageConfig, ImageManifest } from '../../scripts/build-image.mjs'
+import { buildImage } from '../../scripts/build-image.mjs'
+import { createTar, type ImageConfig } from '../../scripts/image-layer.mjs'
+import type { ImageManifest } from '../../scripts/registry-client.mjs'
 import { FakeRegistry, digestOf } from './fake-registry.js'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..')

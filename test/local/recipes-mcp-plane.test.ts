@@ -4,7 +4,8 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadKnativeManifests } from '../../local/knative/manifests.js'
-import { CALLER_AUTH, callerAuthEnv, localMcpServer } from '../../local/plane.js'
+import { CALLER_AUTH, callerAuthEnv } from '../../local/function-env.js'
+import { localMcpServer } from '../../local/supporting-objects.js'
 import { ROOT } from '../knative/manifests.js'
 
 const manifests = loadKnativeManifests(join(ROOT, 'knative'), 'kinetic-system')

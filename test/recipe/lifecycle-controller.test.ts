@@ -243,6 +243,25 @@ describe('reconcileRecipe on FakeKube', () => {
     expect({ published: events.published.length, writes: kube.writes.length }).toEqual(before)
   })
 
+  it('records each phase change as a Kubernetes Event naming the CloudEvent published for it; an Event-only reason names none', async () => {
+    const { kube, deps, events } = setup()
+    kube.putRecipe(recipe(webDb))
+    await settle(kube, deps)
+    const active = events.published.find((e) => e.type === 'dev.kinetic.recipe.phase.changed' && (e.data as { to?: string }).to === 'Active')!
+    const recorded = kube.events.find((e) => e.reason === 'RevisionActive')!
+    expect(recorded.metadata?.annotations).toEqual({ 'kinetic.dev/cloudevent-type': 'dev.kinetic.recipe.phase.changed', 'kinetic.dev/cloudevent-id': active.id })
+    // Orphaning is a Kubernetes Event and no CloudEvent (spec §13 has none for it).
+    const settled = kube.recipe(NS, 'shop')!
+    kube.putRecipe({ ...settled, metadata: { ...settled.metadata, annotations: { 'purko.io/orphan': 'true' } } })
+    kube.markRecipeDeleted(NS, 'shop', '2026-03-01T11:00:00Z')
+    const published = events.published.length
+    await reconcileRecipe(deps, NS, 'shop')
+    const orphaned = kube.events.find((e) => e.reason === 'Orphaned')
+    expect(orphaned?.message).toMatch(/^finalizer removed without deleting children/)
+    expect(orphaned?.metadata?.annotations).toBeUndefined()
+    expect(events.published.length).toBe(published)
+  })
+
   it('says why a workload is not Ready: the first waiting container of its pods', async () => {
     const { kube, deps } = setup()
     kube.putRecipe(recipe({ workloads: [{ name: 'web', kind: 'Deployment', image: 'nginx:1.27' }] }))

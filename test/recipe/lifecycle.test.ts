@@ -2,12 +2,19 @@
 // of spec §7.2, approval binding and expiry (§7.5), templates (§7.7), timers (§7.10) and echo safety.
 import { describe, expect, it } from 'vitest'
 import { planLifecycle } from '../../shared/recipe/plan/lifecycle/plan.js'
-import { CE_PHASE_CHANGED, CE_REVISION_CREATED } from '../../shared/recipe/plan/lifecycle/plan-types.js'
+import type { Transition } from '../../shared/core/plan.js'
+import { kineticEventsFor } from '../../shared/engine/kinetic-events.js'
+import { recipeEventNaming } from '../../shared/recipe/controller.js'
 import type { LifecycleFacts } from '../../shared/recipe/plan/lifecycle-facts.js'
 import type { WorkflowRecipe } from '../../shared/schemas/workflowrecipe.js'
 import {
   activeRecipe, applied, at, compliant, condition, DIGEST_A, DIGEST_B, facts, needsApproval, notes, readiness, recipe, rejecting, settle, T0, walk, WEB, web,
 } from './lifecycle-fixtures.js'
+
+/** The CloudEvent type the shell publishes a recipe transition as; undefined for a Kubernetes Event only. */
+function publishedAs(t: Transition | undefined): string | undefined {
+  return t && kineticEventsFor('/kinetic/test', { kind: 'WorkflowRecipe', metadata: {} }, '', [t], undefined, recipeEventNaming(recipe(), {}))[0]?.type
+}
 
 function expectEcho(echo: ReturnType<typeof settle>['echo']): void {
   expect(echo.transitions).toEqual([])
@@ -38,7 +45,7 @@ describe('T1-T27 (spec §7.3)', () => {
     expect(plan.writeSnapshot).toBeUndefined()
     expect(plan.status).toMatchObject({ phase: 'Active', observedGeneration: 1, revision: 1, currentRevision: 1, lastGoodRevision: 1, readyWorkloads: '1/1' })
     expect(plan.status.history?.map((h) => h.to)).toEqual(['Candidate', 'Approved', 'Pending', 'Deploying', 'Testing', 'Active'])
-    expect(plan.transitions.filter((t) => t.kind === 'phase.changed').every((t) => t.cloudEventType === CE_PHASE_CHANGED && t.record)).toBe(true)
+    expect(plan.transitions.filter((t) => t.kind === 'phase.changed').every((t) => publishedAs(t) === 'dev.kinetic.recipe.phase.changed' && t.record)).toBe(true)
     expect(condition(plan, 'Ready')).toMatchObject({ status: 'True', reason: 'Active' })
     expect(condition(plan, 'UpToDate')).toMatchObject({ status: 'True', reason: 'UpToDate' })
     expect(condition(plan, 'Available')).toMatchObject({ status: 'True', reason: 'Available' })
@@ -106,7 +113,7 @@ describe('T1-T27 (spec §7.3)', () => {
     expect(plan.status.message).toBe(rejecting.message)
     expect(condition(plan, 'PolicyCompliant')).toMatchObject({ status: 'False', reason: 'PolicyViolation' })
     expect(plan.status.policy).toMatchObject({ compliant: false, totalViolations: 1, evaluated: ['production'] })
-    expect(plan.transitions.find((t) => t.kind === 'policy.violated')?.cloudEventType).toBe('dev.kinetic.recipe.policy.violated')
+    expect(publishedAs(plan.transitions.find((t) => t.kind === 'policy.violated'))).toBe('dev.kinetic.recipe.policy.violated')
     expect(plan.transitions.find((t) => t.kind === 'phase.changed' && t.reason === 'PolicyViolation')?.type).toBe('Warning')
     expectEcho(echo)
   })
@@ -189,7 +196,8 @@ describe('T1-T27 (spec §7.3)', () => {
     expect(plan.status.revisions).toEqual([{ revision: 1, generation: 1, state: 'InProgress', digest: DIGEST_A.slice(0, 16), configMap: 'shop-rev-1', createdAt: T0 }])
     expect(plan.writeSnapshot).toBe(1)
     const created = plan.transitions.find((t) => t.kind === 'revision.created')
-    expect(created).toMatchObject({ cloudEventType: CE_REVISION_CREATED, data: { revision: 1, configMap: 'shop-rev-1', digest: DIGEST_A.slice(0, 16) } })
+    expect(created).toMatchObject({ data: { revision: 1, configMap: 'shop-rev-1', digest: DIGEST_A.slice(0, 16) } })
+    expect(publishedAs(created)).toBe('dev.kinetic.recipe.revision.created')
     expect(condition(plan, 'PrerequisitesMet')).toMatchObject({ status: 'False', reason: 'NamespaceMissing', message: 'namespace "sandbox-recipes" does not exist' })
     expect(plan.action).toEqual({ type: 'wait', until: at(600) })
     expectEcho(echo)

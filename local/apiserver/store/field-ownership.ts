@@ -1,6 +1,8 @@
 // Field ownership on every write: who (which field manager) set what, recorded in
 // `metadata.managedFields` as the real field manager records it (see ../managed-fields.ts).
-import { afterUpdate, alwaysPresent, compareFields, keepPresent, presentFields, readEntries, writeEntries, type ManagerEntry, type Shape, type Writer } from '../managed-fields.js'
+import { alwaysPresent, compareFields, presentFields } from '../field-sets.js'
+import type { Shape } from '../field-shapes.js'
+import { afterUpdate, keepPresent, readEntries, writeEntries, type ManagerEntry, type Writer } from '../managed-fields.js'
 import { timestamp } from '../object-meta.js'
 import { apiVersionOf } from '../resource-type.js'
 import type { KubeObject } from '../types.js'

@@ -1,6 +1,6 @@
 import { invalid, type StatusCause } from '../api-error.js'
 import { schemaUnknownPaths, strictDecodingError } from '../decoding.js'
-import { rootShape, type Shape } from '../managed-fields.js'
+import { rootShape, type Shape } from '../field-shapes.js'
 import type { ResourceType } from '../resource-type.js'
 import type { KubeObject } from '../types.js'
 import type { JSONSchemaProps } from '../validation.js'

@@ -21,6 +21,7 @@ import type { WorkflowRecipe } from '../../schemas/workflowrecipe.js'
 import type { RecipeConfig } from './config.js'
 import { canonicalJson, sha256OfCanonical } from './digest.js'
 import { childLabels } from './labels.js'
+import type { ResolvedFacts } from './lifecycle-facts.js'
 import { buildManifests, recipeRefOf } from './manifests.js'
 import { revisionConfigMapName } from './names.js'
 import { childMeta, type Manifest, type RecipeChild, type RecipeObjects } from './objects.js'
@@ -41,8 +42,20 @@ function entryObject(c: RecipeChild): unknown {
   }
 }
 
+/** What a valid generation resolved to (spec §9): its snapshot's `resolved.json`, and `status.resolved`. */
+export function resolvedOf(recipe: WorkflowRecipe, rendered: RenderOk): ResolvedFacts {
+  const included = new Set(rendered.order)
+  return {
+    profile: rendered.profile,
+    inputs: rendered.inputs,
+    computed: rendered.computed,
+    included: (recipe.spec.workloads ?? []).map((w) => w.name).filter((n) => included.has(n)),
+    excluded: [...rendered.excluded],
+    order: [...rendered.order],
+  }
+}
+
 function content(recipe: WorkflowRecipe, rendered: RenderOk, objects: RecipeObjects): Record<'manifests.json' | 'tests.json' | 'workflow.json' | 'resolved.json', unknown> {
-  const includedSet = new Set(rendered.order)
   const manifests = objects.workloads.flatMap((w) => w.children.map((c) => ({
     workload: w.name,
     order: w.order,
@@ -55,14 +68,7 @@ function content(recipe: WorkflowRecipe, rendered: RenderOk, objects: RecipeObje
     'manifests.json': manifests,
     'tests.json': tests,
     'workflow.json': objects.workflow ? objects.workflow.manifest : null,
-    'resolved.json': {
-      profile: rendered.profile,
-      inputs: rendered.inputs,
-      computed: rendered.computed,
-      included: (recipe.spec.workloads ?? []).map((w) => w.name).filter((n) => includedSet.has(n)),
-      excluded: [...rendered.excluded],
-      order: [...rendered.order],
-    },
+    'resolved.json': resolvedOf(recipe, rendered),
   }
 }
 

@@ -4,8 +4,8 @@
  * two ways a transition handler records what it did.
  */
 import type { RecipePhase, WorkflowRecipe, WorkflowRecipeStatus } from '../../../schemas/workflowrecipe.js'
+import type { Transition } from '../../../core/plan.js'
 import type { LifecycleFacts } from '../lifecycle-facts.js'
-import { CE_PHASE_CHANGED, type RecipeTransition } from './plan-types.js'
 
 /** Entries kept in `status.history`. */
 const MAX_HISTORY = 20
@@ -50,7 +50,7 @@ export interface PlanningContext {
   /** The status as the recipe holds it now. */
   previous: WorkflowRecipeStatus
   /** Every transition of this plan, in the order it happened. */
-  transitions: RecipeTransition[]
+  transitions: Transition[]
   /** The in-flight revision a new generation abandoned (spec §7.6). */
   abandonedRevision?: number
   /** `UpToDate` set explicitly by a transition of this plan. */
@@ -81,12 +81,11 @@ export function enterPhase(ctx: PlanningContext, to: RecipePhase, reason: string
     reason,
     message: status.message,
     record: true,
-    cloudEventType: CE_PHASE_CHANGED,
     data: { from: from ?? '', to, reason, message: status.message, generation: ctx.generation, revision: status.revision ?? 0 },
   })
 }
 
 /** Announces a recorded Kubernetes Event that changes no phase. */
 export function announce(ctx: PlanningContext, reason: string, message: string, type: 'Normal' | 'Warning' = 'Normal'): void {
-  ctx.transitions.push({ kind: 'event', type, reason, message, record: true })
+  ctx.transitions.push({ kind: 'event', type, reason, message, record: true, publish: false })
 }

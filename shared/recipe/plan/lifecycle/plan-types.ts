@@ -1,22 +1,10 @@
 /**
  * What the lifecycle planner hands the shell (spec §7, §13): the plan, the one action it asks for,
- * and the transitions to announce, some of them with a `dev.kinetic.recipe.*` CloudEvent type.
+ * and the transitions to announce. Those spec §13 names a CloudEvent for are published as
+ * `dev.kinetic.recipe.<transition kind>`; the others (`publish: false`) are Kubernetes Events only.
  */
 import type { ControllerPlan, Transition } from '../../../core/plan.js'
 import type { WorkflowRecipeStatus } from '../../../schemas/workflowrecipe.js'
-
-export const CE_PHASE_CHANGED = 'dev.kinetic.recipe.phase.changed'
-export const CE_REVISION_CREATED = 'dev.kinetic.recipe.revision.created'
-export const CE_TEST_FINISHED = 'dev.kinetic.recipe.test.finished'
-export const CE_POLICY_VIOLATED = 'dev.kinetic.recipe.policy.violated'
-
-/**
- * A transition as the controller shell announces it. `cloudEventType` is set when the spec
- * (spec §13) names a `dev.kinetic.recipe.*` CloudEvent for it; the others are Kubernetes Events only.
- */
-export interface RecipeTransition extends Transition {
-  cloudEventType?: string
-}
 
 /** What to do next; the deploy/rollback/drift planners of L2 decide how. */
 export type LifecycleAction =
@@ -35,7 +23,7 @@ export type LifecycleAction =
   | { type: 'delete' }
 
 export interface LifecyclePlan extends ControllerPlan {
-  transitions: RecipeTransition[]
+  transitions: Transition[]
   /** The complete next status. */
   status: WorkflowRecipeStatus
   /** The status differs from the recipe's current one (write it). */

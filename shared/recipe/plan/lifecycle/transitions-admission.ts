@@ -10,7 +10,6 @@ import type { SpecError } from '../rendered.js'
 import { annotationOf, ANNOTATION_APPROVE, ANNOTATION_REJECT, approveCommand, approverOf } from './annotations.js'
 import { announce, enterPhase, type HandlerOutcome, type PlanningContext } from './context.js'
 import { addSeconds, hasPassed } from './deadlines.js'
-import { CE_POLICY_VIOLATED, CE_REVISION_CREATED } from './plan-types.js'
 import { readinessFor, settledProblem } from './readiness-checks.js'
 import { reachedActive, revisionEntry } from './revisions.js'
 import { policyStatusOf } from './status-fields.js'
@@ -33,7 +32,7 @@ function rejectForPolicyViolation(ctx: PlanningContext, policy: EvaluatedPolicy)
   enterPhase(ctx, 'Rejected', 'PolicyViolation', policy.message)
   for (const v of policy.violations.filter((x) => x.mode === 'Enforce')) {
     ctx.transitions.push({
-      kind: 'policy.violated', type: 'Warning', reason: 'PolicyViolation', message: `${v.policy}: ${v.rule}: ${v.message}`, record: false, cloudEventType: CE_POLICY_VIOLATED,
+      kind: 'policy.violated', type: 'Warning', reason: 'PolicyViolation', message: `${v.policy}: ${v.rule}: ${v.message}`, record: false,
       data: { policy: v.policy, mode: v.mode, rule: v.rule, message: v.message, generation: ctx.generation, revision: ctx.status.revision ?? 0 },
     })
   }
@@ -157,7 +156,7 @@ export function allocateRevision(ctx: PlanningContext): HandlerOutcome {
   enterPhase(ctx, 'Pending', 'WaitingForPrerequisites', `Revision ${revision} allocated for generation ${generation}; waiting for prerequisites`)
   ctx.transitions.push({
     kind: 'revision.created', type: 'Normal', reason: 'RevisionCreated', message: `Revision ${revision} created (${configMap})`, record: false,
-    cloudEventType: CE_REVISION_CREATED, data: { generation, revision, digest: digest ?? '', configMap },
+    data: { generation, revision, digest: digest ?? '', configMap },
   })
   return 'acted'
 }

@@ -6,7 +6,6 @@
 import type { TestFact } from '../lifecycle-facts.js'
 import { enterPhase, type Failure, type HandlerOutcome, type PlanningContext } from './context.js'
 import { addSeconds, hasPassed, progressDeadlineSeconds } from './deadlines.js'
-import { CE_TEST_FINISHED } from './plan-types.js'
 import { allWorkloadsReady, deploymentFailure, hasSteps, readinessFor, testFailure, testResultsFor } from './readiness-checks.js'
 import { updateRevisionEntry } from './revisions.js'
 
@@ -15,7 +14,7 @@ function announceTestFinished(ctx: PlanningContext, test: TestFact): void {
   if (test.phase !== 'Succeeded' && test.phase !== 'Failed') return
   ctx.transitions.push({
     kind: 'test.finished', type: test.phase === 'Failed' ? 'Warning' : 'Normal', reason: 'TestFinished', message: `test "${test.name}" ${test.phase === 'Failed' ? 'failed' : 'succeeded'}`,
-    record: false, cloudEventType: CE_TEST_FINISHED, data: { test: test.name, jobName: test.jobName, outcome: test.phase, revision: ctx.status.revision ?? 0, generation: ctx.generation },
+    record: false, data: { test: test.name, jobName: test.jobName, outcome: test.phase, revision: ctx.status.revision ?? 0, generation: ctx.generation },
   })
 }
 
