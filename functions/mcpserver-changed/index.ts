@@ -82,7 +82,7 @@ export function createApp(deps: McpServerDeps): Hono {
 
 /**
  * The resync tick: one LIST of every MCPServer, then a reconcile of each that is due (its
- * jittered nextCheckTime has come: a retry after a failure, the DeploymentUnavailable deadline,
+ * jittered nextCheckAt has come: a retry after a failure, the DeploymentUnavailable deadline,
  * the periodic rediscovery), or that no event has reached yet.
  */
 async function resync(deps: McpServerDeps, ceId: string): Promise<void> {
@@ -92,7 +92,7 @@ async function resync(deps: McpServerDeps, ceId: string): Promise<void> {
   const alarm = await readAlarm(deps, 'mcpservers-resync')
   const all = await deps.kube.listAllMCPServers()
   const due = all.filter((s) => mcpServerIsDue(s, now))
-    .sort((a, b) => (a.status?.nextCheckTime ?? '').localeCompare(b.status?.nextCheckTime ?? ''))
+    .sort((a, b) => (a.status?.nextCheckAt ?? '').localeCompare(b.status?.nextCheckAt ?? ''))
     .slice(0, MAX_PER_TICK)
   // The controller loads only when a server is due.
   const reconcileMcpServer = due.length > 0 ? (await engine()).reconcileMcpServer : undefined
@@ -101,7 +101,7 @@ async function resync(deps: McpServerDeps, ceId: string): Promise<void> {
       (await reconcileMcpServer(deps, server.metadata.namespace ?? 'default', server.metadata.name ?? '', { tick: true })).result === 'applied',
     { now: deps.now, ms: START_BUDGET_MS })
   // What this round looked at is looked at again a minute later; else the earliest check listed.
-  const next = due.length > 0 ? now : earliest(all.map((s) => s.status?.nextCheckTime))
+  const next = due.length > 0 ? now : earliest(all.map((s) => s.status?.nextCheckAt))
   await settleTickAlarm({ ...deps, log }, 'mcpservers-resync', alarm, next)
   log.info({ servers: all.length, due: due.length, applied, failed, deferred }, 'MCPServer resync finished')
 }

@@ -74,7 +74,7 @@ function controllerFor(deps: McpServerDeps, arms: boolean): Controller<MCPServer
         await kube.replaceMCPServerStatus(namespace, name, work.resourceVersion, work.status)
         work.written.push(`status MCPServer/${name}`)
         // A check sooner than the one before (or the first): the MCP servers alarm fires by then.
-        if (arms) await armTickAlarmIfSooner(deps, 'mcpservers-resync', server.status?.nextCheckTime, work.status.nextCheckTime)
+        if (arms) await armTickAlarmIfSooner(deps, 'mcpservers-resync', server.status?.nextCheckAt, work.status.nextCheckAt)
       }
     },
     eventSeed: (server) => `${server.metadata.uid ?? ''}/${server.metadata.resourceVersion ?? ''}`,

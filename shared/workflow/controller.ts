@@ -13,14 +13,14 @@ import { templateOf } from '../template/run-builder.js'
 import { armTickAlarm } from '../ticks/alarm.js'
 import { writeRunChildren } from './child-writes.js'
 import { cancelReplaced, wakeQueued, type ReconcileRun } from './cross-run.js'
-import { gatherRun, type Trigger } from './gather.js'
+import { gatherRun, type RunHint } from './gather.js'
 import { planRun, type RunFacts, type WorkflowWork } from './plan/run-facts.js'
 import { isTerminalPhase } from './plan/run-status.js'
 import { NAMESPACE_NOT_ENABLED, planNamespaceBlocked } from './plan/workflow-blocked.js'
 import { writeRunStatus } from './status-write.js'
 
 export type { EngineDeps } from '../engine/controller.js'
-export type { Trigger } from './gather.js'
+export type { RunHint } from './gather.js'
 export type { WorkflowWork } from './plan/run-facts.js'
 export { POD_START_GRACE_MS } from './step-reports.js'
 
@@ -39,10 +39,10 @@ export interface ReconcileOptions {
  * throws ConflictError so the Broker redelivers and the next attempt re-plans from fresh state.
  */
 export async function reconcileWorkflow(
-  deps: EngineDeps, namespace: string, name: string, trigger: Trigger, options: ReconcileOptions = {},
+  deps: EngineDeps, namespace: string, name: string, hint: RunHint, options: ReconcileOptions = {},
 ): Promise<Reconciled<WorkflowWork>> {
   try {
-    return await reconcile(workflowController(trigger, options), deps, namespace, name)
+    return await reconcile(workflowController(hint, options), deps, namespace, name)
   } catch (err) {
     // The namespace did not grant the workflow functions its Jobs, pods and ConfigMaps.
     if (!(err instanceof ForbiddenError)) throw err
@@ -53,11 +53,11 @@ export async function reconcileWorkflow(
 /** Another run of the template, reconciled in-process: a full look, waking no queue itself. */
 const reconcileOther: ReconcileRun = (deps, namespace, name) => reconcileWorkflow(deps, namespace, name, { kind: 'full' }, { wake: false })
 
-function workflowController(trigger: Trigger, options: ReconcileOptions): Controller<Workflow, RunFacts, WorkflowWork> {
+function workflowController(hint: RunHint, options: ReconcileOptions): Controller<Workflow, RunFacts, WorkflowWork> {
   return {
     kind: 'Workflow',
     read: (deps, namespace, name) => deps.kube.getWorkflow(namespace, name),
-    gather: (deps, workflow) => gatherRun(deps, workflow, trigger),
+    gather: (deps, workflow) => gatherRun(deps, workflow, hint),
     plan(workflow, facts, now) {
       // Planned already, on remembered Agents, when the facts were complete.
       const at = facts.remembered?.now ?? now

@@ -30,21 +30,21 @@ import { decodeStepStates } from './plan/step-states.js'
 import { loadStartFacts } from './start-facts.js'
 import { attachResults, notePodsNotStarting } from './step-reports.js'
 
-/** How the caller learned about the change: one Job from an event, or a full look at the run. */
-export type Trigger = { kind: 'job'; job: JobFact } | { kind: 'full' }
+/** A hint of what changed (events are hints, state is truth): one Job from an event, or "look at the whole run". */
+export type RunHint = { kind: 'job'; job: JobFact } | { kind: 'full' }
 
 /**
  * Everything the planner reads besides the Workflow; UNCHANGED when the event's Job alone shows
  * there is nothing to do (a duplicate, a late event about a step already recorded, a Job of an
  * older run), which costs one GET.
  */
-export async function gatherRun(deps: EngineDeps, workflow: Workflow, trigger: Trigger): Promise<RunFacts | typeof UNCHANGED> {
+export async function gatherRun(deps: EngineDeps, workflow: Workflow, hint: RunHint): Promise<RunFacts | typeof UNCHANGED> {
   const { kube } = deps
   const namespace = workflow.metadata.namespace ?? 'default'
   const name = workflow.metadata.name ?? ''
   const runId = currentRunId(workflow)
   // Only a full look knows every Job of the run, so only then is a missing Job really missing.
-  const jobsComplete = trigger.kind === 'full'
+  const jobsComplete = hint.kind === 'full'
   // Only a run its concurrency policy must admit pays for this list; one that has to keep
   // waiting needs nothing else (it has no Jobs, and no step starts), so a queued run costs
   // each resync tick a GET and a list.
@@ -54,14 +54,14 @@ export async function gatherRun(deps: EngineDeps, workflow: Workflow, trigger: T
     return { runId, jobs: [], jobsComplete, agents: new Map(), identities: new Set(), shards: [], outputs: new Map(), start: null, siblings }
   }
   const queue = siblings ? { siblings } : {}
-  const jobs = trigger.kind === 'job'
-    ? [trigger.job].filter((j) => j.runId === runId)
+  const jobs = hint.kind === 'job'
+    ? [hint.job].filter((j) => j.runId === runId)
     : (await kube.listJobs(namespace, { [LABEL_WORKFLOW]: labelValue(name), [LABEL_RUN_ID]: runId }))
       .flatMap((job) => jobFactFrom(job) ?? [])
-  if (trigger.kind === 'job' && jobsNeedingResults(workflow, jobs).length === 0) return UNCHANGED
+  if (hint.kind === 'job' && jobsNeedingResults(workflow, jobs).length === 0) return UNCHANGED
   await attachResults(kube, namespace, workflow, jobs)
-  if (trigger.kind === 'full') await notePodsNotStarting(kube, namespace, jobs, deps.now())
-  const memo = trigger.kind === 'job' ? deps.memo : undefined
+  if (hint.kind === 'full') await notePodsNotStarting(kube, namespace, jobs, deps.now())
+  const memo = hint.kind === 'job' ? deps.memo : undefined
   const shards = rememberedShards(memo, workflow, runId) ?? await listShards(kube, deps.memo, workflow, runId)
   const outputs = readOutputs(shards, runId)
   const remembered = rememberedAgents(memo, workflow)

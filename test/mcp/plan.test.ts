@@ -172,7 +172,7 @@ describe('planMcpServer', () => {
     expect(condition(plan.status!, 'Ready')).toMatchObject({ status: 'False', reason: 'NamespaceNotEnabled', message })
     expect(condition(plan.status!, 'Available')).toMatchObject({ status: 'False', reason: 'NamespaceNotEnabled' })
     // The resync tick looks again (granting access brings the server up without an edit).
-    expect(plan.status?.nextCheckTime).toBeDefined()
+    expect(plan.status?.nextCheckAt).toBeDefined()
     // An unmanaged server needs no grant: it is registered as it is.
     const unmanaged = planned(aServer({ managed: false, url: 'https://tools.example.com/mcp' }, { namespace: 'team-a' }), facts({ workloadForbidden: refusal }))
     expect(unmanaged.registry?.op).toBe('upsert')
@@ -184,7 +184,7 @@ describe('planMcpServer', () => {
     expect(plan.registry).toBeNull()
     expect(plan.status?.phase).toBe('Error')
     expect(condition(plan.status!, 'Ready')).toMatchObject({ status: 'False', reason: 'InvalidResources', message: 'not Kubernetes quantities: requests.cpu: "lots"' })
-    expect(plan.status?.nextCheckTime).toBeUndefined()
+    expect(plan.status?.nextCheckAt).toBeUndefined()
   })
 
   it.each(['100m', '1', '0.5', '1.5Gi', '128Mi', '1e3', '2k', '1E'])('accepts the quantity %s', (q) => {
@@ -276,7 +276,7 @@ describe('planMcpServer', () => {
     const service = serviceManifest(server)
     const f = facts({ deployment, service, registry: registryMap(renderRegistry([registryEntry(server)])) })
     const pending = { ...server, status: first.status! }
-    expect(pending.status.nextCheckTime).toBe(later(10))
+    expect(pending.status.nextCheckAt).toBe(later(10))
     expect(mcpServerIsDue(pending, later(9))).toBe(false)
     expect(planMcpServer(pending, f, later(9))).toBe(UNCHANGED)
     expect(mcpServerIsDue(pending, later(10))).toBe(true)

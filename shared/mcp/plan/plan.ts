@@ -62,7 +62,7 @@ const hash = (text: string, length = 16) => sha256Hex(text).slice(0, length)
 
 /**
  * Pure: whether the server may need work: not observed at its generation, finalizer to add or
- * release, or its `nextCheckTime` has come. False means an event about it (our own status write
+ * release, or its `nextCheckAt` has come. False means an event about it (our own status write
  * coming back, say) can be dropped without reading anything.
  */
 export function mcpServerIsDue(server: MCPServer, now: string): boolean {
@@ -72,7 +72,7 @@ export function mcpServerIsDue(server: MCPServer, now: string): boolean {
   if (!hasFinalizer) return true
   const status = server.status
   if (!status || status.observedGeneration !== meta.generation) return true
-  const next = epochMs(status.nextCheckTime)
+  const next = epochMs(status.nextCheckAt)
   return !Number.isNaN(next) && next <= epochMs(now)
 }
 
@@ -151,7 +151,7 @@ function discoveryRequest(server: MCPServer, facts: McpFacts, writes: readonly W
   const status = server.status
   const due = status?.discoveredFor !== fingerprint
     || status.observedGeneration !== server.metadata.generation
-    || (epochMs(status.nextCheckTime) <= epochMs(now))
+    || (epochMs(status.nextCheckAt) <= epochMs(now))
   if (!due) return null
   const podIP = (facts.pods ?? []).find((p) => p.status?.phase === 'Running' && p.status.podIP)?.status?.podIP
   const url = discoveryUrl(server, podIP)
@@ -162,7 +162,7 @@ function deletionBlockedStatus(server: MCPServer, error: string, now: string): M
   const prev = server.status ?? {}
   const message = `ConfigMap mcp-servers key servers cannot be read (${error}); the entry of ${server.metadata.name} cannot be removed, so deletion waits until it is fixed`
   const prevReady = prev.conditions?.find((c) => c.type === READY)
-  if (prevReady?.reason === 'RegistryUnparseable' && prevReady.message === message && epochMs(prev.nextCheckTime) > epochMs(now)) return null
+  if (prevReady?.reason === 'RegistryUnparseable' && prevReady.message === message && epochMs(prev.nextCheckAt) > epochMs(now)) return null
   const failures = (prev.failures ?? 0) + 1
   return {
     ...prev,
@@ -170,7 +170,7 @@ function deletionBlockedStatus(server: MCPServer, error: string, now: string): M
     message,
     conditions: setCondition(prev.conditions, { type: READY, status: 'False', reason: 'RegistryUnparseable', message }, now),
     failures,
-    nextCheckTime: jittered(server, epochMs(now), backoffMs(failures), `d${failures}`),
+    nextCheckAt: jittered(server, epochMs(now), backoffMs(failures), `d${failures}`),
   }
 }
 
