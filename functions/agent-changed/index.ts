@@ -58,7 +58,7 @@ export function createApp(deps: EngineDeps): Hono {
       const namespace = objectKeyOf(event.data).namespace
       const { reconcileAgent } = await engine()
       const outcome = await reconcileAgent(deps, namespace, agent)
-      log.info({ namespace, name: agent, deleted: `${event.data.kind ?? 'object'}/${objectKeyOf(event.data).name}`, result: outcome.result, identity: outcome.identity }, 'Restored Agent identity')
+      log.info({ namespace, name: agent, deleted: `${event.data.kind ?? 'object'}/${objectKeyOf(event.data).name}`, result: outcome.result, identity: outcome.plan?.written ?? [] }, 'Restored Agent identity')
       return c.body(null, 202)
     }
     if (event.type.endsWith('.delete')) return c.body(null, 202) // the identity goes with its owner
@@ -71,7 +71,7 @@ export function createApp(deps: EngineDeps): Hono {
     const { namespace, name } = objectKeyOf(data)
     const { reconcileAgent } = await engine()
     const outcome = await reconcileAgent(deps, namespace, name)
-    log.info({ namespace, name, result: outcome.result, identity: outcome.identity, phase: outcome.phase }, 'Reconciled Agent')
+    log.info({ namespace, name, result: outcome.result, identity: outcome.plan?.written ?? [], phase: outcome.plan?.plan.status?.phase }, 'Reconciled Agent')
     return c.body(null, 202)
   })
   return app

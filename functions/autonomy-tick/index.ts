@@ -80,7 +80,7 @@ export async function tick(deps: EngineDeps, log: Logger = deps.log): Promise<Ti
     }
     const policy = effectivePolicy(chosen)
     summary.agents += agents.length
-    const swept = await sweep(agents, AGENT_CONCURRENCY, log, 'Could not evaluate Agent', async (agent) => (await applyAutonomy(deps, agent, policy)) === 'applied')
+    const swept = await sweep(agents, AGENT_CONCURRENCY, log, 'Could not evaluate Agent', async (agent) => (await applyAutonomy(deps, agent, policy)).result === 'applied')
     summary.applied += swept.applied
     summary.failed += swept.failed
     const now = deps.now().toISOString()

@@ -60,7 +60,8 @@ export function createApp(deps: EngineDeps, opts: LLMProviderOptions = {}): Hono
     const round = newProbeRound(opts.fetch)
     const outcome = await reconcileLLMProvider(deps, namespace, name, round)
     if (platform && outcome.result !== 'unchanged') await copyCredentials(deps, undefined, round)
-    log.info({ namespace, name, ...outcome }, 'Reconciled LLMProvider')
+    const status = outcome.plan?.plan.status
+    log.info({ namespace, name, result: outcome.result, phase: status?.phase, reason: status?.conditions?.find((c) => c.type === 'Ready')?.reason }, 'Reconciled LLMProvider')
     return c.body(null, 202)
   })
   return app

@@ -61,7 +61,7 @@ export function createApp(deps: McpServerDeps): Hono {
       const namespace = objectKeyOf(data).namespace
       const { reconcileMcpServer } = await engine()
       const outcome = await reconcileMcpServer(deps, namespace, server)
-      log.info({ namespace, name: server, result: outcome.result, written: outcome.written, phase: outcome.phase }, 'Reconciled MCPServer after a Deployment change')
+      log.info({ namespace, name: server, result: outcome.result, written: outcome.plan?.written ?? [], phase: outcome.plan?.status?.phase }, 'Reconciled MCPServer after a Deployment change')
       return c.body(null, 202)
     }
     // The MCPServer's deletion shows as an update with deletionTimestamp; the final delete is nothing to do.
@@ -74,7 +74,7 @@ export function createApp(deps: McpServerDeps): Hono {
     const { namespace, name } = objectKeyOf(data)
     const { reconcileMcpServer } = await engine()
     const outcome = await reconcileMcpServer(deps, namespace, name)
-    log.info({ namespace, name, result: outcome.result, written: outcome.written, phase: outcome.phase, discovered: outcome.discovered }, 'Reconciled MCPServer')
+    log.info({ namespace, name, result: outcome.result, written: outcome.plan?.written ?? [], phase: outcome.plan?.status?.phase, discovered: outcome.plan?.discovered }, 'Reconciled MCPServer')
     return c.body(null, 202)
   })
   return app
@@ -82,7 +82,7 @@ export function createApp(deps: McpServerDeps): Hono {
 
 /**
  * The resync tick: one LIST of every MCPServer, then a reconcile of each that is due (its
- * jittered nextCheckTime has come: a retry after a failure, the DeploymentUnavailable deadline,
+ * jittered nextCheckAt has come: a retry after a failure, the DeploymentUnavailable deadline,
  * the periodic rediscovery), or that no event has reached yet.
  */
 async function resync(deps: McpServerDeps, ceId: string): Promise<void> {
@@ -92,7 +92,7 @@ async function resync(deps: McpServerDeps, ceId: string): Promise<void> {
   const alarm = await readAlarm(deps, 'mcpservers-resync')
   const all = await deps.kube.listAllMCPServers()
   const due = all.filter((s) => mcpServerIsDue(s, now))
-    .sort((a, b) => (a.status?.nextCheckTime ?? '').localeCompare(b.status?.nextCheckTime ?? ''))
+    .sort((a, b) => (a.status?.nextCheckAt ?? '').localeCompare(b.status?.nextCheckAt ?? ''))
     .slice(0, MAX_PER_TICK)
   // The controller loads only when a server is due.
   const reconcileMcpServer = due.length > 0 ? (await engine()).reconcileMcpServer : undefined
@@ -101,7 +101,7 @@ async function resync(deps: McpServerDeps, ceId: string): Promise<void> {
       (await reconcileMcpServer(deps, server.metadata.namespace ?? 'default', server.metadata.name ?? '', { tick: true })).result === 'applied',
     { now: deps.now, ms: START_BUDGET_MS })
   // What this round looked at is looked at again a minute later; else the earliest check listed.
-  const next = due.length > 0 ? now : earliest(all.map((s) => s.status?.nextCheckTime))
+  const next = due.length > 0 ? now : earliest(all.map((s) => s.status?.nextCheckAt))
   await settleTickAlarm({ ...deps, log }, 'mcpservers-resync', alarm, next)
   log.info({ servers: all.length, due: due.length, applied, failed, deferred }, 'MCPServer resync finished')
 }

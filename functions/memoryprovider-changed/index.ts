@@ -44,7 +44,7 @@ export function createApp(deps: EngineDeps): Hono {
     }
     const { namespace, name } = objectKeyOf(event.data)
     const outcome = await (await engine()).reconcileMemoryProvider(deps, namespace, name)
-    deps.log.info({ ceId: event.id, ceType: event.type, namespace, name, ...outcome }, 'Reconciled MemoryProvider')
+    deps.log.info({ ceId: event.id, ceType: event.type, namespace, name, result: outcome.result, healthy: outcome.plan?.status.healthy }, 'Reconciled MemoryProvider')
     return c.body(null, 202)
   })
   return app

@@ -5,7 +5,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import { BadEventError } from '../../shared/core/errors.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
-import { reconcileTemplate } from '../../shared/template/controller.js'
+import { reconcileTemplate, templateResult, templateRuns } from '../../shared/template/controller.js'
 import { baseApp } from '../../shared/http/app.js'
 import { PING, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
@@ -39,8 +39,8 @@ export function createApp(deps: EngineDeps): Hono {
     const { namespace, name, uid } = data.data
     const outcome = await reconcileTemplate(deps, namespace, name, { kind: 'fired', time: event.time, uid })
     log.info({
-      namespace, name, eventTime: event.time, result: outcome.result, fire: outcome.fire?.time, outcome: outcome.fire?.outcome,
-      created: outcome.created, deleted: outcome.deleted,
+      namespace, name, eventTime: event.time, result: templateResult(outcome), fire: outcome.fire?.time, outcome: outcome.fire?.outcome,
+      ...templateRuns(outcome),
     }, 'Handled schedule fire')
     return c.body(null, 202)
   })

@@ -36,7 +36,7 @@ export function createApp(deps: EngineDeps): Hono {
     const { reconcileWorkflow } = await engine()
     const outcome = await reconcileWorkflow(deps, namespace, fact.workflow, { kind: 'job', job: fact })
     deps.log.info(
-      { ceId: event.id, ceType: event.type, namespace, name: fact.workflow, job: fact.name, state: fact.state, result: outcome.result, created: outcome.created.length },
+      { ceId: event.id, ceType: event.type, namespace, name: fact.workflow, job: fact.name, state: fact.state, result: outcome.result, created: outcome.plan?.created.length ?? 0 },
       'Advanced Workflow',
     )
     return c.body(null, 202)

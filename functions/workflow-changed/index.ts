@@ -43,7 +43,7 @@ export function createApp(deps: EngineDeps): Hono {
     const name = data.metadata?.name ?? data.name!
     const { reconcileWorkflow } = await engine()
     const outcome = await reconcileWorkflow(deps, namespace, name, { kind: 'full' })
-    log.info({ namespace, name, result: outcome.result, created: outcome.created.length, phase: outcome.phase }, 'Reconciled Workflow')
+    log.info({ namespace, name, result: outcome.result, created: outcome.plan?.created.length ?? 0, phase: outcome.plan?.plan.status?.phase }, 'Reconciled Workflow')
     return c.body(null, 202)
   })
   return app

@@ -5,7 +5,7 @@
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { EngineDeps } from '../../shared/engine/controller.js'
-import { reconcileTemplate } from '../../shared/template/controller.js'
+import { reconcileTemplate, templateResult, templateRuns } from '../../shared/template/controller.js'
 import { baseApp } from '../../shared/http/app.js'
 import { RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
@@ -60,14 +60,14 @@ export function createApp(deps: EngineDeps): Hono {
       // A run: its template's activeRuns, recentRuns and history may change.
       if (await runAlreadyListed(deps, namespace, template, seen, deleted)) return c.body(null, 202)
       const outcome = await reconcileTemplate(deps, namespace, template, { kind: 'changed' })
-      log.info({ namespace, template, run: name, result: outcome.result, created: outcome.created, deleted: outcome.deleted }, 'Reconciled template of a run')
+      log.info({ namespace, template, run: name, result: templateResult(outcome), ...templateRuns(outcome) }, 'Reconciled template of a run')
       return c.body(null, 202)
     }
     // A template's deletion takes its PingSource and runs with it (ownerReferences); a plain
     // Workflow is none of this function's business.
     if (deleted || !isTemplate(seen)) return c.body(null, 202)
     const outcome = await reconcileTemplate(deps, namespace, name, { kind: 'changed' })
-    log.info({ namespace, name, result: outcome.result, created: outcome.created, deleted: outcome.deleted }, 'Reconciled template')
+    log.info({ namespace, name, result: templateResult(outcome), ...templateRuns(outcome) }, 'Reconciled template')
     return c.body(null, 202)
   })
   return app

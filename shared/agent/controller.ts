@@ -1,25 +1,17 @@
-import { planAgent, NO_AGENT_CHANGES, type AgentFacts, type AgentPlan, type IdentityOutcome } from './plan/agent-plan.js'
-import type { IdentityWrite } from './plan/identity.js'
+import { planAgent, type AgentFacts, type AgentPlan, type IdentityOutcome } from './plan/agent-plan.js'
 import { agentRoleBindingName, agentRoleName, agentServiceAccountName, defaultServiceAccountName } from './plan/names.js'
 import { apiMessage, ConflictError, ForbiddenError, TransientError } from '../core/errors.js'
 import { hasFailedLook } from './plan/echo.js'
 import { recheckAfter } from '../ticks/alarm-plan.js'
 import { armTickAlarm } from '../ticks/alarm.js'
+import { applyChildWrite } from '../kube/apply.js'
 import type { Kube } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
 import { FINALIZER_AGENT } from '../schemas/labels.js'
 import { AGENT_GRANT, grantCommand } from '../core/namespace-access.js'
 import { providersVisibleFrom } from '../llm/providers.js'
-import { reconcile, type Controller, type EngineDeps } from '../engine/controller.js'
+import { reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
-
-/** What one reconcile of an Agent did, for logs and tests. */
-export interface AgentOutcome {
-  result: 'gone' | 'unchanged' | 'applied'
-  /** Identity writes that took effect, e.g. `create Role/agent-a-role`. */
-  identity: string[]
-  phase?: string
-}
 
 /** The credentials Secret could not be read: agent-changed holds no Secret right in the Agent's namespace. */
 const FORBIDDEN: unique symbol = Symbol('forbidden')
@@ -27,8 +19,10 @@ const FORBIDDEN: unique symbol = Symbol('forbidden')
 /** Whole reconciles tried when another writer (metrics, autonomy) wins the status race. */
 const TRIES = 6
 
-interface AgentWork extends ControllerPlan {
+/** The Agent planner's plan, and what its child writes did. */
+export interface AgentWork extends ControllerPlan {
   plan: AgentPlan
+  /** Identity writes that took effect, e.g. `create Role/agent-a-role`. */
   written: string[]
 }
 
@@ -38,11 +32,8 @@ interface AgentWork extends ControllerPlan {
  * annotation and purko's finalizer. Losing a race to another writer of the Agent re-plans from
  * fresh state a few times; after that the ConflictError reaches the Broker, which redelivers.
  */
-export async function reconcileAgent(deps: EngineDeps, namespace: string, name: string): Promise<AgentOutcome> {
-  const done = await reconcile(agentController, deps, namespace, name)
-  if (done.result !== 'applied' || !done.plan) return { result: done.result, identity: [] }
-  const { plan, written } = done.plan
-  return { result: 'applied', identity: written, ...(plan.status?.phase ? { phase: plan.status.phase } : {}) }
+export function reconcileAgent(deps: EngineDeps, namespace: string, name: string): Promise<Reconciled<AgentWork>> {
+  return reconcile(agentController, deps, namespace, name)
 }
 
 const agentController: Controller<Agent, AgentFacts, AgentWork> = {
@@ -52,14 +43,15 @@ const agentController: Controller<Agent, AgentFacts, AgentWork> = {
   gather: async (deps, agent) => gatherFacts(deps, agent),
   plan(agent, facts, now) {
     const plan = planAgent(agent, facts, now)
-    if (plan === NO_AGENT_CHANGES) return UNCHANGED
+    if (plan === UNCHANGED) return UNCHANGED
     return { plan, written: [], transitions: plan.transitions }
   },
   async writeChildren(deps, agent, facts, work) {
     const written: string[] = []
     for (const write of work.plan.identity.writes) {
       try {
-        await writeIdentity(deps.kube, write)
+        // One someone made since we looked is a ConflictError: the reconcile re-plans on what is there now.
+        await applyChildWrite(deps.kube, write)
         written.push(`${write.op} ${write.kind}/${write.op === 'delete' ? write.name : write.object.metadata?.name}`)
       } catch (err) {
         if (err instanceof ConflictError || err instanceof TransientError) throw err
@@ -73,7 +65,7 @@ const agentController: Controller<Agent, AgentFacts, AgentWork> = {
         }
         deps.log.warn({ namespace: agent.metadata.namespace, name: agent.metadata.name, err: outcome.message }, `Could not ${write.op} ${write.kind} of Agent`)
         const refined = planAgent(agent, facts, deps.now().toISOString(), outcome)
-        if (refined === NO_AGENT_CHANGES) return { ...work, plan: { ...work.plan, status: null, metadata: null }, written, transitions: [] }
+        if (refined === UNCHANGED) return { ...work, plan: { ...work.plan, status: null, metadata: null }, written, transitions: [] }
         return { plan: refined, written, transitions: refined.transitions.filter((t) => t.kind !== 'identity.written') }
       }
     }
@@ -152,16 +144,5 @@ async function releaseMetadata(kube: Kube, namespace: string, name: string, reso
       patch = { ...metadata, ...(metadata.finalizers ? { finalizers: (fresh.metadata.finalizers ?? []).filter((f) => f !== FINALIZER_AGENT) } : {}) }
     }
   }
-}
-
-async function writeIdentity(kube: Kube, write: IdentityWrite): Promise<void> {
-  if (write.op === 'delete') return kube.deleteServiceAccount(write.namespace, write.name)
-  const created = write.kind === 'ServiceAccount'
-    ? await (write.op === 'create' ? kube.createServiceAccount(write.object) : kube.replaceServiceAccount(write.object))
-    : write.kind === 'Role'
-      ? await (write.op === 'create' ? kube.createRole(write.object) : kube.replaceRole(write.object))
-      : await (write.op === 'create' ? kube.createRoleBinding(write.object) : kube.replaceRoleBinding(write.object))
-  // Someone made it since we looked: re-plan against what is there now.
-  if (created === 'exists') throw new ConflictError(`${write.kind} ${write.object.metadata?.namespace}/${write.object.metadata?.name} appeared concurrently`)
 }
 

@@ -2,14 +2,11 @@ import { planAutonomy, rollbackDue, type AutonomyPlan } from './plan/evaluate.js
 import { declaredLevel, isOptedIn } from './plan/levels.js'
 import { choosePolicy, effectivePolicy, type EffectivePolicy } from './plan/policy.js'
 import type { Agent } from '../schemas/agent.js'
-import { reconcile, type Controller, type EngineDeps } from '../engine/controller.js'
+import { reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED } from '../core/plan.js'
 
 /** Attempts at one agent's autonomy write before leaving it to the next tick. */
 export const AUTONOMY_ATTEMPTS = 4
-
-/** What applying one agent's evaluation did. */
-export type AutonomyOutcome = 'unchanged' | 'applied' | 'gone'
 
 /**
  * One agent's Shu-Ha-Ri evaluation as a controller of the shared shell. The first attempt plans
@@ -53,11 +50,11 @@ function autonomyController(policy: EffectivePolicy, known: Agent | undefined): 
  * Events and CloudEvents). A lost race re-reads and re-plans, up to AUTONOMY_ATTEMPTS times;
  * after that ConflictError.
  */
-export async function applyAutonomy(deps: EngineDeps, agent: Agent, policy: EffectivePolicy): Promise<AutonomyOutcome> {
+export function applyAutonomy(deps: EngineDeps, agent: Agent, policy: EffectivePolicy): Promise<Reconciled<AutonomyPlan>> {
   const namespace = agent.metadata.namespace ?? 'default'
   const name = agent.metadata.name ?? ''
   const controller = autonomyController(policy, agent)
-  return (await reconcile(controller, deps, namespace, name)).result
+  return reconcile(controller, deps, namespace, name)
 }
 
 /**

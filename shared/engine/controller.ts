@@ -55,6 +55,15 @@ export interface Controller<O extends { metadata: ObjectRef['metadata'] }, Facts
    * After several rounds it gets the last round's plan carrying every round's transitions.
    */
   writeParent(deps: EngineDeps, object: O, plan: Plan): Promise<void>
+  /**
+   * Work on other objects that must follow this object's committed (and announced) write, e.g.
+   * a finished run starting the runs queued behind it. It runs last, so what it does cannot undo
+   * or hide this object's write: a failure here never loses the write's announcement, and what
+   * it announces of other objects comes after. Work that must come before this object's own
+   * writes stays in writeChildren (a concurrency `replace` ends the runs it supersedes there, so
+   * their Jobs are gone before the new run's start).
+   */
+  afterParent?(deps: EngineDeps, object: O, plan: Plan): Promise<void>
   /** Seed of Event names and CloudEvent ids, so a redelivered event repeats them (e.g. the run id). */
   eventSeed(object: O, plan: Plan): string
   /** The trace the published CloudEvents carry (`traceparent`); default: the handled event's. */
@@ -71,7 +80,8 @@ export interface Reconciled<Plan> {
 
 /**
  * The one shell around every planner: fresh read, gather, pure plan, children (and, with
- * `passes`, plan again on what they taught), parent, then tell people. A lost race surfaces as
+ * `passes`, plan again on what they taught), parent, then tell people, then the work on other
+ * objects that follows the write (`afterParent`). A lost race surfaces as
  * ConflictError: with `conflictRetries` the whole reconcile is tried again from a fresh read, then
  * the 409 reaches the Broker, which redelivers; announcing is best effort and never a reason to
  * redeliver.
@@ -111,6 +121,7 @@ async function reconcileOnce<O extends { metadata: ObjectRef['metadata'] }, Fact
     deps, controller.kind, current, controller.eventSeed(current, plan), plan.transitions,
     controller.traceparent?.(current, plan), controller.cloudEvents?.(current, plan),
   )
+  await controller.afterParent?.(deps, current, plan)
   return { result: 'applied', plan }
 }
 

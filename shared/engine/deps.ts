@@ -1,7 +1,7 @@
 import { readRuntimeConfig } from '../config.js'
 import { lazyKube } from '../kube/lazy.js'
 import { createLogger } from '../log.js'
-import type { EngineDeps } from '../workflow/controller.js'
+import type { EngineDeps } from './controller.js'
 import { httpKineticEvents } from './kinetic-events.js'
 import { createEngineMemo } from './memo.js'
 

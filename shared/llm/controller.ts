@@ -9,7 +9,7 @@ import { probe, type ProbeResult } from './probe.js'
 import { isProbeDue, probeTimeoutMsOf } from './plan/schedule.js'
 import { isTargetProblem, probeKeyOf, probeTargetFor } from './plan/target.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
-import { announce, reconcile, type Controller, type EngineDeps } from '../engine/controller.js'
+import { announce, reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 import { sweep } from '../engine/limited.js'
 import { syncCredentialCopies } from './sync-credential-copies.js'
@@ -33,13 +33,6 @@ export function newProbeRound(fetchImpl?: typeof fetch): ProbeRound {
   return { ...(fetchImpl ? { fetch: fetchImpl } : {}), probes: new Map(), secrets: new Map(), sent: 0 }
 }
 
-/** What one reconcile of an LLMProvider did. */
-export interface ProviderOutcome {
-  result: 'gone' | 'unchanged' | 'applied'
-  phase?: string
-  reason?: string
-}
-
 /** Whole reconciles tried when another writer wins the status race. */
 const TRIES = 3
 /** Providers checked at once in a round; probes are I/O-bound, the API server is the limit. */
@@ -50,7 +43,8 @@ const CONCURRENCY = 8
  */
 const ROUND_BUDGET_MS = 40_000
 
-interface ProviderWork extends ControllerPlan {
+/** The LLMProvider planner's plan. */
+export interface ProviderWork extends ControllerPlan {
   plan: ProviderPlan
 }
 
@@ -61,14 +55,10 @@ interface ProviderWork extends ControllerPlan {
  */
 export async function reconcileLLMProvider(
   deps: EngineDeps, namespace: string, name: string, round: ProbeRound = newProbeRound(), listed?: LLMProvider,
-): Promise<ProviderOutcome> {
+): Promise<Reconciled<ProviderWork>> {
   // A round settles the probe alarm itself, after all its probes; an event's reconcile arms it.
   const arms = listed === undefined
-  const done = await reconcile(controllerFor(round, arms, listed), deps, namespace, name)
-  if (done.result !== 'applied' || !done.plan) return { result: done.result }
-  const status = done.plan.plan.status
-  const reason = status.conditions?.find((c) => c.type === 'Ready')?.reason
-  return { result: 'applied', ...(status.phase ? { phase: status.phase } : {}), ...(reason ? { reason } : {}) }
+  return reconcile(controllerFor(round, arms, listed), deps, namespace, name)
 }
 
 /** What one probe round did. */

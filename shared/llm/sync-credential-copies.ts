@@ -3,7 +3,7 @@
  * llmprovider-changed on every provider change and probe round (see that file's header).
  */
 import type { V1Secret } from '@kubernetes/client-node'
-import { ConflictError } from '../core/errors.js'
+import { applyChildWrite } from '../kube/apply.js'
 import type { Kube } from '../kube/port.js'
 import {
   desiredCopyContent, LABEL_LLM_CREDENTIALS, LLM_CREDENTIALS_ENABLED, LLM_CREDENTIALS_SECRET, plannedCopy, type CopyContent,
@@ -55,11 +55,7 @@ async function writeCopy(kube: Kube, namespace: string, content: CopyContent): P
   const existing = await kube.getSecret(namespace, LLM_CREDENTIALS_SECRET)
   const next = plannedCopy(namespace, content, existing)
   if (!next) return false
-  if (existing) {
-    await kube.replaceSecret(next)
-  } else if ((await kube.createSecret(next)) === 'exists') {
-    throw new ConflictError(`Secret ${namespace}/${LLM_CREDENTIALS_SECRET} appeared concurrently`)
-  }
+  await applyChildWrite(kube, { op: existing ? 'replace' : 'create', kind: 'Secret', object: next })
   return true
 }
 

@@ -1,16 +1,17 @@
 import type { V1ConfigMap } from '@kubernetes/client-node'
 import { armTickAlarmIfSooner, type ReconcileFrom } from '../ticks/alarm.js'
 import { apiMessage, ConflictError, ForbiddenError, TransientError } from '../core/errors.js'
+import { applyChildWrite } from '../kube/apply.js'
 import type { Kube } from '../kube/port.js'
 import type { DiscoveryOptions, DiscoveryResult, DiscoveryTarget } from './discovery.js'
 import {
-  DEFAULT_UNAVAILABLE_AFTER_MS, deploymentAvailable, isServersEntry, NO_MCP_CHANGES, planMcpServer, planMcpStatus, registryOf,
-  type DiscoveryOutcome, type McpFacts, type McpOutcome, type McpPlan, type WorkloadWrite,
+  DEFAULT_UNAVAILABLE_AFTER_MS, deploymentAvailable, isServersEntry, planMcpServer, planMcpStatus, registryOf,
+  type DiscoveryOutcome, type McpFacts, type McpOutcome, type McpPlan,
 } from './plan/plan.js'
 import { REGISTRY_CONFIGMAP, REGISTRY_KEY, removeEntry, renderRegistry, upsertEntry, type RegistryEntry } from './plan/registry.js'
 import { BRIDGE_IDENTITY } from './plan/workload.js'
 import { FINALIZER_MCPSERVER, LABEL_MCP_SERVER, type MCPServer, type MCPServerStatus } from '../schemas/mcpserver.js'
-import { reconcile, retryingConflicts, type Controller, type EngineDeps } from '../engine/controller.js'
+import { reconcile, retryingConflicts, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 import { grantCommand, MCP_GRANT } from '../core/namespace-access.js'
 
@@ -22,22 +23,18 @@ export interface McpServerDeps extends EngineDeps {
   unavailableAfterMs?: number
 }
 
-/** What one reconcile of an MCPServer did, for logs and tests. */
-export interface McpServerOutcome {
-  result: 'gone' | 'unchanged' | 'applied'
-  written: string[]
-  phase?: string
-  discovered?: boolean
-}
-
 /** Whole reconciles tried when another writer wins a race (the registry has many writers). */
 const TRIES = 8
 
-interface McpWork extends ControllerPlan {
+/** The MCPServer planner's plan, refined by what its child writes and discovery found. */
+export interface McpWork extends ControllerPlan {
   plan: McpPlan
+  /** The status to write (the plan's, redone after the writes and discovery); null: none. */
   status: MCPServerStatus | null
   resourceVersion: string
+  /** Writes that took effect, e.g. `create Deployment/search`, `register search`. */
   written: string[]
+  /** Whether tool discovery ran. */
   discovered: boolean
 }
 
@@ -48,12 +45,8 @@ interface McpWork extends ControllerPlan {
  * On deletion the registry entry goes, then the finalizer; ownerReferences take the workload.
  * A lost race re-plans from fresh state a few times, then reaches the Broker as a 409.
  */
-export async function reconcileMcpServer(deps: McpServerDeps, namespace: string, name: string, options: ReconcileFrom = {}): Promise<McpServerOutcome> {
-  const done = await reconcile(controllerFor(deps, options.tick !== true), deps, namespace, name)
-  if (done.result !== 'applied' || !done.plan) return { result: done.result, written: [] }
-  const work = done.plan
-  const phase = work.status?.phase
-  return { result: 'applied', written: work.written, discovered: work.discovered, ...(phase ? { phase } : {}) }
+export function reconcileMcpServer(deps: McpServerDeps, namespace: string, name: string, options: ReconcileFrom = {}): Promise<Reconciled<McpWork>> {
+  return reconcile(controllerFor(deps, options.tick !== true), deps, namespace, name)
 }
 
 function controllerFor(deps: McpServerDeps, arms: boolean): Controller<MCPServer, McpFacts, McpWork> {
@@ -64,7 +57,7 @@ function controllerFor(deps: McpServerDeps, arms: boolean): Controller<MCPServer
     gather: (d, server) => gatherFacts(d, server, deps.unavailableAfterMs ?? DEFAULT_UNAVAILABLE_AFTER_MS),
     plan(server, facts, now) {
       const plan = planMcpServer(server, facts, now)
-      if (plan === NO_MCP_CHANGES) return UNCHANGED
+      if (plan === UNCHANGED) return UNCHANGED
       return { plan, status: plan.status, resourceVersion: server.metadata.resourceVersion ?? '', written: [], discovered: false, transitions: plan.transitions }
     },
     writeChildren: (d, server, facts, work) => writeChildren({ ...deps, ...d }, server, facts, work),
@@ -81,7 +74,7 @@ function controllerFor(deps: McpServerDeps, arms: boolean): Controller<MCPServer
         await kube.replaceMCPServerStatus(namespace, name, work.resourceVersion, work.status)
         work.written.push(`status MCPServer/${name}`)
         // A check sooner than the one before (or the first): the MCP servers alarm fires by then.
-        if (arms) await armTickAlarmIfSooner(deps, 'mcpservers-resync', server.status?.nextCheckTime, work.status.nextCheckTime)
+        if (arms) await armTickAlarmIfSooner(deps, 'mcpservers-resync', server.status?.nextCheckAt, work.status.nextCheckAt)
       }
     },
     eventSeed: (server) => `${server.metadata.uid ?? ''}/${server.metadata.resourceVersion ?? ''}`,
@@ -163,7 +156,8 @@ async function writeChildren(deps: McpServerDeps, server: MCPServer, facts: McpF
   const outcome: McpOutcome = { registered: false, rolledOut: false }
   for (const write of plan.writes) {
     try {
-      await applyWrite(kube, write)
+      // The bridge identity is shared by a namespace's stdio servers: another reconcile made it, fine.
+      await applyChildWrite(kube, write, { shared: write.kind === 'ServiceAccount' || write.kind === 'RoleBinding' })
       written.push(`${write.op} ${write.kind}/${write.object.metadata?.name ?? ''}`)
       if (write.kind === 'Deployment') outcome.rolledOut = true
     } catch (err) {
@@ -206,26 +200,6 @@ async function writeChildren(deps: McpServerDeps, server: MCPServer, facts: McpF
   return { ...work, status: next.status, transitions: next.transitions, resourceVersion, written, discovered }
 }
 
-async function applyWrite(kube: Kube, write: WorkloadWrite): Promise<void> {
-  let created: 'created' | 'exists' | undefined
-  switch (write.kind) {
-    case 'ServiceAccount': created = await kube.createServiceAccount(write.object); break
-    case 'RoleBinding': created = await kube.createRoleBinding(write.object); break
-    case 'Deployment':
-      if (write.op === 'create') created = await kube.createDeployment(write.object)
-      else await kube.replaceDeployment(write.object)
-      break
-    case 'Service':
-      if (write.op === 'create') created = await kube.createService(write.object)
-      else await kube.replaceService(write.object)
-      break
-  }
-  // The bridge identity is shared by a namespace's stdio servers: another reconcile made it, fine.
-  if (created === 'exists' && (write.kind === 'Deployment' || write.kind === 'Service')) {
-    throw new ConflictError(`${write.kind} ${write.object.metadata?.namespace}/${write.object.metadata?.name} appeared concurrently`)
-  }
-}
-
 /**
  * Read-modify-write of the registry, guarded by resourceVersion: a lost race re-reads and
  * applies the change again to what the other writer left, so no writer's entry is lost. Content
@@ -244,16 +218,9 @@ async function changeRegistry(
     const next = change(parsed.entries)
     if (JSON.stringify(next) === JSON.stringify(parsed.entries)) return { written: false }
     const servers = renderRegistry(next)
-    if (!current) {
-      const created = await kube.createConfigMap({
-        apiVersion: 'v1', kind: 'ConfigMap',
-        metadata: { name: REGISTRY_CONFIGMAP, namespace: config.agentNamespace },
-        data: { [REGISTRY_KEY]: servers },
-      })
-      if (created === 'exists') throw new ConflictError('ConfigMap mcp-servers appeared concurrently')
-    } else {
-      await kube.replaceConfigMap({ ...current, data: { ...current.data, [REGISTRY_KEY]: servers } })
-    }
+    await applyChildWrite(kube, current
+      ? { op: 'replace', kind: 'ConfigMap', object: { ...current, data: { ...current.data, [REGISTRY_KEY]: servers } } }
+      : { op: 'create', kind: 'ConfigMap', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: REGISTRY_CONFIGMAP, namespace: config.agentNamespace }, data: { [REGISTRY_KEY]: servers } } })
     return { written: true }
   })
 }

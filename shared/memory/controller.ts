@@ -1,6 +1,6 @@
-import type { MemoryProvider } from '../schemas/memoryprovider.js'
+import type { MemoryProvider, MemoryProviderStatus } from '../schemas/memoryprovider.js'
 import { MEMORY_CONFIGMAP_LABELS, planMemoryProvider, type MemoryStoreFacts } from './plan/memory-provider.js'
-import { reconcile, type Controller, type EngineDeps } from '../engine/controller.js'
+import { reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 import { sweep } from '../engine/limited.js'
 
@@ -9,14 +9,9 @@ export interface MemoryCheck {
   count?: Promise<MemoryStoreFacts>
 }
 
-interface MemoryWork extends ControllerPlan {
-  status: NonNullable<ReturnType<typeof planMemoryProvider>>['status']
-}
-
-/** What one reconcile of a MemoryProvider did. */
-export interface MemoryOutcome {
-  result: 'gone' | 'unchanged' | 'applied'
-  healthy?: boolean
+/** The MemoryProvider planner's plan: the status to write. */
+export interface MemoryWork extends ControllerPlan {
+  status: MemoryProviderStatus
 }
 
 /**
@@ -25,10 +20,8 @@ export interface MemoryOutcome {
  */
 export async function reconcileMemoryProvider(
   deps: EngineDeps, namespace: string, name: string, check: MemoryCheck = {}, listed?: MemoryProvider,
-): Promise<MemoryOutcome> {
-  const done = await reconcile(controllerFor(check, listed), deps, namespace, name)
-  if (done.result !== 'applied' || !done.plan) return { result: done.result }
-  return { result: 'applied', ...(done.plan.status.healthy !== undefined ? { healthy: done.plan.status.healthy } : {}) }
+): Promise<Reconciled<MemoryWork>> {
+  return reconcile(controllerFor(check, listed), deps, namespace, name)
 }
 
 /** The recheck tick (PingSource memoryproviders-recheck, every 5 minutes): every provider, one count. */
@@ -58,8 +51,7 @@ function controllerFor(check: MemoryCheck, listed?: MemoryProvider): Controller<
       return check.count
     },
     plan(provider, facts, now) {
-      const plan = planMemoryProvider(provider, facts, now)
-      return plan ? { status: plan.status, transitions: plan.transitions } : UNCHANGED
+      return planMemoryProvider(provider, facts, now)
     },
     writeChildren: async (_deps, _p, _f, work) => work,
     async writeParent({ kube }, provider, work) {

@@ -12,7 +12,7 @@ import type { LifecycleFacts, PolicyFacts, RenderFacts, WorkloadFact } from './p
 import { observedRevision } from './plan/lifecycle/revisions.js'
 import { buildManifests } from './plan/manifests.js'
 import type { RecipeChild, TestObjects } from './plan/objects.js'
-import { prerequisiteProblems, readinessFacts, testsFacts, workflowFacts, type RevisionObjects } from './plan/observe.js'
+import { prerequisiteProblems, readinessFacts, testsFacts, childWorkflowFacts, type RevisionObjects } from './plan/observe.js'
 import { evaluatePolicies, type NamespaceLabels, type PolicyOutcome } from './plan/policy.js'
 import type { PassFacts } from './plan/recipe-plan.js'
 import { isTemplate, renderRecipe } from './plan/render.js'
@@ -164,7 +164,7 @@ export async function passFacts(
   facts.readiness = ready.facts
   await addPodDetails(work, objects, ready.facts.workloads)
 
-  if (objects.workflow) facts.workflow = workflowFacts(revision, live.get(objectKey('Workflow', objects.workflow.namespace, objects.workflow.name)))
+  if (objects.workflow) facts.workflow = childWorkflowFacts(revision, live.get(objectKey('Workflow', objects.workflow.namespace, objects.workflow.name)))
   if (facts.workflow === undefined) delete facts.workflow
 
   if (st.phase === 'Testing' && objects.tests && objects.tests.length > 0) {

@@ -120,7 +120,7 @@ export const MCPServerStatusSchema = z.object({
   discoveredFor: z.string().max(128).optional()
     .describe('Kinetic: fingerprint of the spec generation and pods the last discovery saw; a change rediscovers.'),
   failures: z.number().int().min(0).optional().describe('Kinetic: failed checks in a row (writes or discovery), for the backoff.'),
-  nextCheckTime: dateTime().optional().describe('Kinetic: when the resync tick looks at this server again.'),
+  nextCheckAt: dateTime().optional().describe('Kinetic: when the resync tick looks at this server again.'),
   rolloutStartTime: dateTime().optional()
     .describe('Kinetic: when the current generation was applied to the Deployment (DeploymentUnavailable counts from it).'),
 })

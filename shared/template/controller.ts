@@ -6,7 +6,7 @@ import { pingSourceName } from './plan/ping-source.js'
 import {
   isEmptyPlan, planTemplate, type FireOutcome, type TemplateInput, type TemplatePlan,
 } from './plan/template-plan.js'
-import { reconcile, type Controller, type EngineDeps } from '../engine/controller.js'
+import { reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 
 /** Why the template is reconciled: it (or one of its runs) changed, or its PingSource fired. */
@@ -15,11 +15,11 @@ export type TemplateTrigger =
   /** A ping: its event time, and the uid of the template the PingSource was made for. */
   | { kind: 'fired'; time: string | undefined; uid: string }
 
-/** What one reconcile did, for logs and tests. */
-export interface TemplateOutcome {
-  result: 'gone' | 'unchanged' | 'applied' | 'other-template'
-  created: string[]
-  deleted: string[]
+/** What one reconcile did, and what the trigger came to (which the plan alone does not say). */
+export type ReconciledTemplate = Reconciled<TemplateWork> & {
+  /** The ping was for an earlier Workflow of the same name: nothing was read further (result `gone`). */
+  otherTemplate?: true
+  /** How a ping was handled: the fire time it stands for and what became of it. */
   fire?: { time: string | null; outcome: FireOutcome }
 }
 
@@ -28,8 +28,10 @@ interface TemplateFacts {
   pingSource: ChildObject | null
 }
 
-interface TemplateWork extends ControllerPlan {
+/** The template planner's plan, and the runs its child writes created. */
+export interface TemplateWork extends ControllerPlan {
   plan: TemplatePlan
+  /** Names of the runs created here (a run found already there is not among them). */
   created: string[]
 }
 
@@ -39,21 +41,25 @@ interface TemplateWork extends ControllerPlan {
  * (resourceVersion-guarded; a lost race is ConflictError, so the Broker redelivers), then the
  * prunes, then Events. A schedule that cannot be used is a condition and a Warning, not an error.
  */
-export async function reconcileTemplate(deps: EngineDeps, namespace: string, name: string, trigger: TemplateTrigger): Promise<TemplateOutcome> {
+export async function reconcileTemplate(deps: EngineDeps, namespace: string, name: string, trigger: TemplateTrigger): Promise<ReconciledTemplate> {
   let otherTemplate = false
-  let fire: TemplateOutcome['fire']
+  let fire: ReconciledTemplate['fire']
   const controller = templateController(deps, trigger, {
     otherTemplate: () => { otherTemplate = true },
     fire: (f) => { fire = f },
   })
   const done = await reconcile(controller, deps, namespace, name)
-  const outcome: TemplateOutcome = otherTemplate
-    ? { result: 'other-template', created: [], deleted: [] }
-    : done.result === 'applied' && done.plan
-      ? { result: 'applied', created: done.plan.created, deleted: done.plan.plan.deleteRuns.map((d) => d.name) }
-      : { result: done.result, created: [], deleted: [] }
-  if (fire) outcome.fire = fire
-  return outcome
+  return { ...done, ...(otherTemplate ? { otherTemplate: true as const } : {}), ...(fire ? { fire } : {}) }
+}
+
+/** For logs: the result, with a ping for an earlier template of the same name told apart from a gone one. */
+export function templateResult(done: ReconciledTemplate): string {
+  return done.otherTemplate ? 'other-template' : done.result
+}
+
+/** For logs: the runs a reconcile created and deleted. */
+export function templateRuns(done: ReconciledTemplate): { created: string[]; deleted: string[] } {
+  return { created: done.plan?.created ?? [], deleted: done.plan?.plan.deleteRuns.map((d) => d.name) ?? [] }
 }
 
 interface Observer {

@@ -1,6 +1,7 @@
 import type { V1Secret } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
-import { NO_AGENT_CHANGES, planAgent, type AgentFacts, type AgentPlan } from '../../shared/agent/plan/agent-plan.js'
+import { UNCHANGED } from '../../shared/core/plan.js'
+import { planAgent, type AgentFacts, type AgentPlan } from '../../shared/agent/plan/agent-plan.js'
 import { agentRoleBindingManifest, agentRoleManifest, agentServiceAccountManifest } from '../../shared/agent/plan/identity.js'
 import { AgentSchema, type Agent } from '../../shared/schemas/agent.js'
 import type { LLMProvider } from '../../shared/schemas/llmprovider.js'
@@ -39,7 +40,7 @@ function facts(agent: Agent, overrides: Partial<AgentFacts> = {}): AgentFacts {
 
 function planned(agent: Agent, f: AgentFacts = facts(agent), now = NOW): AgentPlan {
   const plan = planAgent(agent, f, now)
-  if (plan === NO_AGENT_CHANGES) throw new Error('expected changes')
+  if (plan === UNCHANGED) throw new Error('expected changes')
   return plan
 }
 const conditionOf = (plan: AgentPlan, type: string) => plan.status?.conditions?.find((c) => c.type === type)
@@ -177,7 +178,7 @@ describe('planAgent: writes only what changed', () => {
       anAgent({ memory: { type: 'vector', behavior: 'persistent', scope: 'group' } }),
     ]) {
       const once = applied(agent, planned(agent))
-      expect(planAgent(once, facts(once), LATER)).toBe(NO_AGENT_CHANGES)
+      expect(planAgent(once, facts(once), LATER)).toBe(UNCHANGED)
     }
   })
 
@@ -220,7 +221,7 @@ describe('planAgent: writes only what changed', () => {
   it('reports a refused ServiceAccount write as SACreationFailed and forgets the ServiceAccount', () => {
     const agent = anAgent({}, {}, { serviceAccountName: 'agent-a-sa' })
     const plan = planAgent(agent, facts(agent), NOW, { ok: false, reason: 'SACreationFailed', message: 'create serviceaccount: forbidden' })
-    if (plan === NO_AGENT_CHANGES) throw new Error('expected changes')
+    if (plan === UNCHANGED) throw new Error('expected changes')
     expect(plan.status).toMatchObject({ phase: 'Error', message: 'create serviceaccount: forbidden' })
     expect(plan.status?.serviceAccountName).toBeUndefined()
     expect(conditionOf(plan, 'Ready')).toMatchObject({ status: 'False', reason: 'SACreationFailed' })
@@ -236,7 +237,7 @@ describe('planAgent: annotations and finalizers', () => {
     expect(plan.metadata).toEqual({ annotations: { 'kinetic.dev/reset-cost': null } })
     expect(conditionOf(plan, 'QuotaAvailable')).toMatchObject({ status: 'True', reason: 'WithinLimits' })
     expect(plan.transitions).toContainEqual(expect.objectContaining({ reason: 'CostReset', record: true, message: 'Total cost reset from $4.50 to $0.00 (kinetic.dev/reset-cost: INC-7)' }))
-    expect(planAgent(applied(agent, plan), facts(agent), LATER)).toBe(NO_AGENT_CHANGES)
+    expect(planAgent(applied(agent, plan), facts(agent), LATER)).toBe(UNCHANGED)
   })
 
   it("removes purko's finalizer and keeps the others", () => {
@@ -248,6 +249,6 @@ describe('planAgent: annotations and finalizers', () => {
     const deleting = anAgent({}, { finalizers: ['purko.io/agent-finalizer'], deletionTimestamp: NOW })
     const plan = planned(deleting)
     expect(plan).toMatchObject({ metadata: { finalizers: [] }, status: null, identity: { writes: [] } })
-    expect(planAgent(anAgent({}, { deletionTimestamp: NOW }), facts(deleting), NOW)).toBe(NO_AGENT_CHANGES)
+    expect(planAgent(anAgent({}, { deletionTimestamp: NOW }), facts(deleting), NOW)).toBe(UNCHANGED)
   })
 })

@@ -1,5 +1,6 @@
 // The shell's options: plan → children passes with one parent write, conflict retries from a
-// fresh read, and CloudEvents a kind names itself (types, data, ids) or does not publish.
+// fresh read, the work on other objects after the announced write, and CloudEvents a kind names
+// itself (types, data, ids) or does not publish.
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { ConflictError } from '../../shared/core/errors.js'
@@ -85,6 +86,30 @@ describe('reconcile with conflict retries', () => {
     expect((await reconcile(controller, testDeps(new EmbeddedKube()), 'ns', 'thing')).result).toBe('applied')
     expect(tries).toBe(3)
     expect(parents).toHaveLength(1)
+  })
+})
+
+describe('reconcile with afterParent', () => {
+  it('does the work on other objects last, once the parent is written and announced, and only when something was applied', async () => {
+    const kube = new EmbeddedKube()
+    const seen: string[] = []
+    const afterParent = async (_: unknown, __: Thing, plan: Plan) => void seen.push(`after round ${plan.round}, ${kube.events.length} Events told`)
+    const { controller, calls } = counting(1, { afterParent })
+    await reconcile(controller, testDeps(kube), 'ns', 'thing')
+    expect(calls).toEqual(['read', 'plan 1', 'children 1', 'parent 1'])
+    expect(seen).toEqual(['after round 1, 2 Events told'])
+
+    const idle = counting(1, { afterParent, plan: () => UNCHANGED })
+    expect((await reconcile(idle.controller, testDeps(new EmbeddedKube()), 'ns', 'thing')).result).toBe('unchanged')
+    expect(seen).toHaveLength(1)
+  })
+
+  it('keeps the parent write and its Events when the work that follows fails', async () => {
+    const kube = new EmbeddedKube()
+    const { controller, parents } = counting(1, { afterParent: () => Promise.reject(new Error('the queue could not be listed')) })
+    await expect(reconcile(controller, testDeps(kube), 'ns', 'thing')).rejects.toThrow('the queue could not be listed')
+    expect(parents).toHaveLength(1)
+    expect(kube.events.map((e) => e.message)).toEqual(['planned 1', 'wrote 1'])
   })
 })
 

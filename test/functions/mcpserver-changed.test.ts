@@ -237,7 +237,7 @@ describe('mcpserver-changed', () => {
       expect(discovery.calls).toEqual([])
       expect(kube.events.map((e) => [e.type, e.reason])).toEqual([['Normal', 'Registered'], ['Warning', 'DiscoveryFailed'], ['Normal', 'Registered']])
       expect(kube.events[1]?.message).toBe(`Tool discovery failed (SecretForbidden): mcpserver-changed may not read Secret team-a/tok (it reads token Secrets only in ai-agents); allow it with: ${grant}`)
-      expect(server.status?.nextCheckTime).toBeDefined()
+      expect(server.status?.nextCheckAt).toBeDefined()
 
       // A redelivery before the backoff has passed reads no Secret and discovers nothing.
       const reads = kube.calls

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { allCrds } from '../../shared/crd/definitions.js'
 import { validateAgainstCrd } from '../../shared/crd/validate.js'
-import { NO_MCP_CHANGES, planMcpServer } from '../../shared/mcp/plan/plan.js'
+import { UNCHANGED } from '../../shared/core/plan.js'
+import { planMcpServer } from '../../shared/mcp/plan/plan.js'
 import { deploymentManifest, registryEntry } from '../../shared/mcp/plan/workload.js'
 import { MCPServerSchema } from '../../shared/schemas/mcpserver.js'
 import { facts } from './fixtures.js'
@@ -45,8 +46,8 @@ describe('the MCPServers of spec §5.9', () => {
   it('registers the http shape at its url and runs nothing', () => {
     const server = MCPServerSchema.parse(httpDelegated)
     const plan = planMcpServer(server, facts(), '2026-01-01T00:00:00.000Z')
-    expect(plan).not.toBe(NO_MCP_CHANGES)
-    if (plan === NO_MCP_CHANGES) return
+    expect(plan).not.toBe(UNCHANGED)
+    if (plan === UNCHANGED) return
     expect(plan.writes).toEqual([])
     expect(registryEntry(server)).toEqual({ name: 'shop-search', url: 'http://shop-search.mcp.svc:9000/mcp', auth: 'bearer', icon: 'S', category: 'recipe', secretRef: 'shop-search-mcp-token', namespace: 'mcp' })
   })

@@ -1,7 +1,8 @@
 import type { V1Deployment } from '@kubernetes/client-node'
 import { describe, expect, it } from 'vitest'
+import { UNCHANGED } from '../../shared/core/plan.js'
 import {
-  NO_MCP_CHANGES, mcpServerIsDue, planMcpServer, planMcpStatus, type McpOutcome, type McpPlan,
+  mcpServerIsDue, planMcpServer, planMcpStatus, type McpOutcome, type McpPlan,
 } from '../../shared/mcp/plan/plan.js'
 import { renderRegistry } from '../../shared/mcp/plan/registry.js'
 import { deploymentManifest, registryEntry, serviceManifest } from '../../shared/mcp/plan/workload.js'
@@ -14,7 +15,7 @@ const condition = (status: MCPServer['status'], type: string) => status?.conditi
 const withFinalizer = (server: MCPServer): MCPServer => ({ ...server, metadata: { ...server.metadata, finalizers: ['purko.io/mcpserver-finalizer'] } })
 const planned = (server: MCPServer, f = facts(), now = NOW): McpPlan => {
   const plan = planMcpServer(server, f, now)
-  if (plan === NO_MCP_CHANGES) throw new Error('expected a plan')
+  if (plan === UNCHANGED) throw new Error('expected a plan')
   return plan
 }
 
@@ -171,7 +172,7 @@ describe('planMcpServer', () => {
     expect(condition(plan.status!, 'Ready')).toMatchObject({ status: 'False', reason: 'NamespaceNotEnabled', message })
     expect(condition(plan.status!, 'Available')).toMatchObject({ status: 'False', reason: 'NamespaceNotEnabled' })
     // The resync tick looks again (granting access brings the server up without an edit).
-    expect(plan.status?.nextCheckTime).toBeDefined()
+    expect(plan.status?.nextCheckAt).toBeDefined()
     // An unmanaged server needs no grant: it is registered as it is.
     const unmanaged = planned(aServer({ managed: false, url: 'https://tools.example.com/mcp' }, { namespace: 'team-a' }), facts({ workloadForbidden: refusal }))
     expect(unmanaged.registry?.op).toBe('upsert')
@@ -183,7 +184,7 @@ describe('planMcpServer', () => {
     expect(plan.registry).toBeNull()
     expect(plan.status?.phase).toBe('Error')
     expect(condition(plan.status!, 'Ready')).toMatchObject({ status: 'False', reason: 'InvalidResources', message: 'not Kubernetes quantities: requests.cpu: "lots"' })
-    expect(plan.status?.nextCheckTime).toBeUndefined()
+    expect(plan.status?.nextCheckAt).toBeUndefined()
   })
 
   it.each(['100m', '1', '0.5', '1.5Gi', '128Mi', '1e3', '2k', '1E'])('accepts the quantity %s', (q) => {
@@ -222,7 +223,7 @@ describe('planMcpServer', () => {
     expect(condition(status!, 'ToolsDiscovered')).toMatchObject({ status: 'True', reason: 'Discovered', message: '1 tools over Streamable HTTP' })
     expect(transitions.map((t) => t.kind)).toEqual(['tools.discovered', 'ready'])
     const ready = { ...afterRollout, status: status! }
-    expect(planMcpServer(ready, f, later(2))).toBe(NO_MCP_CHANGES)
+    expect(planMcpServer(ready, f, later(2))).toBe(UNCHANGED)
     expect(mcpServerIsDue(ready, later(2))).toBe(false)
     // A restarted pod rediscovers.
     expect(planned(ready, { ...f, pods: [aPod('p1', 1)] }, later(2)).discover).not.toBeNull()
@@ -252,7 +253,7 @@ describe('planMcpServer', () => {
     ]))
     // The tick retries after the first backoff (30 s plus jitter), not on every event.
     const failed = { ...afterRollout, status: status! }
-    expect(planMcpServer(failed, f, later(1))).toBe(NO_MCP_CHANGES)
+    expect(planMcpServer(failed, f, later(1))).toBe(UNCHANGED)
     expect(mcpServerIsDue(failed, later(2))).toBe(true)
     expect(planned(failed, f, later(2)).discover).not.toBeNull()
   })
@@ -275,9 +276,9 @@ describe('planMcpServer', () => {
     const service = serviceManifest(server)
     const f = facts({ deployment, service, registry: registryMap(renderRegistry([registryEntry(server)])) })
     const pending = { ...server, status: first.status! }
-    expect(pending.status.nextCheckTime).toBe(later(10))
+    expect(pending.status.nextCheckAt).toBe(later(10))
     expect(mcpServerIsDue(pending, later(9))).toBe(false)
-    expect(planMcpServer(pending, f, later(9))).toBe(NO_MCP_CHANGES)
+    expect(planMcpServer(pending, f, later(9))).toBe(UNCHANGED)
     expect(mcpServerIsDue(pending, later(10))).toBe(true)
     const plan = planned(pending, f, later(10))
     expect(plan.status?.phase).toBe('Error')
@@ -334,6 +335,6 @@ describe('deletion', () => {
 
   it('does nothing once its finalizer is gone', () => {
     const server = aServer({}, { deletionTimestamp: NOW })
-    expect(planMcpServer(server, facts(), NOW)).toBe(NO_MCP_CHANGES)
+    expect(planMcpServer(server, facts(), NOW)).toBe(UNCHANGED)
   })
 })

@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest'
 import { runIdFor } from '../../shared/workflow/plan/run-id.js'
 import { mayNeedWork } from '../../shared/workflow/plan/run-status.js'
 import { planWorkflow } from '../../shared/workflow/plan/plan-workflow.js'
-import { NO_CHANGES, type WorkflowPlan } from '../../shared/workflow/plan/types.js'
+import { UNCHANGED } from '../../shared/core/plan.js'
+import type { WorkflowPlan } from '../../shared/workflow/plan/types.js'
 import type { Workflow, WorkflowStatus } from '../../shared/schemas/workflow.js'
 import { admitRun, concurrencyRule, needsSiblings } from '../../shared/template/plan/concurrency.js'
-import { aChain, agentsOf, anAgent, applyStatus, aStep, aWorkflow, factsFor, type FactsOverrides } from '../fixtures/workflows.js'
+import { aChain, agentsOf, anAgent, applyStatus, aStep, aWorkflow, changes, factsFor, type FactsOverrides } from '../fixtures/workflows.js'
 
 const T0 = '2026-01-01T00:00:00.000Z'
 const T1 = '2026-01-01T00:01:00.000Z'
@@ -163,9 +164,9 @@ describe('admitRun', () => {
 function settle(wf: Workflow, now: string, overrides: FactsOverrides & { siblings?: Workflow[] } = {}): { plan: WorkflowPlan; wf: Workflow } {
   const { siblings, ...rest } = overrides
   const facts = { ...factsFor(wf, rest), ...(siblings ? { siblings } : {}) }
-  const plan = planWorkflow(facts, now)
+  const plan = changes(planWorkflow(facts, now))
   const next = applyStatus(wf, plan)
-  expect(planWorkflow({ ...facts, workflow: next }, now), 're-planning on the plan\'s own result').toBe(NO_CHANGES)
+  expect(planWorkflow({ ...facts, workflow: next }, now), 're-planning on the plan\'s own result').toBe(UNCHANGED)
   expect(mayNeedWork(next), 'mayNeedWork on the written object').toBe(false)
   return { plan, wf: next }
 }
@@ -215,7 +216,7 @@ describe('planWorkflow under a concurrency policy', () => {
     expect(plan.startJobs).toEqual([])
     expect(wf.status).toMatchObject({ phase: 'Cancelled', completionTime: T0, runId: runIdFor('uid-self', undefined) })
     expect(complete(wf)).toMatchObject({ status: 'False', reason: 'ConcurrencySkipped' })
-    expect(plan.transitions).toEqual([expect.objectContaining({ kind: 'run.finished', reason: 'ConcurrencySkipped', phase: 'Cancelled' })])
+    expect(plan.transitions).toEqual([expect.objectContaining({ kind: 'run.finished', reason: 'ConcurrencySkipped', data: expect.objectContaining({ phase: 'Cancelled' }) })])
   })
 
   it('replace: lists the runs to cancel and starts this one in the same plan', () => {

@@ -86,7 +86,7 @@ describe('alarms on the functions', () => {
       apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer',
       metadata: { name: 'search', namespace: 'team', generation: 1, resourceVersion: '1', finalizers: ['purko.io/mcpserver-finalizer'] },
       spec: { image: 'search:1', managed: false, url: 'http://search.team:8000/mcp', transport: 'http' },
-      status: { phase: 'Ready', observedGeneration: 1, nextCheckTime: '2026-01-01T10:29:30Z' },
+      status: { phase: 'Ready', observedGeneration: 1, nextCheckAt: '2026-01-01T10:29:30Z' },
     } as never)
     await deliver(mcpserverChanged({ ...testDeps(kube, clock) } as never), PING, {})
     expect(alarm(kube, 'mcpservers-resync')?.spec?.schedule).toBe('30 10 1 1 *')

@@ -9,11 +9,12 @@ import { agentsThatMayStart, jobsNeedingResults } from '../../shared/workflow/pl
 import { planWorkflow } from '../../shared/workflow/plan/plan-workflow.js'
 import { completionPhase, workflowTimeoutSeconds } from '../../shared/workflow/plan/run-endings.js'
 import { MAX_PARALLELISM } from '../../shared/workflow/plan/step-scheduling.js'
-import { NO_CHANGES, type WorkflowPlan } from '../../shared/workflow/plan/types.js'
+import { UNCHANGED } from '../../shared/core/plan.js'
+import type { WorkflowPlan } from '../../shared/workflow/plan/types.js'
 import type { Agent } from '../../shared/schemas/agent.js'
 import type { StepStatus, Workflow, WorkflowSpec, WorkflowStep } from '../../shared/schemas/workflow.js'
 import {
-  aChain, agentsOf, aJobFact, anAgent, applyStatus, aStep, aWorkflow, failedResult, factsFor, okResult, runIdOf,
+  aChain, agentsOf, aJobFact, anAgent, applyStatus, aStep, aWorkflow, changes, emptyPlan, failedResult, factsFor, okResult, runIdOf,
   WF_UID, type FactsOverrides, type JobFactOverrides,
 } from '../fixtures/workflows.js'
 
@@ -39,7 +40,8 @@ interface Planned {
  */
 function planAndSettle(wf: Workflow, now: string, overrides: FactsOverrides = {}): Planned {
   const facts = factsFor(wf, overrides)
-  const plan = planWorkflow(facts, now)
+  const planned = planWorkflow(facts, now)
+  const plan = planned === UNCHANGED ? emptyPlan() : planned
   const next = applyStatus(wf, plan)
   const outputs = new Map(facts.outputs)
   for (const write of plan.outputWrites) outputs.set(write.step, write.json)
@@ -50,7 +52,7 @@ function planAndSettle(wf: Workflow, now: string, overrides: FactsOverrides = {}
       ...plan.startJobs.map((s) => aJobFact({ workflow: next, step: s.step, attempt: s.attempt, name: s.jobName, state: 'Active' })),
     ]
     : facts.jobs
-  expect(planWorkflow({ ...facts, workflow: next, outputs, jobs }, now), 're-planning on the plan\'s own result').toBe(NO_CHANGES)
+  expect(planWorkflow({ ...facts, workflow: next, outputs, jobs }, now), 're-planning on the plan\'s own result').toBe(UNCHANGED)
   expect(mayNeedWork(next), 'mayNeedWork on the written object').toBe(false)
   return { plan, wf: next, outputs }
 }
@@ -147,7 +149,7 @@ describe('starting a run', () => {
     expect(stepOf(wf, 's1')).toMatchObject({ phase: 'Skipped', completionTime: T0 })
     expect(stepOf(wf, 's1')?.error).toBeUndefined()
     expect(started(plan)).toEqual(['s2'])
-    expect(plan.transitions).toContainEqual(expect.objectContaining({ kind: 'step.finished', reason: 'StepSkipped', step: 's1', phase: 'Skipped' }))
+    expect(plan.transitions).toContainEqual(expect.objectContaining({ kind: 'step.finished', reason: 'StepSkipped', data: expect.objectContaining({ step: 's1', phase: 'Skipped' }) }))
   })
 
   it('runs a step whose condition is true', () => {
@@ -160,7 +162,7 @@ describe('starting a run', () => {
     const { plan, wf } = planAndSettle(withSpec({ steps }), T0)
     expect(stepOf(wf, 's1')?.phase).toBe('Skipped')
     expect(stepOf(wf, 's1')?.error).toMatch(/^Condition error: .*not-a-condition/)
-    expect(plan.transitions).toContainEqual(expect.objectContaining({ reason: 'ConditionError', type: 'Warning', step: 's1' }))
+    expect(plan.transitions).toContainEqual(expect.objectContaining({ reason: 'ConditionError', type: 'Warning', data: expect.objectContaining({ step: 's1' }) }))
     expect(started(plan)).toEqual(['s2'])
   })
 
@@ -169,7 +171,7 @@ describe('starting a run', () => {
     const { plan, wf } = planAndSettle(withSpec({ steps, parameters: { csv: 'a,'.repeat(4000) } }), T0)
     expect(stepOf(wf, 's1')?.phase).toBe('Skipped')
     expect(stepOf(wf, 's1')?.error).toMatch(/^Condition error: cannot evaluate condition .*: evaluation cost limit exceeded: estimated cost \d+ on these values, limit 1000000$/)
-    expect(plan.transitions).toContainEqual(expect.objectContaining({ reason: 'ConditionCostLimitExceeded', type: 'Warning', step: 's1' }))
+    expect(plan.transitions).toContainEqual(expect.objectContaining({ reason: 'ConditionCostLimitExceeded', type: 'Warning', data: expect.objectContaining({ step: 's1' }) }))
   })
 
   it('decides conditions on earlier outputs, including purko\'s >= and <= forms', () => {
@@ -207,7 +209,7 @@ describe('advancing a run', () => {
     expect(jobs).toEqual([jobOf('s1'), jobOf('s2'), jobOf('s3')])
     expect(run.wf.status).toMatchObject({ phase: 'Succeeded', completionTime: T3, completedSteps: 3, failedSteps: 0 })
     expect(complete(run.wf)).toMatchObject({ status: 'True', reason: 'AllStepsCompleted', message: 'All workflow steps completed' })
-    expect(run.plan.transitions.at(-1)).toMatchObject({ kind: 'run.finished', phase: 'Succeeded' })
+    expect(run.plan.transitions.at(-1)).toMatchObject({ kind: 'run.finished', data: { phase: 'Succeeded' } })
   })
 
   it.each<[string, JobFactOverrides]>([
@@ -217,22 +219,25 @@ describe('advancing a run', () => {
     const first = planAndSettle(aWorkflow(), T0)
     const fact = aJobFact({ workflow: first.wf, ...job })
     if (job.result === undefined && job.state === 'Succeeded') delete fact.result
-    expect(planWorkflow(factsFor(first.wf, { jobs: [fact] }), T1)).toBe(NO_CHANGES)
+    expect(planWorkflow(factsFor(first.wf, { jobs: [fact] }), T1)).toBe(UNCHANGED)
   })
 
   it('says on a resync why a running step\'s pod has not started, once as a Warning, and drops it when the pod starts', () => {
     const first = planAndSettle(aWorkflow(), T0)
     const waiting = 'pod wf-x container step: ImagePullBackOff: Back-off pulling image "agent:9"'
     const stuck = aJobFact({ workflow: first.wf, state: 'Active', podWaiting: waiting })
-    const noticed = planWorkflow(factsFor(first.wf, { jobs: [stuck], jobsComplete: true }), T1)
+    const noticed = changes(planWorkflow(factsFor(first.wf, { jobs: [stuck], jobsComplete: true }), T1))
     const wf = applyStatus(first.wf, noticed)
     expect(stepOf(wf, 's1')).toMatchObject({ phase: 'Running', message: `Pod not started: ${waiting}` })
-    expect(noticed.transitions).toEqual([{ kind: 'step.waiting', type: 'Warning', reason: 'PodNotStarting', message: `Step s1: ${waiting}`, step: 's1', phase: 'Running' }])
+    expect(noticed.transitions).toEqual([{
+      kind: 'step.waiting', type: 'Warning', reason: 'PodNotStarting', message: `Step s1: ${waiting}`, record: true,
+      fieldPath: 'spec.steps{s1}', data: { runId: runIdOf(first.wf), step: 's1', phase: 'Running' },
+    }])
     // The next resync that sees the same is no change; a Job event says nothing of pods.
-    expect(planWorkflow(factsFor(wf, { jobs: [stuck], jobsComplete: true }), T2)).toBe(NO_CHANGES)
-    expect(planWorkflow(factsFor(wf, { jobs: [aJobFact({ workflow: first.wf, state: 'Active' })], jobsComplete: false }), T2)).toBe(NO_CHANGES)
+    expect(planWorkflow(factsFor(wf, { jobs: [stuck], jobsComplete: true }), T2)).toBe(UNCHANGED)
+    expect(planWorkflow(factsFor(wf, { jobs: [aJobFact({ workflow: first.wf, state: 'Active' })], jobsComplete: false }), T2)).toBe(UNCHANGED)
     // Started: the words go, with no second Warning.
-    const started = planWorkflow(factsFor(wf, { jobs: [aJobFact({ workflow: first.wf, state: 'Active', readyPods: 1 })], jobsComplete: true }), T2)
+    const started = changes(planWorkflow(factsFor(wf, { jobs: [aJobFact({ workflow: first.wf, state: 'Active', readyPods: 1 })], jobsComplete: true }), T2))
     expect(stepOf(applyStatus(wf, started), 's1')?.message).toBeUndefined()
     expect(started.transitions).toEqual([])
   })
@@ -250,7 +255,7 @@ describe('advancing a run', () => {
   it('changes nothing when the same finished Job is delivered again', () => {
     const first = planAndSettle(withSpec({ steps: aChain(2) }), T0)
     const second = finish(first.wf, T1, { step: 's1' })
-    expect(planWorkflow(factsFor(second.wf, { jobs: [aJobFact({ workflow: first.wf, step: 's1' })] }), T2)).toBe(NO_CHANGES)
+    expect(planWorkflow(factsFor(second.wf, { jobs: [aJobFact({ workflow: first.wf, step: 's1' })] }), T2)).toBe(UNCHANGED)
   })
 
   it('keeps parallelism a hard cap: one finished Job frees exactly one slot', () => {
@@ -275,8 +280,8 @@ describe('advancing a run', () => {
       run = finish(run.wf, at(now), { step: 's1', attempt: retry, state: 'Failed', result: failedResult('exit code 1') })
       expect(stepOf(run.wf, 's1')).toMatchObject({ phase: 'Pending', retryCount: retry + 1, nextAttemptAt: at(now + delay), error: 'exit code 1' })
       expect(run.plan.startJobs).toEqual([])
-      expect(run.plan.transitions).toContainEqual(expect.objectContaining({ reason: 'StepRetrying', step: 's1' }))
-      if (delay > 0) expect(planWorkflow(factsFor(run.wf), at(now + delay - 1))).toBe(NO_CHANGES)
+      expect(run.plan.transitions).toContainEqual(expect.objectContaining({ reason: 'StepRetrying', data: expect.objectContaining({ step: 's1' }) }))
+      if (delay > 0) expect(planWorkflow(factsFor(run.wf), at(now + delay - 1))).toBe(UNCHANGED)
       now += delay
       run = planAndSettle(run.wf, at(now))
       expect(run.plan.startJobs).toEqual([{ step: 's1', attempt: retry + 1, jobName: jobOf('s1', retry + 1), agentKey: 'ai-agents/a1' }])
@@ -315,7 +320,7 @@ describe('advancing a run', () => {
     const first = planAndSettle(aWorkflow(), T0)
     const { wf, plan } = finish(first.wf, T1, { step: 's1', state: 'Failed', result: failedResult('l4\nl5') })
     expect(stepOf(wf, 's1')).toMatchObject({ phase: 'Failed', error: 'l4\nl5', completionTime: T1 })
-    expect(plan.transitions).toContainEqual(expect.objectContaining({ reason: 'StepFailed', step: 's1', phase: 'Failed' }))
+    expect(plan.transitions).toContainEqual(expect.objectContaining({ reason: 'StepFailed', data: expect.objectContaining({ step: 's1', phase: 'Failed' }) }))
   })
 })
 
@@ -329,7 +334,7 @@ describe('failure strategies', () => {
     expect(phasesOf(wf)).toEqual({ s1: 'Failed', s2: 'Skipped', s3: 'Skipped', s4: 'Skipped' })
     expect(wf.status).toMatchObject({ phase: 'Failed', completionTime: T1, failedSteps: 1, message: 'A step failed with failFast strategy' })
     expect(complete(wf)).toMatchObject({ status: 'False', reason: 'StepFailed' })
-    expect(plan.transitions.at(-1)).toMatchObject({ kind: 'run.finished', reason: 'StepFailed', phase: 'Failed' })
+    expect(plan.transitions.at(-1)).toMatchObject({ kind: 'run.finished', reason: 'StepFailed', data: { phase: 'Failed' } })
   })
 
   it('continueOnError runs the dependents of a failed step and ends CompletedWithErrors', () => {
@@ -471,7 +476,7 @@ describe('human approval', () => {
     expect(plan.startJobs).toEqual([])
     expect(stepOf(wf, 's1')).toMatchObject({ phase: 'Pending', error: waiting })
     expect(wf.status?.phase).toBe('Running')
-    expect(plan.transitions).toContainEqual(expect.objectContaining({ kind: 'step.waiting', reason: 'ApprovalRequired', step: 's1' }))
+    expect(plan.transitions).toContainEqual(expect.objectContaining({ kind: 'step.waiting', reason: 'ApprovalRequired', data: expect.objectContaining({ step: 's1' }) }))
   })
 
   it('does not let a waiting step hold a parallelism slot', () => {
@@ -499,7 +504,7 @@ describe('human approval', () => {
     expect(stepOf(wf, 's1')).toMatchObject({ phase: 'Failed', error: 'Denied by user', completionTime: T1 })
     expect(phasesOf(wf)).toEqual({ s1: 'Failed', s2: 'Skipped' })
     expect(wf.status).toMatchObject({ phase: 'Failed', completionTime: T1, failedSteps: 1 })
-    expect(plan.transitions).toContainEqual(expect.objectContaining({ reason: 'StepDenied', step: 's1' }))
+    expect(plan.transitions).toContainEqual(expect.objectContaining({ reason: 'StepDenied', data: expect.objectContaining({ step: 's1' }) }))
   })
 
   it('runs the dependents of a denied step under continueOnError', () => {
@@ -596,9 +601,9 @@ describe('cancel and rerun', () => {
 
   it.each([['Succeeded'], ['Failed'], ['Cancelled']])('a %s run ignores cancel and every Job event', (phase) => {
     const first = planAndSettle(withSpec({ steps: aChain(2) }), T0)
-    const ended = applyStatus(first.wf, { ...NO_CHANGES, status: { ...first.wf.status!, phase: phase as 'Failed' } })
+    const ended = applyStatus(first.wf, { ...emptyPlan(), status: { ...first.wf.status!, phase: phase as 'Failed' } })
     const cancelled = annotate(ended, { 'purko.io/cancel': 'true' })
-    expect(planWorkflow(factsFor(cancelled, { jobs: [aJobFact({ step: 's1' })], jobsComplete: true }), T1)).toBe(NO_CHANGES)
+    expect(planWorkflow(factsFor(cancelled, { jobs: [aJobFact({ step: 's1' })], jobsComplete: true }), T1)).toBe(UNCHANGED)
   })
 
   it('rerun of a finished run starts a fresh run id with fresh Jobs and never re-adopts the old ones', () => {
@@ -655,7 +660,7 @@ describe('workflow timeout', () => {
   ])('%s', (_, timeout, elapsed, message) => {
     const first = planAndSettle(withSpec({ steps: aChain(2), ...(timeout === undefined ? {} : { timeout }) }), T0)
     if (message === null) {
-      expect(planWorkflow(factsFor(first.wf), at(elapsed))).toBe(NO_CHANGES)
+      expect(planWorkflow(factsFor(first.wf), at(elapsed))).toBe(UNCHANGED)
       return
     }
     const { plan, wf } = planAndSettle(first.wf, at(elapsed))
@@ -773,7 +778,7 @@ describe('adoption and lost events', () => {
   it('adopts an unrecorded Job that already finished and moves on', () => {
     const first = planAndSettle(withSpec({ steps: aChain(3) }), T0)
     // s1 finished and s2's Job was created, but the status write recording s2 was lost.
-    const second = planWorkflow(factsFor(first.wf, { jobs: [aJobFact({ step: 's1' })] }), T1)
+    const second = changes(planWorkflow(factsFor(first.wf, { jobs: [aJobFact({ step: 's1' })] }), T1))
     const { plan, wf } = planAndSettle(first.wf, T2, { jobs: [aJobFact({ step: 's1' }), aJobFact({ step: 's2', result: okResult({ v: 2 }) })] })
     expect(second.startJobs.map((s) => s.step)).toEqual(['s2'])
     expect(phasesOf(wf)).toEqual({ s1: 'Succeeded', s2: 'Succeeded', s3: 'Running' })
@@ -801,7 +806,7 @@ describe('adoption and lost events', () => {
 
   it('does not take a Job missing from a single event as lost', () => {
     const first = planAndSettle(withSpec({ steps: independent(2), parallelism: 2 }), T0)
-    expect(planWorkflow(factsFor(first.wf, { jobs: [aJobFact({ step: 's2', state: 'Active' })] }), T1)).toBe(NO_CHANGES)
+    expect(planWorkflow(factsFor(first.wf, { jobs: [aJobFact({ step: 's2', state: 'Active' })] }), T1)).toBe(UNCHANGED)
   })
 
   it.each<[string, JobFactOverrides]>([
@@ -814,7 +819,7 @@ describe('adoption and lost events', () => {
     let run = planAndSettle(withSpec({ steps: [aStep('s1', { retryPolicy: { maxRetries: 2, backoffSeconds: 0 } })] }), T0)
     run = finish(run.wf, T0, { step: 's1', state: 'Failed' })
     expect(stepOf(run.wf, 's1')).toMatchObject({ phase: 'Running', retryCount: 1, jobName: jobOf('s1', 1) })
-    expect(planWorkflow(factsFor(run.wf, { jobs: [aJobFact(job)] }), T1)).toBe(NO_CHANGES)
+    expect(planWorkflow(factsFor(run.wf, { jobs: [aJobFact(job)] }), T1)).toBe(UNCHANGED)
   })
 
   it('ignores a finished Job of another run even when the full Job list is known', () => {
@@ -833,7 +838,7 @@ describe('sizes', () => {
     let largest = 0
     const plan = (now: string, overrides: FactsOverrides = {}) => {
       const begin = performance.now()
-      const result = planWorkflow(factsFor(wf, overrides), now)
+      const result = changes(planWorkflow(factsFor(wf, overrides), now))
       slowest = Math.max(slowest, performance.now() - begin)
       wf = applyStatus(wf, result)
       largest = Math.max(largest, JSON.stringify(wf.status).length)
@@ -850,7 +855,7 @@ describe('sizes', () => {
     expect(String(wf.status?.stepPhases).slice(9, 211)).toBe(`${'S'.repeat(200)}R-`)
     expect(largest).toBeLessThan(64 * 1024)
     expect(slowest).toBeLessThan(1000)
-    expect(planWorkflow(factsFor(wf), at(201))).toBe(NO_CHANGES)
+    expect(planWorkflow(factsFor(wf), at(201))).toBe(UNCHANGED)
   }, 60_000)
 
   it('fails a large run whose step list is edited mid-run instead of mixing up its steps', () => {
@@ -860,7 +865,7 @@ describe('sizes', () => {
     wf = applyStatus(wf, planWorkflow(factsFor(wf, { jobs: [aJobFact({ workflow: wf, step: 's1', result: okResult() })] }), T1))
     const edited = { ...wf, metadata: { ...wf.metadata, generation: 2 }, spec: { ...wf.spec, steps: [aStep('s0'), ...steps] } }
 
-    const plan = planWorkflow(factsFor(edited), at(2))
+    const plan = changes(planWorkflow(factsFor(edited), at(2)))
 
     expect(plan.status).toMatchObject({ phase: 'Failed' })
     expect(plan.status?.conditions).toContainEqual(expect.objectContaining({ type: 'Complete', reason: 'StepsChanged' }))
@@ -870,7 +875,7 @@ describe('sizes', () => {
 
   it('caps parallelism at MAX_PARALLELISM however many steps are ready', () => {
     const wf = withSpec({ steps: Array.from({ length: MAX_PARALLELISM + 50 }, (_, i) => aStep(`p${i}`)), parallelism: 10_000 })
-    expect(planWorkflow(factsFor(wf), T0).startJobs).toHaveLength(MAX_PARALLELISM)
+    expect(changes(planWorkflow(factsFor(wf), T0)).startJobs).toHaveLength(MAX_PARALLELISM)
   })
 
   it('fails the run quickly and compactly when a 10,000-step chain fails under failFast', () => {
@@ -958,7 +963,7 @@ describe('mayNeedWork', () => {
     ['a template', aWorkflow({ annotations: { 'purko.io/template': 'true' } })],
     ['a Workflow being deleted', { ...aWorkflow(), metadata: { ...aWorkflow().metadata, deletionTimestamp: T0 } }],
   ])('planning %s writes nothing', (_, wf) => {
-    expect(planWorkflow(factsFor(wf, { jobs: [aJobFact({ state: 'Active' })], jobsComplete: true }), T0)).toBe(NO_CHANGES)
+    expect(planWorkflow(factsFor(wf, { jobs: [aJobFact({ state: 'Active' })], jobsComplete: true }), T0)).toBe(UNCHANGED)
   })
 })
 
@@ -1089,7 +1094,8 @@ describe('any sequence of events', () => {
       const step = (given: JobFact[], complete: boolean) => {
         const facts = complete ? [...given, ...currentJobs(wf).filter((j) => !given.some((g) => g.name === j.name))] : given
         const now = at(t)
-        const plan = planWorkflow(factsFor(wf, { jobs: facts, jobsComplete: complete, agents, outputs: outputsOf(wf) }), now)
+        const planned = planWorkflow(factsFor(wf, { jobs: facts, jobsComplete: complete, agents, outputs: outputsOf(wf) }), now)
+        const plan = planned === UNCHANGED ? emptyPlan() : planned
         for (const name of plan.deleteJobs) jobs.delete(name)
         for (const s of plan.startJobs) {
           expect(created.has(s.jobName), `Job ${s.jobName} created twice`).toBe(false)
@@ -1102,7 +1108,7 @@ describe('any sequence of events', () => {
         const again = planWorkflow(factsFor(next, {
           jobs: complete ? currentJobs(next) : facts, jobsComplete: complete, agents, outputs: outputsOf(next),
         }), now)
-        expect(again, 're-planning on the plan\'s own result').toBe(NO_CHANGES)
+        expect(again, 're-planning on the plan\'s own result').toBe(UNCHANGED)
         expect(mayNeedWork(next)).toBe(false)
         const states = [...decodeStepStates(next).values()]
         if (!isTerminalPhase(next.status?.phase)) {
@@ -1202,9 +1208,9 @@ describe('agent identity', () => {
       error: expect.stringMatching(/^Waiting for ServiceAccount "agent-a1-sa" in namespace "ai-agents": step "s1" runs as agent "a1"/),
     })
     // agent-changed makes it a moment after the Agent is applied: nobody has to act, so not a Warning.
-    expect(first.plan.transitions).toContainEqual(expect.objectContaining({ kind: 'step.waiting', reason: 'AgentIdentityPending', type: 'Normal', step: 's1' }))
+    expect(first.plan.transitions).toContainEqual(expect.objectContaining({ kind: 'step.waiting', reason: 'AgentIdentityPending', type: 'Normal', data: expect.objectContaining({ step: 's1' }) }))
     // Still missing a minute later: nothing to write, nothing to announce again.
-    expect(planWorkflow(factsFor(first.wf, { identities: new Set() }), T1)).toBe(NO_CHANGES)
+    expect(planWorkflow(factsFor(first.wf, { identities: new Set() }), T1)).toBe(UNCHANGED)
 
     const { plan, wf } = planAndSettle(first.wf, T1)
     expect(started(plan)).toEqual(['s1'])
@@ -1225,7 +1231,7 @@ describe('agent identity', () => {
     expect(stepOf(next, 's1')?.error).toBe('Waiting for ServiceAccount "agent-a1-sa" in namespace "ai-agents": step "s1" runs as agent shared/a1, '
       + 'and a pod can only use a ServiceAccount of its own namespace; create "agent-a1-sa" in "ai-agents" (agent-changed makes it only in "shared")')
     // A person has to create it: a Warning.
-    expect(plan.transitions).toContainEqual(expect.objectContaining({ kind: 'step.waiting', reason: 'AgentIdentityPending', type: 'Warning', step: 's1' }))
+    expect(plan.transitions).toContainEqual(expect.objectContaining({ kind: 'step.waiting', reason: 'AgentIdentityPending', type: 'Warning', data: expect.objectContaining({ step: 's1' }) }))
   })
 
   it('holds back only the steps of the agent without an identity', () => {
@@ -1242,8 +1248,8 @@ describe('agent identity', () => {
     run = finish(run.wf, T2, { step: 's2', state: 'Failed' }, { identities: new Set() })
     expect(run.plan.startJobs).toEqual([])
     expect(complete(run.wf)).toMatchObject({ reason: 'RollbackInProgress', message: expect.stringContaining('Waiting for ServiceAccount "agent-a1-sa"') })
-    expect(run.plan.transitions).toContainEqual(expect.objectContaining({ reason: 'AgentIdentityPending', type: 'Normal', step: 's1' }))
-    expect(planWorkflow(factsFor(run.wf, { identities: new Set() }), T3)).toBe(NO_CHANGES)
+    expect(run.plan.transitions).toContainEqual(expect.objectContaining({ reason: 'AgentIdentityPending', type: 'Normal', data: expect.objectContaining({ step: 's1' }) }))
+    expect(planWorkflow(factsFor(run.wf, { identities: new Set() }), T3)).toBe(UNCHANGED)
     run = planAndSettle(run.wf, T3)
     expect(run.plan.startJobs).toEqual([expect.objectContaining({ step: 's1', attempt: 'rollback' })])
   })
@@ -1259,7 +1265,7 @@ describe('cost limits', () => {
     expect(plan.startJobs).toEqual([])
     expect(stepOf(wf, 's1')).toMatchObject({ phase: 'Pending', error: expect.stringContaining(purko) })
     expect(stepOf(wf, 's1')?.error).toMatch(/^Waiting for budget of agent "a1": .*kinetic\.dev\/reset-cost/)
-    expect(plan.transitions).toContainEqual(expect.objectContaining({ kind: 'step.waiting', reason: 'CostLimitExceeded', type: 'Warning', step: 's1' }))
+    expect(plan.transitions).toContainEqual(expect.objectContaining({ kind: 'step.waiting', reason: 'CostLimitExceeded', type: 'Warning', data: expect.objectContaining({ step: 's1' }) }))
   })
 
   it.each<[string, Agent]>([
@@ -1290,7 +1296,7 @@ describe('cost limits', () => {
     expect(started(run.plan)).toEqual(['s1', 's2'])
     // s1's own cost takes the agent over the limit in the plan that records it.
     const facts = factsFor(run.wf, { agents: agentsOf(budgeted({ costLimitUSD: 1 }, 0.5)), jobs: [aJobFact({ step: 's1', result: withUsage(10, 20, 0.75) })] })
-    const plan = planWorkflow(facts, T1)
+    const plan = changes(planWorkflow(facts, T1))
     expect(plan.deleteJobs).toEqual([])
     expect(plan.startJobs).toEqual([])
     const next = applyStatus(run.wf, plan)
@@ -1298,7 +1304,7 @@ describe('cost limits', () => {
     expect(stepOf(next, 's3')?.error).toContain('Total cost $1.25 exceeds limit $1.00')
     // Once the metrics write has landed the agent shows the same total, and nothing changes.
     const recorded = budgeted({ costLimitUSD: 1 }, 1.25, [attemptKey('s1', 0)])
-    expect(planWorkflow(factsFor(next, { agents: agentsOf(recorded), outputs: new Map([['s1', plan.outputWrites[0]!.json]]) }), T1)).toBe(NO_CHANGES)
+    expect(planWorkflow(factsFor(next, { agents: agentsOf(recorded), outputs: new Map([['s1', plan.outputWrites[0]!.json]]) }), T1)).toBe(UNCHANGED)
   })
 
   it('does not hold back a compensation: undoing work is not new work', () => {
@@ -1319,7 +1325,7 @@ describe('finished attempts (agent metrics)', () => {
   it('takes the latency up to when the Job finished, not when the event arrived', () => {
     const first = planAndSettle(aWorkflow(), T0)
     const job = { ...aJobFact({ workflow: first.wf }), finishedAt: '2026-01-01T00:00:42.000Z' }
-    const plan = planWorkflow(factsFor(first.wf, { jobs: [job] }), T5)
+    const plan = changes(planWorkflow(factsFor(first.wf, { jobs: [job] }), T5))
     expect(plan.finishedAttempts[0]?.latencyMs).toBe(42_000)
   })
 
@@ -1339,7 +1345,8 @@ describe('finished attempts (agent metrics)', () => {
   it('reports nothing for a duplicate result, a type-only step or a step that was never started', () => {
     const first = planAndSettle(aWorkflow(), T0)
     const done = finish(first.wf, T1, { step: 's1' })
-    expect(planWorkflow(factsFor(done.wf, { jobs: [aJobFact()] }), T2).finishedAttempts ?? []).toEqual([])
+    const duplicate = planWorkflow(factsFor(done.wf, { jobs: [aJobFact()] }), T2)
+    expect(duplicate === UNCHANGED ? [] : duplicate.finishedAttempts).toEqual([])
     const notify = planAndSettle(withSpec({ steps: [aStep('n', { agentRef: undefined, type: 'notification' })] }), T0)
     expect(notify.plan.finishedAttempts).toEqual([])
   })

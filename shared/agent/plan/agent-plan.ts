@@ -4,7 +4,7 @@ import type { Agent, AgentStatus } from '../../schemas/agent.js'
 import type { Condition } from '../../schemas/condition.js'
 import { ANNOTATION_RESET_COST, FINALIZER_AGENT } from '../../schemas/labels.js'
 import type { LLMProvider } from '../../schemas/llmprovider.js'
-import type { Transition } from '../../core/plan.js'
+import { UNCHANGED, type Transition } from '../../core/plan.js'
 import { OFFLINE_PROVIDER, resolvedModelName, resolveProvider } from './provider-resolution.js'
 import { setCondition } from '../../core/conditions.js'
 import { planIdentity, type ExistingIdentity, type IdentityPlan } from './identity.js'
@@ -51,19 +51,16 @@ export interface AgentPlan {
   transitions: Transition[]
 }
 
-/** Returned when the Agent is exactly as it should be: nothing to write. */
-export const NO_AGENT_CHANGES = Symbol('no agent changes')
-
 /** One failed rule of purko's Agent admission webhook that the CRD's CEL cannot check (it needs a lookup or the labels). */
 interface RuleFailure { reason: string; message: string; fieldPath: string }
 
 /**
  * Pure: what agent-changed must write so the Agent's identity, conditions and phase match its
  * spec and the world (`facts`), in purko's words. Deletion only drops purko's finalizer;
- * a reconcile that finds everything in place returns NO_AGENT_CHANGES (lastActiveTime only moves
+ * a reconcile that finds everything in place returns UNCHANGED (lastActiveTime only moves
  * with a real change). Every check that newly fails becomes a Warning transition.
  */
-export function planAgent(agent: Agent, facts: AgentFacts, now: string, outcome: IdentityOutcome = { ok: true }): AgentPlan | typeof NO_AGENT_CHANGES {
+export function planAgent(agent: Agent, facts: AgentFacts, now: string, outcome: IdentityOutcome = { ok: true }): AgentPlan | typeof UNCHANGED {
   const finalizers = agent.metadata.finalizers ?? []
   const dropFinalizer = finalizers.includes(FINALIZER_AGENT)
   const withoutFinalizer = dropFinalizer ? { finalizers: finalizers.filter((f) => f !== FINALIZER_AGENT) } : {}
@@ -74,7 +71,7 @@ export function planAgent(agent: Agent, facts: AgentFacts, now: string, outcome:
 
   if (agent.metadata.deletionTimestamp) {
     // The garbage collector removes the owned identity; holding the Agent back helps no one.
-    if (!dropFinalizer) return NO_AGENT_CHANGES
+    if (!dropFinalizer) return UNCHANGED
     return { identity: emptyIdentity, metadata: withoutFinalizer, status: null, costReset: false, transitions: finalizerNote }
   }
 
@@ -112,7 +109,7 @@ export function planAgent(agent: Agent, facts: AgentFacts, now: string, outcome:
   const metadata = costReset || dropFinalizer
     ? { ...(costReset ? { annotations: { [ANNOTATION_RESET_COST]: null } } : {}), ...withoutFinalizer }
     : null
-  if (!status && !metadata && identity.writes.length === 0) return NO_AGENT_CHANGES
+  if (!status && !metadata && identity.writes.length === 0) return UNCHANGED
 
   const transitions = [
     ...newlyFailed(previous.conditions ?? [], checks),

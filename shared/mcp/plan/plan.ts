@@ -1,5 +1,5 @@
 import type { V1Deployment, V1RoleBinding, V1Service, V1ServiceAccount } from '@kubernetes/client-node'
-import type { Transition } from '../../core/plan.js'
+import { UNCHANGED, type Transition } from '../../core/plan.js'
 import { setCondition } from '../../core/conditions.js'
 import { sha256Hex } from '../../core/sha256.js'
 import { FINALIZER_MCPSERVER, type MCPServer, type MCPServerStatus } from '../../schemas/mcpserver.js'
@@ -58,14 +58,11 @@ export interface McpPlan {
   transitions: Transition[]
 }
 
-/** Returned when there is nothing to do. */
-export const NO_MCP_CHANGES = Symbol('no MCPServer changes')
-
 const hash = (text: string, length = 16) => sha256Hex(text).slice(0, length)
 
 /**
  * Pure: whether the server may need work: not observed at its generation, finalizer to add or
- * release, or its `nextCheckTime` has come. False means an event about it (our own status write
+ * release, or its `nextCheckAt` has come. False means an event about it (our own status write
  * coming back, say) can be dropped without reading anything.
  */
 export function mcpServerIsDue(server: MCPServer, now: string): boolean {
@@ -75,19 +72,19 @@ export function mcpServerIsDue(server: MCPServer, now: string): boolean {
   if (!hasFinalizer) return true
   const status = server.status
   if (!status || status.observedGeneration !== meta.generation) return true
-  const next = epochMs(status.nextCheckTime)
+  const next = epochMs(status.nextCheckAt)
   return !Number.isNaN(next) && next <= epochMs(now)
 }
 
-/** Pure: the first plan for an MCPServer as read; NO_MCP_CHANGES when nothing is to be written or discovered. */
-export function planMcpServer(server: MCPServer, facts: McpFacts, now: string): McpPlan | typeof NO_MCP_CHANGES {
+/** Pure: the first plan for an MCPServer as read; UNCHANGED when nothing is to be written or discovered. */
+export function planMcpServer(server: MCPServer, facts: McpFacts, now: string): McpPlan | typeof UNCHANGED {
   const name = server.metadata.name ?? ''
   const hasFinalizer = server.metadata.finalizers?.includes(FINALIZER_MCPSERVER) ?? false
   const registry = registryOf(facts.registry)
   const base: McpPlan = { addFinalizer: false, deleting: false, releaseFinalizer: false, writes: [], registry: null, discover: null, status: null, transitions: [] }
 
   if (server.metadata.deletionTimestamp) {
-    if (!hasFinalizer) return NO_MCP_CHANGES
+    if (!hasFinalizer) return UNCHANGED
     // A finalizer must not wait on what a namespace's own deletion removes: the entry dies with
     // the registry, and the grant to read it may already be gone.
     if (facts.registryNamespaceGone) return { ...base, deleting: true, releaseFinalizer: true }
@@ -96,7 +93,7 @@ export function planMcpServer(server: MCPServer, facts: McpFacts, now: string): 
       const text = facts.registry?.data?.[REGISTRY_KEY] ?? ''
       if (!text.includes(name)) return { ...base, deleting: true, releaseFinalizer: true }
       const status = deletionBlockedStatus(server, registry.error, now)
-      return status ? { ...base, deleting: true, status, transitions: registryTransitions(server, registry.error) } : NO_MCP_CHANGES
+      return status ? { ...base, deleting: true, status, transitions: registryTransitions(server, registry.error) } : UNCHANGED
     }
     const present = registry.entries.some((e) => isServersEntry(server, e, facts.agentNamespace))
     return { ...base, deleting: true, releaseFinalizer: true, registry: present ? { op: 'remove', owner: ownerOf(server) } : null }
@@ -120,7 +117,7 @@ export function planMcpServer(server: MCPServer, facts: McpFacts, now: string): 
   const next = planMcpStatus(server, facts, expected, now)
   plan.status = next.status
   plan.transitions = next.transitions
-  if (!plan.addFinalizer && plan.writes.length === 0 && !plan.registry && !plan.discover && !plan.status) return NO_MCP_CHANGES
+  if (!plan.addFinalizer && plan.writes.length === 0 && !plan.registry && !plan.discover && !plan.status) return UNCHANGED
   return plan
 }
 
@@ -154,7 +151,7 @@ function discoveryRequest(server: MCPServer, facts: McpFacts, writes: readonly W
   const status = server.status
   const due = status?.discoveredFor !== fingerprint
     || status.observedGeneration !== server.metadata.generation
-    || (epochMs(status.nextCheckTime) <= epochMs(now))
+    || (epochMs(status.nextCheckAt) <= epochMs(now))
   if (!due) return null
   const podIP = (facts.pods ?? []).find((p) => p.status?.phase === 'Running' && p.status.podIP)?.status?.podIP
   const url = discoveryUrl(server, podIP)
@@ -165,7 +162,7 @@ function deletionBlockedStatus(server: MCPServer, error: string, now: string): M
   const prev = server.status ?? {}
   const message = `ConfigMap mcp-servers key servers cannot be read (${error}); the entry of ${server.metadata.name} cannot be removed, so deletion waits until it is fixed`
   const prevReady = prev.conditions?.find((c) => c.type === READY)
-  if (prevReady?.reason === 'RegistryUnparseable' && prevReady.message === message && epochMs(prev.nextCheckTime) > epochMs(now)) return null
+  if (prevReady?.reason === 'RegistryUnparseable' && prevReady.message === message && epochMs(prev.nextCheckAt) > epochMs(now)) return null
   const failures = (prev.failures ?? 0) + 1
   return {
     ...prev,
@@ -173,7 +170,7 @@ function deletionBlockedStatus(server: MCPServer, error: string, now: string): M
     message,
     conditions: setCondition(prev.conditions, { type: READY, status: 'False', reason: 'RegistryUnparseable', message }, now),
     failures,
-    nextCheckTime: jittered(server, epochMs(now), backoffMs(failures), `d${failures}`),
+    nextCheckAt: jittered(server, epochMs(now), backoffMs(failures), `d${failures}`),
   }
 }
 

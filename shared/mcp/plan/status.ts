@@ -124,16 +124,16 @@ export function planMcpStatus(server: MCPServer, facts: McpFacts, outcome: McpOu
   const prevReady = prev.conditions?.find((c) => c.type === READY)
   const sameState = prevReady?.status === ready.status && prevReady.reason === ready.reason && prev.observedGeneration === generation
     && prevTools?.status === discovered.status && prevTools.reason === discovered.reason
-  const prevNext = epochMs(prev.nextCheckTime)
+  const prevNext = epochMs(prev.nextCheckAt)
   const waiting = prevNext > nowMs
   // A failure counts again only when it was tried again (a discovery, or the tick's recheck).
   const failures = !failing ? 0 : sameState && waiting && !d ? prev.failures ?? 1 : (prev.failures ?? 0) + 1
-  let nextCheckTime: string | undefined
-  if (sameState && waiting && !d && !outcome.registered && !outcome.rolledOut) nextCheckTime = prev.nextCheckTime
-  else if (invalid.length > 0) nextCheckTime = undefined // only an edit of the spec helps
-  else if (pendingUntil !== undefined) nextCheckTime = isoAt(pendingUntil)
-  else if (failing) nextCheckTime = jittered(server, nowMs, backoffMs(failures), `f${failures}`)
-  else nextCheckTime = jittered(server, nowMs, REFRESH_MS, fingerprint)
+  let nextCheckAt: string | undefined
+  if (sameState && waiting && !d && !outcome.registered && !outcome.rolledOut) nextCheckAt = prev.nextCheckAt
+  else if (invalid.length > 0) nextCheckAt = undefined // only an edit of the spec helps
+  else if (pendingUntil !== undefined) nextCheckAt = isoAt(pendingUntil)
+  else if (failing) nextCheckAt = jittered(server, nowMs, backoffMs(failures), `f${failures}`)
+  else nextCheckAt = jittered(server, nowMs, REFRESH_MS, fingerprint)
 
   let conditions = prev.conditions
   conditions = setCondition(conditions, { type: READY, ...ready, ...(generation !== undefined ? { observedGeneration: generation } : {}) }, now)
@@ -152,7 +152,7 @@ export function planMcpStatus(server: MCPServer, facts: McpFacts, outcome: McpOu
     ...(invalid.length === 0 && !outcome.registryError ? { url: registryUrl(server) } : prev.url ? { url: prev.url } : {}),
     ...tools,
     ...(failures > 0 ? { failures } : {}),
-    ...(nextCheckTime ? { nextCheckTime } : {}),
+    ...(nextCheckAt ? { nextCheckAt } : {}),
     ...(rolloutStartTime ? { rolloutStartTime } : {}),
   }
   const changed = canonical(status) !== canonical(prev)

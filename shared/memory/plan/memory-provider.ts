@@ -1,4 +1,4 @@
-import type { Transition } from '../../core/plan.js'
+import { UNCHANGED, type Transition } from '../../core/plan.js'
 import type { MemoryProvider, MemoryProviderStatus } from '../../schemas/memoryprovider.js'
 
 /** purko's lastError for the reserved types, kept word for word. */
@@ -26,12 +26,12 @@ export function memoryProviderMayNeedWork(provider: MemoryProvider): boolean {
 /**
  * Pure: purko's check. Reserved types are unhealthy with purko's text; builtin is healthy with the
  * number of memory ConfigMaps across all namespaces, or unhealthy with the error (entryCount
- * then left as it was). `lastChecked = now`. Null when only lastChecked would move and it is
- * less than a minute old (a duplicate delivery), so no write and no echo.
+ * then left as it was). `lastChecked = now`. UNCHANGED when only lastChecked would move and it
+ * is less than a minute old (a duplicate delivery), so no write and no echo.
  */
 export function planMemoryProvider(
   provider: MemoryProvider, facts: MemoryStoreFacts | null, now: string,
-): { status: MemoryProviderStatus; transitions: Transition[] } | null {
+): { status: MemoryProviderStatus; transitions: Transition[] } | typeof UNCHANGED {
   const previous = provider.status ?? {}
   const generation = provider.metadata.generation
   const base = { lastChecked: now, ...(generation !== undefined ? { observedGeneration: generation } : {}) }
@@ -45,7 +45,7 @@ export function planMemoryProvider(
   }
   const same = previous.healthy === status.healthy && previous.lastError === status.lastError
     && previous.entryCount === status.entryCount && previous.observedGeneration === status.observedGeneration
-  if (same && previous.lastChecked && Date.parse(now) - Date.parse(previous.lastChecked) < FRESH_MS) return null
+  if (same && previous.lastChecked && Date.parse(now) - Date.parse(previous.lastChecked) < FRESH_MS) return UNCHANGED
   const transitions: Transition[] = previous.healthy === status.healthy && previous.lastError === status.lastError ? [] : [
     status.healthy
       ? { kind: 'healthy', type: 'Normal', reason: 'MemoryProviderHealthy', message: `MemoryProvider ${provider.metadata.name} is healthy with ${status.entryCount ?? 0} entries`, record: true }

@@ -72,7 +72,7 @@ export interface ReadinessFacts {
 }
 
 /** The child Workflow of the observed revision (only with steps). */
-export interface WorkflowFacts {
+export interface ChildWorkflowFacts {
   revision: number
   phase: 'Pending' | 'Running' | 'Succeeded' | 'CompletedWithErrors' | 'Failed'
   message?: string
@@ -106,7 +106,7 @@ export interface LifecycleFacts {
   /** Failing prerequisites of the latest valid generation; `[]` when all hold. */
   prerequisites: PrerequisiteProblem[]
   readiness?: ReadinessFacts
-  workflow?: WorkflowFacts
+  workflow?: ChildWorkflowFacts
   tests?: TestsFacts
   /** Revisions whose snapshot ConfigMap `<recipe>-rev-<N>` exists. */
   snapshots: number[]

@@ -6,7 +6,7 @@
 import type { WorkflowRecipe } from '../../schemas/workflowrecipe.js'
 import { isOwnedBy, liveObject, objectKey, planDeploy, readinessFromLive, type DeployPlan, type InventoryEntry, type LiveObject, type LiveObjects } from './deploy-plan.js'
 import { ANNOTATION_MANIFEST_DIGEST } from './labels.js'
-import type { PrerequisiteProblem, ReadinessFacts, TestFact, TestsFacts, WorkflowFacts, WorkloadFact } from './lifecycle-facts.js'
+import type { PrerequisiteProblem, ReadinessFacts, TestFact, TestsFacts, ChildWorkflowFacts, WorkloadFact } from './lifecycle-facts.js'
 import type { RecipeChild, RecipeObjects, TestObjects } from './objects.js'
 
 /** The objects of one revision the shell works with (a snapshot rebuilt, or a fresh build). */
@@ -86,11 +86,11 @@ export function readinessFacts(
 }
 
 /** The child Workflow's roll-up (spec §5.10) for the lifecycle. */
-export function workflowFacts(revision: number, workflow: LiveObject | undefined): WorkflowFacts | undefined {
+export function childWorkflowFacts(revision: number, workflow: LiveObject | undefined): ChildWorkflowFacts | undefined {
   if (!workflow) return undefined
   const status = workflow.status as { phase?: string; message?: string } | undefined
   const phase = status?.phase
-  const mapped: WorkflowFacts['phase'] = phase === 'Succeeded' || phase === 'CompletedWithErrors' || phase === 'Failed' || phase === 'Pending' ? phase
+  const mapped: ChildWorkflowFacts['phase'] = phase === 'Succeeded' || phase === 'CompletedWithErrors' || phase === 'Failed' || phase === 'Pending' ? phase
     : phase === 'Cancelled' ? 'Failed' : phase === undefined ? 'Pending' : 'Running'
   return { revision, phase: mapped, ...(status?.message ? { message: status.message } : {}) }
 }

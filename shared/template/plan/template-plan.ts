@@ -14,6 +14,7 @@
  * Beside it: the PingSource (ping-source.ts) and the schedule's state, condition and fires (schedule.ts).
  */
 import type { ChildObject } from '../../kube/port.js'
+import type { Transition } from '../../core/plan.js'
 import { isTerminalPhase } from '../../workflow/plan/run-status.js'
 import { setCondition } from '../../core/conditions.js'
 import { ANNOTATION_SCHEDULED_TIME, ANNOTATION_TRIGGER_TYPE } from '../../schemas/labels.js'
@@ -37,15 +38,6 @@ export const DEFAULT_FAILED_HISTORY = 1
  * place (with `catchUp: none` that would lose it).
  */
 export const MISSED_AFTER_SECONDS = 60
-
-/** A change worth telling people about (the controller's Transition shape). */
-export interface TemplateTransition {
-  kind: string
-  type: 'Normal' | 'Warning'
-  reason: string
-  message: string
-  record: boolean
-}
 
 /** What the planner reads. */
 export interface TemplateInput {
@@ -78,7 +70,7 @@ export interface TemplatePlan {
   deleteRuns: { name: string; uid?: string }[]
   /** The whole new status (template fields changed, the rest kept), or null when unchanged. */
   status: WorkflowStatus | null
-  transitions: TemplateTransition[]
+  transitions: Transition[]
   /** A delivered fire: the fire time it stands for and what became of it. */
   fire?: { time: string | null; outcome: FireOutcome }
 }

@@ -19,22 +19,23 @@ import { RunBuilder, templateFields } from './run-builder.js'
 import { applyFailureStrategy, cancelRun, completeIfDone, failChangedSteps, failIfTimedOut, failInvalidSpec, skipRun } from './run-endings.js'
 import { observeJobs } from './step-results.js'
 import { scheduleReadySteps } from './step-scheduling.js'
-import { NO_CHANGES, type WorkflowFacts, type WorkflowPlan } from './types.js'
+import { UNCHANGED } from '../../core/plan.js'
+import type { WorkflowFacts, WorkflowPlan } from './types.js'
 
 /**
  * Pure: the next state of a Workflow run and the writes that get there. Re-planning on the
- * plan's own result gives NO_CHANGES, so duplicate and echoed events write nothing.
+ * plan's own result gives UNCHANGED, so duplicate and echoed events write nothing.
  */
-export function planWorkflow(facts: WorkflowFacts, now: string): WorkflowPlan {
+export function planWorkflow(facts: WorkflowFacts, now: string): WorkflowPlan | typeof UNCHANGED {
   const workflow = facts.workflow
   const meta = workflow.metadata
   const annotations = meta.annotations ?? {}
-  if (meta.deletionTimestamp || annotations[ANNOTATION_TEMPLATE] === 'true') return NO_CHANGES
+  if (meta.deletionTimestamp || annotations[ANNOTATION_TEMPLATE] === 'true') return UNCHANGED
 
   const runId = runIdFor(meta.uid ?? '', annotations[ANNOTATION_RERUN])
   const previous = workflow.status ?? {}
   const sameRun = previous.runId === runId && !isRetriableSpecFailure(workflow)
-  if (sameRun && isTerminalPhase(previous.phase)) return NO_CHANGES
+  if (sameRun && isTerminalPhase(previous.phase)) return UNCHANGED
 
   const order = topologicalOrder(workflow.spec.steps)
   const run = new RunBuilder(workflow, runId, sameRun ? previous : templateFields(previous), now, order ?? [])
@@ -75,7 +76,7 @@ export function planWorkflow(facts: WorkflowFacts, now: string): WorkflowPlan {
  * The run waits for its template's concurrency policy: phase Pending with its queue position
  * and no run id yet. Announced once; a new position only updates the status.
  */
-function queueRun(run: RunBuilder, position: number, message: string): WorkflowPlan {
+function queueRun(run: RunBuilder, position: number, message: string): WorkflowPlan | typeof UNCHANGED {
   const previous = run.workflow.status ?? {}
   const wasQueued = isQueuedStatus(previous)
   const status: WorkflowStatus = {
@@ -89,6 +90,6 @@ function queueRun(run: RunBuilder, position: number, message: string): WorkflowP
   }
   if (!wasQueued) run.transition({ kind: 'run.queued', type: 'Normal', reason: 'Queued', message, phase: 'Pending' })
   const unchanged = sameJson(status, run.workflow.status)
-  if (unchanged && run.plan.deleteJobs.length === 0) return NO_CHANGES
+  if (unchanged && run.plan.deleteJobs.length === 0) return UNCHANGED
   return { ...run.plan, status: unchanged ? null : status }
 }

@@ -6,7 +6,7 @@ import type { JobFact } from './job-facts.js'
 import { currentRunId } from './run-status.js'
 import { jobsNeedingResults } from './plan-inputs.js'
 import { planWorkflow } from './plan-workflow.js'
-import { NO_CHANGES } from './types.js'
+import { UNCHANGED } from '../../core/plan.js'
 
 /**
  * Pure: whether a run, as listed with every step Job of the cluster, certainly needs nothing
@@ -25,5 +25,5 @@ export function isQuietRun(workflow: Workflow, jobs: readonly JobFact[], now: st
   const looked = new Set<string>()
   const agents = recordingLookups(new Map<string, Agent>(), looked)
   const plan = planWorkflow({ workflow, jobs: own, jobsComplete: true, agents, identities: new Set(), outputs: new Map() }, now)
-  return plan === NO_CHANGES && looked.size === 0
+  return plan === UNCHANGED && looked.size === 0
 }

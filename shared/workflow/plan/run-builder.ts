@@ -9,7 +9,9 @@ import { setCondition } from '../../core/conditions.js'
 import { isFinishedStepPhase, runControlDigest } from './run-status.js'
 import { decodeStepStates, encodeStepStates, type StepState } from './step-states.js'
 import { sameJson } from './json-values.js'
-import { NO_CHANGES, type Transition, type WorkflowPlan } from './types.js'
+import { UNCHANGED } from '../../core/plan.js'
+import { runTransition, stepOf, type RunHappening } from './transitions.js'
+import type { WorkflowPlan } from './types.js'
 
 /** Mutable working copy of one plan; every method is pure with respect to the outside world. */
 export class RunBuilder {
@@ -48,8 +50,8 @@ export class RunBuilder {
     for (const step of this.steps) this.states.set(step.name, { retryCount: 0 })
   }
 
-  /** Closes the plan: counters, step states, conditions, and NO_CHANGES when nothing moved. */
-  finish(): WorkflowPlan {
+  /** Closes the plan: counters, step states, conditions, and UNCHANGED when nothing moved. */
+  finish(): WorkflowPlan | typeof UNCHANGED {
     const status: WorkflowStatus = { ...this.status }
     status.phase = this.phase ?? 'Running'
     status.runId = this.runId
@@ -70,7 +72,7 @@ export class RunBuilder {
     }
     const unchanged = sameJson(status, this.workflow.status)
     const writes = this.plan.deleteJobs.length + this.plan.startJobs.length + this.plan.outputWrites.length + this.plan.finishedAttempts.length
-    if (unchanged && writes === 0 && this.plan.annotations === null) return NO_CHANGES
+    if (unchanged && writes === 0 && this.plan.annotations === null) return UNCHANGED
     return { ...this.plan, status: unchanged ? null : status }
   }
 
@@ -111,7 +113,7 @@ export class RunBuilder {
     const planned = this.plan.startJobs.findIndex((start) => start.jobName === job)
     if (planned >= 0) {
       const [start] = this.plan.startJobs.splice(planned, 1)
-      const announced = this.plan.transitions.findIndex((transition) => transition.kind === 'step.started' && transition.step === start!.step)
+      const announced = this.plan.transitions.findIndex((transition) => transition.kind === 'step.started' && stepOf(transition) === start!.step)
       if (announced >= 0) this.plan.transitions.splice(announced, 1)
       return
     }
@@ -146,8 +148,9 @@ export class RunBuilder {
     return count
   }
 
-  transition(transition: Transition): void {
-    this.plan.transitions.push(transition)
+  /** Announces what happened, as a transition of this run. */
+  transition(what: RunHappening): void {
+    this.plan.transitions.push(runTransition(this.runId, what))
   }
 }
 

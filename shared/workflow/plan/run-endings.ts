@@ -12,12 +12,13 @@ import { advanceRollback } from './compensation.js'
 import { safeParse } from './json-values.js'
 import type { RunBuilder } from './run-builder.js'
 import type { WorkflowFacts, WorkflowPlan } from './types.js'
+import type { UNCHANGED } from '../../core/plan.js'
 
 /** Workflow deadline when `spec.timeout` is not set (purko's 30 minutes). */
 export const DEFAULT_WORKFLOW_TIMEOUT_SECONDS = 30 * 60
 
 /** The run ends before it starts: concurrency forbid with whenBusy skip, or replaced by a newer run. */
-export function skipRun(run: RunBuilder, reason: string, message: string): WorkflowPlan {
+export function skipRun(run: RunBuilder, reason: string, message: string): WorkflowPlan | typeof UNCHANGED {
   run.resetForNewRun()
   run.status.completionTime = run.now
   run.setPhase('Cancelled', reason, message)
@@ -26,7 +27,7 @@ export function skipRun(run: RunBuilder, reason: string, message: string): Workf
 }
 
 /** The step graph is invalid: the run fails at once, saying what is wrong (announced once). */
-export function failInvalidSpec(run: RunBuilder, issues: { reason: string; message: string }[]): WorkflowPlan {
+export function failInvalidSpec(run: RunBuilder, issues: { reason: string; message: string }[]): WorkflowPlan | typeof UNCHANGED {
   const first = issues[0]!
   const message = issues.map((issue) => issue.message).join('; ')
   run.phase = 'Failed'
@@ -45,7 +46,7 @@ export function failInvalidSpec(run: RunBuilder, issues: { reason: string; messa
 }
 
 /** Large runs record steps by position; a step list edited mid-run cannot be matched up safely. */
-export function failChangedSteps(run: RunBuilder, facts: WorkflowFacts): WorkflowPlan {
+export function failChangedSteps(run: RunBuilder, facts: WorkflowFacts): WorkflowPlan | typeof UNCHANGED {
   stopActiveJobs(run, facts)
   run.killJobsOf(run.states)
   run.status.completionTime = run.now
@@ -57,7 +58,7 @@ export function failChangedSteps(run: RunBuilder, facts: WorkflowFacts): Workflo
 }
 
 /** `purko.io/cancel`: every Job of the run stops and every unfinished step is Skipped. */
-export function cancelRun(run: RunBuilder, facts: WorkflowFacts): WorkflowPlan {
+export function cancelRun(run: RunBuilder, facts: WorkflowFacts): WorkflowPlan | typeof UNCHANGED {
   // Jobs whose start was never recorded (a crash before the status write) are stopped too.
   stopActiveJobs(run, facts)
   for (const [name, state] of run.states) {

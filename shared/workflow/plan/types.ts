@@ -1,9 +1,11 @@
 /**
  * What the Workflow planner reads and what it writes: the facts gathered by the engine before a
  * plan, and the plan itself (Jobs, outputs, metrics, annotations, status, events). Types only,
- * plus the plan that writes nothing, so every part of the planner can share them.
+ * so every part of the planner can share them; a plan that writes nothing is UNCHANGED
+ * (shared/core/plan.ts).
  */
 import type { AttemptRecord } from '../../agent/plan/metrics.js'
+import type { Transition } from '../../core/plan.js'
 import type { Agent } from '../../schemas/agent.js'
 import type { Workflow, WorkflowStatus } from '../../schemas/workflow.js'
 import type { RunCancel } from '../../template/plan/concurrency.js'
@@ -61,18 +63,9 @@ export interface FinishedAttempt extends AttemptRecord {
   agentKey: string
 }
 
-/** A state transition worth telling users about (Kubernetes Event and CloudEvent). */
-export interface Transition {
-  kind: 'run.started' | 'run.queued' | 'run.blocked' | 'run.finished' | 'step.started' | 'step.approved' | 'step.finished' | 'step.waiting' | 'spec.invalid'
-  type: 'Normal' | 'Warning'
-  reason: string
-  message: string
-  step?: string
-  phase?: string
-}
-
 /** What to write, in the fixed order: Jobs and outputs first, annotations, status last. */
 export interface WorkflowPlan {
+  /** The run planned for; null only in the report that the namespace refuses the workflow functions. */
   runId: string | null
   deleteJobs: string[]
   startJobs: StepStart[]
@@ -86,7 +79,3 @@ export interface WorkflowPlan {
   cancelRuns: RunCancel[]
 }
 
-/** The plan that writes nothing. */
-export const NO_CHANGES: WorkflowPlan = Object.freeze({
-  runId: null, deleteJobs: [], startJobs: [], outputWrites: [], finishedAttempts: [], annotations: null, status: null, transitions: [], cancelRuns: [],
-}) as WorkflowPlan

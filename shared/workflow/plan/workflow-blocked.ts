@@ -8,7 +8,9 @@ import type { Workflow, WorkflowStatus } from '../../schemas/workflow.js'
 import { setCondition } from '../../core/conditions.js'
 import { grantCommand, WORKFLOW_GRANT } from '../../core/namespace-access.js'
 import { isTerminalPhase } from './run-status.js'
-import type { Transition } from './types.js'
+import { UNCHANGED } from '../../core/plan.js'
+import { runTransition } from './transitions.js'
+import type { WorkflowPlan } from './types.js'
 
 /** The reason of the `Complete` condition and the Warning Event. */
 export const NAMESPACE_NOT_ENABLED = 'NamespaceNotEnabled'
@@ -19,18 +21,22 @@ export function notEnabledMessage(namespace: string, refusal: string): string {
 }
 
 /**
- * Pure: the status that reports it (the phase kept, Pending before the run started) and the
- * Warning Event, or null when the status already says exactly this or the run has finished.
+ * Pure: a plan that writes only the status that reports it (the phase kept, Pending before the
+ * run started) and announces a Warning, or UNCHANGED when the status already says exactly this
+ * or the run has finished.
  */
-export function planNamespaceBlocked(wf: Workflow, refusal: string, now: string): { status: WorkflowStatus; transition: Transition } | null {
-  if (isTerminalPhase(wf.status?.phase)) return null
+export function planNamespaceBlocked(wf: Workflow, refusal: string, now: string): WorkflowPlan | typeof UNCHANGED {
+  if (isTerminalPhase(wf.status?.phase)) return UNCHANGED
   const message = notEnabledMessage(wf.metadata.namespace ?? '', refusal)
-  if (wf.status?.message === message) return null
+  if (wf.status?.message === message) return UNCHANGED
   const status: WorkflowStatus = {
     ...wf.status,
     phase: wf.status?.phase ?? 'Pending',
     message,
     conditions: setCondition(wf.status?.conditions, { type: 'Complete', status: 'False', reason: NAMESPACE_NOT_ENABLED, message }, now),
   }
-  return { status, transition: { kind: 'run.blocked', type: 'Warning', reason: NAMESPACE_NOT_ENABLED, message } }
+  return {
+    runId: null, deleteJobs: [], startJobs: [], outputWrites: [], finishedAttempts: [], annotations: null, cancelRuns: [], status,
+    transitions: [runTransition(null, { kind: 'run.blocked', type: 'Warning', reason: NAMESPACE_NOT_ENABLED, message })],
+  }
 }

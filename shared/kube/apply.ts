@@ -1,0 +1,66 @@
+/**
+ * The one applier of desired children. A planner decides, from what it read, whether a child is
+ * to be created (it was absent), replaced (it differs; the object carries the resourceVersion
+ * read, so the replace is guarded) or deleted (it is there and no longer wanted); this carries
+ * the decision out. A create that finds the object already there means another writer made it
+ * since the read: a ConflictError, so the reconcile plans again from fresh state, unless the
+ * child is one several owners share and whoever made it first made the same thing.
+ */
+import type { V1ConfigMap, V1Deployment, V1Role, V1RoleBinding, V1Secret, V1Service, V1ServiceAccount } from '@kubernetes/client-node'
+import { ConflictError } from '../core/errors.js'
+import type { Kube } from './port.js'
+
+/** One write of a child, as a planner asks for it. */
+export type ChildWrite =
+  | { op: 'create' | 'replace'; kind: 'ServiceAccount'; object: V1ServiceAccount }
+  | { op: 'create' | 'replace'; kind: 'Role'; object: V1Role }
+  | { op: 'create' | 'replace'; kind: 'RoleBinding'; object: V1RoleBinding }
+  | { op: 'create' | 'replace'; kind: 'Deployment'; object: V1Deployment }
+  | { op: 'create' | 'replace'; kind: 'Service'; object: V1Service }
+  | { op: 'create' | 'replace'; kind: 'Secret'; object: V1Secret }
+  | { op: 'create' | 'replace'; kind: 'ConfigMap'; object: V1ConfigMap }
+  | { op: 'delete'; kind: 'ServiceAccount'; namespace: string; name: string }
+
+/**
+ * Writes one child. `shared`: the child may have been made by another owner of it (a
+ * namespace's MCP bridge identity), so finding it already there is success (`exists`).
+ */
+export async function applyChildWrite(kube: Kube, write: ChildWrite, options: { shared?: boolean } = {}): Promise<'created' | 'exists' | 'replaced' | 'deleted'> {
+  if (write.op === 'delete') {
+    await kube.deleteServiceAccount(write.namespace, write.name)
+    return 'deleted'
+  }
+  if (write.op === 'replace') {
+    await replace(kube, write)
+    return 'replaced'
+  }
+  const created = await create(kube, write)
+  if (created === 'exists' && !options.shared) {
+    throw new ConflictError(`${write.kind} ${write.object.metadata?.namespace}/${write.object.metadata?.name} appeared concurrently`)
+  }
+  return created
+}
+
+function create(kube: Kube, write: Exclude<ChildWrite, { op: 'delete' }>): Promise<'created' | 'exists'> {
+  switch (write.kind) {
+    case 'ServiceAccount': return kube.createServiceAccount(write.object)
+    case 'Role': return kube.createRole(write.object)
+    case 'RoleBinding': return kube.createRoleBinding(write.object)
+    case 'Deployment': return kube.createDeployment(write.object)
+    case 'Service': return kube.createService(write.object)
+    case 'Secret': return kube.createSecret(write.object)
+    case 'ConfigMap': return kube.createConfigMap(write.object)
+  }
+}
+
+async function replace(kube: Kube, write: Exclude<ChildWrite, { op: 'delete' }>): Promise<void> {
+  switch (write.kind) {
+    case 'ServiceAccount': await kube.replaceServiceAccount(write.object); return
+    case 'Role': await kube.replaceRole(write.object); return
+    case 'RoleBinding': await kube.replaceRoleBinding(write.object); return
+    case 'Deployment': await kube.replaceDeployment(write.object); return
+    case 'Service': await kube.replaceService(write.object); return
+    case 'Secret': await kube.replaceSecret(write.object); return
+    case 'ConfigMap': await kube.replaceConfigMap(write.object); return
+  }
+}
