@@ -44,10 +44,11 @@ describe('EmbeddedKube for the console', () => {
 
   it('the server ending the watches settles done: resolved on a close, rejected with the error given', async () => {
     const kube = new EmbeddedKube({ workflows: [wf('a')] })
-    const closed = await kube.watchWorkflow(NS, 'a', '999', () => {})
+    const at = (await kube.getWorkflow(NS, 'a'))!.metadata.resourceVersion!
+    const closed = await kube.watchWorkflow(NS, 'a', at, () => {})
     kube.endWatches()
     await expect(closed.done).resolves.toBeUndefined()
-    const gone = await kube.watchWorkflow(NS, 'a', '999', () => {})
+    const gone = await kube.watchWorkflow(NS, 'a', at, () => {})
     kube.endWatches(new Error('410 Gone'))
     await expect(gone.done).rejects.toThrow('410 Gone')
   })

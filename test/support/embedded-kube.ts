@@ -5,7 +5,7 @@
 // in order (`writes`); one injected failure per call (`failNext`); seeding and reading objects
 // straight through the server's in-process store (synchronous, same code path as HTTP).
 //
-// One server per test file (started when this module loads, closed after the file); every
+// One server per module instance (started when this module loads: once per test file, or once per worker in the unit tier); every
 // `new EmbeddedKube(...)` empties it and seeds it afresh, so a test starts from a clean cluster.
 import { Agent as HttpAgent, createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -109,15 +109,12 @@ async function startShared(): Promise<Shared> {
 }
 
 shared = await startShared()
-// Under vitest, the server closes after the file; elsewhere (a bench script) it does not keep the process alive.
-if (process.env.VITEST) (await import('vitest')).afterAll(async () => {
-  const s = shared
-  if (!s) return
-  s.handler.closeStreams()
-  await new Promise<void>((resolve) => {
-    s.server.close(() => resolve())
-    s.server.closeAllConnections()
-  })
+// Under vitest, a file's end closes its open streams and connections; the server itself (unref'd:
+// it keeps no process alive) stays up for the next file when the unit tier shares one module graph
+// per worker (`isolate: false`), and a bench script's process exits as if it were not there.
+if (process.env.VITEST) (await import('vitest')).afterAll(() => {
+  shared?.handler.closeStreams()
+  shared?.server.closeIdleConnections()
 })
 
 /** Whether a request goes to this file's embedded API server (for a mock of outbound HTTP to let it through). */

@@ -17,6 +17,12 @@ const post = (type: string, time?: string) => {
 }
 const metricsOf = async (app: { request: (p: string) => Response | Promise<Response> }) => (await (await app.request('/metrics')).text())
 
+/** The value of one series in a Prometheus text exposition; 0 when it is absent. */
+function sample(text: string, series: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `))
+  return line ? Number(line.slice(series.length + 1)) : 0
+}
+
 describe('the dashboard metrics on GET /metrics', () => {
   it('render a histogram with cumulative buckets, a sum and a count', () => {
     const h = new Histogram('x_seconds', 'x', [1, 5])
@@ -48,6 +54,8 @@ describe('the dashboard metrics on GET /metrics', () => {
   })
 
   it('observe run and step durations when the status write that ends them lands, and the template queue', async () => {
+    // The metrics are the process's: other tests in this worker may have observed durations too.
+    const before = await metricsOf(baseApp(log))
     const wf = aWorkflow({ spec: { steps: [aStep('plan')] }, status: { phase: 'Running', runId: 'r1', startTime: '2026-01-01T00:00:00Z', stepStatuses: [{ name: 'plan', phase: 'Running', jobName: 'j1', startTime: '2026-01-01T00:00:01Z' }] } })
     recordRunProgress(wf, {
       phase: 'Succeeded', runId: 'r1', startTime: '2026-01-01T00:00:00Z', completionTime: '2026-01-01T00:01:00Z',
@@ -55,8 +63,9 @@ describe('the dashboard metrics on GET /metrics', () => {
     }, { started: [] }, '2026-01-01T00:01:00Z')
     recordQueueDepth('ai-agents', 'nightly', 3)
     const text = await metricsOf(baseApp(log))
-    expect(text).toContain('kinetic_step_duration_seconds_sum{phase="Succeeded"} 40')
-    expect(text).toContain('kinetic_run_duration_seconds_sum{phase="Succeeded"} 60')
+    expect(sample(text, 'kinetic_step_duration_seconds_sum{phase="Succeeded"}') - sample(before, 'kinetic_step_duration_seconds_sum{phase="Succeeded"}')).toBe(40)
+    expect(sample(text, 'kinetic_run_duration_seconds_sum{phase="Succeeded"}') - sample(before, 'kinetic_run_duration_seconds_sum{phase="Succeeded"}')).toBe(60)
+    expect(sample(text, 'kinetic_step_duration_seconds_count{phase="Succeeded"}') - sample(before, 'kinetic_step_duration_seconds_count{phase="Succeeded"}')).toBe(1)
     expect(text).toContain('kinetic_runs_queued{namespace="ai-agents",template="nightly"} 3')
   })
 
