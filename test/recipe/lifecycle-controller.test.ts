@@ -166,6 +166,27 @@ describe('reconcileRecipe on EmbeddedKube', () => {
     expect(r.status?.history?.map((h) => `${h.to}:${h.reason}`).slice(-2)).toEqual(['Degraded:ChildMissing', 'Active:Recovered'])
   })
 
+  it('with driftPolicy Warn, tells DriftDetected once when a hand edit is first found, and leaves the edit', async () => {
+    const { kube, deps } = setup()
+    kube.putRecipe(recipe({ ...webDb, driftPolicy: 'Warn' }))
+    await settle(kube, deps)
+    const web = kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web-5101637e')!
+    const spec = JSON.parse(JSON.stringify(web.spec)) as { template: { spec: { containers: { image: string }[] } } }
+    spec.template.spec.containers[0]!.image = 'edited:by-hand'
+    kube.putChild({ ...web, spec })
+    controllers(kube)
+    await reconcileRecipe(deps, NS, 'shop')
+    const detected = () => kube.events.filter((e) => e.reason === 'DriftDetected')
+    expect(detected()).toHaveLength(1)
+    expect(detected()[0]).toMatchObject({ type: 'Warning' })
+    expect(detected()[0]!.message).toContain('team-a-shop-web-5101637e')
+    expect(kube.recipe(NS, 'shop')!.status?.conditions?.find((c) => c.type === 'Drifted')).toMatchObject({ status: 'True', reason: 'DriftDetected' })
+    expect(JSON.stringify(kube.child('Deployment', 'sandbox-recipes', 'team-a-shop-web-5101637e')!.spec)).toContain('edited:by-hand')
+
+    await reconcileRecipe(deps, NS, 'shop')
+    expect(detected()).toHaveLength(1)
+  })
+
   it('waits for an approval bound to the generation, ignores any other value, then deploys', async () => {
     const { kube, deps } = setup()
     kube.putRecipe(recipe({ ...webDb, requireApproval: true }))
