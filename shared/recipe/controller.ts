@@ -8,7 +8,7 @@
 import { armTickAlarmIfSooner, type ReconcileFrom } from '../ticks/alarm.js'
 import { ConflictError } from '../core/errors.js'
 import { UNCHANGED, type ControllerPlan, type Transition } from '../core/plan.js'
-import { announce, reconcile, type Controller } from '../engine/controller.js'
+import { announce, reconcile, type Controller, type Reconciled } from '../engine/controller.js'
 import type { CloudEventNaming } from '../engine/kinetic-events.js'
 import { canonicalJson } from './plan/digest.js'
 import { FINALIZER } from './plan/lifecycle/annotations.js'
@@ -27,9 +27,12 @@ export type { RecipeDeps } from './deps.js'
 
 const KIND = 'WorkflowRecipe'
 
-/** What one reconcile did, for logs, tests and benchmarks. */
-export interface RecipeOutcome {
-  result: 'gone' | 'unchanged' | 'applied'
+/**
+ * What one reconcile did: the shell's result (`applied` only when something was written or told,
+ * since a recipe's passes may plan without writing), plus its cost for logs and benchmarks.
+ */
+export type RecipeReconciled = Reconciled<RecipePlan> & {
+  /** The recipe's phase once the reconcile ended. */
   phase?: string
   /** Writes to the API server (children, snapshots, the recipe). */
   writes: number
@@ -105,12 +108,13 @@ interface RecipePlan extends ControllerPlan {
  * written (finalizer and snapshot first), status last, guarded by resourceVersion. A lost race
  * re-plans from fresh state a few times, then reaches the Broker as a 409.
  */
-export async function reconcileRecipe(deps: RecipeDeps, namespace: string, name: string, options: ReconcileFrom = {}): Promise<RecipeOutcome> {
+export async function reconcileRecipe(deps: RecipeDeps, namespace: string, name: string, options: ReconcileFrom = {}): Promise<RecipeReconciled> {
   const done = await reconcile(recipeController(deps, options.tick !== true), deps, namespace, name)
   if (!done.plan) return { result: done.result, writes: 0, reads: 1 }
   const { work, transitions } = done.plan
   const phase = done.plan.deletion ? work.recipe.status?.phase : done.plan.status.phase
   return {
+    plan: done.plan,
     result: work.writes > 0 || transitions.length > 0 ? 'applied' : 'unchanged',
     writes: work.writes, reads: work.reads.calls.reads + 1, ...(phase ? { phase } : {}),
   }
