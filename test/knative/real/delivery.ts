@@ -10,7 +10,7 @@ import { APISERVER_TRIGGER, EVENT_BODY, EVENTS, NS, PING_SOURCE, PLAN, PROBE_OBJ
 import { OBSERVED_ON_KNATIVE } from '../delivery-observed.js'
 import type { KineticTier } from './kinetic.js'
 import { adapterGeneration, adapterRolled } from './adapter.js'
-import { getJson, post, releasedImage, serveNodeScript } from './cluster-ip.js'
+import { post, releasedImage, serveNodeScript } from './cluster-ip.js'
 
 interface Condition { type: string; status: string; reason?: string; message?: string }
 
@@ -19,7 +19,7 @@ export function deliveryOnKnative(tier: () => KineticTier): void {
   it('delivers as the emulation does: filters of every dialect, retries per status, dead letters, replies and attributes, judged by real Knative', async () => {
     const { admin } = tier()
     const generation = await adapterGeneration(admin)
-    const recorderIp = await serveNodeScript(admin, {
+    const recorder = await serveNodeScript(admin, {
       namespace: NS, name: 'recorder', image: await releasedImage(admin), script: RECORDER_SCRIPT,
       env: [{ name: 'PLAN', value: JSON.stringify(PLAN) }], readyPath: '/log',
     })
@@ -50,7 +50,7 @@ export function deliveryOnKnative(tier: () => KineticTier): void {
     // is made once the new adapter pod alone is Ready.
     await adapterRolled(admin, generation)
     await admin.apply(PROBE_OBJECT, NS)
-    const seen = (path: string) => async () => ((await getJson(recorderIp, '/log')) as Attempt[]).some((a) => a.path === path)
+    const seen = (path: string) => async () => ((await recorder.get('/log')) as Attempt[]).some((a) => a.path === path)
     if (!(await eventually('the ApiServerSource\'s event for the probe object', seen('/apiserver'), 30_000, 1000).catch(() => false))) {
       // The add came before the adapter watched: an update makes one.
       await admin.apply({ ...PROBE_OBJECT, metadata: { ...PROBE_OBJECT.metadata, annotations: { 'kinetic.dev/probe': 'again' } } }, NS)
@@ -65,7 +65,7 @@ export function deliveryOnKnative(tier: () => KineticTier): void {
     let last = -1
     let stillSince = Date.now()
     const log = await eventually('the recorder\'s log to settle', async () => {
-      const now = (await getJson(recorderIp, '/log')) as Attempt[]
+      const now = (await recorder.get('/log')) as Attempt[]
       if (now.length !== last) { last = now.length; stillSince = Date.now(); return undefined }
       return Date.now() - stillSince >= 5000 ? now : undefined
     }, 180_000, 500)

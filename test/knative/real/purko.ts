@@ -12,7 +12,7 @@ import { REPO_ROOT } from '../../../local/jobs/step-process.js'
 import { AGENTS_NS, expectPurkoRuns, purkoRunsOn, STAND_IN_SCRIPT, type SeenRequest } from '../../support/purko-runs.js'
 import type { KineticTier } from './kinetic.js'
 import { adapterGeneration, adapterRolled } from './adapter.js'
-import { getJson, releasedImage, serveNodeScript } from './cluster-ip.js'
+import { releasedImage, serveNodeScript } from './cluster-ip.js'
 
 const run = promisify(execFile)
 const MODEL_NS = 'model-stand-in'
@@ -29,7 +29,7 @@ export function purkoOnKinetic(tier: () => KineticTier): void {
     const base = (await run(process.execPath, [join(REPO_ROOT, 'scripts', 'build-base-image.mjs'), '--to', `${tier().registry}/kinetic-base`, '--insecure'], { cwd: REPO_ROOT })).stdout.trim()
     await run(process.execPath, [join(REPO_ROOT, 'scripts', 'build-image.mjs'), '--base', base, '--to', `${tier().registry}/purko-executor:codeact`, '--dist', join(tier().work, 'dist'), '--insecure'], { cwd: REPO_ROOT })
     const generation = await adapterGeneration(admin)
-    const ip = await serveNodeScript(admin, {
+    const standIn = await serveNodeScript(admin, {
       namespace: MODEL_NS, name: 'anthropic', image: await releasedImage(admin), script: STAND_IN_SCRIPT,
       env: [{ name: 'KEY', value: KEY }], readyPath: '/requests',
     })
@@ -52,7 +52,7 @@ export function purkoOnKinetic(tier: () => KineticTier): void {
       apply: (obj) => admin.apply(obj, AGENTS_NS),
       endpoint: `http://anthropic.${MODEL_NS}.svc.cluster.local/v1`,
       key: KEY,
-      requests: () => getJson(ip, '/requests') as Promise<SeenRequest[]>,
+      requests: () => standIn.get('/requests') as Promise<SeenRequest[]>,
       ms: 900_000,
     })
     console.log(`kinetic: purko's examples on real Pods: ${runs.finals.size} Workflows, ${runs.requests.length} step Jobs, approvals ${runs.approved.join(', ')}`)
