@@ -257,7 +257,7 @@ describe('run-control (--server or KINETIC_RUN_CONTROL_URL)', () => {
 describe('kinetic logs', () => {
   async function podWithLog(job: string, log: string): Promise<string> {
     const pod = `${job}-pod`
-    await core.createNamespacedPod({ namespace: 'ai-agents', body: { metadata: { name: pod, labels: { 'job-name': job } }, spec: { containers: [{ name: 'step-executor', image: 'x' }] } } })
+    await core.createNamespacedPod({ namespace: 'ai-agents', body: { metadata: { name: pod, labels: { 'job-name': job } }, spec: { nodeName: 'node-1', containers: [{ name: 'step-executor', image: 'x' }] } } })
     plane.api.store.appendPodLog('ai-agents', pod, log)
     return pod
   }

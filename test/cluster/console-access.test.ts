@@ -128,6 +128,16 @@ describeCluster('the console reads with the rights of the person using it (real 
       await expect(alice.watchWorkflow(B, 'wf', '0', () => {})).rejects.toBeInstanceOf(ForbiddenError)
     })
 
+    it('reads the log of a step pod no node runs yet as empty: kube-apiserver answers it 204 No Content', async () => {
+      await cp.current.admin.apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'unplaced-x', namespace: A, labels: { 'job-name': 'unplaced' } },
+        spec: { automountServiceAccountToken: false, nodeSelector: { 'kinetic.dev/no-such-node': 'true' }, containers: [{ name: 'step', image: 'not-pulled' }] } })
+      const status = await cp.current.admin.send('GET', `/api/v1/namespaces/${A}/pods/unplaced-x/log`)
+      expect(status.status).toBe(204)
+      const admin = new KubeClient(cp.current.adminKubeConfig())
+      expect(await admin.readJobLog(A, 'unplaced')).toBe('')
+      expect(await admin.readStepReport(A, 'unplaced', 'log')).toEqual({ text: '' })
+    })
+
     it('follows a running pod\'s log as alice through the API server, to the end of the container', async () => {
       agent = await startNodeAgent({
         kubeConfig: cp.current.adminKubeConfig(),

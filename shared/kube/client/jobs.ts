@@ -29,7 +29,7 @@ export function jobVerbs(api: KubeApi) {
 
     async readJobLog(namespace: string, jobName: string): Promise<string | null> {
       const pod = await jobPod(api, namespace, jobName)
-      return pod ? podLog(api, namespace, pod.metadata!.name!) : null
+      return pod ? podLog(api, namespace, pod) : null
     },
 
     async readStepReport(namespace: string, jobName: string, want: 'output' | 'log'): Promise<StepReport | null> {
@@ -39,7 +39,7 @@ export function jobVerbs(api: KubeApi) {
       const message = want === 'output' ? containers.map((c) => c.state?.terminated?.message).find((m) => m?.startsWith('OUTPUT:')) : undefined
       const started = containers.map((c) => c.state?.terminated?.startedAt ?? c.state?.running?.startedAt).find((t) => t !== undefined)
       return {
-        text: message ?? await podLog(api, namespace, pod.metadata!.name!),
+        text: message ?? await podLog(api, namespace, pod),
         ...(started !== undefined ? { startedAt: new Date(started).toISOString() } : {}),
       }
     },
@@ -53,7 +53,14 @@ async function jobPod(api: KubeApi, namespace: string, jobName: string): Promise
   return pod?.metadata?.name ? pod : null
 }
 
-async function podLog(api: KubeApi, namespace: string, pod: string): Promise<string | null> {
-  const log = await api.orNull(() => api.core.readNamespacedPodLog({ namespace, name: pod }), `read log of pod ${namespace}/${pod}`)
+/**
+ * A pod's log; null when the pod is gone. A pod no node runs yet (unschedulable, or waiting for
+ * the scheduler) has no log: it is not asked for, since kube-apiserver answers 204 No Content
+ * there, which client-node cannot parse (it has no Content-Type).
+ */
+async function podLog(api: KubeApi, namespace: string, pod: V1Pod): Promise<string | null> {
+  if (!pod.spec?.nodeName) return ''
+  const name = pod.metadata!.name!
+  const log = await api.orNull(() => api.core.readNamespacedPodLog({ namespace, name }), `read log of pod ${namespace}/${name}`)
   return log === null ? null : String(log)
 }

@@ -219,7 +219,7 @@ describe('the step page', () => {
       metadata: { name: 'wf-build-1', namespace: NAMESPACE, labels: { [LABEL_WORKFLOW]: 'wf', [LABEL_STEP]: 'build' } },
       status: running ? {} : { conditions: [{ type: 'Complete', status: 'True' }] },
     })
-    kube.pods.set('ai-agents/wf-build-1-x', { metadata: { name: 'wf-build-1-x', namespace: NAMESPACE, labels: { 'job-name': 'wf-build-1' } }, status: { phase: running ? 'Running' : 'Succeeded' } })
+    kube.pods.set('ai-agents/wf-build-1-x', { metadata: { name: 'wf-build-1-x', namespace: NAMESPACE, labels: { 'job-name': 'wf-build-1' } }, spec: { nodeName: 'node-1', containers: [{ name: 'step', image: 'agent:9' }] }, status: { phase: running ? 'Running' : 'Succeeded' } })
     kube.logs.set('ai-agents/wf-build-1', log)
   }
 
