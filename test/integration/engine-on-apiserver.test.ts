@@ -65,7 +65,7 @@ async function workflow(name: string): Promise<Record<string, any>> {
 async function complete(job: V1Job, log: string): Promise<V1Job> {
   const name = job.metadata!.name!
   const pod = `${name}-pod`
-  await core.createNamespacedPod({ namespace: NS, body: { metadata: { name: pod, labels: { 'job-name': name } }, spec: { containers: [{ name: 'step-executor', image: 'x' }] } } })
+  await core.createNamespacedPod({ namespace: NS, body: { metadata: { name: pod, labels: { 'job-name': name } }, spec: { nodeName: 'node-1', containers: [{ name: 'step-executor', image: 'x' }] } } })
   api.store.appendPodLog(NS, pod, log)
   const now = new Date()
   return batch.replaceNamespacedJobStatus({
