@@ -21,17 +21,22 @@ export type ChildWrite =
   | { op: 'create' | 'replace'; kind: 'ConfigMap'; object: V1ConfigMap }
   | { op: 'delete'; kind: 'ServiceAccount'; namespace: string; name: string }
 
+/** A replaced child as the API server stored it (with its new resourceVersion). */
+export type StoredChild = Exclude<ChildWrite, { op: 'delete' }>['object']
+
 /**
  * Writes one child. `shared`: the child may have been made by another owner of it (a
  * namespace's MCP bridge identity), so finding it already there is success (`exists`).
+ * `stored`: given the object a replace stored, for a caller that keeps what it wrote.
  */
-export async function applyChildWrite(kube: Kube, write: ChildWrite, options: { shared?: boolean } = {}): Promise<'created' | 'exists' | 'replaced' | 'deleted'> {
+export async function applyChildWrite(kube: Kube, write: ChildWrite, options: { shared?: boolean; stored?: (object: StoredChild) => void } = {}): Promise<'created' | 'exists' | 'replaced' | 'deleted'> {
   if (write.op === 'delete') {
     await kube.deleteServiceAccount(write.namespace, write.name)
     return 'deleted'
   }
   if (write.op === 'replace') {
-    await replace(kube, write)
+    const stored = await replace(kube, write)
+    options.stored?.(stored)
     return 'replaced'
   }
   const created = await create(kube, write)
@@ -53,14 +58,14 @@ function create(kube: Kube, write: Exclude<ChildWrite, { op: 'delete' }>): Promi
   }
 }
 
-async function replace(kube: Kube, write: Exclude<ChildWrite, { op: 'delete' }>): Promise<void> {
+function replace(kube: Kube, write: Exclude<ChildWrite, { op: 'delete' }>): Promise<StoredChild> {
   switch (write.kind) {
-    case 'ServiceAccount': await kube.replaceServiceAccount(write.object); return
-    case 'Role': await kube.replaceRole(write.object); return
-    case 'RoleBinding': await kube.replaceRoleBinding(write.object); return
-    case 'Deployment': await kube.replaceDeployment(write.object); return
-    case 'Service': await kube.replaceService(write.object); return
-    case 'Secret': await kube.replaceSecret(write.object); return
-    case 'ConfigMap': await kube.replaceConfigMap(write.object); return
+    case 'ServiceAccount': return kube.replaceServiceAccount(write.object)
+    case 'Role': return kube.replaceRole(write.object)
+    case 'RoleBinding': return kube.replaceRoleBinding(write.object)
+    case 'Deployment': return kube.replaceDeployment(write.object)
+    case 'Service': return kube.replaceService(write.object)
+    case 'Secret': return kube.replaceSecret(write.object)
+    case 'ConfigMap': return kube.replaceConfigMap(write.object)
   }
 }

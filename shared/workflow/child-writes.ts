@@ -94,14 +94,10 @@ async function writeOutputs(
   let known = true
   try {
     for (const configMap of configMaps) {
-      if (configMap.metadata?.resourceVersion) {
-        after.set(configMap.metadata.name ?? '', await kube.replaceConfigMap(configMap))
-      } else if ((await kube.createConfigMap(configMap)) === 'exists') {
-        // Another replica created this shard since we listed: re-plan from fresh state.
-        throw new ConflictError(`ConfigMap ${configMap.metadata?.namespace}/${configMap.metadata?.name} appeared concurrently`)
-      } else {
-        known = false
-      }
+      // A shard another replica created since we listed is a lost race: re-plan from fresh state.
+      const op = configMap.metadata?.resourceVersion ? 'replace' : 'create'
+      await applyChildWrite(kube, { op, kind: 'ConfigMap', object: configMap }, { stored: (shard) => after.set(configMap.metadata?.name ?? '', shard as V1ConfigMap) })
+      if (op === 'create') known = false
     }
   } catch (err) {
     memo?.outputs.delete(runKey(workflow))

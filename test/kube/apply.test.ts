@@ -26,8 +26,12 @@ describe('the one applier of desired children', () => {
     const kube = new EmbeddedKube()
     await applyChildWrite(kube, { op: 'create', kind: 'ConfigMap', object: { metadata: { name: 'notes', namespace: 'team' }, data: { a: '1' } } })
     const read = (await kube.getConfigMap('team', 'notes'))!
-    expect(await applyChildWrite(kube, { op: 'replace', kind: 'ConfigMap', object: { ...read, data: { a: '2' } } })).toBe('replaced')
+    let stored: { metadata?: { resourceVersion?: string } } | undefined
+    expect(await applyChildWrite(kube, { op: 'replace', kind: 'ConfigMap', object: { ...read, data: { a: '2' } } }, { stored: (o) => { stored = o } })).toBe('replaced')
     expect((await kube.getConfigMap('team', 'notes'))?.data).toEqual({ a: '2' })
+    // The caller that keeps what it wrote gets the stored object, at its new resourceVersion.
+    expect(stored?.metadata?.resourceVersion).toBe((await kube.getConfigMap('team', 'notes'))?.metadata?.resourceVersion)
+    expect(stored?.metadata?.resourceVersion).not.toBe(read.metadata?.resourceVersion)
     // A second replace from the same read lost the race to the first.
     await expect(applyChildWrite(kube, { op: 'replace', kind: 'ConfigMap', object: { ...read, data: { a: '3' } } })).rejects.toBeInstanceOf(ConflictError)
 
