@@ -1,8 +1,9 @@
 // Autonomy-tick benchmark: one 5-minute evaluation of 10 / 1,000 / 10,000 opted-in Agents (100
 // per namespace, one policy each), idle (nothing changed since the last tick) and with 10% of
-// the agents due a promotion. Two planes: the in-memory fake API server (planner and shell cost)
-// and the embedded API server over HTTP through the real adapter (JSON, schema validation,
-// status subresource), both counting API calls by method.
+// the agents due a promotion. Two planes, both the real adapter over HTTP to the embedded API
+// server in this process (JSON, schema validation, status subresource), both counting API calls
+// by method: EmbeddedKube (the tests' double: seeded through the server's store, one kept-alive
+// connection pool) and a server seeded over HTTP with the client's own connection handling.
 // Run: node --import tsx bench/autonomy-tick.ts   (BENCH_AUTONOMY_SIZES=10,1000,10000; BENCH_AUTONOMY_HTTP_MAX=10000)
 import { readdirSync, readFileSync } from 'node:fs'
 import { parseAllDocuments } from 'yaml'
@@ -10,9 +11,9 @@ import { tick } from '../functions/autonomy-tick/index.js'
 import { startApiServer, type KubeObject } from '../local/apiserver/index.js'
 import { KubeClient } from '../shared/kube/client.js'
 import type { Kube } from '../shared/kube/port.js'
-import { FakeKube } from '../test/fakes/kube.js'
 import { autonomousAgent, metricsOf, policyOf } from '../test/fixtures/autonomy.js'
 import { countingKube } from '../test/support/counting-kube.js'
+import { EmbeddedKube } from '../test/support/embedded-kube.js'
 import { testDeps } from '../test/support/engine-deps.js'
 
 const SIZES = (process.env.BENCH_AUTONOMY_SIZES ?? '10,1000,10000').split(',').map(Number)
@@ -62,9 +63,12 @@ async function scenario(n: number, kube: Kube): Promise<string[]> {
   return [row(n, 'first evaluation', first), row(n, 'idle', idle), row(n, '10% promoted', promoting)]
 }
 
-async function fakePlane(n: number): Promise<string[]> {
-  const kube = new FakeKube({ identities: false })
-  for (let ns = 0; ns * PER_NAMESPACE < n; ns++) kube.putPolicy(policyOf('default', `team-${ns}`, POLICY))
+async function embeddedKubePlane(n: number): Promise<string[]> {
+  const kube = new EmbeddedKube({ identities: false })
+  for (let ns = 0; ns * PER_NAMESPACE < n; ns++) {
+    kube.namespaces.set(`team-${ns}`, { metadata: { name: `team-${ns}` } })
+    kube.putPolicy(policyOf('default', `team-${ns}`, POLICY))
+  }
   for (let i = 0; i < n; i++) kube.putAgent(agentAt(i), { identity: false })
   return scenario(n, kube)
 }
@@ -104,7 +108,7 @@ async function httpPlane(n: number): Promise<string[]> {
 }
 
 console.log(`autonomy tick: ${PER_NAMESPACE} agents per namespace, one policy each; idle = nothing changed since the last tick`)
-console.log('\nin-memory fake API server (CPU includes the fake):')
-for (const n of SIZES) for (const line of await fakePlane(n)) console.log(line)
+console.log('\nEmbeddedKube, seeded through the store, kept-alive connections (CPU includes the server, same process):')
+for (const n of SIZES) for (const line of await embeddedKubePlane(n)) console.log(line)
 console.log('\nembedded API server over HTTP, the real adapter (CPU includes the server, same process):')
 for (const n of SIZES.filter((s) => s <= HTTP_MAX)) for (const line of await httpPlane(n)) console.log(line)

@@ -1,19 +1,20 @@
-// Engine benchmark: the function's own cost (time inside the fake API server subtracted) of one step-finished event as the Workflow grows (10 / 1,000 / 10,000
+// Engine benchmark: the function's own cost (time inside Kubernetes API calls subtracted) of one step-finished event as the Workflow grows (10 / 1,000 / 10,000
 // steps), Kubernetes API calls per event (port calls: bench/api-calls.ts counts HTTP requests), and the largest object written. Runs the real
-// step-job-finished function in-process against the in-memory fake API server, so the figures
-// are the function's own cost, without network or API-server time.
+// step-job-finished function in-process against EmbeddedKube (the real client over HTTP to the
+// embedded API server, in this process); the time spent in each API call (client, HTTP and
+// server) is taken out, so the figures are the function's own cost.
 // Usage: npm run bench -- engine   (or: node --import tsx bench/engine.ts; BENCH_EVENTS=2000, BENCH_MEMO=off)
 import { createApp as stepJobFinished } from '../functions/step-job-finished/index.js'
 import { createApp as workflowChanged } from '../functions/workflow-changed/index.js'
 import { createEngineMemo } from '../shared/engine/memo.js'
-import { FakeKube } from '../test/fakes/kube.js'
 import { deliver, RESOURCE_ADD, RESOURCE_UPDATE } from '../test/support/deliver.js'
+import { EmbeddedKube } from '../test/support/embedded-kube.js'
 import { testDeps } from '../test/support/engine-deps.js'
 import { agentOf, workflowOf } from '../test/support/objects.js'
 import type { Kube } from '../shared/kube/port.js'
 
-/** Wraps a Kube so the time spent inside the fake API server can be taken out of the figures. */
-function timed(kube: FakeKube): { kube: Kube; spent: () => number } {
+/** Wraps a Kube so the time spent inside API calls can be taken out of the figures. */
+function timed(kube: EmbeddedKube): { kube: Kube; spent: () => number } {
   let spentUs = 0
   const proxy = new Proxy(kube, {
     get(target, prop, receiver) {
@@ -39,7 +40,7 @@ async function measure(steps: number, maxEvents: number): Promise<Row> {
   const wf = workflowOf('bench', Array.from({ length: steps }, (_, i) => ({
     name: `s${i}`, ...(i > 0 ? { dependsOn: [`s${i - 1}`] } : {}),
   })))
-  const kube = new FakeKube({ workflows: [wf], agents: [agentOf('helper')] })
+  const kube = new EmbeddedKube({ workflows: [wf], agents: [agentOf('helper')] })
   const clock = { now: new Date('2026-01-01T00:00:00Z') }
   await deliver(workflowChanged(testDeps(kube, clock)), RESOURCE_ADD, kube.workflow('team', 'bench'))
   const api = timed(kube)

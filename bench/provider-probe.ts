@@ -1,15 +1,16 @@
 // Provider-probe benchmark: one llmprovider-changed probe round over 10 / 100 / 1,000
 // LLMProviders, with every provider sharing one endpoint and key ("shared") or each its own key
 // ("distinct"); the first round (all new) and the steady state (a round every minute, each
-// provider probed once per 5-minute interval at its own slot). Counts Kubernetes API calls by method (in-memory fake API server) and
-// list-models requests that reached a real OpenAI-compatible HTTP server on 127.0.0.1.
+// provider probed once per 5-minute interval at its own slot). Counts Kubernetes API calls by
+// method (EmbeddedKube: the real client over HTTP to the embedded API server, in this process)
+// and list-models requests that reached a real OpenAI-compatible HTTP server on 127.0.0.1.
 // Run: node --import tsx bench/provider-probe.ts   (BENCH_PROVIDER_SIZES=10,100,1000)
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { newProbeRound, probeRound } from '../shared/llm/controller.js'
 import { LLMProviderSchema } from '../shared/schemas/llmprovider.js'
-import { FakeKube } from '../test/fakes/kube.js'
 import { countingKube } from '../test/support/counting-kube.js'
+import { EmbeddedKube } from '../test/support/embedded-kube.js'
 import { testDeps } from '../test/support/engine-deps.js'
 
 const SIZES = (process.env.BENCH_PROVIDER_SIZES ?? '10,100,1000').split(',').map(Number)
@@ -23,8 +24,9 @@ const server = createServer((req, res) => {
 await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
 const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`
 
-function plane(n: number, shared: boolean): FakeKube {
-  const kube = new FakeKube()
+/** A fresh cluster (each EmbeddedKube empties the embedded server) with n providers. */
+function plane(n: number, shared: boolean): EmbeddedKube {
+  const kube = new EmbeddedKube()
   for (let i = 0; i < n; i++) {
     const secretRef = shared ? 'shared-key' : `key-${i}`
     kube.providers.set(`${PLATFORM}/p-${i}`, LLMProviderSchema.parse({

@@ -6,8 +6,9 @@
 //     10 s), 200 duplicate (one body: the create answers AlreadyExists, then the run is read),
 //     and 401 (a wrong secret: HMAC only; one Warning Event a minute).
 //     Against the embedded API server (local/apiserver, in this process: it shares the CPU with
-//     the senders and the function) through the real client-node adapter, and against FakeKube
-//     (the function's own ceiling, no API server). The rate limit is off here.
+//     the senders and the function) through the real client-node adapter, twice: as the product
+//     connects, and as EmbeddedKube, the tests' double (the same client and server, one
+//     kept-alive connection pool; seeded through the server's store). The rate limit is off here.
 //   webhook-to-first-Job latency: the local plane (embedded API server, every Knative Service of
 //     knative/ as its own process, webhook-trigger and workflow-changed included, the Knative
 //     emulation delivering the run's Workflow event): from just before the signed POST to
@@ -31,7 +32,7 @@ import type { Kube } from '../shared/kube/port.js'
 import { silentLogger } from '../shared/log.js'
 import { RateLimiter } from '../shared/webhook/rate-limit.js'
 import { githubSignature } from '../shared/webhook/signature.js'
-import { FakeKube } from '../test/fakes/kube.js'
+import { EmbeddedKube } from '../test/support/embedded-kube.js'
 import { WorkflowSchema } from '../shared/schemas/workflow.js'
 import { percentile, printTable } from './stats.js'
 
@@ -123,15 +124,17 @@ async function requestsPerSecond(): Promise<Array<{ backend: string; kind: Kind;
   } finally {
     await api.close()
   }
-  // FakeKube: the function alone.
-  const fake = new FakeKube({ workflows: [WorkflowSchema.parse({ ...templateObject('review'), metadata: { ...templateObject('review').metadata, uid: 'uid-review' } })] })
-  fake.secrets.set(`${NS}/hook`, { metadata: { name: 'hook', namespace: NS }, data: { secret: Buffer.from(SECRET).toString('base64') } })
-  const fn = await serveFunction(fake)
+  // EmbeddedKube: the same server with kept-alive connections.
+  const kube = new EmbeddedKube()
+  kube.namespaces.set(NS, { metadata: { name: NS } })
+  kube.putWorkflow(WorkflowSchema.parse({ ...templateObject('review'), metadata: { ...templateObject('review').metadata, uid: 'uid-review' } }))
+  kube.secrets.set(`${NS}/hook`, { metadata: { name: 'hook', namespace: NS }, data: { secret: Buffer.from(SECRET).toString('base64') } })
+  const fn = await serveFunction(kube)
   try {
     for (const kind of ['201 new run', '200 duplicate', '401 wrong secret'] as Kind[]) {
       if (kind === '200 duplicate') await fetch(fn.url, { method: 'POST', headers: { 'x-hub-signature-256': SIGNATURE, 'x-github-delivery': 'the-same-delivery' }, body: BODY })
       await throughput(fn.url, kind, 4)
-      for (const c of CONCURRENCY) rows.push({ backend: 'FakeKube (no API server)', kind, concurrency: c, ...(await throughput(fn.url, kind, c)) })
+      for (const c of CONCURRENCY) rows.push({ backend: 'EmbeddedKube (kept-alive)', kind, concurrency: c, ...(await throughput(fn.url, kind, c)) })
     }
   } finally {
     await fn.close()

@@ -172,6 +172,8 @@ class EmbeddedKubeCore extends PortFaults {
   private readonly refusals = new Map<string, { code: number; message: string }>()
   private watches = 0
   private readonly watchFailers = new Set<(error: Error) => void>()
+  /** Open log follows by `namespace/pod`, each as the function that fails it. */
+  private readonly logFailers = new Map<string, Set<(error: Error) => void>>()
 
 
   constructor(seed: Seed = {}) {
@@ -217,6 +219,7 @@ class EmbeddedKubeCore extends PortFaults {
     const before = this.beforeWrite(method, args)
     const result = await (this.client[method] as (...a: unknown[]) => Promise<unknown>)(...args)
     this.afterWrite(method, args, result, before)
+    if (method === 'followPodLog') return this.failable(result as StreamHandle, this.logFollowers(`${args[0]}/${args[1]}`))
     return method === 'watchWorkflow' ? this.tracked(result as StreamHandle) : result
   }
 
@@ -308,6 +311,13 @@ class EmbeddedKubeCore extends PortFaults {
   /** A watch, counted while open, that `endWatches(error)` can fail (a 410 Gone, a broken connection). */
   private tracked(handle: StreamHandle): StreamHandle {
     this.watches++
+    const stream = this.failable(handle, this.watchFailers)
+    stream.done.finally(() => { this.watches-- }).catch(() => {})
+    return stream
+  }
+
+  /** A stream that one of `failers` can fail with an error (the client stops it) while it is open. */
+  private failable(handle: StreamHandle, failers: Set<(error: Error) => void>): StreamHandle {
     let fail!: (error: Error) => void
     const done = new Promise<void>((resolve, reject) => {
       fail = (error) => {
@@ -317,12 +327,15 @@ class EmbeddedKubeCore extends PortFaults {
       handle.done.then(resolve, reject)
     })
     done.catch(() => {})
-    this.watchFailers.add(fail)
-    done.finally(() => {
-      this.watches--
-      this.watchFailers.delete(fail)
-    }).catch(() => {})
+    failers.add(fail)
+    done.finally(() => failers.delete(fail)).catch(() => {})
     return { stop: () => handle.stop(), done }
+  }
+
+  private logFollowers(key: string): Set<(error: Error) => void> {
+    let set = this.logFailers.get(key)
+    if (!set) this.logFailers.set(key, (set = new Set()))
+    return set
   }
 
   private record(what: string, sent: unknown): void {
@@ -469,8 +482,15 @@ class EmbeddedKubeCore extends PortFaults {
     this.store.appendPodLog(namespace, pod, text)
   }
 
-  /** The pod's container ended (phase Succeeded): its log followers' streams end. */
-  endPodLog(namespace: string, pod: string): void {
+  /**
+   * The pod's container ended (phase Succeeded): its log followers' streams end. With `error`,
+   * they fail with it instead (a dropped connection) and the container runs on.
+   */
+  endPodLog(namespace: string, pod: string, error?: Error): void {
+    if (error) {
+      for (const fail of [...(this.logFailers.get(`${namespace}/${pod}`) ?? [])]) fail(error)
+      return
+    }
     this.setStatus('Pod', namespace, pod, { ...(this.store.get(T.Pod, namespace, pod)?.status ?? {}), phase: 'Succeeded' })
   }
 

@@ -1,5 +1,5 @@
-// The run page's own script in headless Chromium, served by the console app on 127.0.0.1 over a
-// FakeKube: a step opens in the panel (and as a plain page), its log follows as the pod writes,
+// The run page's own script in headless Chromium, served by the console app on 127.0.0.1 over
+// EmbeddedKube (the real client and the embedded API server): a step opens in the panel (and as a plain page), its log follows as the pod writes,
 // stops when the container ends, and the follow toggle keeps the log where the person scrolled.
 import type { AddressInfo } from 'node:net'
 import { serve, type ServerType } from '@hono/node-server'
@@ -10,9 +10,9 @@ import { silentLogger } from '../../../shared/log.js'
 import { currentRunId } from '../../../shared/workflow/plan/run-status.js'
 import { LABEL_STEP, LABEL_WORKFLOW } from '../../../shared/schemas/labels.js'
 import { findChromium, launchChromium, REQUIRE_BROWSER } from '../../browser/chromium.js'
-import { FakeKube } from '../../fakes/kube.js'
 import { aStep, aWorkflow, NAMESPACE } from '../../fixtures/workflows.js'
 import { configOf } from '../pages/support.js'
+import { EmbeddedKube } from '../../support/embedded-kube.js'
 
 const lookup = findChromium()
 if (!lookup.available && REQUIRE_BROWSER) throw new Error(`KINETIC_REQUIRE_BROWSER=1 but Chromium is missing: ${lookup.reason}`)
@@ -27,7 +27,7 @@ function theRun() {
 }
 
 describeBrowser('the run page script in a browser', () => {
-  let kube: FakeKube
+  let kube: EmbeddedKube
   let server: ServerType
   let url: string
   let browser: Browser
@@ -35,10 +35,9 @@ describeBrowser('the run page script in a browser', () => {
   const problems: string[] = []
 
   beforeAll(async () => {
-    kube = new FakeKube({ workflows: [theRun()] })
+    kube = new EmbeddedKube({ workflows: [theRun()] })
     kube.jobs.set(`${NAMESPACE}/wf-build-1`, { metadata: { name: 'wf-build-1', namespace: NAMESPACE, labels: { [LABEL_WORKFLOW]: 'wf', [LABEL_STEP]: 'build' } } })
-    kube.pods.set(`${NAMESPACE}/${POD}`, { metadata: { name: POD, namespace: NAMESPACE, labels: { 'job-name': 'wf-build-1' } }, status: { phase: 'Running' } })
-    kube.appendPodLog(NAMESPACE, POD, 'compiling\n')
+    runningPod('compiling\n')
     const app = createApp({ config: configOf({ auth: 'local', secureCookies: false }), log: silentLogger, now: () => new Date(), kubeFor: () => kube })
     await new Promise<void>((resolve) => { server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, () => resolve()) })
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -47,6 +46,17 @@ describeBrowser('the run page script in a browser', () => {
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`))
     page.on('response', (r) => { if (r.status() >= 400) problems.push(`${r.status()} ${new URL(r.url()).pathname}`) })
   }, 60_000)
+
+  /** The build step's pod, new and running, its log so far `log` (a pod's log only grows: a fresh log is a new pod). */
+  function runningPod(log: string): void {
+    kube.pods.delete(`${NAMESPACE}/${POD}`)
+    kube.pods.set(`${NAMESPACE}/${POD}`, {
+      metadata: { name: POD, namespace: NAMESPACE, labels: { 'job-name': 'wf-build-1' } },
+      spec: { nodeName: 'node', containers: [{ name: 'step-executor', image: 'executor' }] },
+      status: { phase: 'Running' },
+    })
+    kube.appendPodLog(NAMESPACE, POD, log)
+  }
 
   afterAll(async () => {
     await browser?.close()
@@ -60,7 +70,8 @@ describeBrowser('the run page script in a browser', () => {
     await panel.locator('h1', { hasText: 'build' }).waitFor()
     expect(page.url()).toBe(`${url}/workflows/${NAMESPACE}/wf`)
     await expect.poll(() => panel.locator('[data-log-status]').textContent()).toBe('Following the log.')
-    expect(await panel.locator('pre.log').textContent()).toBe('compiling\n')
+    // The stream says `reset` before the API server's first chunk of the log arrives: wait for it.
+    await expect.poll(() => panel.locator('pre.log').textContent()).toBe('compiling\n')
     kube.appendPodLog(NAMESPACE, POD, 'linking\nte')
     kube.appendPodLog(NAMESPACE, POD, 'sting\n')
     await expect.poll(() => panel.locator('pre.log').textContent()).toBe('compiling\nlinking\ntesting\n')
@@ -94,8 +105,7 @@ describeBrowser('the run page script in a browser', () => {
   })
 
   it('keeps the log where the person scrolled when follow is off', async () => {
-    kube.pods.get(`${NAMESPACE}/${POD}`)!.status = { phase: 'Running' }
-    kube.logs.set(`${NAMESPACE}/${POD}`, Array.from({ length: 150 }, (_, i) => `line ${i}\n`).join(''))
+    runningPod(Array.from({ length: 150 }, (_, i) => `line ${i}\n`).join(''))
     await page.goto(`${url}/workflows/${NAMESPACE}/wf/steps/build`)
     const log = page.locator('pre.log')
     await expect.poll(() => page.locator('[data-log-status]').textContent()).toBe('Following the log.')
@@ -112,8 +122,7 @@ describeBrowser('the run page script in a browser', () => {
   })
 
   it('reconnects to the log after an outage and shows each line once', async () => {
-    kube.pods.get(`${NAMESPACE}/${POD}`)!.status = { phase: 'Running' }
-    kube.logs.set(`${NAMESPACE}/${POD}`, 'one\ntwo\n')
+    runningPod('one\ntwo\n')
     await page.goto(`${url}/workflows/${NAMESPACE}/wf/steps/build`)
     const log = page.locator('pre.log')
     const status = page.locator('[data-log-status]')
