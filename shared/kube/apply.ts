@@ -21,11 +21,20 @@ export type ChildWrite =
   | { op: 'create' | 'replace'; kind: 'ConfigMap'; object: V1ConfigMap }
   | { op: 'delete'; kind: 'ServiceAccount'; namespace: string; name: string }
 
+/** The port verbs writes of these kinds call: create and replace of the kind (delete: ServiceAccounts only). */
+type WriteVerb<W extends ChildWrite> = W extends { op: 'delete' } ? 'deleteServiceAccount' : `create${W['kind']}` | `replace${W['kind']}`
+/** What applyChildWrite needs of the port for writes like W, and no more. */
+export type KubeForWrites<W extends ChildWrite> = Pick<Kube, WriteVerb<W> & keyof Kube>
+
 /**
  * Writes one child. `shared`: the child may have been made by another owner of it (a
  * namespace's MCP bridge identity), so finding it already there is success (`exists`).
  */
-export async function applyChildWrite(kube: Kube, write: ChildWrite, options: { shared?: boolean } = {}): Promise<'created' | 'exists' | 'replaced' | 'deleted'> {
+export async function applyChildWrite<W extends ChildWrite>(
+  narrow: KubeForWrites<W>, write: W, options: { shared?: boolean } = {},
+): Promise<'created' | 'exists' | 'replaced' | 'deleted'> {
+  // The write's kind picks the verb; the caller's type holds exactly the verbs its kinds pick.
+  const kube = narrow as Kube
   if (write.op === 'delete') {
     await kube.deleteServiceAccount(write.namespace, write.name)
     return 'deleted'
