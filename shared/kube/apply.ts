@@ -21,8 +21,9 @@ export type ChildWrite =
   | { op: 'create' | 'replace'; kind: 'ConfigMap'; object: V1ConfigMap }
   | { op: 'delete'; kind: 'ServiceAccount'; namespace: string; name: string }
 
-/** The port verbs writes of these kinds call: create and replace of the kind (delete: ServiceAccounts only). */
-type WriteVerb<W extends ChildWrite> = W extends { op: 'delete' } ? 'deleteServiceAccount' : `create${W['kind']}` | `replace${W['kind']}`
+/** The port verbs writes like W call: create or replace of their kind, by their op (delete: ServiceAccounts only). */
+type WriteVerb<W extends ChildWrite> = W extends { op: 'delete' } ? 'deleteServiceAccount' : OpVerb<W['op'], W['kind']>
+type OpVerb<Op, Kind extends string> = Op extends 'create' ? `create${Kind}` : `replace${Kind}`
 /** What applyChildWrite needs of the port for writes like W, and no more. */
 export type KubeForWrites<W extends ChildWrite> = Pick<Kube, WriteVerb<W> & keyof Kube>
 
