@@ -1,5 +1,6 @@
 import { API_GROUP } from '../schemas/labels.js'
 import { CHILD_RESOURCES } from './client/children.js'
+import type { ChildUse } from './child-uses.js'
 import type { ChildKind, Kube } from './port.js'
 
 /**
@@ -21,7 +22,7 @@ const core = (resource: string, ...verbs: string[]) => on('', resource, ...verbs
 /**
  * A generic child verb (getChild, applyChild, ...) acts on whichever ChildKind it is passed:
  * one grant per kind of CHILD_RESOURCES, each tagged with its kind. A function says which
- * kinds it passes (its KUBE_CHILD_KINDS) and needs the grants of those kinds only.
+ * kinds it passes to which of them (its KUBE_CHILD_USES) and needs those grants only.
  */
 const onChildren = (...verbs: string[]): Grant[] => (Object.entries(CHILD_RESOURCES) as Array<[ChildKind, { group: string; plural: string }]>)
   .flatMap(([childKind, { group, plural }]) => verbs.map((verb) => ({ group, resource: plural, verb, childKind })))
@@ -136,7 +137,7 @@ export const VERB_GRANTS: { readonly [M in keyof Kube]: readonly Grant[] } = {
   whoAmI: on('authentication.k8s.io', 'selfsubjectreviews', 'create'),
 }
 
-/** The rights these verbs need, child verbs only on `childKinds`. */
-export function grantsNeededBy(verbs: readonly (keyof Kube)[], childKinds: readonly ChildKind[] = []): Grant[] {
-  return verbs.flatMap((verb) => VERB_GRANTS[verb].filter((g) => g.childKind === undefined || childKinds.includes(g.childKind)))
+/** The rights these verbs need, a generic child verb's only on the kinds `childUses` pairs it with. */
+export function grantsNeededBy(verbs: readonly (keyof Kube)[], childUses: readonly ChildUse[] = []): Grant[] {
+  return verbs.flatMap((verb) => VERB_GRANTS[verb].filter((g) => g.childKind === undefined || childUses.includes(`${verb}:${g.childKind}` as ChildUse)))
 }

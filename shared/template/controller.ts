@@ -1,5 +1,6 @@
 import { RefusedError, apiMessage } from '../core/errors.js'
-import type { ChildKind, ChildObject, Kube, KubeVerbs } from '../kube/port.js'
+import { childUses } from '../kube/child-uses.js'
+import type { ChildObject, Kube, KubeVerbs } from '../kube/port.js'
 import type { Workflow } from '../schemas/workflow.js'
 import { isTemplate, templateRunSelector } from './run-builder.js'
 import { pingSourceName } from './plan/ping-source.js'
@@ -39,7 +40,7 @@ export interface TemplateWork extends ControllerPlan {
 export const TEMPLATE_VERBS = [
   ...ENGINE_VERBS, 'getWorkflow', 'listWorkflowsIn', 'createWorkflow', 'deleteWorkflow', 'patchWorkflowStatus', 'getChild', 'applyChild', 'deleteChild',
 ] as const satisfies readonly (keyof Kube)[]
-export const TEMPLATE_CHILD_KINDS = ['PingSource'] as const satisfies readonly ChildKind[]
+export const TEMPLATE_CHILD_USES = childUses(['getChild', 'applyChild', 'deleteChild'], ['PingSource'])
 export type TemplateKube = KubeVerbs<typeof TEMPLATE_VERBS>
 
 /**

@@ -4,7 +4,8 @@
  */
 import { randomUUID } from 'node:crypto'
 import { ConflictError, ForbiddenError, RefusedError } from '../core/errors.js'
-import type { ChildKind, Kube, KubeVerbs } from '../kube/port.js'
+import { childUses } from '../kube/child-uses.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import type { Logger } from '../log.js'
 import type { RuntimeConfig } from '../config.js'
 import {
@@ -13,7 +14,7 @@ import {
 
 /** The port verbs of alarms, and the one child kind they pass (an alarm is a PingSource). */
 export const ALARM_VERBS = ['getChild', 'createChild', 'patchChild', 'deleteChild'] as const satisfies readonly (keyof Kube)[]
-export const ALARM_CHILD_KINDS = ['PingSource'] as const satisfies readonly ChildKind[]
+export const ALARM_CHILD_USES = childUses(ALARM_VERBS, ['PingSource'])
 
 export interface AlarmDeps {
   kube: KubeVerbs<typeof ALARM_VERBS>

@@ -5,7 +5,8 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import type { ChildKind, Kube } from '../../shared/kube/port.js'
+import type { ChildUse } from '../../shared/kube/child-uses.js'
+import type { Kube } from '../../shared/kube/port.js'
 import { grantsNeededBy, VERB_GRANTS, type Grant } from '../../shared/kube/verb-grants.js'
 import { functionNames, loadManifests, ofKind, ROOT, type Manifest } from './manifests.js'
 
@@ -16,8 +17,8 @@ const roles = ofKind(manifests, RBAC, 'Role')
 const clusterBindings = ofKind(manifests, RBAC, 'ClusterRoleBinding')
 const roleBindings = ofKind(manifests, RBAC, 'RoleBinding')
 
-/** What a function declares: its port verbs and the kinds it passes to the generic child verbs. */
-interface Declared { KUBE_VERBS: readonly (keyof Kube)[]; KUBE_CHILD_KINDS: readonly ChildKind[] }
+/** What a function declares: its port verbs, and the kinds it passes to which generic child verb. */
+interface Declared { KUBE_VERBS: readonly (keyof Kube)[]; KUBE_CHILD_USES: readonly ChildUse[] }
 
 const declared = new Map<string, Declared>()
 for (const fn of functionNames()) {
@@ -74,10 +75,10 @@ function rightsHeldBy(fn: string): Set<string> {
 
 /** What `fn`'s declared verbs need, each right with the verbs that need it. */
 function neededBy(fn: string): Map<string, Array<keyof Kube>> {
-  const { KUBE_VERBS, KUBE_CHILD_KINDS } = declared.get(fn)!
+  const { KUBE_VERBS, KUBE_CHILD_USES } = declared.get(fn)!
   const needed = new Map<string, Array<keyof Kube>>()
   for (const verb of KUBE_VERBS) {
-    for (const grant of grantsNeededBy([verb], KUBE_CHILD_KINDS)) needed.set(key(grant), [...new Set([...(needed.get(key(grant)) ?? []), verb])])
+    for (const grant of grantsNeededBy([verb], KUBE_CHILD_USES)) needed.set(key(grant), [...new Set([...(needed.get(key(grant)) ?? []), verb])])
   }
   return needed
 }
@@ -94,6 +95,11 @@ describe('RBAC derived from the port verbs each function declares', () => {
       expect(grants.length, verb).toBeGreaterThan(0)
       for (const g of grants) expect(g.resource, verb).toMatch(/^[a-z]+(\/[a-z]+)?$/)
     }
+  })
+
+  it.each([...declared.keys()])('%s passes child kinds only to child verbs it declares', (fn) => {
+    const { KUBE_VERBS, KUBE_CHILD_USES } = declared.get(fn)!
+    expect(KUBE_CHILD_USES.filter((use) => !KUBE_VERBS.includes(use.split(':')[0] as keyof Kube))).toEqual([])
   })
 
   it.each([...declared.keys()].filter((fn) => fn !== 'console'))('%s holds every right its declared verbs need', (fn) => {
