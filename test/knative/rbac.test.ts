@@ -140,8 +140,8 @@ const RECIPE_GRANTS: Grants = {
 }
 const RECIPE_WORKLOAD_GRANTS: Grants = Object.fromEntries([
   ...['apps/deployments', 'apps/statefulsets', 'apps/daemonsets', 'batch/jobs', 'batch/cronjobs', '/services', '/secrets', 'purko.io/mcpservers']
-    .map((r) => [r, ['create', 'delete', 'get', 'list', 'patch', 'update']]),
-  ['/pods', ['get', 'list']],
+    .map((r) => [r, ['create', 'delete', 'get', 'list', 'patch']]),
+  ['/pods', ['list']],
   ['/pods/log', ['get']],
 ])
 const RECIPE_TARGET_NAMESPACES = ['mcp-server', 'sandbox-recipes']
