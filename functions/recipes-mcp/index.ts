@@ -10,7 +10,7 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import type { Context, Hono } from 'hono'
 import { ConflictError, RefusedError, TransientError } from '../../shared/core/errors.js'
 import { baseApp } from '../../shared/http/app.js'
-import type { AccessAttributes, Kube, TokenIdentity } from '../../shared/kube/port.js'
+import type { AccessAttributes, TokenIdentity } from '../../shared/kube/port.js'
 import type { FunctionKube } from './kube-verbs.js'
 import type { Logger } from '../../shared/log.js'
 import type { RecipeConfig } from '../../shared/recipe/plan/config.js'

@@ -6,7 +6,6 @@
 import type { Context, Hono } from 'hono'
 import { ConflictError, ForbiddenError, RefusedError, TransientError, apiMessage } from '../../shared/core/errors.js'
 import { baseApp } from '../../shared/http/app.js'
-import type { Kube } from '../../shared/kube/port.js'
 import type { FunctionKube } from './kube-verbs.js'
 import type { Logger } from '../../shared/log.js'
 import { kubernetesEventFor } from '../../shared/core/kube-events.js'
