@@ -28,9 +28,9 @@ const onChildren = (...verbs: string[]): Grant[] => (Object.entries(CHILD_RESOUR
   .flatMap(([childKind, { group, plural }]) => verbs.map((verb) => ({ group, resource: plural, verb, childKind })))
 
 /**
- * What each port verb asks of the API server, read from its implementation in
- * `shared/kube/client/` (the HTTP verb and path it sends). Keyed by every method of Kube, so a
- * new verb does not compile until it says what it needs.
+ * What each port verb asks of the API server: the HTTP verb and path its implementation in
+ * `shared/kube/client/` sends (test/kube/verb-grants-wire.test.ts checks each row on the wire).
+ * Keyed by every method of Kube, so a new verb does not compile until it says what it needs.
  */
 export const VERB_GRANTS: { readonly [M in keyof Kube]: readonly Grant[] } = {
   getWorkflow: purko('workflows', 'get'),
