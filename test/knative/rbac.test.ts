@@ -165,9 +165,9 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
   'kinetic-mcpserver-changed': { serviceAccount: 'mcpserver-changed', grants: MCPSERVER_CHANGED_GRANTS },
   [MCP_BRIDGE]: { serviceAccount: 'kinetic-mcp-bridge', grants: { '/pods/attach': ['create', 'get'] } },
   'kinetic-recipes': { serviceAccount: RECIPE_FUNCTIONS, grants: RECIPE_GRANTS },
-  // Its caller's token and rights are checked by the API server; recipes only, no Secret (spec
-  // §14.2); deploy-recipe evaluates policies and Pod Security in-process (spec §14.3). Exactly
-  // what its port verbs need, all cluster-wide.
+  // Its caller's token and rights are checked by the API server; recipes only, no Secret
+  // (spec §14.2); deploy-recipe evaluates policies and Pod Security in-process (spec §14.3).
+  // Exactly what its port verbs need, all cluster-wide.
   'kinetic-recipes-mcp': { serviceAccount: 'recipes-mcp', grants: neededBy(RECIPES_MCP_VERBS, RECIPES_MCP_CHILD_USES) },
   // Callers checked by TokenReview/SubjectAccessReview; then purko's annotations, manual runs, step logs, promotion approvals.
   'kinetic-run-control': {
