@@ -9,6 +9,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import { agentMayNeedWork } from '../../shared/agent/plan/echo.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
+import type { FunctionKube } from './kube-verbs.js'
 import { sweep } from '../../shared/engine/limited.js'
 import { baseApp } from '../../shared/http/app.js'
 import { recheckAfter } from '../../shared/ticks/alarm-plan.js'
@@ -41,7 +42,7 @@ export const EVENTS: readonly AcceptedEvents[] = [
 ]
 
 /** The agent-changed function: keeps each Agent's identity, conditions and phase in step with its spec. */
-export function createApp(deps: EngineDeps): Hono {
+export function createApp(deps: EngineDeps<FunctionKube>): Hono {
   const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     if (c.req.header('ce-type') === PING_TYPE) {
@@ -82,7 +83,7 @@ export function createApp(deps: EngineDeps): Hono {
  * on another object (or that no event has reached yet). A Secret or LLMProvider that appears
  * sends no Agent event, so this is how its condition turns True without touching the Agent.
  */
-async function recheck(deps: EngineDeps, ceId: string): Promise<void> {
+async function recheck(deps: EngineDeps<FunctionKube>, ceId: string): Promise<void> {
   const log = deps.log.child({ ceId, ceType: PING_TYPE })
   // Read before the list: an arm after it makes the settle below a lost race (alarm-plan.ts).
   const alarm = await readAlarm(deps, 'agents-recheck')

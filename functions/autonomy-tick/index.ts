@@ -8,6 +8,7 @@ import { isOptedIn } from '../../shared/autonomy/plan/levels.js'
 import { choosePolicy, effectivePolicy, planPolicyStatus } from '../../shared/autonomy/plan/policy.js'
 import { applyAutonomy } from '../../shared/autonomy/controller.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
+import type { FunctionKube } from './kube-verbs.js'
 import { forEachLimited, sweep } from '../../shared/engine/limited.js'
 import { baseApp } from '../../shared/http/app.js'
 import { recheckAfter } from '../../shared/ticks/alarm-plan.js'
@@ -39,7 +40,7 @@ export const EVENTS: readonly AcceptedEvents[] = [
 ]
 
 /** The autonomy-tick function: evaluates every opted-in Agent of every namespace that has a policy. */
-export function createApp(deps: EngineDeps): Hono {
+export function createApp(deps: EngineDeps<FunctionKube>): Hono {
   const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, PingData)
@@ -60,7 +61,7 @@ export function createApp(deps: EngineDeps): Hono {
  * of its Agents. At idle that is all it costs; an agent or namespace in trouble is logged and left
  * for the next tick, never a reason to stop the others. Only the policy LIST failing throws.
  */
-export async function tick(deps: EngineDeps, log: Logger = deps.log): Promise<TickSummary> {
+export async function tick(deps: EngineDeps<FunctionKube>, log: Logger = deps.log): Promise<TickSummary> {
   const byNamespace = new Map<string, AgentAutonomyPolicy[]>()
   for (const policy of await deps.kube.listAutonomyPolicies()) {
     const ns = policy.metadata.namespace ?? 'default'

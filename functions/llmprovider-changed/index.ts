@@ -6,6 +6,7 @@
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { EngineDeps } from '../../shared/engine/controller.js'
+import type { FunctionKube } from './kube-verbs.js'
 import { baseApp } from '../../shared/http/app.js'
 import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
@@ -32,7 +33,7 @@ export const EVENTS: readonly AcceptedEvents[] = [
 ]
 
 /** The llmprovider-changed function: checks each LLMProvider's credentials and probes its endpoint. */
-export function createApp(deps: EngineDeps, opts: LLMProviderOptions = {}): Hono {
+export function createApp(deps: EngineDeps<FunctionKube>, opts: LLMProviderOptions = {}): Hono {
   const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     if (c.req.header('ce-type') === PING_TYPE) {

@@ -8,6 +8,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import { sweep } from '../../shared/engine/limited.js'
 import type { McpServerDeps } from '../../shared/mcp/controller.js'
+import type { FunctionKube } from './kube-verbs.js'
 import { baseApp } from '../../shared/http/app.js'
 import { earliest } from '../../shared/ticks/alarm-plan.js'
 import { readAlarm, settleTickAlarm } from '../../shared/ticks/alarm.js'
@@ -44,7 +45,7 @@ export const EVENTS: readonly AcceptedEvents[] = [
 ]
 
 /** The mcpserver-changed function: runs, registers and discovers each MCPServer. */
-export function createApp(deps: McpServerDeps): Hono {
+export function createApp(deps: McpServerDeps<FunctionKube>): Hono {
   const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     if (c.req.header('ce-type') === PING_TYPE) {
@@ -85,7 +86,7 @@ export function createApp(deps: McpServerDeps): Hono {
  * jittered nextCheckAt has come: a retry after a failure, the DeploymentUnavailable deadline,
  * the periodic rediscovery), or that no event has reached yet.
  */
-async function resync(deps: McpServerDeps, ceId: string): Promise<void> {
+async function resync(deps: McpServerDeps<FunctionKube>, ceId: string): Promise<void> {
   const log = deps.log.child({ ceId, ceType: PING_TYPE })
   const now = deps.now().toISOString()
   // Read before the list: an arm after it makes the settle below a lost race (alarm-plan.ts).

@@ -8,6 +8,7 @@
 // child that became Ready moves Deploying on, one that failed or went away is noticed at once.
 import type { Hono } from 'hono'
 import type { RecipeDeps } from '../../shared/recipe/controller.js'
+import type { FunctionKube } from './kube-verbs.js'
 import { baseApp } from '../../shared/http/app.js'
 import { RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
@@ -37,7 +38,7 @@ export const EVENTS: readonly AcceptedEvents[] = [
 ]
 
 /** The recipe-child-changed function: re-plans the recipe that owns a changed child. */
-export function createApp(deps: RecipeDeps): Hono {
+export function createApp(deps: RecipeDeps<FunctionKube>): Hono {
   const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, ObjectEventData)

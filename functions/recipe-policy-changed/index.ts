@@ -6,6 +6,7 @@
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { RecipeDeps } from '../../shared/recipe/controller.js'
+import type { FunctionKube } from './kube-verbs.js'
 import { baseApp } from '../../shared/http/app.js'
 import { PING, RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
@@ -30,7 +31,7 @@ export const EVENTS: readonly AcceptedEvents[] = [
 ]
 
 /** The recipe-policy-changed function: re-evaluates recipes when a policy changes, and keeps policy statuses current. */
-export function createApp(deps: RecipeDeps): Hono {
+export function createApp(deps: RecipeDeps<FunctionKube>): Hono {
   const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     if (c.req.header('ce-type') === PING_TYPE) {

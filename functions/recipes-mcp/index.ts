@@ -10,7 +10,8 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } fr
 import type { Context, Hono } from 'hono'
 import { ConflictError, RefusedError, TransientError } from '../../shared/core/errors.js'
 import { baseApp } from '../../shared/http/app.js'
-import type { AccessAttributes, Kube, TokenIdentity } from '../../shared/kube/port.js'
+import type { AccessAttributes, TokenIdentity } from '../../shared/kube/port.js'
+import type { FunctionKube } from './kube-verbs.js'
 import type { Logger } from '../../shared/log.js'
 import type { RecipeConfig } from '../../shared/recipe/plan/config.js'
 import { ANNOTATION_ORPHAN } from '../../shared/recipe/plan/deletion.js'
@@ -34,7 +35,7 @@ export const SERVER_NAME = 'kinetic-recipes'
 export const ANONYMOUS: TokenIdentity = { username: 'anonymous' }
 
 export interface RecipesMcpDeps {
-  kube: Kube
+  kube: FunctionKube
   log: Logger
   /** spec §1.1 configuration: placement, and `mcpAuth`/`mcpAudience` for the callers. */
   recipes: RecipeConfig

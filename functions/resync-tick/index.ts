@@ -9,6 +9,7 @@ import type { V1Job } from '@kubernetes/client-node'
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import { reconcileWorkflow, type EngineDeps } from '../../shared/workflow/controller.js'
+import type { FunctionKube } from './kube-verbs.js'
 import { baseApp } from '../../shared/http/app.js'
 import { PING, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
@@ -35,7 +36,7 @@ export const EVENTS: readonly AcceptedEvents[] = [
 ]
 
 /** The resync-tick function: re-drives every unfinished Workflow from fresh state. */
-export function createApp(deps: EngineDeps): Hono {
+export function createApp(deps: EngineDeps<FunctionKube>): Hono {
   const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, PingData)
@@ -69,7 +70,7 @@ export function createApp(deps: EngineDeps): Hono {
  * The step Jobs of `namespaces`. A namespace that has not opted in (403) gives none: its runs
  * are then not quiet, so each is reconciled and reports NamespaceNotEnabled itself.
  */
-async function stepJobsOf(deps: EngineDeps, namespaces: ReadonlySet<string>, log: Logger): Promise<V1Job[]> {
+async function stepJobsOf(deps: EngineDeps<FunctionKube>, namespaces: ReadonlySet<string>, log: Logger): Promise<V1Job[]> {
   const lists = await Promise.all([...namespaces].map((namespace) => deps.kube.listJobsLabelled(namespace, LABEL_WORKFLOW).catch((err: unknown) => {
     if (!(err instanceof ForbiddenError)) throw err
     log.debug({ namespace }, 'Namespace has not opted in to Workflows: its runs are resynced one by one')

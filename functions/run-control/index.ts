@@ -10,6 +10,7 @@ import { bodyLimit } from 'hono/body-limit'
 import { ConflictError, TransientError } from '../../shared/core/errors.js'
 import { baseApp } from '../../shared/http/app.js'
 import type { AccessAttributes, Kube, TokenIdentity } from '../../shared/kube/port.js'
+import type { FunctionKube } from './kube-verbs.js'
 import type { Logger } from '../../shared/log.js'
 import { decodeStepStates } from '../../shared/workflow/plan/step-states.js'
 import { accessFor, forbiddenMessage } from '../../shared/run-control/access.js'
@@ -35,7 +36,7 @@ import { randomSuffix, templateOf } from '../../shared/template/run-builder.js'
 export const ANONYMOUS: TokenIdentity = { username: 'anonymous' }
 
 export interface RunControlDeps {
-  kube: Kube
+  kube: FunctionKube
   log: Logger
   now: () => Date
   config: RunControlConfig

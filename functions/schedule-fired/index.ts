@@ -5,6 +5,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import { BadEventError } from '../../shared/core/errors.js'
 import type { EngineDeps } from '../../shared/engine/controller.js'
+import type { FunctionKube } from './kube-verbs.js'
 import { reconcileTemplate, templateResult, templateRuns } from '../../shared/template/controller.js'
 import { baseApp } from '../../shared/http/app.js'
 import { PING, type AcceptedEvents } from '../../shared/http/event-guard.js'
@@ -22,7 +23,7 @@ export const EVENTS: readonly AcceptedEvents[] = [
 ]
 
 /** The schedule-fired function: one run per schedule fire, however often the ping arrives. */
-export function createApp(deps: EngineDeps): Hono {
+export function createApp(deps: EngineDeps<FunctionKube>): Hono {
   const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, z.unknown())

@@ -4,6 +4,7 @@
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { EngineDeps } from '../../shared/workflow/controller.js'
+import type { FunctionKube } from './kube-verbs.js'
 import { baseApp } from '../../shared/http/app.js'
 import { RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
@@ -25,7 +26,7 @@ export const EVENTS: readonly AcceptedEvents[] = [
 ]
 
 /** The step-job-finished function: captures a finished step's output and advances the DAG. */
-export function createApp(deps: EngineDeps): Hono {
+export function createApp(deps: EngineDeps<FunctionKube>): Hono {
   const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, JobEventData)

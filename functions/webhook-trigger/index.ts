@@ -6,7 +6,7 @@
 import type { Context, Hono } from 'hono'
 import { ConflictError, ForbiddenError, RefusedError, TransientError, apiMessage } from '../../shared/core/errors.js'
 import { baseApp } from '../../shared/http/app.js'
-import type { Kube } from '../../shared/kube/port.js'
+import type { FunctionKube } from './kube-verbs.js'
 import type { Logger } from '../../shared/log.js'
 import { kubernetesEventFor } from '../../shared/core/kube-events.js'
 import { ANNOTATION_DELIVERY_KEY, ANNOTATION_WORKFLOW_TEMPLATE } from '../../shared/schemas/labels.js'
@@ -25,7 +25,7 @@ import { GITHUB_SIGNATURE_HEADER, KINETIC_SIGNATURE_HEADER, type SignatureHeader
 import { readBody } from '../../shared/http/read-body.js'
 
 export interface WebhookTriggerDeps {
-  kube: Kube
+  kube: FunctionKube
   log: Logger
   now: () => Date
   /** Per-process token buckets of authenticated calls, one per template. */

@@ -5,6 +5,7 @@
 import type { Hono } from 'hono'
 import { z } from 'zod'
 import type { EngineDeps } from '../../shared/engine/controller.js'
+import type { FunctionKube } from './kube-verbs.js'
 import { reconcileTemplate, templateResult, templateRuns } from '../../shared/template/controller.js'
 import { baseApp } from '../../shared/http/app.js'
 import { RESOURCE_ADD, RESOURCE_DELETE, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
@@ -39,7 +40,7 @@ export const EVENTS: readonly AcceptedEvents[] = [
 ]
 
 /** The workflow-template-changed function: keeps templates' schedules, histories and status. */
-export function createApp(deps: EngineDeps): Hono {
+export function createApp(deps: EngineDeps<FunctionKube>): Hono {
   const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     const event = await readCloudEvent(c, WorkflowEventData)
@@ -77,7 +78,7 @@ export function createApp(deps: EngineDeps): Hono {
  * One GET of the template: whether its status already shows this run as it is now (the echo
  * of a step update that changed neither phase nor times), so there is nothing to write.
  */
-async function runAlreadyListed(deps: EngineDeps, namespace: string, template: string, run: Workflow, deleted: boolean): Promise<boolean> {
+async function runAlreadyListed(deps: EngineDeps<FunctionKube>, namespace: string, template: string, run: Workflow, deleted: boolean): Promise<boolean> {
   const parent = await deps.kube.getWorkflow(namespace, template)
   if (!parent) return true
   const listed = parent.status?.recentRuns?.find((r) => r.name === run.metadata.name)

@@ -9,6 +9,7 @@ import type { Hono } from 'hono'
 import { z } from 'zod'
 import { sweep } from '../../shared/engine/limited.js'
 import type { RecipeDeps } from '../../shared/recipe/controller.js'
+import type { FunctionKube } from './kube-verbs.js'
 import { baseApp } from '../../shared/http/app.js'
 import { PING, RESOURCE_ADD, RESOURCE_UPDATE, resourceEvents, type AcceptedEvents } from '../../shared/http/event-guard.js'
 import { readCloudEvent } from '../../shared/http/cloudevent.js'
@@ -74,7 +75,7 @@ export const EVENTS: readonly AcceptedEvents[] = [
 ]
 
 /** The workflowrecipe-changed function: renders, deploys, tests and keeps each WorkflowRecipe. */
-export function createApp(deps: RecipeDeps): Hono {
+export function createApp(deps: RecipeDeps<FunctionKube>): Hono {
   const app = baseApp(deps.log, undefined, EVENTS)
   app.post('/', async (c) => {
     if (c.req.header('ce-type') === PING_TYPE) {
@@ -108,7 +109,7 @@ export function createApp(deps: RecipeDeps): Hono {
  * (its nextCheckAt has come: approval expiry, a readiness or test deadline), in flight, deleting,
  * or settled (drift and readiness are re-checked every tick, lost child events made up for).
  */
-async function resync(deps: RecipeDeps, ceId: string): Promise<void> {
+async function resync(deps: RecipeDeps<FunctionKube>, ceId: string): Promise<void> {
   const log = deps.log.child({ ceId, ceType: PING_TYPE })
   const now = deps.now().toISOString()
   // Read before the list: an arm after it makes the settle below a lost race (alarm-plan.ts).

@@ -3,15 +3,23 @@ import { agentRoleBindingName, agentRoleName, agentServiceAccountName, defaultSe
 import { apiMessage, ConflictError, ForbiddenError, TransientError } from '../core/errors.js'
 import { hasFailedLook } from './plan/echo.js'
 import { recheckAfter } from '../ticks/alarm-plan.js'
-import { armTickAlarm } from '../ticks/alarm.js'
+import { ALARM_VERBS, armTickAlarm } from '../ticks/alarm.js'
 import { applyChildWrite } from '../kube/apply.js'
-import type { Kube } from '../kube/port.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
 import { FINALIZER_AGENT } from '../schemas/labels.js'
 import { AGENT_GRANT, grantCommand } from '../core/namespace-access.js'
-import { providersVisibleFrom } from '../llm/providers.js'
-import { reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
+import { providersVisibleFrom, VISIBLE_PROVIDER_VERBS } from '../llm/providers.js'
+import { ENGINE_VERBS, reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
+
+/** The port verbs of reconciling an Agent: it, what its identity is made of (and writing it), its providers, the recheck alarm. */
+export const AGENT_VERBS = [
+  ...ENGINE_VERBS, ...ALARM_VERBS, ...VISIBLE_PROVIDER_VERBS, 'getAgent', 'patchAgent', 'replaceAgentStatus', 'getMemoryProvider', 'getSecret',
+  'getServiceAccount', 'createServiceAccount', 'replaceServiceAccount', 'deleteServiceAccount',
+  'getRole', 'createRole', 'replaceRole', 'getRoleBinding', 'createRoleBinding', 'replaceRoleBinding',
+] as const satisfies readonly (keyof Kube)[]
+export type AgentKube = KubeVerbs<typeof AGENT_VERBS>
 
 /** The credentials Secret could not be read: agent-changed holds no Secret right in the Agent's namespace. */
 const FORBIDDEN: unique symbol = Symbol('forbidden')
@@ -32,11 +40,11 @@ export interface AgentWork extends ControllerPlan {
  * annotation and purko's finalizer. Losing a race to another writer of the Agent re-plans from
  * fresh state a few times; after that the ConflictError reaches the Broker, which redelivers.
  */
-export function reconcileAgent(deps: EngineDeps, namespace: string, name: string): Promise<Reconciled<AgentWork>> {
+export function reconcileAgent(deps: EngineDeps<AgentKube>, namespace: string, name: string): Promise<Reconciled<AgentWork>> {
   return reconcile(agentController, deps, namespace, name)
 }
 
-const agentController: Controller<Agent, AgentFacts, AgentWork> = {
+const agentController: Controller<Agent, AgentFacts, AgentWork, AgentKube> = {
   kind: 'Agent',
   conflictRetries: TRIES - 1,
   read: (deps, namespace, name) => deps.kube.getAgent(namespace, name),
@@ -88,7 +96,7 @@ const agentController: Controller<Agent, AgentFacts, AgentWork> = {
   eventSeed: (agent) => `${agent.metadata.uid ?? ''}/${agent.metadata.resourceVersion ?? ''}`,
 }
 
-async function gatherFacts(deps: EngineDeps, agent: Agent): Promise<AgentFacts | typeof UNCHANGED> {
+async function gatherFacts(deps: EngineDeps<AgentKube>, agent: Agent): Promise<AgentFacts | typeof UNCHANGED> {
   const { kube, config } = deps
   const namespace = agent.metadata.namespace ?? ''
   const name = agent.metadata.name ?? ''
@@ -129,7 +137,7 @@ async function gatherFacts(deps: EngineDeps, agent: Agent): Promise<AgentFacts |
  * losing this race to another writer must not mean a second reset on redelivery, so it is
  * retried here against the fresh object (keeping any finalizer added meanwhile).
  */
-async function releaseMetadata(kube: Kube, namespace: string, name: string, resourceVersion: string, metadata: NonNullable<AgentPlan['metadata']>): Promise<void> {
+async function releaseMetadata(kube: AgentKube, namespace: string, name: string, resourceVersion: string, metadata: NonNullable<AgentPlan['metadata']>): Promise<void> {
   let version = resourceVersion
   let patch = metadata
   for (let attempt = 1; ; attempt++) {

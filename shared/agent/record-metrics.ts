@@ -4,10 +4,15 @@ import { agentUsage } from '../http/metrics.js'
 import { recordModelUsage } from '../telemetry/usage-metrics.js'
 import type { FinishedAttempt } from '../workflow/plan/types.js'
 import type { Agent } from '../schemas/agent.js'
-import { demoteIfTriggered } from '../autonomy/controller.js'
+import { AUTONOMY_VERBS, demoteIfTriggered } from '../autonomy/controller.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import type { EngineDeps } from '../engine/controller.js'
 
 /** Writes of one Agent's metrics tried before the lost race is handed to the Broker (409). */
+/** The port verbs of recording attempts on agents (and the immediate demotion they may trigger). */
+export const RECORD_METRICS_VERBS = [...AUTONOMY_VERBS, 'getAgent', 'replaceAgentStatus'] as const satisfies readonly (keyof Kube)[]
+type RecordMetricsKube = KubeVerbs<typeof RECORD_METRICS_VERBS>
+
 export const METRICS_WRITE_TRIES = 8
 
 /**
@@ -22,7 +27,7 @@ export const METRICS_WRITE_TRIES = 8
  * Agents as written; the instance's memo keeps them as its last known copies.
  */
 export async function recordAgentMetrics(
-  deps: EngineDeps, attempts: readonly FinishedAttempt[], known: ReadonlyMap<string, Agent>, reread?: (fresh: Agent) => void,
+  deps: EngineDeps<RecordMetricsKube>, attempts: readonly FinishedAttempt[], known: ReadonlyMap<string, Agent>, reread?: (fresh: Agent) => void,
 ): Promise<Agent[]> {
   const byAgent = new Map<string, FinishedAttempt[]>()
   for (const attempt of attempts) byAgent.set(attempt.agentKey, [...(byAgent.get(attempt.agentKey) ?? []), attempt])
@@ -42,7 +47,7 @@ export async function recordAgentMetrics(
 }
 
 async function recordOn(
-  deps: EngineDeps, agentKey: string, attempts: FinishedAttempt[], listed: Agent | undefined, reread: ((fresh: Agent) => void) | undefined,
+  deps: EngineDeps<RecordMetricsKube>, agentKey: string, attempts: FinishedAttempt[], listed: Agent | undefined, reread: ((fresh: Agent) => void) | undefined,
 ): Promise<Agent | null> {
   const [namespace, name] = splitKey(agentKey)
   const now = deps.now().toISOString()

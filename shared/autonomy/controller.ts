@@ -2,8 +2,13 @@ import { planAutonomy, rollbackDue, type AutonomyPlan } from './plan/evaluate.js
 import { declaredLevel, isOptedIn } from './plan/levels.js'
 import { choosePolicy, effectivePolicy, type EffectivePolicy } from './plan/policy.js'
 import type { Agent } from '../schemas/agent.js'
-import { reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
+import { ENGINE_VERBS, reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import { UNCHANGED } from '../core/plan.js'
+
+/** The port verbs of an autonomy evaluation: the agent, its namespace's policies, its spec and status writes. */
+export const AUTONOMY_VERBS = [...ENGINE_VERBS, 'getAgent', 'listAutonomyPolicies', 'patchAgent', 'replaceAgentStatus'] as const satisfies readonly (keyof Kube)[]
+export type AutonomyKube = KubeVerbs<typeof AUTONOMY_VERBS>
 
 /** Attempts at one agent's autonomy write before leaving it to the next tick. */
 export const AUTONOMY_ATTEMPTS = 4
@@ -13,7 +18,7 @@ export const AUTONOMY_ATTEMPTS = 4
  * on the object the caller already holds (the tick's LIST, or the workflow engine's fresh
  * write), so an idle tick costs no GET per agent; a retry after a lost race reads it fresh.
  */
-function autonomyController(policy: EffectivePolicy, known: Agent | undefined): Controller<Agent, EffectivePolicy, AutonomyPlan> {
+function autonomyController(policy: EffectivePolicy, known: Agent | undefined): Controller<Agent, EffectivePolicy, AutonomyPlan, AutonomyKube> {
   let held = known
   return {
     kind: 'Agent',
@@ -50,7 +55,7 @@ function autonomyController(policy: EffectivePolicy, known: Agent | undefined): 
  * Events and CloudEvents). A lost race re-reads and re-plans, up to AUTONOMY_ATTEMPTS times;
  * after that ConflictError.
  */
-export function applyAutonomy(deps: EngineDeps, agent: Agent, policy: EffectivePolicy): Promise<Reconciled<AutonomyPlan>> {
+export function applyAutonomy(deps: EngineDeps<AutonomyKube>, agent: Agent, policy: EffectivePolicy): Promise<Reconciled<AutonomyPlan>> {
   const namespace = agent.metadata.namespace ?? 'default'
   const name = agent.metadata.name ?? ''
   const controller = autonomyController(policy, agent)
@@ -63,7 +68,7 @@ export function applyAutonomy(deps: EngineDeps, agent: Agent, policy: EffectiveP
  * above shu and a rollback trigger of its namespace's policy fires, it is demoted now rather than
  * at the next tick. Never throws: the tick catches whatever this could not do within 5 minutes.
  */
-export async function demoteIfTriggered(deps: EngineDeps, agent: Agent): Promise<void> {
+export async function demoteIfTriggered(deps: EngineDeps<AutonomyKube>, agent: Agent): Promise<void> {
   if (!isOptedIn(agent) || declaredLevel(agent) === 'shu') return
   const namespace = agent.metadata.namespace ?? 'default'
   try {

@@ -2,9 +2,22 @@
  * What every console page and endpoint is handed: who is asking, a Kube adapter acting with
  * that person's rights, the time, the configuration. Built once per request by the function.
  */
-import type { Credential, Kube } from '../kube/port.js'
+import type { Credential, Kube, KubeVerbs } from '../kube/port.js'
+import { STEP_POD_VERBS } from '../run-control/step-pod.js'
 import type { Logger } from '../log.js'
 import type { Html } from './html.js'
+
+/**
+ * The port verbs the console's pages and endpoints call, all with the person's rights: reads,
+ * the run page's watch and log stream (the step's pod found as run-control finds it), who the
+ * credential is, and the access reviews that decide which actions show.
+ */
+export const CONSOLE_VERBS = [
+  'getWorkflow', 'listWorkflows', 'listWorkflowsIn', 'watchWorkflow', 'getAgent', 'listAgents', 'listAllAgents',
+  'listLLMProviders', 'listAllLLMProviders', 'listMCPServers', 'listAllMCPServers', 'getRecipe', 'listRecipes', 'listAllRecipes',
+  'listEvents', 'getConfigMap', 'readJobLog', 'followPodLog', ...STEP_POD_VERBS, 'reviewSelfAccess', 'whoAmI',
+] as const satisfies readonly (keyof Kube)[]
+export type ConsoleKube = KubeVerbs<typeof CONSOLE_VERBS>
 
 /** How the console learns who is using it. */
 export type ConsoleAuth = 'proxy' | 'token' | 'local'
@@ -52,7 +65,7 @@ export interface Person {
 export interface ConsoleRequest {
   person: Person
   /** Acting with `person.credential`: everything shown is what this person may read. */
-  kube: Kube
+  kube: ConsoleKube
   now: Date
   config: ConsoleConfig
   /** The request URL (query parameters for filters and paging). */
@@ -80,7 +93,7 @@ export interface ConsoleDeps {
   log: Logger
   now: () => Date
   /** A Kube adapter using these rights (kubeAs over the process's kubeconfig). */
-  kubeFor: (credential: Credential) => Kube
+  kubeFor: (credential: Credential) => ConsoleKube
   /** The console ServiceAccount's own bearer token, read on each use (it rotates); proxy-mode actions send it to run-control. */
   ownToken?: () => Promise<string | undefined>
   /** How run-control is reached (tests pass their own). Default: global fetch. */

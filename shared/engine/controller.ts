@@ -1,6 +1,6 @@
 import type { RuntimeConfig } from '../config.js'
 import { ConflictError } from '../core/errors.js'
-import type { Kube } from '../kube/port.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import type { Logger } from '../log.js'
 import { kubernetesEventFor, type ObjectRef } from '../core/kube-events.js'
 import { currentTraceparent } from '../telemetry/work.js'
@@ -8,9 +8,17 @@ import { kineticEventsFor, type CloudEventNaming, type KineticEvents } from './k
 import type { EngineMemo } from './memo.js'
 import { UNCHANGED, type ControllerPlan, type Transition } from '../core/plan.js'
 
-/** What every controller function needs: the API, a logger, a clock, config and an event sink. */
-export interface EngineDeps {
-  kube: Kube
+/** The port verbs the shell itself calls (announce records Events). */
+export const ENGINE_VERBS = ['createEvent'] as const satisfies readonly (keyof Kube)[]
+export type EngineKube = KubeVerbs<typeof ENGINE_VERBS>
+
+/**
+ * What every controller function needs: the API, a logger, a clock, config and an event sink.
+ * `K` is the part of the port the caller may use (a Pick of Kube); what the shell drives holds
+ * at least the shell's own verbs (EngineKube).
+ */
+export interface EngineDeps<K = Kube> {
+  kube: K
   log: Logger
   now: () => Date
   config: RuntimeConfig
@@ -23,7 +31,7 @@ export interface EngineDeps {
  * One controller, as the shell drives it. The shell fixes the order of work and the error
  * contract; a controller supplies only its reads, its pure planner and its writes.
  */
-export interface Controller<O extends { metadata: ObjectRef['metadata'] }, Facts, Plan extends ControllerPlan> {
+export interface Controller<O extends { metadata: ObjectRef['metadata'] }, Facts, Plan extends ControllerPlan, K extends EngineKube = Kube> {
   /** Kind of the parent object, e.g. `Workflow`; names its Events and CloudEvents. */
   kind: string
   /**
@@ -35,26 +43,26 @@ export interface Controller<O extends { metadata: ObjectRef['metadata'] }, Facts
   /** Whole reconciles tried again, from a fresh read, when a write loses a race (default 0: the 409 reaches the Broker). */
   conflictRetries?: number
   /** Fresh read of the parent; null when it is gone. */
-  read(deps: EngineDeps, namespace: string, name: string): Promise<O | null>
+  read(deps: EngineDeps<K>, namespace: string, name: string): Promise<O | null>
   /** Everything else the planner needs; UNCHANGED when the trigger alone shows nothing to do. */
-  gather(deps: EngineDeps, object: O): Promise<Facts | typeof UNCHANGED>
+  gather(deps: EngineDeps<K>, object: O): Promise<Facts | typeof UNCHANGED>
   /** The pure planner: no I/O, `now` as an ISO string. */
   plan(object: O, facts: Facts, now: string): Plan | typeof UNCHANGED
   /**
    * Children first, with deterministic names so a redelivery finds what a crash left behind.
    * Returns the plan with whatever the children taught the parent write (e.g. where outputs went).
    */
-  writeChildren(deps: EngineDeps, object: O, facts: Facts, plan: Plan): Promise<Plan>
+  writeChildren(deps: EngineDeps<K>, object: O, facts: Facts, plan: Plan): Promise<Plan>
   /**
    * With `passes`: after a round's children, the object and facts the next round plans on (what
    * the writes taught); UNCHANGED when they changed nothing the planner would see.
    */
-  nextPass?(deps: EngineDeps, object: O, facts: Facts, plan: Plan): Promise<{ object: O; facts: Facts } | typeof UNCHANGED>
+  nextPass?(deps: EngineDeps<K>, object: O, facts: Facts, plan: Plan): Promise<{ object: O; facts: Facts } | typeof UNCHANGED>
   /**
    * The parent last: metadata/spec then status, each guarded by the resourceVersion planned on.
    * After several rounds it gets the last round's plan carrying every round's transitions.
    */
-  writeParent(deps: EngineDeps, object: O, plan: Plan): Promise<void>
+  writeParent(deps: EngineDeps<K>, object: O, plan: Plan): Promise<void>
   /**
    * Work on other objects that must follow this object's committed (and announced) write, e.g.
    * a finished run starting the runs queued behind it. It runs last, so what it does cannot undo
@@ -63,7 +71,7 @@ export interface Controller<O extends { metadata: ObjectRef['metadata'] }, Facts
    * writes stays in writeChildren (a concurrency `replace` ends the runs it supersedes there, so
    * their Jobs are gone before the new run's start).
    */
-  afterParent?(deps: EngineDeps, object: O, plan: Plan): Promise<void>
+  afterParent?(deps: EngineDeps<K>, object: O, plan: Plan): Promise<void>
   /** Seed of Event names and CloudEvent ids, so a redelivered event repeats them (e.g. the run id). */
   eventSeed(object: O, plan: Plan): string
   /** The trace the published CloudEvents carry (`traceparent`); default: the handled event's. */
@@ -86,14 +94,14 @@ export interface Reconciled<Plan> {
  * the 409 reaches the Broker, which redelivers; announcing is best effort and never a reason to
  * redeliver.
  */
-export async function reconcile<O extends { metadata: ObjectRef['metadata'] }, Facts, Plan extends ControllerPlan>(
-  controller: Controller<O, Facts, Plan>, deps: EngineDeps, namespace: string, name: string,
+export async function reconcile<O extends { metadata: ObjectRef['metadata'] }, Facts, Plan extends ControllerPlan, K extends EngineKube>(
+  controller: Controller<O, Facts, Plan, K>, deps: EngineDeps<K>, namespace: string, name: string,
 ): Promise<Reconciled<Plan>> {
   return retryingConflicts((controller.conflictRetries ?? 0) + 1, () => reconcileOnce(controller, deps, namespace, name))
 }
 
-async function reconcileOnce<O extends { metadata: ObjectRef['metadata'] }, Facts, Plan extends ControllerPlan>(
-  controller: Controller<O, Facts, Plan>, deps: EngineDeps, namespace: string, name: string,
+async function reconcileOnce<O extends { metadata: ObjectRef['metadata'] }, Facts, Plan extends ControllerPlan, K extends EngineKube>(
+  controller: Controller<O, Facts, Plan, K>, deps: EngineDeps<K>, namespace: string, name: string,
 ): Promise<Reconciled<Plan>> {
   const object = await controller.read(deps, namespace, name)
   if (!object) return { result: 'gone' }
@@ -127,7 +135,7 @@ async function reconcileOnce<O extends { metadata: ObjectRef['metadata'] }, Fact
 
 /** Logs, records and publishes transitions; failures are logged, never thrown. */
 export async function announce(
-  deps: EngineDeps, kind: string, object: { metadata: ObjectRef['metadata'] }, seed: string, transitions: readonly Transition[],
+  deps: EngineDeps<EngineKube>, kind: string, object: { metadata: ObjectRef['metadata'] }, seed: string, transitions: readonly Transition[],
   traceparent: string | undefined = currentTraceparent(), naming?: CloudEventNaming,
 ): Promise<void> {
   if (transitions.length === 0) return

@@ -24,12 +24,22 @@ export type ChildWrite =
 /** A replaced child as the API server stored it (with its new resourceVersion). */
 export type StoredChild = Exclude<ChildWrite, { op: 'delete' }>['object']
 
+/** The port verbs writes like W call: create or replace of their kind, by their op (delete: ServiceAccounts only). */
+type WriteVerb<W extends ChildWrite> = W extends { op: 'delete' } ? 'deleteServiceAccount' : OpVerb<W['op'], W['kind']>
+type OpVerb<Op, Kind extends string> = Op extends 'create' ? `create${Kind}` : `replace${Kind}`
+/** What applyChildWrite needs of the port for writes like W, and no more. */
+export type KubeForWrites<W extends ChildWrite> = Pick<Kube, WriteVerb<W> & keyof Kube>
+
 /**
  * Writes one child. `shared`: the child may have been made by another owner of it (a
  * namespace's MCP bridge identity), so finding it already there is success (`exists`).
  * `stored`: given the object a replace stored, for a caller that keeps what it wrote.
  */
-export async function applyChildWrite(kube: Kube, write: ChildWrite, options: { shared?: boolean; stored?: (object: StoredChild) => void } = {}): Promise<'created' | 'exists' | 'replaced' | 'deleted'> {
+export async function applyChildWrite<W extends ChildWrite>(
+  narrow: KubeForWrites<W>, write: W, options: { shared?: boolean; stored?: (object: StoredChild) => void } = {},
+): Promise<'created' | 'exists' | 'replaced' | 'deleted'> {
+  // The write's kind picks the verb; the caller's type holds exactly the verbs its kinds pick.
+  const kube = narrow as Kube
   if (write.op === 'delete') {
     await kube.deleteServiceAccount(write.namespace, write.name)
     return 'deleted'

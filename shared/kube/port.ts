@@ -282,6 +282,12 @@ export interface Kube {
   deleteRecipe(namespace: string, name: string): Promise<boolean>
 }
 
+/**
+ * The part of the port a list of verbs names: what a function or module declares it calls
+ * (its `*_VERBS`), so calling any other verb is a type error. A full Kube is assignable to it.
+ */
+export type KubeVerbs<L extends readonly (keyof Kube)[]> = Pick<Kube, L[number]>
+
 /** What `patchAgent` may change. `null` removes an annotation (JSON merge patch). */
 export interface AgentPatch {
   metadata?: { annotations?: Record<string, string | null>; finalizers?: string[] }

@@ -1,18 +1,24 @@
 import type { V1Secret } from '@kubernetes/client-node'
 import { ForbiddenError } from '../core/errors.js'
 import { earliest } from '../ticks/alarm-plan.js'
-import { armTickAlarmIfSooner, readAlarm, settleTickAlarm } from '../ticks/alarm.js'
-import type { Kube } from '../kube/port.js'
+import { ALARM_VERBS, armTickAlarmIfSooner, readAlarm, settleTickAlarm } from '../ticks/alarm.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import { checkCredentials, credentialsKeyOf, credentialsSecretName, type SecretLookup } from './plan/credentials.js'
 import { planProvider, type ProviderFacts, type ProviderPlan } from './plan/plan.js'
 import { probe, type ProbeResult } from './probe.js'
 import { isProbeDue, probeTimeoutMsOf } from './plan/schedule.js'
 import { isTargetProblem, probeKeyOf, probeTargetFor } from './plan/target.js'
 import type { LLMProvider } from '../schemas/llmprovider.js'
-import { announce, reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
+import { announce, ENGINE_VERBS, reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 import { sweep } from '../engine/limited.js'
-import { syncCredentialCopies } from './sync-credential-copies.js'
+import { CREDENTIAL_COPY_VERBS, syncCredentialCopies } from './sync-credential-copies.js'
+
+/** The port verbs of the provider checks and the credential copies. */
+export const LLM_PROVIDER_VERBS = [
+  ...ENGINE_VERBS, ...ALARM_VERBS, ...CREDENTIAL_COPY_VERBS, 'listAllLLMProviders', 'listLLMProviders', 'getLLMProvider', 'replaceLLMProviderStatus', 'getSecret',
+] as const satisfies readonly (keyof Kube)[]
+export type LLMProviderKube = KubeVerbs<typeof LLM_PROVIDER_VERBS>
 
 /**
  * What one round shares between the providers it checks: one probe per endpoint+credential
@@ -54,7 +60,7 @@ export interface ProviderWork extends ControllerPlan {
  * resourceVersion-guarded; nothing is written when it is not due.
  */
 export async function reconcileLLMProvider(
-  deps: EngineDeps, namespace: string, name: string, round: ProbeRound = newProbeRound(), listed?: LLMProvider,
+  deps: EngineDeps<LLMProviderKube>, namespace: string, name: string, round: ProbeRound = newProbeRound(), listed?: LLMProvider,
 ): Promise<Reconciled<ProviderWork>> {
   // A round settles the probe alarm itself, after all its probes; an event's reconcile arms it.
   const arms = listed === undefined
@@ -79,7 +85,7 @@ export interface RoundOutcome {
  * Secrets this round read), so a rotated key reaches them by the next round (a provider's probe
  * interval, 5 minutes by default); a provider event refreshes them at once.
  */
-export async function probeRound(deps: EngineDeps, round: ProbeRound = newProbeRound(), budgetMs = ROUND_BUDGET_MS): Promise<RoundOutcome> {
+export async function probeRound(deps: EngineDeps<LLMProviderKube>, round: ProbeRound = newProbeRound(), budgetMs = ROUND_BUDGET_MS): Promise<RoundOutcome> {
   // Read before the list: an arm after it makes the settle below a lost race (alarm-plan.ts).
   const alarm = await readAlarm(deps, 'llmproviders-probe')
   const providers = await deps.kube.listAllLLMProviders()
@@ -101,7 +107,7 @@ export async function probeRound(deps: EngineDeps, round: ProbeRound = newProbeR
  * in step with `providers` (every provider, or the platform namespace's). Best effort: a failed
  * copy is logged and retried by the next round, never a reason to redeliver a provider event.
  */
-export async function copyCredentials(deps: EngineDeps, providers?: readonly LLMProvider[], round?: ProbeRound): Promise<void> {
+export async function copyCredentials(deps: EngineDeps<LLMProviderKube>, providers?: readonly LLMProvider[], round?: ProbeRound): Promise<void> {
   try {
     const platform = providers ?? await deps.kube.listLLMProviders(deps.config.platformNamespace)
     const kube = round ? sharingPlatformSecrets(deps.kube, deps.config.platformNamespace, round) : deps.kube
@@ -123,7 +129,7 @@ export async function copyCredentials(deps: EngineDeps, providers?: readonly LLM
   }
 }
 
-function controllerFor(round: ProbeRound, arms: boolean, listed?: LLMProvider): Controller<LLMProvider, ProviderFacts, ProviderWork> {
+function controllerFor(round: ProbeRound, arms: boolean, listed?: LLMProvider): Controller<LLMProvider, ProviderFacts, ProviderWork, LLMProviderKube> {
   // A round's LIST is as fresh as a GET; only a retry after a lost race reads again.
   let first = listed
   return {
@@ -152,7 +158,7 @@ function controllerFor(round: ProbeRound, arms: boolean, listed?: LLMProvider): 
   }
 }
 
-async function gatherFacts(deps: EngineDeps, provider: LLMProvider, round: ProbeRound): Promise<ProviderFacts> {
+async function gatherFacts(deps: EngineDeps<LLMProviderKube>, provider: LLMProvider, round: ProbeRound): Promise<ProviderFacts> {
   const credentials = checkCredentials(provider, await lookupSecret(deps, provider, round))
   if (!credentials.valid) return { credentials, probe: 'skipped' }
   if (provider.spec.healthCheck?.enabled === false) return { credentials, probe: 'disabled' }
@@ -169,7 +175,7 @@ async function gatherFacts(deps: EngineDeps, provider: LLMProvider, round: Probe
 }
 
 /** A Secret read at most once per round; a failed read is forgotten, so it must not poison the round. */
-function readSecret(kube: Kube, round: ProbeRound, namespace: string, name: string): Promise<V1Secret | null> {
+function readSecret(kube: Pick<Kube, 'getSecret'>, round: ProbeRound, namespace: string, name: string): Promise<V1Secret | null> {
   const cacheKey = `${namespace}/${name}`
   let pending = round.secrets.get(cacheKey)
   if (!pending) {
@@ -181,7 +187,7 @@ function readSecret(kube: Kube, round: ProbeRound, namespace: string, name: stri
 }
 
 /** `kube`, but platform-namespace Secret reads come from the round (the copies need the same Secrets the checks read). */
-function sharingPlatformSecrets(kube: Kube, platformNamespace: string, round: ProbeRound): Kube {
+function sharingPlatformSecrets<K extends Pick<Kube, 'getSecret'>>(kube: K, platformNamespace: string, round: ProbeRound): K {
   return new Proxy(kube, {
     get(target, prop, receiver) {
       if (prop === 'getSecret') {
@@ -194,7 +200,7 @@ function sharingPlatformSecrets(kube: Kube, platformNamespace: string, round: Pr
 }
 
 /** The provider's Secret as the credentials check needs it; a 403 (RBAC) is a finding, not a crash. */
-async function lookupSecret(deps: EngineDeps, provider: LLMProvider, round: ProbeRound): Promise<SecretLookup> {
+async function lookupSecret(deps: EngineDeps<LLMProviderKube>, provider: LLMProvider, round: ProbeRound): Promise<SecretLookup> {
   const name = credentialsSecretName(provider)
   if (!name) return { state: 'none' }
   const namespace = provider.metadata.namespace ?? ''

@@ -4,7 +4,7 @@
  */
 import type { V1Secret } from '@kubernetes/client-node'
 import { applyChildWrite } from '../kube/apply.js'
-import type { Kube } from '../kube/port.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import {
   desiredCopyContent, LABEL_LLM_CREDENTIALS, LLM_CREDENTIALS_ENABLED, LLM_CREDENTIALS_SECRET, plannedCopy, type CopyContent,
 } from './plan/credential-copies.js'
@@ -28,7 +28,11 @@ export interface CopyOutcome {
  * keys. Reads source Secrets only in `platformNamespace`; throws only when such a read fails
  * (TransientError: the Broker redelivers), never for one namespace's copy.
  */
-export async function syncCredentialCopies(kube: Kube, platformNamespace: string, providers: readonly LLMProvider[]): Promise<CopyOutcome> {
+/** The port verbs of the copies: the platform Secrets, the opted-in namespaces, each copy read and written. */
+export const CREDENTIAL_COPY_VERBS = ['getSecret', 'listNamespaces', 'createSecret', 'replaceSecret'] as const satisfies readonly (keyof Kube)[]
+type CredentialCopyKube = KubeVerbs<typeof CREDENTIAL_COPY_VERBS>
+
+export async function syncCredentialCopies(kube: CredentialCopyKube, platformNamespace: string, providers: readonly LLMProvider[]): Promise<CopyOutcome> {
   const own = providers.filter((p) => (p.metadata.namespace ?? platformNamespace) === platformNamespace)
   const secretNames = [...new Set(own.flatMap((p) => p.spec.credentials?.secretRef ? [p.spec.credentials.secretRef] : []))]
   const secrets = new Map<string, V1Secret | null>()
@@ -51,7 +55,7 @@ export async function syncCredentialCopies(kube: Kube, platformNamespace: string
   return outcome
 }
 
-async function writeCopy(kube: Kube, namespace: string, content: CopyContent): Promise<boolean> {
+async function writeCopy(kube: CredentialCopyKube, namespace: string, content: CopyContent): Promise<boolean> {
   const existing = await kube.getSecret(namespace, LLM_CREDENTIALS_SECRET)
   const next = plannedCopy(namespace, content, existing)
   if (!next) return false

@@ -1,8 +1,8 @@
 import type { V1ConfigMap } from '@kubernetes/client-node'
-import { armTickAlarmIfSooner, type ReconcileFrom } from '../ticks/alarm.js'
+import { ALARM_VERBS, armTickAlarmIfSooner, type ReconcileFrom } from '../ticks/alarm.js'
 import { apiMessage, ConflictError, ForbiddenError, TransientError } from '../core/errors.js'
 import { applyChildWrite } from '../kube/apply.js'
-import type { Kube } from '../kube/port.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import type { DiscoveryOptions, DiscoveryResult, DiscoveryTarget } from './discovery.js'
 import {
   DEFAULT_UNAVAILABLE_AFTER_MS, deploymentAvailable, isServersEntry, planMcpServer, planMcpStatus, registryOf,
@@ -11,12 +11,20 @@ import {
 import { REGISTRY_CONFIGMAP, REGISTRY_KEY, removeEntry, renderRegistry, upsertEntry, type RegistryEntry } from './plan/registry.js'
 import { BRIDGE_IDENTITY } from './plan/workload.js'
 import { FINALIZER_MCPSERVER, LABEL_MCP_SERVER, type MCPServer, type MCPServerStatus } from '../schemas/mcpserver.js'
-import { reconcile, retryingConflicts, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
+import { ENGINE_VERBS, reconcile, retryingConflicts, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 import { grantCommand, MCP_GRANT } from '../core/namespace-access.js'
 
+/** The port verbs of reconciling an MCPServer: it, its workload and bridge identity, the registry, a bearer token, the resync alarm. */
+export const MCP_SERVER_VERBS = [
+  ...ENGINE_VERBS, ...ALARM_VERBS, 'getMCPServer', 'patchMCPServerMetadata', 'replaceMCPServerStatus', 'getNamespace', 'getSecret', 'listPods',
+  'getDeployment', 'createDeployment', 'replaceDeployment', 'getService', 'createService', 'replaceService',
+  'getServiceAccount', 'createServiceAccount', 'getRoleBinding', 'createRoleBinding', 'getConfigMap', 'createConfigMap', 'replaceConfigMap',
+] as const satisfies readonly (keyof Kube)[]
+export type McpServerKube = KubeVerbs<typeof MCP_SERVER_VERBS>
+
 /** What the MCPServer controller needs besides the engine's dependencies (both injectable for tests). */
-export interface McpServerDeps extends EngineDeps {
+export interface McpServerDeps<K extends McpServerKube = Kube> extends EngineDeps<K> {
   /** MCP discovery; default: shared/mcp/discovery.ts over the network. */
   discover?: (target: DiscoveryTarget, opts?: DiscoveryOptions) => Promise<DiscoveryResult>
   /** Time a managed server may take to become Available (default 10 minutes). */
@@ -45,11 +53,11 @@ export interface McpWork extends ControllerPlan {
  * On deletion the registry entry goes, then the finalizer; ownerReferences take the workload.
  * A lost race re-plans from fresh state a few times, then reaches the Broker as a 409.
  */
-export function reconcileMcpServer(deps: McpServerDeps, namespace: string, name: string, options: ReconcileFrom = {}): Promise<Reconciled<McpWork>> {
+export function reconcileMcpServer(deps: McpServerDeps<McpServerKube>, namespace: string, name: string, options: ReconcileFrom = {}): Promise<Reconciled<McpWork>> {
   return reconcile(controllerFor(deps, options.tick !== true), deps, namespace, name)
 }
 
-function controllerFor(deps: McpServerDeps, arms: boolean): Controller<MCPServer, McpFacts, McpWork> {
+function controllerFor(deps: McpServerDeps<McpServerKube>, arms: boolean): Controller<MCPServer, McpFacts, McpWork, McpServerKube> {
   return {
     kind: 'MCPServer',
     conflictRetries: TRIES - 1,
@@ -81,7 +89,7 @@ function controllerFor(deps: McpServerDeps, arms: boolean): Controller<MCPServer
   }
 }
 
-async function gatherFacts(deps: EngineDeps, server: MCPServer, unavailableAfterMs: number): Promise<McpFacts> {
+async function gatherFacts(deps: EngineDeps<McpServerKube>, server: MCPServer, unavailableAfterMs: number): Promise<McpFacts> {
   const { kube, config } = deps
   const namespace = server.metadata.namespace ?? ''
   const name = server.metadata.name ?? ''
@@ -120,7 +128,7 @@ async function gatherFacts(deps: EngineDeps, server: MCPServer, unavailableAfter
   }
 }
 
-async function writeChildren(deps: McpServerDeps, server: MCPServer, facts: McpFacts, work: McpWork): Promise<McpWork> {
+async function writeChildren(deps: McpServerDeps<McpServerKube>, server: MCPServer, facts: McpFacts, work: McpWork): Promise<McpWork> {
   const { kube, log } = deps
   const { plan } = work
   const namespace = server.metadata.namespace ?? ''
@@ -206,7 +214,7 @@ async function writeChildren(deps: McpServerDeps, server: MCPServer, facts: McpF
  * that cannot be read is reported and never written over.
  */
 async function changeRegistry(
-  deps: EngineDeps, first: V1ConfigMap | null, change: (entries: RegistryEntry[]) => RegistryEntry[],
+  deps: EngineDeps<McpServerKube>, first: V1ConfigMap | null, change: (entries: RegistryEntry[]) => RegistryEntry[],
 ): Promise<{ written: boolean } | { error: string }> {
   const { kube, config } = deps
   let configMap: V1ConfigMap | null | undefined = first
@@ -225,7 +233,7 @@ async function changeRegistry(
   })
 }
 
-async function discover(deps: McpServerDeps, server: MCPServer, url: string, tokenSecret: string | undefined): Promise<DiscoveryOutcome> {
+async function discover(deps: McpServerDeps<McpServerKube>, server: MCPServer, url: string, tokenSecret: string | undefined): Promise<DiscoveryOutcome> {
   const namespace = server.metadata.namespace ?? ''
   let token: string | undefined
   if (tokenSecret) {

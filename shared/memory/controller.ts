@@ -1,8 +1,15 @@
 import type { MemoryProvider, MemoryProviderStatus } from '../schemas/memoryprovider.js'
 import { MEMORY_CONFIGMAP_LABELS, planMemoryProvider, type MemoryStoreFacts } from './plan/memory-provider.js'
-import { reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
+import { ENGINE_VERBS, reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 import { sweep } from '../engine/limited.js'
+
+/** The port verbs of the MemoryProvider checks. */
+export const MEMORY_PROVIDER_VERBS = [
+  ...ENGINE_VERBS, 'listAllMemoryProviders', 'getMemoryProvider', 'replaceMemoryProviderStatus', 'listAllConfigMaps',
+] as const satisfies readonly (keyof Kube)[]
+export type MemoryProviderKube = KubeVerbs<typeof MEMORY_PROVIDER_VERBS>
 
 /** One count of the builtin store shared by every provider a call checks. */
 export interface MemoryCheck {
@@ -19,13 +26,13 @@ export interface MemoryWork extends ControllerPlan {
  * nothing when only lastChecked would move within a minute.
  */
 export async function reconcileMemoryProvider(
-  deps: EngineDeps, namespace: string, name: string, check: MemoryCheck = {}, listed?: MemoryProvider,
+  deps: EngineDeps<MemoryProviderKube>, namespace: string, name: string, check: MemoryCheck = {}, listed?: MemoryProvider,
 ): Promise<Reconciled<MemoryWork>> {
   return reconcile(controllerFor(check, listed), deps, namespace, name)
 }
 
 /** The recheck tick (PingSource memoryproviders-recheck, every 5 minutes): every provider, one count. */
-export async function recheckMemoryProviders(deps: EngineDeps): Promise<{ providers: number; applied: number; failed: number }> {
+export async function recheckMemoryProviders(deps: EngineDeps<MemoryProviderKube>): Promise<{ providers: number; applied: number; failed: number }> {
   const providers = await deps.kube.listAllMemoryProviders()
   const check: MemoryCheck = {}
   const { applied, failed } = await sweep(providers, 4, deps.log, 'Could not check MemoryProvider', async (p) =>
@@ -33,7 +40,7 @@ export async function recheckMemoryProviders(deps: EngineDeps): Promise<{ provid
   return { providers: providers.length, applied, failed }
 }
 
-function controllerFor(check: MemoryCheck, listed?: MemoryProvider): Controller<MemoryProvider, MemoryStoreFacts | null, MemoryWork> {
+function controllerFor(check: MemoryCheck, listed?: MemoryProvider): Controller<MemoryProvider, MemoryStoreFacts | null, MemoryWork, MemoryProviderKube> {
   // A listed provider is as fresh as a GET; only a retry after a lost race reads again.
   let first = listed
   return {
@@ -62,7 +69,7 @@ function controllerFor(check: MemoryCheck, listed?: MemoryProvider): Controller<
 }
 
 /** The builtin store's "ping": counting Kinetic's memory ConfigMaps in every namespace; a failure is its error. */
-async function countEntries(deps: EngineDeps): Promise<MemoryStoreFacts> {
+async function countEntries(deps: EngineDeps<MemoryProviderKube>): Promise<MemoryStoreFacts> {
   try {
     return { entryCount: (await deps.kube.listAllConfigMaps({ ...MEMORY_CONFIGMAP_LABELS })).length }
   } catch (err) {

@@ -19,6 +19,7 @@ import { recordRecipeSpans } from '../telemetry/recipe-progress.js'
 import { act } from './act.js'
 import { deleteWave, deletionFacts, writeDeletionParent } from './deletion.js'
 import type { RecipeDeps } from './deps.js'
+import type { RecipeKube } from './kube-verbs.js'
 import { passFacts, startFacts, type StartFacts } from './gather.js'
 import { RecipeReads } from './reads.js'
 import type { RecipeWork } from './work.js'
@@ -108,7 +109,7 @@ interface RecipePlan extends ControllerPlan {
  * written (finalizer and snapshot first), status last, guarded by resourceVersion. A lost race
  * re-plans from fresh state a few times, then reaches the Broker as a 409.
  */
-export async function reconcileRecipe(deps: RecipeDeps, namespace: string, name: string, options: ReconcileFrom = {}): Promise<RecipeReconciled> {
+export async function reconcileRecipe(deps: RecipeDeps<RecipeKube>, namespace: string, name: string, options: ReconcileFrom = {}): Promise<RecipeReconciled> {
   const done = await reconcile(recipeController(deps, options.tick !== true), deps, namespace, name)
   if (!done.plan) return { result: done.result, writes: 0, reads: 1 }
   const { work, transitions } = done.plan
@@ -121,7 +122,7 @@ export async function reconcileRecipe(deps: RecipeDeps, namespace: string, name:
 }
 
 /** The controller of one reconcile; `arms`: a status write arms the recipes alarm (not when the tick itself runs). */
-function recipeController(deps: RecipeDeps, arms: boolean): Controller<WorkflowRecipe, RecipeFacts, RecipePlan> {
+function recipeController(deps: RecipeDeps<RecipeKube>, arms: boolean): Controller<WorkflowRecipe, RecipeFacts, RecipePlan, RecipeKube> {
   return {
     kind: KIND,
     passes: 4,
@@ -194,7 +195,7 @@ function recipeController(deps: RecipeDeps, arms: boolean): Controller<WorkflowR
   }
 }
 
-function startWork(deps: RecipeDeps, recipe: WorkflowRecipe): RecipeWork {
+function startWork(deps: RecipeDeps<RecipeKube>, recipe: WorkflowRecipe): RecipeWork {
   const namespace = recipe.metadata.namespace ?? ''
   return {
     deps, recipe, namespace, name: recipe.metadata.name ?? '', uid: recipe.metadata.uid ?? '',

@@ -1,9 +1,10 @@
 import { recipeConfig, type RecipeConfig } from './plan/config.js'
 import type { EngineDeps } from '../engine/controller.js'
+import type { Kube } from '../kube/port.js'
 import { realEngineDeps } from '../engine/deps.js'
 
-/** What the recipe functions need: the engine's dependencies and the spec §1.1 placement. */
-export interface RecipeDeps extends EngineDeps {
+/** What the recipe functions need: the engine's dependencies and the spec §1.1 placement; `K` the port verbs they may call. */
+export interface RecipeDeps<K = Kube> extends EngineDeps<K> {
   recipes: RecipeConfig
 }
 

@@ -16,6 +16,7 @@ import {
 import type { WorkflowRecipe } from '../schemas/workflowrecipe.js'
 import { forEachLimited, sweep } from '../engine/limited.js'
 import { reconcileRecipe, type RecipeDeps } from './controller.js'
+import type { RecipePolicyKube } from './kube-verbs.js'
 
 /** Recipes re-planned at once; each is a handful of API calls. */
 const CONCURRENCY = 4
@@ -45,7 +46,7 @@ export interface ReevaluationOutcome {
 class NamespaceLabelCache {
   private readonly labels: Record<string, Readonly<Record<string, string>> | undefined> = {}
   private readonly read = new Set<string>()
-  constructor(private readonly kube: Kube) {}
+  constructor(private readonly kube: Pick<Kube, 'getNamespace'>) {}
 
   async load(names: readonly string[]): Promise<NamespaceLabels> {
     const missing = names.filter((n) => !this.read.has(n))
@@ -64,7 +65,7 @@ class NamespaceLabelCache {
  * then writes the policy's status when it changed. TransientError when a re-plan failed, after
  * the status was written, so the Broker redelivers; the resync tick would get there too.
  */
-export async function reevaluatePolicy(deps: RecipeDeps, name: string, fromEvent: PolicyInput | null, log: Logger): Promise<ReevaluationOutcome> {
+export async function reevaluatePolicy(deps: RecipeDeps<RecipePolicyKube>, name: string, fromEvent: PolicyInput | null, log: Logger): Promise<ReevaluationOutcome> {
   const [current, recipes] = await Promise.all([deps.kube.getRecipePolicy(name), deps.kube.listAllRecipes()])
   const cache = new NamespaceLabelCache(deps.kube)
   const versions = [current, fromEvent].filter((p): p is PolicyInput => p !== null)
@@ -88,7 +89,7 @@ export async function reevaluatePolicy(deps: RecipeDeps, name: string, fromEvent
  * policy change can end (spec §10.4), then every policy status that changed. Failures are logged
  * and left to the next tick.
  */
-export async function reevaluateAllPolicies(deps: RecipeDeps, log: Logger): Promise<ReevaluationOutcome> {
+export async function reevaluateAllPolicies(deps: RecipeDeps<RecipePolicyKube>, log: Logger): Promise<ReevaluationOutcome> {
   const [recipes, policies] = await Promise.all([deps.kube.listAllRecipes(), deps.kube.listRecipePolicies()])
   const rendered = renderForPolicies(recipes, deps.recipes)
   const labels = await new NamespaceLabelCache(deps.kube).load(namespacesOf(recipes, rendered))
@@ -99,14 +100,14 @@ export async function reevaluateAllPolicies(deps: RecipeDeps, log: Logger): Prom
 }
 
 /** Re-plans each recipe (at most CONCURRENCY at once); none starts once `budgetMs` has passed. */
-async function replan(deps: RecipeDeps, recipes: readonly WorkflowRecipe[], log: Logger, budgetMs: number) {
+async function replan(deps: RecipeDeps<RecipePolicyKube>, recipes: readonly WorkflowRecipe[], log: Logger, budgetMs: number) {
   return sweep(recipes, CONCURRENCY, log, 'Could not re-plan WorkflowRecipe', async (r) =>
     (await reconcileRecipe(deps, r.metadata.namespace ?? 'default', r.metadata.name ?? '')).result === 'applied',
   { now: deps.now, ms: budgetMs })
 }
 
 /** Writes each planned status; trouble with one policy does not stop the others, and the first error is handed back. */
-async function writeStatuses(kube: Kube, writes: readonly PolicyStatusWrite[], log: Logger): Promise<{ count: number; failed: number; error?: unknown }> {
+async function writeStatuses(kube: Pick<Kube, 'replaceRecipePolicyStatus'>, writes: readonly PolicyStatusWrite[], log: Logger): Promise<{ count: number; failed: number; error?: unknown }> {
   let count = 0
   let failed = 0
   let error: unknown

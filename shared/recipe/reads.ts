@@ -1,5 +1,6 @@
 import type { V1Secret } from '@kubernetes/client-node'
-import type { ChildKind, ChildObject, Kube } from '../kube/port.js'
+import type { ChildKind, ChildObject } from '../kube/port.js'
+import type { RecipeKube } from './kube-verbs.js'
 import { objectKey, type LiveObject } from './plan/deploy-plan.js'
 import { LABEL_COMPONENT, LABEL_RECIPE_UID } from './plan/labels.js'
 import { parseSnapshot, type RevisionSnapshot } from './plan/rollback.js'
@@ -36,7 +37,7 @@ export class RecipeReads {
   private readonly secrets = new Map<string, Promise<V1Secret | null>>()
   private readonly agents = new Map<string, Promise<boolean>>()
 
-  constructor(private readonly kube: Kube, private readonly recipeNamespace: string) {}
+  constructor(private readonly kube: RecipeKube, private readonly recipeNamespace: string) {}
 
   /** Fetches every ref not read yet (404 = absent). */
   async load(refs: readonly ChildRef[]): Promise<void> {

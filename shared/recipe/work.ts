@@ -8,11 +8,12 @@ import type { Transition } from '../core/plan.js'
 import type { RevisionObjects } from './plan/observe.js'
 import type { WorkflowRecipe } from '../schemas/workflowrecipe.js'
 import type { RecipeDeps } from './deps.js'
+import type { RecipeKube } from './kube-verbs.js'
 import type { RecipeReads, StoredSnapshot } from './reads.js'
 
 /** One reconcile's working state: what it read, wrote and will announce. */
 export interface RecipeWork {
-  deps: RecipeDeps
+  deps: RecipeDeps<RecipeKube>
   recipe: WorkflowRecipe
   namespace: string
   name: string

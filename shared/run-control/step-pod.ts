@@ -3,7 +3,7 @@
  * run-control's GET /api/logs and the console's step page and log stream.
  */
 import type { V1Job } from '@kubernetes/client-node'
-import type { Kube } from '../kube/port.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import { labelValue } from '../workflow/plan/job-builder.js'
 import { LABEL_STEP, LABEL_WORKFLOW } from '../schemas/labels.js'
 import { podWaitingDetail } from '../kube/pod-waiting.js'
@@ -18,7 +18,10 @@ export interface StepPod {
 }
 
 /** The Job to show (the current attempt `currentJob` when listed, else the newest) and its pod; a list call each. */
-export async function findStepPod(kube: Kube, namespace: string, workflow: string, step: string, currentJob: string | undefined): Promise<StepPod> {
+/** The port verbs of findStepPod: the step's Jobs, then their pods. */
+export const STEP_POD_VERBS = ['listJobs', 'listPods'] as const satisfies readonly (keyof Kube)[]
+
+export async function findStepPod(kube: KubeVerbs<typeof STEP_POD_VERBS>, namespace: string, workflow: string, step: string, currentJob: string | undefined): Promise<StepPod> {
   const job = chooseJob(await kube.listJobs(namespace, { [LABEL_WORKFLOW]: labelValue(workflow), [LABEL_STEP]: labelValue(step) }), currentJob)
   const jobName = job?.metadata?.name
   if (!job || !jobName) return {}

@@ -1,12 +1,13 @@
 import { RefusedError, apiMessage } from '../core/errors.js'
-import type { ChildObject } from '../kube/port.js'
+import { childUses } from '../kube/child-uses.js'
+import type { ChildObject, Kube, KubeVerbs } from '../kube/port.js'
 import type { Workflow } from '../schemas/workflow.js'
 import { isTemplate, templateRunSelector } from './run-builder.js'
 import { pingSourceName } from './plan/ping-source.js'
 import {
   isEmptyPlan, planTemplate, type FireOutcome, type TemplateInput, type TemplatePlan,
 } from './plan/template-plan.js'
-import { reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
+import { ENGINE_VERBS, reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
 import { UNCHANGED, type ControllerPlan } from '../core/plan.js'
 
 /** Why the template is reconciled: it (or one of its runs) changed, or its PingSource fired. */
@@ -35,13 +36,20 @@ export interface TemplateWork extends ControllerPlan {
   created: string[]
 }
 
+/** The port verbs of reconciling a template: it, its runs, its PingSource (the one child kind it passes). */
+export const TEMPLATE_VERBS = [
+  ...ENGINE_VERBS, 'getWorkflow', 'listWorkflowsIn', 'createWorkflow', 'deleteWorkflow', 'patchWorkflowStatus', 'getChild', 'applyChild', 'deleteChild',
+] as const satisfies readonly (keyof Kube)[]
+export const TEMPLATE_CHILD_USES = childUses(['getChild', 'applyChild', 'deleteChild'], ['PingSource'])
+export type TemplateKube = KubeVerbs<typeof TEMPLATE_VERBS>
+
 /**
  * Reads a template fresh, plans, and applies the plan in a fixed order: PingSource, new runs
  * (deterministic names: a duplicate fire finds its run), the template status last
  * (resourceVersion-guarded; a lost race is ConflictError, so the Broker redelivers), then the
  * prunes, then Events. A schedule that cannot be used is a condition and a Warning, not an error.
  */
-export async function reconcileTemplate(deps: EngineDeps, namespace: string, name: string, trigger: TemplateTrigger): Promise<ReconciledTemplate> {
+export async function reconcileTemplate(deps: EngineDeps<TemplateKube>, namespace: string, name: string, trigger: TemplateTrigger): Promise<ReconciledTemplate> {
   let otherTemplate = false
   let fire: ReconciledTemplate['fire']
   const controller = templateController(deps, trigger, {
@@ -67,7 +75,7 @@ interface Observer {
   fire(fire: NonNullable<TemplatePlan['fire']>): void
 }
 
-function templateController(deps: EngineDeps, trigger: TemplateTrigger, observe: Observer): Controller<Workflow, TemplateFacts, TemplateWork> {
+function templateController(deps: EngineDeps<TemplateKube>, trigger: TemplateTrigger, observe: Observer): Controller<Workflow, TemplateFacts, TemplateWork, TemplateKube> {
   const inputOf = (template: Workflow, facts: TemplateFacts, now: string, extra: Partial<TemplateInput> = {}): TemplateInput => ({
     template,
     runs: facts.runs,

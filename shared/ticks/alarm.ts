@@ -4,15 +4,20 @@
  */
 import { randomUUID } from 'node:crypto'
 import { ConflictError, ForbiddenError, RefusedError } from '../core/errors.js'
-import type { Kube } from '../kube/port.js'
+import { childUses } from '../kube/child-uses.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import type { Logger } from '../log.js'
 import type { RuntimeConfig } from '../config.js'
 import {
   ANNOTATION_ARM_ID, ANNOTATION_ARMED_AT, armAlarm, liveAlarm, mergeAlarm, settleAlarm, alarmManifest, alarmName, type LiveAlarm, type Tick, type AlarmWrite,
 } from './alarm-plan.js'
 
+/** The port verbs of alarms, and the one child kind they pass (an alarm is a PingSource). */
+export const ALARM_VERBS = ['getChild', 'createChild', 'patchChild', 'deleteChild'] as const satisfies readonly (keyof Kube)[]
+export const ALARM_CHILD_USES = childUses(ALARM_VERBS, ['PingSource'])
+
 export interface AlarmDeps {
-  kube: Pick<Kube, 'getChild' | 'createChild' | 'patchChild' | 'deleteChild'>
+  kube: KubeVerbs<typeof ALARM_VERBS>
   now: () => Date
   log: Logger
   config: Pick<RuntimeConfig, 'kineticNamespace'>

@@ -9,9 +9,9 @@ import { ConflictError } from '../core/errors.js'
 import type { EngineDeps } from '../engine/controller.js'
 import { forEachLimited } from '../engine/limited.js'
 import type { EngineMemo } from '../engine/memo.js'
-import { recordAgentMetrics } from '../agent/record-metrics.js'
+import { recordAgentMetrics, RECORD_METRICS_VERBS } from '../agent/record-metrics.js'
 import { applyChildWrite } from '../kube/apply.js'
-import type { Kube } from '../kube/port.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import { appendMemory, memoryConfigMapName, memoryUpdateFrom, recallFrom } from '../memory/plan/agent-memory.js'
 import { memoryBehavior } from '../memory/plan/memory-env.js'
 import type { Agent } from '../schemas/agent.js'
@@ -25,7 +25,13 @@ import { holdsWithFresh, type RunFacts, type StartFacts, type WorkflowWork } fro
 import { buildStepInput } from './plan/step-input.js'
 import { lazyOutputs, markRollback, rollbackInput } from './plan/step-jobs.js'
 import type { StepStart, WorkflowPlan } from './plan/types.js'
-import { loadStartFacts } from './start-facts.js'
+import { loadStartFacts, START_FACTS_VERBS } from './start-facts.js'
+
+/** The port verbs of a run's child writes: outputs and memories, step Jobs, attempts recorded on agents. */
+export const RUN_CHILD_VERBS = [
+  ...RECORD_METRICS_VERBS, ...START_FACTS_VERBS, 'getConfigMap', 'createConfigMap', 'replaceConfigMap', 'createJob', 'deleteJob',
+] as const satisfies readonly (keyof Kube)[]
+type RunChildKube = KubeVerbs<typeof RUN_CHILD_VERBS>
 
 /**
  * Job creations in flight at once: a fan-out of 200 steps one after another takes longer than a
@@ -34,7 +40,7 @@ import { loadStartFacts } from './start-facts.js'
 const JOB_CREATES_IN_FLIGHT = 16
 
 /** Writes the run's children; returns the work with where outputs went and which Jobs were created. */
-export async function writeRunChildren(deps: EngineDeps, workflow: Workflow, facts: RunFacts, work: WorkflowWork): Promise<WorkflowWork> {
+export async function writeRunChildren(deps: EngineDeps<RunChildKube>, workflow: Workflow, facts: RunFacts, work: WorkflowWork): Promise<WorkflowWork> {
   const { kube } = deps
   const { plan } = work
   const namespace = workflow.metadata.namespace ?? 'default'
@@ -85,7 +91,7 @@ function stillHolds(workflow: Workflow, facts: RunFacts, work: WorkflowWork, fre
 }
 
 async function writeOutputs(
-  kube: Kube, memo: EngineMemo | undefined, workflow: Workflow, runId: string, shards: readonly V1ConfigMap[], plan: WorkflowPlan,
+  kube: RunChildKube, memo: EngineMemo | undefined, workflow: Workflow, runId: string, shards: readonly V1ConfigMap[], plan: WorkflowPlan,
 ): Promise<Map<string, string>> {
   if (plan.outputWrites.length === 0) return new Map()
   const { configMaps, placement } = planOutputWrites(workflow, runId, shards, plan.outputWrites)
@@ -109,7 +115,7 @@ async function writeOutputs(
 }
 
 /** Appends each finished step's `_memory_update` to its Agent's `<agent>-memory` ConfigMap. */
-async function writeMemories(kube: Kube, workflow: Workflow, runId: string, plan: WorkflowPlan, agents: ReadonlyMap<string, Agent>): Promise<void> {
+async function writeMemories(kube: RunChildKube, workflow: Workflow, runId: string, plan: WorkflowPlan, agents: ReadonlyMap<string, Agent>): Promise<void> {
   const namespace = workflow.metadata.namespace ?? 'default'
   const byName = new Map(workflow.spec.steps.map((s) => [s.name, s]))
   for (const write of plan.outputWrites) {
@@ -128,7 +134,7 @@ async function writeMemories(kube: Kube, workflow: Workflow, runId: string, plan
 }
 
 /** The recalled memory of each persistent Agent among the steps about to start. */
-async function recallMemories(kube: Kube, namespace: string, starts: readonly StepStart[], agents: ReadonlyMap<string, Agent>): Promise<Map<string, string>> {
+async function recallMemories(kube: RunChildKube, namespace: string, starts: readonly StepStart[], agents: ReadonlyMap<string, Agent>): Promise<Map<string, string>> {
   const recalled = new Map<string, string>()
   for (const key of new Set(starts.filter((s) => s.attempt !== 'rollback').map((s) => s.agentKey))) {
     const agent = agents.get(key)
@@ -139,7 +145,7 @@ async function recallMemories(kube: Kube, namespace: string, starts: readonly St
 }
 
 async function buildJobs(
-  deps: EngineDeps, workflow: Workflow, runId: string, starts: readonly StepStart[],
+  deps: EngineDeps<RunChildKube>, workflow: Workflow, runId: string, starts: readonly StepStart[],
   agents: ReadonlyMap<string, Agent>, stored: ReadonlyMap<string, string>, plan: WorkflowPlan, ready: StartFacts,
 ): Promise<V1Job[]> {
   const namespace = workflow.metadata.namespace ?? 'default'
@@ -173,7 +179,7 @@ async function buildJobs(
 }
 
 /** Creates the Jobs, JOB_CREATES_IN_FLIGHT at a time; the first failure is thrown once all have been tried. */
-async function createJobs(kube: Kube, manifests: readonly V1Job[]): Promise<Array<'created' | 'exists'>> {
+async function createJobs(kube: RunChildKube, manifests: readonly V1Job[]): Promise<Array<'created' | 'exists'>> {
   const results: Array<'created' | 'exists'> = []
   const failures: unknown[] = []
   await forEachLimited([...manifests.keys()], JOB_CREATES_IN_FLIGHT, async (i) => {

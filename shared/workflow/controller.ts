@@ -6,18 +6,25 @@
  */
 import { apiMessage, ForbiddenError } from '../core/errors.js'
 import { UNCHANGED } from '../core/plan.js'
-import { reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
+import { ENGINE_VERBS, reconcile, type Controller, type EngineDeps, type Reconciled } from '../engine/controller.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import type { Workflow } from '../schemas/workflow.js'
 import { runSpanId, runTraceId, traceparentOf } from '../telemetry/ids.js'
 import { templateOf } from '../template/run-builder.js'
-import { armTickAlarm } from '../ticks/alarm.js'
-import { writeRunChildren } from './child-writes.js'
-import { cancelReplaced, wakeQueued, type ReconcileRun } from './cross-run.js'
-import { gatherRun, type RunHint } from './gather.js'
+import { ALARM_VERBS, armTickAlarm } from '../ticks/alarm.js'
+import { RUN_CHILD_VERBS, writeRunChildren } from './child-writes.js'
+import { cancelReplaced, CROSS_RUN_VERBS, wakeQueued, type ReconcileRun } from './cross-run.js'
+import { gatherRun, RUN_GATHER_VERBS, type RunHint } from './gather.js'
 import { planRun, type RunFacts, type WorkflowWork } from './plan/run-facts.js'
 import { isTerminalPhase } from './plan/run-status.js'
 import { NAMESPACE_NOT_ENABLED, planNamespaceBlocked } from './plan/workflow-blocked.js'
-import { writeRunStatus } from './status-write.js'
+import { RUN_STATUS_VERBS, writeRunStatus } from './status-write.js'
+
+/** The port verbs of reconciling a run: the run, its reads and writes, the other runs of its template, the resync alarm. */
+export const WORKFLOW_VERBS = [
+  ...ENGINE_VERBS, ...RUN_GATHER_VERBS, ...RUN_CHILD_VERBS, ...RUN_STATUS_VERBS, ...CROSS_RUN_VERBS, ...ALARM_VERBS, 'getWorkflow', 'patchWorkflowStatus',
+] as const satisfies readonly (keyof Kube)[]
+export type WorkflowKube = KubeVerbs<typeof WORKFLOW_VERBS>
 
 export type { EngineDeps } from '../engine/controller.js'
 export type { RunHint } from './gather.js'
@@ -39,7 +46,7 @@ export interface ReconcileOptions {
  * throws ConflictError so the Broker redelivers and the next attempt re-plans from fresh state.
  */
 export async function reconcileWorkflow(
-  deps: EngineDeps, namespace: string, name: string, hint: RunHint, options: ReconcileOptions = {},
+  deps: EngineDeps<WorkflowKube>, namespace: string, name: string, hint: RunHint, options: ReconcileOptions = {},
 ): Promise<Reconciled<WorkflowWork>> {
   try {
     return await reconcile(workflowController(hint, options), deps, namespace, name)
@@ -51,9 +58,9 @@ export async function reconcileWorkflow(
 }
 
 /** Another run of the template, reconciled in-process: a full look, waking no queue itself. */
-const reconcileOther: ReconcileRun = (deps, namespace, name) => reconcileWorkflow(deps, namespace, name, { kind: 'full' }, { wake: false })
+const reconcileOther: ReconcileRun<WorkflowKube> = (deps, namespace, name) => reconcileWorkflow(deps, namespace, name, { kind: 'full' }, { wake: false })
 
-function workflowController(hint: RunHint, options: ReconcileOptions): Controller<Workflow, RunFacts, WorkflowWork> {
+function workflowController(hint: RunHint, options: ReconcileOptions): Controller<Workflow, RunFacts, WorkflowWork, WorkflowKube> {
   return {
     kind: 'Workflow',
     read: (deps, namespace, name) => deps.kube.getWorkflow(namespace, name),
@@ -98,7 +105,7 @@ function workflowController(hint: RunHint, options: ReconcileOptions): Controlle
  * Event say so with the command that grants it (the Workflow and its status are cluster-wide
  * rights; what was refused is namespaced). Nothing is redelivered: the resync tick tries again.
  */
-function blockedController(refusal: string): Controller<Workflow, string, WorkflowWork> {
+function blockedController(refusal: string): Controller<Workflow, string, WorkflowWork, WorkflowKube> {
   return {
     kind: 'Workflow',
     read: (deps, namespace, name) => deps.kube.getWorkflow(namespace, name),

@@ -4,15 +4,20 @@
  * run is reconciled in-process through `reconcileRun`, as its own event would.
  */
 import { ConflictError } from '../core/errors.js'
-import type { EngineDeps, Reconciled } from '../engine/controller.js'
+import type { EngineDeps, EngineKube, Reconciled } from '../engine/controller.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import { ANNOTATION_CANCEL, ANNOTATION_CANCEL_REASON } from '../schemas/labels.js'
 import type { Workflow } from '../schemas/workflow.js'
 import { isActiveRun, isWaiting, queueOrder, type RunCancel } from '../template/plan/concurrency.js'
 import { templateOf, templateRunSelector } from '../template/run-builder.js'
 import type { WorkflowWork } from './plan/run-facts.js'
 
+/** The port verbs cross-run work calls itself (the other runs' reconciles need their own). */
+export const CROSS_RUN_VERBS = ['listWorkflowsIn', 'getWorkflow', 'patchWorkflowMetadata'] as const satisfies readonly (keyof Kube)[]
+type CrossRunKube = KubeVerbs<typeof CROSS_RUN_VERBS> & EngineKube
+
 /** A full reconcile of another run, which wakes no queue of its own. */
-export type ReconcileRun = (deps: EngineDeps, namespace: string, name: string) => Promise<Reconciled<WorkflowWork>>
+export type ReconcileRun<K extends CrossRunKube> = (deps: EngineDeps<K>, namespace: string, name: string) => Promise<Reconciled<WorkflowWork>>
 
 /** Queued runs one finished run reconciles at most; the resync tick is the safety net for the rest. */
 const MAX_WAKE = 10
@@ -22,7 +27,7 @@ const MAX_WAKE = 10
  * while they start (one freed slot usually starts one run). Best effort: failures are logged, and
  * the resync tick re-evaluates every queued run anyway.
  */
-export async function wakeQueued(deps: EngineDeps, namespace: string, finished: string, template: string, reconcileRun: ReconcileRun): Promise<void> {
+export async function wakeQueued<K extends CrossRunKube>(deps: EngineDeps<K>, namespace: string, finished: string, template: string, reconcileRun: ReconcileRun<K>): Promise<void> {
   let queue: Workflow[]
   try {
     queue = (await deps.kube.listWorkflowsIn(namespace, templateRunSelector(template)))
@@ -50,7 +55,7 @@ export async function wakeQueued(deps: EngineDeps, namespace: string, finished: 
  * reconciles each at once so its Jobs are deleted before this run's start. A lost race re-reads
  * the run once (it may have finished meanwhile); a second loss reaches the Broker as a 409.
  */
-export async function cancelReplaced(deps: EngineDeps, namespace: string, cancels: readonly RunCancel[], reconcileRun: ReconcileRun): Promise<void> {
+export async function cancelReplaced<K extends CrossRunKube>(deps: EngineDeps<K>, namespace: string, cancels: readonly RunCancel[], reconcileRun: ReconcileRun<K>): Promise<void> {
   for (const cancel of cancels) {
     const patch = { annotations: { [ANNOTATION_CANCEL]: 'true', [ANNOTATION_CANCEL_REASON]: cancel.reason } }
     try {

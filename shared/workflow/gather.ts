@@ -11,7 +11,7 @@ import type { EngineDeps } from '../engine/controller.js'
 import type { EngineMemo } from '../engine/memo.js'
 import { agentServiceAccountName } from '../agent/plan/names.js'
 import { allowsWorkflowsFrom } from '../agent/plan/sharing.js'
-import type { Kube } from '../kube/port.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import type { Agent } from '../schemas/agent.js'
 import { LABEL_RUN_ID, LABEL_WORKFLOW } from '../schemas/labels.js'
 import type { Workflow } from '../schemas/workflow.js'
@@ -27,8 +27,14 @@ import { agentsThatMayStart, jobsNeedingResults } from './plan/plan-inputs.js'
 import { holdsOnRemembered, planRun, type RunFacts } from './plan/run-facts.js'
 import { currentRunId } from './plan/run-status.js'
 import { decodeStepStates } from './plan/step-states.js'
-import { loadStartFacts } from './start-facts.js'
-import { attachResults, notePodsNotStarting } from './step-reports.js'
+import { loadStartFacts, START_FACTS_VERBS } from './start-facts.js'
+import { attachResults, notePodsNotStarting, STEP_REPORT_VERBS } from './step-reports.js'
+
+/** The port verbs of a run's reads. */
+export const RUN_GATHER_VERBS = [
+  ...STEP_REPORT_VERBS, ...START_FACTS_VERBS, 'listWorkflowsIn', 'listJobs', 'listConfigMaps', 'listAgents', 'getAgent', 'getServiceAccount',
+] as const satisfies readonly (keyof Kube)[]
+type RunGatherKube = KubeVerbs<typeof RUN_GATHER_VERBS>
 
 /** A hint of what changed (events are hints, state is truth): one Job from an event, or "look at the whole run". */
 export type RunHint = { kind: 'job'; job: JobFact } | { kind: 'full' }
@@ -38,7 +44,7 @@ export type RunHint = { kind: 'job'; job: JobFact } | { kind: 'full' }
  * there is nothing to do (a duplicate, a late event about a step already recorded, a Job of an
  * older run), which costs one GET.
  */
-export async function gatherRun(deps: EngineDeps, workflow: Workflow, hint: RunHint): Promise<RunFacts | typeof UNCHANGED> {
+export async function gatherRun(deps: EngineDeps<RunGatherKube>, workflow: Workflow, hint: RunHint): Promise<RunFacts | typeof UNCHANGED> {
   const { kube } = deps
   const namespace = workflow.metadata.namespace ?? 'default'
   const name = workflow.metadata.name ?? ''
@@ -80,7 +86,7 @@ export async function gatherRun(deps: EngineDeps, workflow: Workflow, hint: RunH
 export const runKey = (workflow: Workflow) => `${workflow.metadata.namespace}/${workflow.metadata.name}`
 
 /** Identities and start facts, which follow from the Agents read. */
-async function factsWith(deps: EngineDeps, workflow: Workflow, base: Omit<RunFacts, 'identities' | 'start'>): Promise<RunFacts> {
+async function factsWith(deps: EngineDeps<RunGatherKube>, workflow: Workflow, base: Omit<RunFacts, 'identities' | 'start'>): Promise<RunFacts> {
   const [identities, start] = await Promise.all([loadIdentities(deps.kube, workflow, base.agents), loadStartFacts(deps, workflow, base.agents)])
   return { ...base, identities, start }
 }
@@ -113,7 +119,7 @@ function rememberedShards(memo: EngineMemo | undefined, workflow: Workflow, runI
   return entry.shards
 }
 
-async function listShards(kube: Kube, memo: EngineMemo | undefined, workflow: Workflow, runId: string): Promise<V1ConfigMap[]> {
+async function listShards(kube: RunGatherKube, memo: EngineMemo | undefined, workflow: Workflow, runId: string): Promise<V1ConfigMap[]> {
   const shards = await kube.listConfigMaps(workflow.metadata.namespace ?? 'default', outputShardSelector(workflow.metadata.name ?? ''))
   memo?.outputs.set(runKey(workflow), { uid: workflow.metadata.uid ?? '', runId, shards })
   return shards
@@ -124,7 +130,7 @@ async function listShards(kube: Kube, memo: EngineMemo | undefined, workflow: Wo
  * allow it (`kinetic.dev/allow-workflows-from`); the others are only named in `unshared`, so
  * nothing of them reaches a pod, and the run never counts metrics or autonomy on them.
  */
-async function loadAgents(kube: Kube, workflow: Workflow, memo?: EngineMemo): Promise<{ agents: Map<string, Agent>; unshared: Set<string> }> {
+async function loadAgents(kube: RunGatherKube, workflow: Workflow, memo?: EngineMemo): Promise<{ agents: Map<string, Agent>; unshared: Set<string> }> {
   const namespace = workflow.metadata.namespace ?? 'default'
   const agents = new Map<string, Agent>()
   const unshared = new Set<string>()
@@ -151,7 +157,7 @@ async function loadAgents(kube: Kube, workflow: Workflow, memo?: EngineMemo): Pr
  * agent-changed's status says so for an agent of this namespace; any other is looked up, once
  * per agent per reconcile (an agent of another namespace always: its own account is elsewhere).
  */
-async function loadIdentities(kube: Kube, workflow: Workflow, agents: ReadonlyMap<string, Agent>): Promise<Set<string>> {
+async function loadIdentities(kube: RunGatherKube, workflow: Workflow, agents: ReadonlyMap<string, Agent>): Promise<Set<string>> {
   const namespace = workflow.metadata.namespace ?? 'default'
   const ready = new Set<string>()
   const unknown = new Map<string, Agent>()

@@ -5,8 +5,9 @@
 import { mcpVisibilityOf } from '../config.js'
 import { providersKey, registryKey, rememberedConfig } from '../engine/memo.js'
 import type { EngineDeps } from '../engine/controller.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import { isOptedIn, LLM_CREDENTIALS_SECRET } from '../llm/plan/credential-copies.js'
-import { providersVisibleFrom } from '../llm/providers.js'
+import { providersVisibleFrom, VISIBLE_PROVIDER_VERBS } from '../llm/providers.js'
 import { parseRegistry, REGISTRY_CONFIGMAP, REGISTRY_KEY } from '../mcp/plan/registry.js'
 import { stepMcpView } from '../mcp/plan/visibility.js'
 import type { Agent } from '../schemas/agent.js'
@@ -17,13 +18,16 @@ import { agentsThatMayStart } from './plan/plan-inputs.js'
 import type { StartFacts } from './plan/run-facts.js'
 import { mcpToolWarning, needsToolLookup, serverKey } from './plan/step-mcp.js'
 
+/** The port verbs of loadStartFacts. */
+export const START_FACTS_VERBS = [...VISIBLE_PROVIDER_VERBS, 'getConfigMap', 'getNamespace', 'listAllMCPServers'] as const satisfies readonly (keyof Kube)[]
+
 /**
  * What steps about to start need, read only when one may: the providers visible from the
  * Workflow's namespace, the Namespace's opt-in label (only when a platform provider's key is
  * needed), the `mcp-servers` registry, and MCPServers' discovered tools (only when an agent names
  * an MCP tool that is not a registered server). `only` limits it to those agents.
  */
-export async function loadStartFacts(deps: EngineDeps, workflow: Workflow, agents: ReadonlyMap<string, Agent>, only?: readonly string[]): Promise<StartFacts | null> {
+export async function loadStartFacts(deps: EngineDeps<KubeVerbs<typeof START_FACTS_VERBS>>, workflow: Workflow, agents: ReadonlyMap<string, Agent>, only?: readonly string[]): Promise<StartFacts | null> {
   const keys = [...(only ? new Set(only) : agentsThatMayStart(workflow))].filter((k) => agents.has(k))
   if (keys.length === 0) return null
   const { kube, config } = deps

@@ -2,13 +2,16 @@
  * The Workflow controller's parent write: the run's annotations, then its status, each guarded
  * by the resourceVersion planned on; a status write that landed ends the spans it closes.
  */
-import type { Kube } from '../kube/port.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import type { Workflow } from '../schemas/workflow.js'
 import { recordRunProgress } from '../telemetry/run-progress.js'
 import type { WorkflowWork } from './plan/run-facts.js'
 import { stepOf } from './plan/transitions.js'
 
-export async function writeRunStatus(kube: Kube, workflow: Workflow, { plan, placed, now, podStarts }: WorkflowWork): Promise<void> {
+/** The port verbs of a run's own write: its annotations, then its status. */
+export const RUN_STATUS_VERBS = ['patchWorkflowMetadata', 'patchWorkflowStatus'] as const satisfies readonly (keyof Kube)[]
+
+export async function writeRunStatus(kube: KubeVerbs<typeof RUN_STATUS_VERBS>, workflow: Workflow, { plan, placed, now, podStarts }: WorkflowWork): Promise<void> {
   const namespace = workflow.metadata.namespace ?? 'default'
   const name = workflow.metadata.name ?? ''
   let resourceVersion = workflow.metadata.resourceVersion ?? ''

@@ -3,7 +3,7 @@
  * reported in its log, and why a pod that should be running has not started.
  */
 import { podWaitingDetail } from '../kube/pod-waiting.js'
-import type { Kube } from '../kube/port.js'
+import type { Kube, KubeVerbs } from '../kube/port.js'
 import type { Workflow } from '../schemas/workflow.js'
 import { failureFromLog, resultFromLog, type JobFact } from './plan/job-facts.js'
 import { jobsNeedingResults } from './plan/plan-inputs.js'
@@ -12,7 +12,10 @@ import { jobsNeedingResults } from './plan/plan-inputs.js'
 export const POD_START_GRACE_MS = 60_000
 
 /** Reads the report of each finished Job whose result the run has not recorded yet, into its fact. */
-export async function attachResults(kube: Kube, namespace: string, workflow: Workflow, jobs: JobFact[]): Promise<void> {
+/** The port verbs of a run's step reports: the finished pods' reports, the pods that do not start. */
+export const STEP_REPORT_VERBS = ['readStepReport', 'listPods'] as const satisfies readonly (keyof Kube)[]
+
+export async function attachResults(kube: KubeVerbs<typeof STEP_REPORT_VERBS>, namespace: string, workflow: Workflow, jobs: JobFact[]): Promise<void> {
   for (const job of jobsNeedingResults(workflow, jobs)) {
     // A success needs only its OUTPUT line; a failure's message comes from the log's last lines.
     const report = await kube.readStepReport(namespace, job.name, job.state === 'Succeeded' ? 'output' : 'log')
@@ -29,7 +32,7 @@ export async function attachResults(kube: Kube, namespace: string, workflow: Wor
  * reason its pod waits (an image it cannot pull, a missing Secret), which the planner shows on the
  * step. A list call per such Job, only then: a healthy run pays nothing.
  */
-export async function notePodsNotStarting(kube: Kube, namespace: string, jobs: JobFact[], now: Date): Promise<void> {
+export async function notePodsNotStarting(kube: KubeVerbs<typeof STEP_REPORT_VERBS>, namespace: string, jobs: JobFact[], now: Date): Promise<void> {
   for (const job of jobs) {
     if (job.state !== 'Active' || job.attempt === 'rollback' || (job.readyPods ?? 0) > 0) continue
     const started = Date.parse(job.startedAt ?? '')

@@ -7,6 +7,7 @@ import { createApp as llmproviderChanged } from '../../functions/llmprovider-cha
 import { createApp as memoryproviderChanged } from '../../functions/memoryprovider-changed/index.js'
 import type { KubeObject } from '../../local/knative/kube-http.js'
 import { readRuntimeConfig } from '../../shared/config.js'
+import type { EngineDeps } from '../../shared/engine/controller.js'
 import { noKineticEvents } from '../../shared/engine/kinetic-events.js'
 import { KubeClient } from '../../shared/kube/client.js'
 import { silentLogger } from '../../shared/log.js'
@@ -38,7 +39,7 @@ describeCluster('provider functions on a real kube-apiserver, as their own Servi
   const provider = (namespace: string, name: string) => admin().get<ProviderObject>(`/apis/purko.io/v1alpha1/namespaces/${namespace}/llmproviders/${name}`)
   const cond = (p: ProviderObject | null, type: string) => p?.status?.conditions?.find((c) => c.type === type)
   /** The function as its own ServiceAccount, its clock `offsetMs` ahead (a check after a backoff). */
-  const appAs = async <T>(account: string, make: (deps: Parameters<typeof llmproviderChanged>[0]) => T, offsetMs = 0): Promise<T> => {
+  const appAs = async <T>(account: string, make: (deps: EngineDeps) => T, offsetMs = 0): Promise<T> => {
     const { kubeConfig } = await cp.current.serviceAccountKubeconfig('kinetic-system', account)
     return make({ kube: new KubeClient(kubeConfig), log: silentLogger, now: () => new Date(Date.now() + offsetMs), config: readRuntimeConfig({}), events: noKineticEvents })
   }

@@ -1,4 +1,10 @@
 import { describe, expect, it } from 'vitest'
+import { KUBE_CHILD_USES as MEMORY_CHILD_USES, KUBE_VERBS as MEMORY_VERBS } from '../../functions/memoryprovider-changed/kube-verbs.js'
+import { KUBE_CHILD_USES as RECIPES_MCP_CHILD_USES, KUBE_VERBS as RECIPES_MCP_VERBS } from '../../functions/recipes-mcp/kube-verbs.js'
+import type { ChildUse } from '../../shared/kube/child-uses.js'
+import type { Kube } from '../../shared/kube/port.js'
+import { grantsNeededBy } from '../../shared/kube/verb-grants.js'
+import { TEMPLATE_CHILD_USES, TEMPLATE_VERBS } from '../../shared/template/controller.js'
 import { loadManifests, ofKind, type Manifest } from './manifests.js'
 
 const manifests = loadManifests()
@@ -7,6 +13,16 @@ const bindings = ofKind(manifests, 'rbac.authorization.k8s.io/v1', 'ClusterRoleB
 
 /** `<apiGroup>/<resource>` -> sorted verbs, for comparison independent of rule grouping. */
 type Grants = Record<string, string[]>
+
+/** What these port verbs need (shared/kube/verb-grants.ts), as a Grants table. */
+function neededBy(verbs: readonly (keyof Kube)[], childUses: readonly ChildUse[]): Grants {
+  const grants: Grants = {}
+  for (const g of grantsNeededBy(verbs, childUses)) {
+    const key = `${g.group}/${g.resource}`
+    grants[key] = [...new Set([...(grants[key] ?? []), g.verb])].sort()
+  }
+  return grants
+}
 
 /**
  * The verbs each function's port methods use (shared/kube/port.ts) in every namespace, and
@@ -38,17 +54,12 @@ const RESYNC_GRANTS: Grants = {
 }
 
 /**
- * The template functions (workflow-template-changed, schedule-fired): a template and its runs
- * (create scheduled runs, delete finished ones beyond the history limits), its status, its
- * PingSource, Events. No Job, no ConfigMap, no Secret, no finalizers (nothing is owned with
- * blockOwnerDeletion).
+ * The template functions (workflow-template-changed, schedule-fired): exactly what the template
+ * reconciler's port verbs need, all cluster-wide: a template and its runs (create scheduled runs,
+ * delete finished ones beyond the history limits), its status, its PingSource, Events. No Job,
+ * no ConfigMap, no Secret, no finalizers (nothing is owned with blockOwnerDeletion).
  */
-const TEMPLATE_GRANTS: Grants = {
-  'purko.io/workflows': ['create', 'delete', 'get', 'list'],
-  'purko.io/workflows/status': ['update'],
-  'sources.knative.dev/pingsources': ['create', 'delete', 'get', 'patch'],
-  '/events': ['create'],
-}
+const TEMPLATE_GRANTS: Grants = neededBy(TEMPLATE_VERBS, TEMPLATE_CHILD_USES)
 
 /** agent-changed's verbs (list: the recheck tick); configmaps get/list are what its per-agent Roles grant (the escalation check). */
 const AGENT_CHANGED_GRANTS: Grants = {
@@ -140,8 +151,8 @@ const RECIPE_GRANTS: Grants = {
 }
 const RECIPE_WORKLOAD_GRANTS: Grants = Object.fromEntries([
   ...['apps/deployments', 'apps/statefulsets', 'apps/daemonsets', 'batch/jobs', 'batch/cronjobs', '/services', '/secrets', 'purko.io/mcpservers']
-    .map((r) => [r, ['create', 'delete', 'get', 'list', 'patch', 'update']]),
-  ['/pods', ['get', 'list']],
+    .map((r) => [r, ['create', 'delete', 'get', 'list', 'patch']]),
+  ['/pods', ['list']],
   ['/pods/log', ['get']],
 ])
 const RECIPE_TARGET_NAMESPACES = ['mcp-server', 'sandbox-recipes']
@@ -154,18 +165,10 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
   'kinetic-mcpserver-changed': { serviceAccount: 'mcpserver-changed', grants: MCPSERVER_CHANGED_GRANTS },
   [MCP_BRIDGE]: { serviceAccount: 'kinetic-mcp-bridge', grants: { '/pods/attach': ['create', 'get'] } },
   'kinetic-recipes': { serviceAccount: RECIPE_FUNCTIONS, grants: RECIPE_GRANTS },
-  // Its caller's token and rights are checked by the API server; recipes only, no Secret (spec §14.2).
-  'kinetic-recipes-mcp': {
-    serviceAccount: 'recipes-mcp',
-    grants: {
-      'authentication.k8s.io/tokenreviews': ['create'],
-      'authorization.k8s.io/subjectaccessreviews': ['create'],
-      'purko.io/workflowrecipes': ['create', 'delete', 'get', 'list', 'patch', 'update'],
-      // deploy-recipe evaluates policies and Pod Security in-process (spec §14.3).
-      'purko.io/workflowrecipepolicies': ['list'],
-      '/namespaces': ['get'],
-    },
-  },
+  // Its caller's token and rights are checked by the API server; recipes only, no Secret
+  // (spec §14.2); deploy-recipe evaluates policies and Pod Security in-process (spec §14.3).
+  // Exactly what its port verbs need, all cluster-wide.
+  'kinetic-recipes-mcp': { serviceAccount: 'recipes-mcp', grants: neededBy(RECIPES_MCP_VERBS, RECIPES_MCP_CHILD_USES) },
   // Callers checked by TokenReview/SubjectAccessReview; then purko's annotations, manual runs, step logs, promotion approvals.
   'kinetic-run-control': {
     serviceAccount: 'run-control',
@@ -209,10 +212,8 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
     serviceAccount: 'llmprovider-changed',
     grants: { 'purko.io/llmproviders': ['get', 'list'], 'purko.io/llmproviders/status': ['update'], '/namespaces': ['list'], '/events': ['create'] },
   },
-  'kinetic-memoryprovider-changed': {
-    serviceAccount: 'memoryprovider-changed',
-    grants: { 'purko.io/memoryproviders': ['get', 'list'], 'purko.io/memoryproviders/status': ['update'], '/configmaps': ['list'], '/events': ['create'] },
-  },
+  // Exactly what its port verbs need, all cluster-wide (memory ConfigMaps are counted in every namespace).
+  'kinetic-memoryprovider-changed': { serviceAccount: 'memoryprovider-changed', grants: neededBy(MEMORY_VERBS, MEMORY_CHILD_USES) },
   'kinetic-workflow-changed': { serviceAccount: 'workflow-changed', grants: FUNCTION_GRANTS },
   'kinetic-step-job-finished': { serviceAccount: 'step-job-finished', grants: FUNCTION_GRANTS },
   'kinetic-resync-tick': { serviceAccount: 'resync-tick', grants: RESYNC_GRANTS },

@@ -1,0 +1,12 @@
+// The port verbs resync-tick may call: its deps' kube is exactly these, so calling another is a type
+// error, and test/knative/verb-grants.test.ts checks that its RBAC grants what they need, and no more.
+import type { ChildUse } from '../../shared/kube/child-uses.js'
+import type { Kube, KubeVerbs } from '../../shared/kube/port.js'
+import { ALARM_CHILD_USES, ALARM_VERBS } from '../../shared/ticks/alarm.js'
+import { TEMPLATE_CHILD_USES, TEMPLATE_VERBS } from '../../shared/template/controller.js'
+import { WORKFLOW_VERBS } from '../../shared/workflow/controller.js'
+
+export const KUBE_VERBS = [...WORKFLOW_VERBS, ...TEMPLATE_VERBS, ...ALARM_VERBS, 'listWorkflows', 'listJobsLabelled'] as const satisfies readonly (keyof Kube)[]
+/** The kinds it passes to which generic child verb. */
+export const KUBE_CHILD_USES: readonly ChildUse[] = [...ALARM_CHILD_USES, ...TEMPLATE_CHILD_USES]
+export type FunctionKube = KubeVerbs<typeof KUBE_VERBS>

@@ -1,0 +1,9 @@
+// The port verbs webhook-trigger may call: its deps' kube is exactly these, so calling another is a type
+// error, and test/knative/verb-grants.test.ts checks that its RBAC grants what they need, and no more.
+import type { ChildUse } from '../../shared/kube/child-uses.js'
+import type { Kube, KubeVerbs } from '../../shared/kube/port.js'
+
+export const KUBE_VERBS = ['getConfigMap', 'getSecret', 'getWorkflow', 'createWorkflow', 'createEvent'] as const satisfies readonly (keyof Kube)[]
+/** The kinds it passes to which generic child verb. */
+export const KUBE_CHILD_USES: readonly ChildUse[] = []
+export type FunctionKube = KubeVerbs<typeof KUBE_VERBS>
