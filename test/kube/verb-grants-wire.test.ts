@@ -124,9 +124,9 @@ describe('what each port verb sends, against its VERB_GRANTS row', () => {
   beforeAll(async () => {
     server = createServer((req, res) => {
       seen.push(accessOf(req.method ?? '', req.url ?? ''))
-      // Every list holds one pod (so a Job's log is read); everything else is an empty success.
+      // Every list holds one pod on a node (so a Job's log is read); everything else is an empty success.
       res.writeHead(200, { 'content-type': 'application/json' })
-      res.end(JSON.stringify({ metadata: { name: 'p' }, items: [{ metadata: { name: 'p', namespace: NS }, status: {} }], status: {} }))
+      res.end(JSON.stringify({ metadata: { name: 'p' }, items: [{ metadata: { name: 'p', namespace: NS }, spec: { nodeName: 'node-1', containers: [] }, status: {} }], status: {} }))
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     const kc = new KubeConfig()
