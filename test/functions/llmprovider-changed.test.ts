@@ -13,6 +13,7 @@ import { intervalSecondsOf, slotSecondsOf } from '../../shared/llm/plan/schedule
 import { EmbeddedKube, toApiServer } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
+import { propertyRuns } from '../support/property-runs.js'
 
 const PLATFORM = 'purko-system'
 const KEY = 'sk-live-SECRET-0123456789'
@@ -306,7 +307,7 @@ describe('llmprovider-changed', () => {
         expect(requests.length).toBeLessThanOrEqual(1 + Math.floor(elapsedMinutes / 5))
         expect(kube.events).toHaveLength(1)
       },
-    ), { numRuns: 40 })
+    ), { numRuns: propertyRuns(40) })
   })
 })
 

@@ -9,6 +9,7 @@ import { MCPServerSchema, type MCPServer } from '../../shared/schemas/mcpserver.
 import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
+import { propertyRuns } from '../support/property-runs.js'
 
 const NS = 'ai-agents'
 type Op =
@@ -104,6 +105,6 @@ describe('mcpserver-changed under chaotic event delivery', () => {
       expect(sameEntry(entries[0], registryEntry(server))).toBe(true)
       expect(kube.deployments.get(`${NS}/github`)?.spec).toEqual(deploymentManifest(server, 'kinetic-executor:test').spec)
       expect(kube.services.get(`${NS}/github`)?.spec?.ports).toEqual([{ port: server.spec.port, targetPort: server.spec.port, protocol: 'TCP' }])
-    }), { numRuns: 150 })
+    }), { numRuns: propertyRuns(150) })
   }, 60_000)
 })

@@ -11,6 +11,7 @@ import type { AgentAutonomyPolicySpec } from '../../shared/schemas/autonomypolic
 import { EmbeddedKube } from '../support/embedded-kube.js'
 import { autonomousAgent, policyOf } from '../fixtures/autonomy.js'
 import { testDeps } from '../support/engine-deps.js'
+import { propertyRuns } from '../support/property-runs.js'
 
 /**
  * The system under test is the real autonomy writes (applyAutonomy, demoteIfTriggered) over the
@@ -232,6 +233,6 @@ describe('Shu-Ha-Ri under random histories (fast-check)', () => {
       [{ kind: 'tick' }, { kind: 'wait', hours: 24 }, { kind: 'result', ok: false }, { kind: 'lose-status-write' }, { kind: 'tick' },
         { kind: 'result', ok: false }, { kind: 'result', ok: false }, { kind: 'edit', level: 'shu' }, { kind: 'wait', hours: 1 }, { kind: 'tick' }],
     ]
-    await fc.assert(fc.asyncProperty(policySpec, fc.array(command, { minLength: 5, maxLength: 80 }), run), { numRuns: 600, examples: [bothAtOnce, bounced] })
+    await fc.assert(fc.asyncProperty(policySpec, fc.array(command, { minLength: 5, maxLength: 80 }), run), { numRuns: propertyRuns(600), examples: [bothAtOnce, bounced] })
   }, 120_000)
 })

@@ -11,6 +11,7 @@ import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
+import { propertyRuns } from '../support/property-runs.js'
 
 /**
  * N runs of one template under forbid (wait or skip) or allow with maxParallel k, driven by the
@@ -146,7 +147,7 @@ describe('concurrency under event chaos', () => {
         }),
         async (s, chaos) => run(s, chaos),
       ),
-      { numRuns: 40 },
+      { numRuns: propertyRuns(40) },
     )
   }, 180_000)
 })

@@ -11,6 +11,7 @@ import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
+import { propertyRuns } from '../support/property-runs.js'
 
 /**
  * The system under test is the three functions plus the fake API server. A scenario is a random
@@ -198,7 +199,7 @@ describe('events are hints, state is truth', () => {
           expect(new Set(metrics?.recordedAttempts ?? []).size).toBe(attempts)
         },
       ),
-      { numRuns: 60 },
+      { numRuns: propertyRuns(60) },
     )
   }, 120_000)
 })

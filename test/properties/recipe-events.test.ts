@@ -8,6 +8,7 @@ import { ANNOTATION_MANIFEST_DIGEST, LABEL_COMPONENT, LABEL_RECIPE, LABEL_RECIPE
 import { WorkflowRecipeSchema, type WorkflowRecipe, type WorkflowRecipeStatus } from '../../shared/schemas/workflowrecipe.js'
 import { EmbeddedKube } from '../support/embedded-kube.js'
 import { testDeps } from '../support/engine-deps.js'
+import { propertyRuns } from '../support/property-runs.js'
 
 /**
  * The system under test is reconcileRecipe over the embedded API server, in a world with workload
@@ -351,7 +352,7 @@ describe('recipe events are hints, state is truth', () => {
       expectLawful(w)
       expectLawful(expected)
     }), {
-      numRuns: 100,
+      numRuns: propertyRuns(100),
       examples: [
         // Found by this property: a crash between revision 1's first writes and its status write,
         // then a spec change, deployed generation 1's leftover snapshot as generation 2.
@@ -395,7 +396,7 @@ describe('recipe events are hints, state is truth', () => {
       }
       expectLawful(w)
     }), {
-      numRuns: 50,
+      numRuns: propertyRuns(50),
       // Found by this property: the refused apply of revision 2 was held against revision 1's
       // rollback in the same reconcile (RollbackFailed instead of Active).
       examples: [[{ ops: [{ kind: 'tick' }], action: { kind: 'none' }, at: 0 }, 'web', true]],

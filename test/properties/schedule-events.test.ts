@@ -10,6 +10,7 @@ import { ClockedKube } from '../support/clocked-kube.js'
 import { deliver, PING, RESOURCE_UPDATE } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { workflowOf } from '../support/objects.js'
+import { propertyRuns } from '../support/property-runs.js'
 
 /**
  * The system under test is schedule-fired, workflow-template-changed and resync-tick over the
@@ -197,6 +198,6 @@ async function play(s: Scenario): Promise<void> {
 
 describe('schedule pings are hints, the template status is truth', () => {
   it('one run per fire despite dropped, late, duplicated and reordered pings, random resync ticks and pruning', async () => {
-    await fc.assert(fc.asyncProperty(scenario, (s) => play(s)), { numRuns: 80 })
+    await fc.assert(fc.asyncProperty(scenario, (s) => play(s)), { numRuns: propertyRuns(80) })
   }, 120_000)
 })

@@ -10,6 +10,7 @@ import { EmbeddedKube } from '../support/embedded-kube.js'
 import { deliver, PING, RESOURCE_ADD } from '../support/deliver.js'
 import { testDeps } from '../support/engine-deps.js'
 import { agentOf, workflowOf } from '../support/objects.js'
+import { propertyRuns } from '../support/property-runs.js'
 
 const NOW = '2026-01-01T10:00:20Z'
 
@@ -154,6 +155,6 @@ describe('alarms under any interleaving (property)', () => {
         await settleTickAlarm(deps, 'resync', await readAlarm(deps, 'resync'), work.size > 0 ? deps.now().toISOString() : undefined)
         expect(kube.child('PingSource', 'kinetic-system', 'resync-alarm') !== undefined).toBe(work.size > 0)
       },
-    ), { numRuns: 1000 })
+    ), { numRuns: propertyRuns(1000) })
   })
 })

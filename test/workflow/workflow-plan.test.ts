@@ -17,6 +17,7 @@ import {
   aChain, agentsOf, aJobFact, anAgent, applyStatus, aStep, aWorkflow, changes, emptyPlan, failedResult, factsFor, okResult, runIdOf,
   WF_UID, type FactsOverrides, type JobFactOverrides,
 } from '../fixtures/workflows.js'
+import { propertyRuns } from '../support/property-runs.js'
 
 const T0 = '2026-01-01T00:00:00.000Z'
 const T1 = '2026-01-01T00:01:00.000Z'
@@ -1186,7 +1187,7 @@ describe('any sequence of events', () => {
         step([], true)
       }
       expect(complete(wf)?.reason).not.toBe('WorkflowTimeout')
-    }), { numRuns: 300 })
+    }), { numRuns: propertyRuns(300) })
   }, 120_000)
 })
 
