@@ -192,9 +192,10 @@ const EXPECTED: Record<string, { serviceAccount: string | string[]; grants: Gran
     serviceAccount: 'console',
     grants: {
       'purko.io/workflows': ['get', 'list', 'watch'],
-      ...Object.fromEntries(['agents', 'mcpservers', 'llmproviders', 'memoryproviders', 'workflowrecipes', 'workflowrecipepolicies']
-        .map((r) => [`purko.io/${r}`, ['get', 'list']])),
-      'purko.io/agentautonomypolicies': ['list'],
+      'purko.io/agents': ['get', 'list'],
+      'purko.io/workflowrecipes': ['get', 'list'],
+      'purko.io/mcpservers': ['list'],
+      'purko.io/llmproviders': ['list'],
       '/events': ['list'],
       '/pods': ['list'],
       '/pods/log': ['get'],

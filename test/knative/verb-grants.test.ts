@@ -57,6 +57,16 @@ const ALLOWED_UNUSED: Record<string, Record<string, string>> = {
 }
 
 /**
+ * What the console's verbs need that its opt-in reader does not grant visitors nobody identified,
+ * each with the reason (`<group>/<resource> <verb>`).
+ */
+const READER_WITHHOLDS: Record<string, string> = {
+  '/configmaps get': 'A step\'s output ConfigMap: outputs show only to people who may read ConfigMaps; the step page says so.',
+  'authorization.k8s.io/selfsubjectaccessreviews create': 'Every authenticated account may ask about itself (system:basic-user).',
+  'authentication.k8s.io/selfsubjectreviews create': 'The same.',
+}
+
+/**
  * The functions whose RBAC is checked: all that declare their verbs but the console, whose
  * requests carry a person's rights; its own account's roles are opt-in components (reads for
  * visitors nobody identified, impersonation behind a proxy), which the cluster tier checks page
@@ -157,6 +167,14 @@ describe('RBAC derived from the port verbs each function declares', () => {
     const extra = [...new Set(rightsOf(role))].filter((right) => !needed.has(right) && !(right in allowed))
       .map((right) => `${name} (bound to ${functions.join(', ')}) grants ${right}, which no declared verb needs`)
     expect(extra).toEqual([])
+  })
+
+  it('the opt-in reader for anonymous visitors (kinetic-console-reader) grants what the console\'s verbs need, but what it withholds, and nothing else', () => {
+    const reader = clusterRoles.find((r) => r.name === 'kinetic-console-reader')!
+    const granted = [...new Set(rightsOf(reader))].sort()
+    const needed = [...neededBy('console').keys()].filter((right) => !(right in READER_WITHHOLDS)).sort()
+    expect(granted).toEqual(needed)
+    for (const right of Object.keys(READER_WITHHOLDS)) expect(neededBy('console').has(right), right).toBe(true)
   })
 
   it('every allowance is still granted, so none outlives its reason', () => {
