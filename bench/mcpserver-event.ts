@@ -35,17 +35,17 @@ const fmt = (calls: Map<string, number>, per: number) =>
   [...calls].sort().map(([k, v]) => `${k} ${Number.isInteger(v / per) ? v / per : (v / per).toFixed(2)}`).join(', ') || 'none'
 
 for (const n of SIZES) {
-  const fake = new EmbeddedKube()
-  const m = countingKube(fake)
+  const cluster = new EmbeddedKube()
+  const m = countingKube(cluster)
   const clock = { now: new Date('2026-03-01T00:00:00Z') }
   // Managed servers are reached at their Service URL in a cluster; here every one is the local server.
   const app = createApp({ ...testDeps(m.kube, clock), discover: (target, opts) => discoverTools({ ...target, url: local }, opts) })
   for (let i = 0; i < n; i++) {
-    fake.mcpServers.set(`${NS}/s${i}`, MCPServerSchema.parse({
+    cluster.mcpServers.set(`${NS}/s${i}`, MCPServerSchema.parse({
       apiVersion: 'purko.io/v1alpha1', kind: 'MCPServer', metadata: { name: `s${i}`, namespace: NS, uid: `uid-${i}`, generation: 1, resourceVersion: `r${i}` }, spec: { image: 'mcp:1' },
     }))
   }
-  const stored = (i: number) => structuredClone(fake.mcpServers.get(`${NS}/s${i}`)!)
+  const stored = (i: number) => structuredClone(cluster.mcpServers.get(`${NS}/s${i}`)!)
   const phase = async (label: string, each: (i: number) => Promise<unknown>, count = n) => {
     m.reset()
     const start = performance.now()
@@ -61,11 +61,11 @@ for (const n of SIZES) {
   await phase('first event (add)', (i) => deliver(app, RESOURCE_ADD, stored(i), { kineticsource: 'resources' }))
   await phase('echo of its own status write', (i) => deliver(app, RESOURCE_UPDATE, stored(i), { kineticsource: 'resources' }))
   for (let i = 0; i < n; i++) {
-    fake.setStatus('Deployment', NS, `s${i}`, { observedGeneration: 0, replicas: 1, updatedReplicas: 1, availableReplicas: 1, conditions: [{ type: 'Available', status: 'True' }] })
-    fake.pods.set(`${NS}/s${i}-p`, { metadata: { name: `s${i}-p`, namespace: NS, uid: `p${i}`, labels: { 'purko.io/mcp-server': `s${i}` } }, status: { phase: 'Running', podIP: '10.0.0.1' } })
+    cluster.setStatus('Deployment', NS, `s${i}`, { observedGeneration: 0, replicas: 1, updatedReplicas: 1, availableReplicas: 1, conditions: [{ type: 'Available', status: 'True' }] })
+    cluster.pods.set(`${NS}/s${i}-p`, { metadata: { name: `s${i}-p`, namespace: NS, uid: `p${i}`, labels: { 'purko.io/mcp-server': `s${i}` } }, status: { phase: 'Running', podIP: '10.0.0.1' } })
   }
-  await phase('Deployment Available: discovery', (i) => deliver(app, RESOURCE_UPDATE, fake.deployments.get(`${NS}/s${i}`), { kineticsource: 'resources', kind: 'Deployment' }))
-  await phase('Deployment event, nothing new', (i) => deliver(app, RESOURCE_UPDATE, fake.deployments.get(`${NS}/s${i}`), { kineticsource: 'resources', kind: 'Deployment' }))
+  await phase('Deployment Available: discovery', (i) => deliver(app, RESOURCE_UPDATE, cluster.deployments.get(`${NS}/s${i}`), { kineticsource: 'resources', kind: 'Deployment' }))
+  await phase('Deployment event, nothing new', (i) => deliver(app, RESOURCE_UPDATE, cluster.deployments.get(`${NS}/s${i}`), { kineticsource: 'resources', kind: 'Deployment' }))
   await phase('resync tick, nothing due', () => deliver(app, PING, {}, { kineticsource: 'mcpserverresync' }), 1)
   clock.now = new Date(clock.now.getTime() + 40 * 60_000)
   await phase('resync tick, all due (<= 32 taken)', () => deliver(app, PING, {}, { kineticsource: 'mcpserverresync' }), 1)

@@ -15,7 +15,7 @@ import { propertyRuns } from '../support/property-runs.js'
 
 /**
  * The system under test is the real autonomy writes (applyAutonomy, demoteIfTriggered) over the
- * fake API server, driven by a random history: step results recorded the way the workflow engine
+ * embedded API server, driven by a random history: step results recorded the way the workflow engine
  * records them (fresh GET, guarded status write, then the immediate rollback path after a
  * failure), ticks (on time, duplicated concurrently, or late: planned on a snapshot taken
  * earlier, whose guarded writes then conflict), approvals (some repeated), hand edits of the
@@ -73,9 +73,9 @@ const policySpec: fc.Arbitrary<Partial<AgentAutonomyPolicySpec>> = fc.record({
 /** One random history, and everything the checks learned along the way. */
 async function run(spec: Partial<AgentAutonomyPolicySpec>, commands: Command[]): Promise<void> {
   const clock = { now: new Date('2026-01-01T00:00:00Z') }
-  const fake = new EmbeddedKube({ policies: [policyOf('default', 'team', spec)], agents: [autonomousAgent('a', { settled: false })] })
-  const policy: EffectivePolicy = effectivePolicy(fake.policies.get('team/default')!)
-  const stored = () => fake.agents.get('team/a')!
+  const cluster = new EmbeddedKube({ policies: [policyOf('default', 'team', spec)], agents: [autonomousAgent('a', { settled: false })] })
+  const policy: EffectivePolicy = effectivePolicy(cluster.policies.get('team/default')!)
+  const stored = () => cluster.agents.get('team/a')!
   // When the agent entered its level, as the checks see it: the declared promotedAt until the first
   // evaluation, the time of a planner's level or clock patch, or the time a hand edit was adopted in status.
   let enteredAt = Date.parse(stored().spec.shuHaRi!.promotedAt!)
@@ -86,7 +86,7 @@ async function run(spec: Partial<AgentAutonomyPolicySpec>, commands: Command[]):
   const approvals: Record<ShuHaRiLevel, Set<string>> = { shu: new Set(), ha: new Set(), ri: new Set() }
 
   // Every level the planner writes is checked at the moment it is written.
-  const kube: Kube = new Proxy(fake, {
+  const kube: Kube = new Proxy(cluster, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver)
       if (prop === 'replaceAgentStatus') {
@@ -187,17 +187,17 @@ async function run(spec: Partial<AgentAutonomyPolicySpec>, commands: Command[]):
       case 'approve': {
         // `kubectl annotate`: the value names a level and who approved; the same person twice is one approval.
         const value = `${c.level} by person-${c.who}`
-        const agent = fake.agents.get('team/a')!
+        const agent = cluster.agents.get('team/a')!
         agent.metadata.annotations = { ...(agent.metadata.annotations ?? {}), 'purko.io/approve-promotion': value }
         agent.metadata.resourceVersion = `${agent.metadata.resourceVersion}-annotated`
         approvals[c.level].add(value)
         break
       }
       case 'edit':
-        await fake.patchAgent('team', 'a', stored().metadata.resourceVersion!, { spec: { shuHaRi: { level: c.level } } })
+        await cluster.patchAgent('team', 'a', stored().metadata.resourceVersion!, { spec: { shuHaRi: { level: c.level } } })
         break
       case 'lose-status-write':
-        fake.failNext('replaceAgentStatus', new TransientError('connection reset'))
+        cluster.failNext('replaceAgentStatus', new TransientError('connection reset'))
         faultsQueued++
         break
       case 'wait':
@@ -213,9 +213,9 @@ async function run(spec: Partial<AgentAutonomyPolicySpec>, commands: Command[]):
   // And a quiet agent converges: once settled (a pending lost write may cost one more), a tick writes nothing.
   // Each evaluation that writes uses up at most one queued lost write.
   for (let i = faultsQueued + 1; i > 0; i--) await evaluate(stored())
-  const writes = fake.writes.length
+  const writes = cluster.writes.length
   await evaluate(stored())
-  expect(fake.writes.length).toBe(writes)
+  expect(cluster.writes.length).toBe(writes)
 }
 
 describe('Shu-Ha-Ri under random histories (fast-check)', () => {

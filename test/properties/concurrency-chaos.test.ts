@@ -15,7 +15,7 @@ import { propertyRuns } from '../support/property-runs.js'
 
 /**
  * N runs of one template under forbid (wait or skip) or allow with maxParallel k, driven by the
- * three functions over the fake API server while events are dropped, duplicated and reordered,
+ * three functions over the embedded API server while events are dropped, duplicated and reordered,
  * status writes fail after the children were written, Jobs finish in random order and resync
  * ticks come now and then. The properties: never more runs with live Jobs (or recorded as
  * active) than the limit, every run ends, and no run ever runs twice.

@@ -14,7 +14,7 @@ import { agentOf, workflowOf } from '../support/objects.js'
 import { propertyRuns } from '../support/property-runs.js'
 
 /**
- * The system under test is the three functions plus the fake API server. A scenario is a random
+ * The system under test is the three functions plus the embedded API server. A scenario is a random
  * DAG, random step outcomes (fail a few times, then succeed or fail for good), and a random
  * event schedule: every event may be dropped, duplicated or delivered out of order, Jobs finish
  * in random order, a Workflow status write may fail after the children were written, and resync

@@ -14,7 +14,7 @@ import { propertyRuns } from '../support/property-runs.js'
 
 /**
  * The system under test is schedule-fired, workflow-template-changed and resync-tick over the
- * fake API server. A scenario is a schedule, a catch-up policy, a deadline and a history limit,
+ * embedded API server. A scenario is a schedule, a catch-up policy, a deadline and a history limit,
  * and a timeline: every fire's ping may be dropped, delayed (a little, or past the point where
  * it counts as missed), duplicated and so reordered; resync ticks come at random times; runs
  * finish now and then (their update events may be lost) so the history limit prunes them; a
